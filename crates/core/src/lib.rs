@@ -1,0 +1,16 @@
+//! Plain types and pure algorithms shared by every pi-retrospect crate.
+//!
+//! Nothing here touches the filesystem, threads or the terminal: the walk produces
+//! [`SessionRow`]s and [`Warning`]s, [`nest`] arranges them into the contract's tree, and
+//! [`Listing`] is what the renderers print.
+
+#![deny(missing_docs)]
+
+pub mod listing;
+pub mod nest;
+pub mod path;
+pub mod timestamp;
+
+pub use listing::{HeaderFields, Listing, Session, SessionRow, Warning, sort_sessions};
+pub use nest::nest;
+pub use timestamp::Timestamp;

@@ -1,0 +1,134 @@
+//! The contract's result types: session rows, nested sessions, warnings and the listing.
+
+use serde::Serialize;
+
+use crate::timestamp::Timestamp;
+
+/// The fields a valid session header contributes to a row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderFields {
+    /// Session id from the header.
+    pub id: String,
+    /// Header timestamp exactly as written.
+    pub timestamp: String,
+    /// The instant `timestamp` denotes, used for ordering.
+    pub instant: Timestamp,
+    /// Absolute working directory from the header.
+    pub cwd: String,
+    /// Non-empty `parentSession` from the header (fork lineage), verbatim.
+    pub parent_session_path: Option<String>,
+}
+
+/// One discovered session file whose header validated, before nesting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRow {
+    /// Absolute path of the session file; the handle to key on.
+    pub path: String,
+    /// Values from the file's header line.
+    pub header: HeaderFields,
+}
+
+/// A session with the subagent transcripts nested under it, as the contract returns it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    /// Session id from the header; not unique across rows.
+    pub id: String,
+    /// Absolute path of the session file; unique across rows.
+    pub path: String,
+    /// Header timestamp exactly as written.
+    pub timestamp: String,
+    /// Absolute working directory from the header.
+    pub cwd: String,
+    /// Fork lineage from the header's `parentSession`, only when present and non-empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_session_path: Option<String>,
+    /// Subagent transcripts launched under this session, oldest first; always present.
+    pub subagent_sessions: Vec<Session>,
+    /// The instant `timestamp` denotes; not part of the contract's JSON.
+    #[serde(skip)]
+    pub instant: Timestamp,
+}
+
+impl Session {
+    /// Returns a childless session made from one row.
+    pub fn from_row(row: SessionRow) -> Self {
+        Session {
+            id: row.header.id,
+            path: row.path,
+            timestamp: row.header.timestamp,
+            cwd: row.header.cwd,
+            parent_session_path: row.header.parent_session_path,
+            subagent_sessions: Vec::new(),
+            instant: row.header.instant,
+        }
+    }
+
+    /// Returns the number of sessions in this tree below this one.
+    pub fn n_descendants(&self) -> usize {
+        self.subagent_sessions
+            .iter()
+            .map(|child| 1 + child.n_descendants())
+            .sum()
+    }
+
+    /// Returns the contract's order: timestamp instant ascending, then path bytes.
+    pub fn chronological_cmp(&self, other: &Session) -> std::cmp::Ordering {
+        self.instant
+            .cmp(&other.instant)
+            .then_with(|| self.path.as_bytes().cmp(other.path.as_bytes()))
+    }
+}
+
+/// A file or directory the walk reached but could not turn into a session.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Warning {
+    /// Absolute path of what was skipped.
+    pub path: String,
+    /// Why it was skipped; free-form text.
+    pub reason: String,
+}
+
+impl Warning {
+    /// Returns a warning for `path` with `reason`.
+    pub fn new(path: impl Into<String>, reason: impl Into<String>) -> Self {
+        Warning {
+            path: path.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The result of listing a store: nested sessions and warnings, both in contract order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Listing {
+    /// Top-level sessions, oldest first, each with its subagent tree.
+    pub sessions: Vec<Session>,
+    /// Everything skipped, sorted by path then reason.
+    pub warnings: Vec<Warning>,
+}
+
+impl Listing {
+    /// Puts sessions (at every level) and warnings into the contract's order.
+    pub fn sort(&mut self) {
+        sort_sessions(&mut self.sessions);
+        self.warnings.sort();
+        self.warnings.dedup();
+    }
+
+    /// Returns the number of sessions at every level.
+    pub fn n_sessions_total(&self) -> usize {
+        self.sessions
+            .iter()
+            .map(|session| 1 + session.n_descendants())
+            .sum()
+    }
+}
+
+/// Sorts sessions and, recursively, their children into the contract's order.
+pub fn sort_sessions(sessions: &mut [Session]) {
+    sessions.sort_by(Session::chronological_cmp);
+    for session in sessions {
+        sort_sessions(&mut session.subagent_sessions);
+    }
+}
