@@ -1,1 +1,413 @@
-//! Placeholder.
+//! Reading and validating line 1 of a Pi session file.
+//!
+//! [`read_first_line`] reads at most [`MAX_HEADER_LINE_BYTES`] + 1 bytes from a regular file,
+//! opened read-only, without following a symlink and without blocking on a FIFO or device.
+//! [`parse_header`] validates the line strictly. Together they implement the contract's
+//! validation table: any failure is a [`HeaderError`] whose message is the warning reason.
+
+#![deny(missing_docs)]
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use pi_retrospect_core::path::is_absolute_cwd;
+use pi_retrospect_core::{HeaderFields, timestamp};
+use serde_json::Value;
+
+/// The longest accepted header line in bytes, excluding its newline.
+pub const MAX_HEADER_LINE_BYTES: usize = 4096;
+
+/// Why a file did not yield a session row; `Display` is the warning reason.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum HeaderError {
+    /// The file could not be opened.
+    #[error("could not open file: {0}")]
+    Open(String),
+    /// The path is not a regular file (a FIFO, socket, device or directory).
+    #[error("not a regular file: {0}")]
+    NotRegular(&'static str),
+    /// Reading failed after the file was opened.
+    #[error("could not read file: {0}")]
+    Read(String),
+    /// The file has no bytes at all.
+    #[error("file is empty")]
+    Empty,
+    /// Line 1 is longer than the bound.
+    #[error("first line is longer than {MAX_HEADER_LINE_BYTES} bytes")]
+    TooLong,
+    /// Line 1 is empty or only white space.
+    #[error("first line is empty")]
+    EmptyLine,
+    /// Line 1 is not strict JSON.
+    #[error("first line is not valid JSON: {0}")]
+    InvalidJson(String),
+    /// Line 1 is JSON but not an object.
+    #[error("first line is not a JSON object")]
+    NotObject,
+    /// Line 1 is an object whose `type` is not `"session"`.
+    #[error("first line is not a session header (type: {0})")]
+    NotSessionHeader(String),
+    /// `id` is missing, not a string, or empty.
+    #[error("session header has no id")]
+    NoId,
+    /// `cwd` is missing, not a string, or empty.
+    #[error("session header has no cwd")]
+    NoCwd,
+    /// `cwd` is a string but not an absolute path.
+    #[error("session header cwd is not an absolute path: {0}")]
+    RelativeCwd(String),
+    /// `timestamp` is missing, not a string, or not a real instant.
+    #[error("session header has no valid ISO 8601 timestamp")]
+    BadTimestamp,
+    /// `parentSession` is present but not a string.
+    #[error("session header parentSession is not a string")]
+    ParentNotString,
+}
+
+/// Reads and validates the header of the session file at `path`.
+pub fn read_header(path: &Path) -> Result<HeaderFields, HeaderError> {
+    let mut buffer = [0u8; MAX_HEADER_LINE_BYTES + 1];
+    let line = read_first_line(path, &mut buffer)?;
+    parse_header(line)
+}
+
+/// Reads line 1 of the regular file at `path` into `buffer` and returns it without its newline.
+///
+/// At most `MAX_HEADER_LINE_BYTES + 1` bytes are read: a line that fills them without a newline
+/// is [`HeaderError::TooLong`]; a line of exactly `MAX_HEADER_LINE_BYTES` bytes is accepted, and
+/// so is a last line with no newline. The file is opened with `O_NOFOLLOW | O_NONBLOCK`, and
+/// anything but a regular file is refused before a byte is read, so a symlink swapped in after
+/// discovery is not followed and a FIFO can never block the caller. No lock is taken.
+pub fn read_first_line<'a>(
+    path: &Path,
+    buffer: &'a mut [u8; MAX_HEADER_LINE_BYTES + 1],
+) -> Result<&'a [u8], HeaderError> {
+    let mut file = File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|error| HeaderError::Open(describe_io(&error)))?;
+    let file_type = file
+        .metadata()
+        .map_err(|error| HeaderError::Read(describe_io(&error)))?
+        .file_type();
+    if !file_type.is_file() {
+        return Err(HeaderError::NotRegular(describe_file_type(&file_type)));
+    }
+
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match file.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n_read) => {
+                // Most headers arrive in the first read; stop as soon as the line is complete.
+                let had_newline = buffer[filled..filled + n_read].contains(&b'\n');
+                filled += n_read;
+                if had_newline {
+                    break;
+                }
+            }
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(HeaderError::Read(describe_io(&error))),
+        }
+    }
+    if filled == 0 {
+        return Err(HeaderError::Empty);
+    }
+    let data = &buffer[..filled];
+    let line = match data.iter().position(|byte| *byte == b'\n') {
+        Some(newline) => &data[..newline],
+        None if filled == buffer.len() => return Err(HeaderError::TooLong),
+        None => data,
+    };
+    Ok(line)
+}
+
+/// Validates a header line (without its newline) and returns the fields of the row it yields.
+///
+/// A leading UTF-8 byte order mark is ignored. The JSON must be strict RFC 8259 text in valid
+/// UTF-8 (no comments, trailing commas, `NaN` or lone surrogates). The checks run in the
+/// contract's order: object, `type == "session"`, non-empty string `id`, non-empty string
+/// absolute `cwd`, a real ISO 8601 `timestamp`, and a string `parentSession` when present (an
+/// empty one counts as absent).
+pub fn parse_header(line: &[u8]) -> Result<HeaderFields, HeaderError> {
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    if is_blank(line) {
+        return Err(HeaderError::EmptyLine);
+    }
+    let value: Value = serde_json::from_slice(line)
+        .map_err(|error| HeaderError::InvalidJson(error.to_string()))?;
+    let Value::Object(mut record) = value else {
+        return Err(HeaderError::NotObject);
+    };
+
+    match record.get("type") {
+        Some(Value::String(kind)) if kind == "session" => {}
+        Some(Value::String(kind)) => return Err(HeaderError::NotSessionHeader(kind.clone())),
+        Some(other) => return Err(HeaderError::NotSessionHeader(other.to_string())),
+        None => return Err(HeaderError::NotSessionHeader("undefined".to_owned())),
+    }
+    let id = match record.remove("id") {
+        Some(Value::String(id)) if !id.is_empty() => id,
+        _ => return Err(HeaderError::NoId),
+    };
+    let cwd = match record.remove("cwd") {
+        Some(Value::String(cwd)) if !cwd.is_empty() => cwd,
+        _ => return Err(HeaderError::NoCwd),
+    };
+    if !is_absolute_cwd(&cwd) {
+        return Err(HeaderError::RelativeCwd(cwd));
+    }
+    let (timestamp, instant) = match record.remove("timestamp") {
+        Some(Value::String(text)) => match timestamp::parse(&text) {
+            Some(instant) => (text, instant),
+            None => return Err(HeaderError::BadTimestamp),
+        },
+        _ => return Err(HeaderError::BadTimestamp),
+    };
+    let parent_session_path = match record.remove("parentSession") {
+        None => None,
+        Some(Value::String(parent)) if parent.is_empty() => None,
+        Some(Value::String(parent)) => Some(parent),
+        Some(_) => return Err(HeaderError::ParentNotString),
+    };
+    Ok(HeaderFields {
+        id,
+        timestamp,
+        instant,
+        cwd,
+        parent_session_path,
+    })
+}
+
+/// Returns whether a line holds nothing but white space, as JavaScript's `trim` sees it
+/// for the ASCII and Latin-1 cases that occur in practice.
+fn is_blank(line: &[u8]) -> bool {
+    match std::str::from_utf8(line) {
+        Ok(text) => {
+            text.trim().is_empty() || text.chars().all(|c| c == '\u{FEFF}' || c.is_whitespace())
+        }
+        Err(_) => false,
+    }
+}
+
+/// Returns an I/O error's description without Rust's " (os error N)" suffix noise.
+pub fn describe_io(error: &io::Error) -> String {
+    let text = error.to_string();
+    match text.find(" (os error ") {
+        Some(cut) => text[..cut].to_owned(),
+        None => text,
+    }
+}
+
+fn describe_file_type(file_type: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_fifo() {
+        "FIFO"
+    } else if file_type.is_socket() {
+        "socket"
+    } else if file_type.is_char_device() || file_type.is_block_device() {
+        "device"
+    } else if file_type.is_dir() {
+        "directory"
+    } else if file_type.is_symlink() {
+        "symlink"
+    } else {
+        "special file"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-09-01T10:00:00.000Z","cwd":"/home/u/app"}"#;
+
+    fn check(line: &str, expected: Result<(&str, Option<&str>), &str>) {
+        let actual = parse_header(line.as_bytes())
+            .map_err(|error| error.to_string())
+            .map(|fields| (fields.id, fields.parent_session_path));
+        let expected = expected
+            .map(|(id, parent)| (id.to_owned(), parent.map(str::to_owned)))
+            .map_err(str::to_owned);
+        assert_eq!(actual, expected, "parse_header({line:?})");
+    }
+
+    #[test]
+    fn validation_table() {
+        let header = |extra: &str| {
+            format!(
+                r#"{{"type":"session","id":"s1","timestamp":"2026-09-01T10:00:00.000Z","cwd":"/w"{extra}}}"#
+            )
+        };
+        check(GOOD, Ok(("s1", None)));
+        check(&format!("\u{FEFF}{GOOD}"), Ok(("s1", None)));
+        check(&format!("{GOOD}\r"), Ok(("s1", None)));
+        check(
+            &header(r#","parentSession":"/x.jsonl""#),
+            Ok(("s1", Some("/x.jsonl"))),
+        );
+        check(&header(r#","parentSession":"""#), Ok(("s1", None)));
+        check("", Err("first line is empty"));
+        check("  \t\r", Err("first line is empty"));
+        check("\u{FEFF}", Err("first line is empty"));
+        check(
+            "{",
+            Err("first line is not valid JSON: EOF while parsing an object at line 1 column 1"),
+        );
+        check("[1]", Err("first line is not a JSON object"));
+        check("null", Err("first line is not a JSON object"));
+        check(r#""session""#, Err("first line is not a JSON object"));
+        check(
+            r#"{"type":"message"}"#,
+            Err("first line is not a session header (type: message)"),
+        );
+        check(
+            r#"{"id":"x"}"#,
+            Err("first line is not a session header (type: undefined)"),
+        );
+        check(
+            r#"{"type":7}"#,
+            Err("first line is not a session header (type: 7)"),
+        );
+        check(
+            r#"{"type":"session","timestamp":"2026-09-01T10:00:00Z","cwd":"/w"}"#,
+            Err("session header has no id"),
+        );
+        check(
+            r#"{"type":"session","id":"","timestamp":"2026-09-01T10:00:00Z","cwd":"/w"}"#,
+            Err("session header has no id"),
+        );
+        check(
+            r#"{"type":"session","id":5,"timestamp":"2026-09-01T10:00:00Z","cwd":"/w"}"#,
+            Err("session header has no id"),
+        );
+        check(
+            r#"{"type":"session","id":"s","timestamp":"2026-09-01T10:00:00Z","cwd":""}"#,
+            Err("session header has no cwd"),
+        );
+        check(
+            r#"{"type":"session","id":"s","timestamp":"2026-09-01T10:00:00Z"}"#,
+            Err("session header has no cwd"),
+        );
+        check(
+            r#"{"type":"session","id":"s","timestamp":"2026-09-01T10:00:00Z","cwd":"rel/dir"}"#,
+            Err("session header cwd is not an absolute path: rel/dir"),
+        );
+        check(
+            r#"{"type":"session","id":"s","timestamp":"2026-09-01T10:00:00Z","cwd":"C:\\Users\\me"}"#,
+            Ok(("s", None)),
+        );
+        check(
+            r#"{"type":"session","id":"s","cwd":"/w"}"#,
+            Err("session header has no valid ISO 8601 timestamp"),
+        );
+        check(
+            r#"{"type":"session","id":"s","timestamp":1788256800000,"cwd":"/w"}"#,
+            Err("session header has no valid ISO 8601 timestamp"),
+        );
+        check(
+            r#"{"type":"session","id":"s","timestamp":"2026-02-30T08:00:00.000Z","cwd":"/w"}"#,
+            Err("session header has no valid ISO 8601 timestamp"),
+        );
+        check(
+            r#"{"type":"session","id":"s","timestamp":"2026-12-31T23:59:60Z","cwd":"/w"}"#,
+            Err("session header has no valid ISO 8601 timestamp"),
+        );
+        check(
+            r#"{"type":"session","id":"s","timestamp":"2024-02-29T00:00:00Z","cwd":"/w"}"#,
+            Ok(("s", None)),
+        );
+        check(
+            &header(r#","parentSession":null"#),
+            Err("session header parentSession is not a string"),
+        );
+        check(
+            &header(r#","parentSession":{}"#),
+            Err("session header parentSession is not a string"),
+        );
+    }
+
+    #[test]
+    fn strict_json_refusals_are_errors_not_crashes() {
+        for line in [
+            r#"{"type":"session",}"#,
+            r#"{'type':'session'}"#,
+            r#"{"type":"session"} trailing"#,
+            r#"{"type":"session","id":"\ud800","cwd":"/w"}"#,
+            r#"{"a":NaN}"#,
+            "{\"type\":\"session\",\"id\":\"a\u{0}b\"}",
+        ] {
+            let result = parse_header(line.as_bytes());
+            assert!(
+                matches!(result, Err(HeaderError::InvalidJson(_))),
+                "{line:?} gave {result:?}"
+            );
+        }
+        let invalid_utf8 = b"{\"type\":\"session\",\"id\":\"\xff\"}";
+        assert!(matches!(
+            parse_header(invalid_utf8),
+            Err(HeaderError::InvalidJson(_))
+        ));
+    }
+
+    fn read(contents: &[u8]) -> Result<Vec<u8>, HeaderError> {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("x.jsonl");
+        std::fs::write(&path, contents).expect("write");
+        let mut buffer = [0u8; MAX_HEADER_LINE_BYTES + 1];
+        read_first_line(&path, &mut buffer).map(<[u8]>::to_vec)
+    }
+
+    #[test]
+    fn line_bounds() {
+        let exact = vec![b'a'; MAX_HEADER_LINE_BYTES];
+        let mut exact_with_newline = exact.clone();
+        exact_with_newline.extend_from_slice(b"\nmore");
+        assert_eq!(read(&exact_with_newline), Ok(exact.clone()));
+        assert_eq!(read(&exact), Ok(exact.clone()), "last line without newline");
+        let too_long = vec![b'a'; MAX_HEADER_LINE_BYTES + 1];
+        assert_eq!(read(&too_long), Err(HeaderError::TooLong));
+        let mut too_long_newline = too_long.clone();
+        too_long_newline.push(b'\n');
+        assert_eq!(read(&too_long_newline), Err(HeaderError::TooLong));
+        assert_eq!(read(b""), Err(HeaderError::Empty));
+        assert_eq!(read(b"\n{}"), Ok(Vec::new()));
+        assert_eq!(read(b"abc"), Ok(b"abc".to_vec()));
+    }
+
+    #[test]
+    fn refuses_fifos_without_blocking_and_symlinks_without_following() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let fifo = dir.path().join("pipe.jsonl");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("run mkfifo");
+        assert!(status.success());
+        let mut buffer = [0u8; MAX_HEADER_LINE_BYTES + 1];
+        assert_eq!(
+            read_first_line(&fifo, &mut buffer),
+            Err(HeaderError::NotRegular("FIFO"))
+        );
+
+        let target = dir.path().join("real.jsonl");
+        std::fs::write(&target, GOOD).expect("write");
+        let link = dir.path().join("link.jsonl");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        assert!(matches!(
+            read_first_line(&link, &mut buffer),
+            Err(HeaderError::Open(_))
+        ));
+        assert!(read_header(&target).is_ok());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_on_arbitrary_lines(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
+            let _ = parse_header(&bytes);
+        }
+    }
+}

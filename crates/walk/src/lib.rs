@@ -1,1 +1,117 @@
-//! Placeholder.
+//! Discovery of Pi session files and their subagent runs, in parallel and read-only.
+//!
+//! [`list`] walks one store and returns a [`Listing`] in the contract's order, whatever the
+//! thread count. The discovery rules:
+//!
+//! 1. In the default layout ([`Layout::Projects`]) only immediate subdirectories of the root
+//!    named `--<slug>--` are project directories; in a custom session directory
+//!    ([`Layout::Flat`]) the root itself is the one project directory.
+//! 2. Top-level sessions are the `*.jsonl` regular files directly inside a project directory.
+//! 3. A session's container is the directory beside it named after its stem (`x.jsonl` ->
+//!    `x/`); a stem that is empty, `.` or `..` has none. The container is entered only when it
+//!    is a real directory, never through a symlink and never when it is a file.
+//! 4. Inside a container, at any depth, every regular file named `session.jsonl` (a
+//!    pi-subagents run) and every `*.jsonl` directly inside a directory named `forks` (a run
+//!    started from a fork of the parent's context) is a subagent transcript. Directories named
+//!    `subagent-artifacts` are never entered: they hold copies, not sessions.
+//! 5. Transcripts nest under the transcript whose container is their deepest ancestor (see
+//!    [`pi_retrospect_core::nest`]).
+//! 6. Only line 1 of each file is read, bounded, and only from regular files (see
+//!    [`pi_retrospect_header`]); symbolic links are never followed anywhere.
+//! 7. A name that is not valid UTF-8 on a path the walk would take is skipped with a warning,
+//!    because every path in the output must be a usable handle.
+//!
+//! Everything the walk reaches ends as a session row or as exactly one warning.
+
+#![deny(missing_docs)]
+
+mod scan;
+
+use std::path::Path;
+
+use pi_retrospect_core::Listing;
+use pi_retrospect_core::Warning;
+
+pub use scan::{SessionFile, discover_session_files, list_session_file};
+
+/// How session files are laid out under a store's root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Pi's default: `<root>/--<slug>--/<stem>.jsonl`.
+    Projects,
+    /// A custom session directory: `<root>/<stem>.jsonl`.
+    Flat,
+}
+
+/// One store to list: an absolute root and its layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Store {
+    /// Absolute, normalised root directory (valid UTF-8).
+    pub root: String,
+    /// How sessions sit under `root`.
+    pub layout: Layout,
+}
+
+impl Store {
+    /// Returns a store at `root` (made absolute against `cwd` and normalised) with `layout`.
+    ///
+    /// Fails with a warning when the root's path is not valid UTF-8.
+    pub fn resolve(root: &Path, cwd: &Path, layout: Layout) -> Result<Store, Warning> {
+        let joined = cwd.join(root);
+        match joined.to_str() {
+            Some(text) => Ok(Store {
+                root: pi_retrospect_core::path::normalize_absolute(text),
+                layout,
+            }),
+            None => Err(Warning::new(
+                joined.to_string_lossy(),
+                "sessions root not readable: path is not valid UTF-8",
+            )),
+        }
+    }
+}
+
+/// Options for a walk.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WalkOptions {
+    /// Worker threads; `0` means one per available core.
+    pub threads: usize,
+}
+
+/// Lists every session of `store`, nested and sorted, plus a warning per skipped path.
+pub fn list(store: &Store, options: &WalkOptions) -> Listing {
+    list_stores(std::slice::from_ref(store), options)
+}
+
+/// Lists several stores together as one listing (a path reached twice is reported once).
+pub fn list_stores(stores: &[Store], options: &WalkOptions) -> Listing {
+    with_threads(options.threads, || {
+        let mut listing = Listing::default();
+        for store in stores {
+            let (files, mut warnings) = discover_session_files(store);
+            listing.warnings.append(&mut warnings);
+            let results = scan::list_session_files(&files);
+            for (session, mut warnings) in results {
+                listing.warnings.append(&mut warnings);
+                listing.sessions.extend(session);
+            }
+        }
+        listing.sort();
+        listing
+            .sessions
+            .dedup_by(|later, earlier| later.path == earlier.path);
+        listing
+    })
+}
+
+/// Runs `work` on a pool of `threads` workers (`0`: the default pool).
+pub fn with_threads<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) -> T {
+    if threads == 0 {
+        return work();
+    }
+    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(pool) => pool.install(work),
+        // A pool that cannot be built (no threads left) still gets the work done serially.
+        Err(_) => work(),
+    }
+}

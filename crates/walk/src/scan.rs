@@ -1,0 +1,280 @@
+//! The filesystem side of the walk: directory listings, candidate files and header reads.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use pi_retrospect_core::path::container_of;
+use pi_retrospect_core::{Session, SessionRow, Warning, nest};
+use pi_retrospect_header::{describe_io, read_header};
+use rayon::prelude::*;
+
+use crate::{Layout, Store};
+
+/// Name pi-subagents gives every run transcript.
+const RUN_FILE_NAME: &str = "session.jsonl";
+/// Directory under a session's container that holds runs started from a fork of its context.
+const FORKS_DIR_NAME: &str = "forks";
+/// Directory of transcript copies pi-subagents keeps; never sessions.
+const ARTIFACTS_DIR_NAME: &str = "subagent-artifacts";
+
+/// A top-level session file found in a project directory, not yet read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionFile {
+    /// Absolute path of the `.jsonl` file.
+    pub path: String,
+    /// Whether the project directory holds a real directory named after the file's stem.
+    pub has_container: bool,
+}
+
+/// Returns the top-level session files of `store` plus warnings for what could not be read.
+///
+/// Project directories are listed in parallel; the result is in no particular order.
+pub fn discover_session_files(store: &Store) -> (Vec<SessionFile>, Vec<Warning>) {
+    let mut warnings = Vec::new();
+    let project_dirs: Vec<String> = match store.layout {
+        Layout::Flat => vec![store.root.clone()],
+        Layout::Projects => {
+            let entries = match fs::read_dir(&store.root) {
+                Ok(entries) => entries,
+                Err(error) => {
+                    warnings.push(root_warning(&store.root, &error));
+                    return (Vec::new(), warnings);
+                }
+            };
+            let mut dirs = Vec::new();
+            for entry in entries {
+                let entry = match entry {
+                    Ok(entry) => entry,
+                    Err(error) => {
+                        warnings.push(root_warning(&store.root, &error));
+                        continue;
+                    }
+                };
+                let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+                if !is_dir {
+                    continue;
+                }
+                let name = entry.file_name();
+                let bytes = name.as_encoded_bytes();
+                if !is_project_dir_name(bytes) {
+                    continue;
+                }
+                match name.to_str() {
+                    Some(name) => dirs.push(join(&store.root, name)),
+                    None => warnings.push(non_utf8_warning(&store.root, bytes, "directory")),
+                }
+            }
+            dirs
+        }
+    };
+
+    let per_dir: Vec<(Vec<SessionFile>, Vec<Warning>)> = project_dirs
+        .par_iter()
+        .map(|dir| list_project_dir(dir, store.layout))
+        .collect();
+    let mut files = Vec::new();
+    for (mut dir_files, mut dir_warnings) in per_dir {
+        files.append(&mut dir_files);
+        warnings.append(&mut dir_warnings);
+    }
+    (files, warnings)
+}
+
+/// Reads every file's header and subagent tree in parallel.
+pub(crate) fn list_session_files(files: &[SessionFile]) -> Vec<(Option<Session>, Vec<Warning>)> {
+    files.par_iter().map(list_session_file).collect()
+}
+
+/// Reads one top-level session: its header, then every transcript under its container.
+///
+/// Returns the nested session (or `None` when its header is invalid) and its warnings.
+pub fn list_session_file(file: &SessionFile) -> (Option<Session>, Vec<Warning>) {
+    let mut warnings = Vec::new();
+    let header = match read_header(Path::new(&file.path)) {
+        Ok(header) => header,
+        Err(error) => {
+            warnings.push(Warning::new(&file.path, error.to_string()));
+            return (None, warnings);
+        }
+    };
+    let mut session = Session::from_row(SessionRow {
+        path: file.path.clone(),
+        header,
+    });
+    if file.has_container
+        && let Some(container) = container_of(&file.path)
+    {
+        let mut candidates = Vec::new();
+        collect_transcripts(container, false, &mut candidates, &mut warnings);
+        let read: Vec<Result<SessionRow, Warning>> = candidates
+            .into_par_iter()
+            .map(|path| match read_header(Path::new(&path)) {
+                Ok(header) => Ok(SessionRow { path, header }),
+                Err(error) => Err(Warning::new(path, error.to_string())),
+            })
+            .collect();
+        let mut rows = Vec::with_capacity(read.len());
+        for result in read {
+            match result {
+                Ok(row) => rows.push(row),
+                Err(warning) => warnings.push(warning),
+            }
+        }
+        session.subagent_sessions = nest(container, rows);
+    }
+    (Some(session), warnings)
+}
+
+/// Lists one project directory: its `*.jsonl` regular files and which of them have a container.
+fn list_project_dir(dir: &str, layout: Layout) -> (Vec<SessionFile>, Vec<Warning>) {
+    let mut warnings = Vec::new();
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) => {
+            let reason = match layout {
+                Layout::Projects => {
+                    format!("project directory not readable: {}", describe_io(&error))
+                }
+                Layout::Flat => format!("sessions root not readable: {}", describe_io(&error)),
+            };
+            warnings.push(Warning::new(dir, reason));
+            return (Vec::new(), warnings);
+        }
+    };
+    let mut session_names = Vec::new();
+    let mut directory_names = std::collections::HashSet::new();
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                warnings.push(Warning::new(
+                    dir,
+                    format!("project directory not readable: {}", describe_io(&error)),
+                ));
+                continue;
+            }
+        };
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let name = entry.file_name();
+        if kind.is_dir() {
+            if let Some(name) = name.to_str() {
+                directory_names.insert(name.to_owned());
+            }
+        } else if kind.is_file() && name.as_encoded_bytes().ends_with(b".jsonl") {
+            match name.to_str() {
+                Some(name) => session_names.push(name.to_owned()),
+                None => warnings.push(non_utf8_warning(dir, name.as_encoded_bytes(), "file")),
+            }
+        }
+    }
+    let files = session_names
+        .into_iter()
+        .map(|name| {
+            let has_container =
+                container_of(&name).is_some_and(|stem| directory_names.contains(stem));
+            SessionFile {
+                path: join(dir, &name),
+                has_container,
+            }
+        })
+        .collect();
+    (files, warnings)
+}
+
+/// Collects transcript paths under `dir` (depth first, no symlinks, no artifact copies).
+fn collect_transcripts(
+    dir: &str,
+    is_forks_dir: bool,
+    found: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
+) {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => return,
+        Err(error) => {
+            warnings.push(subagent_dir_warning(dir, &error));
+            return;
+        }
+    };
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(error) => {
+                warnings.push(subagent_dir_warning(dir, &error));
+                continue;
+            }
+        };
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        let name = entry.file_name();
+        let bytes = name.as_encoded_bytes();
+        if kind.is_dir() {
+            if bytes == ARTIFACTS_DIR_NAME.as_bytes() {
+                continue;
+            }
+            match name.to_str() {
+                Some(name) => {
+                    collect_transcripts(&join(dir, name), name == FORKS_DIR_NAME, found, warnings)
+                }
+                None => warnings.push(non_utf8_warning(dir, bytes, "directory")),
+            }
+        } else if kind.is_file()
+            && (bytes == RUN_FILE_NAME.as_bytes() || (is_forks_dir && bytes.ends_with(b".jsonl")))
+        {
+            match name.to_str() {
+                Some(name) => found.push(join(dir, name)),
+                None => warnings.push(non_utf8_warning(dir, bytes, "file")),
+            }
+        }
+    }
+}
+
+/// Returns whether a root entry's name has the `--<slug>--` shape.
+///
+/// This mirrors the reference's `/^--.*--$/`, whose `.` matches no line terminator.
+fn is_project_dir_name(name: &[u8]) -> bool {
+    if name.len() < 4 || !name.starts_with(b"--") || !name.ends_with(b"--") {
+        return false;
+    }
+    let has_line_terminator = name.iter().any(|byte| *byte == b'\n' || *byte == b'\r')
+        || name
+            .windows(3)
+            .any(|w| w == "\u{2028}".as_bytes() || w == "\u{2029}".as_bytes());
+    !has_line_terminator
+}
+
+fn join(dir: &str, name: &str) -> String {
+    let mut path = String::with_capacity(dir.len() + 1 + name.len());
+    path.push_str(dir);
+    if !dir.ends_with('/') {
+        path.push('/');
+    }
+    path.push_str(name);
+    path
+}
+
+fn root_warning(root: &str, error: &io::Error) -> Warning {
+    Warning::new(
+        root,
+        format!("sessions root not readable: {}", describe_io(error)),
+    )
+}
+
+fn subagent_dir_warning(dir: &str, error: &io::Error) -> Warning {
+    Warning::new(
+        dir,
+        format!("subagent directory not readable: {}", describe_io(error)),
+    )
+}
+
+fn non_utf8_warning(dir: &str, name: &[u8], what: &str) -> Warning {
+    let lossy = String::from_utf8_lossy(name);
+    Warning::new(
+        join(dir, &lossy),
+        format!("{what} name is not valid UTF-8 (shown with U+FFFD replacements); skipped"),
+    )
+}
