@@ -1,0 +1,214 @@
+//! End-to-end tests of the `pi-retrospect` binary: golden text and JSON output on the committed
+//! fixture stores (the absolute root redacted to `[ROOT]`; re-bless with `BLESS=1`), store
+//! resolution from the environment, and exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn binary() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pi-retrospect"));
+    // Never let a test read the developer's own store.
+    command
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("PI_CODING_AGENT_SESSION_DIR")
+        .env_remove("PI_SESSION_FILE")
+        .env("HOME", "/nonexistent-home-for-tests")
+        .env("NO_COLOR", "1");
+    command
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .canonicalize()
+        .expect("fixtures exist")
+}
+
+fn run(args: &[&str]) -> Output {
+    binary().args(args).output().expect("run binary")
+}
+
+fn stdout_of(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "exit {:?}, stderr: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone()).expect("utf-8 output")
+}
+
+/// Compares `actual` with the golden file `name`, or rewrites it when `BLESS` is set.
+fn golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::write(&path, actual).expect("bless golden file");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("{}: {error} (run with BLESS=1)", path.display()));
+    assert_eq!(
+        actual, expected,
+        "golden file {name} differs (BLESS=1 re-blesses)"
+    );
+}
+
+fn redacted(text: &str, root: &Path) -> String {
+    text.replace(&root.display().to_string(), "[ROOT]")
+}
+
+#[test]
+fn golden_list_outputs() {
+    for (store, stem) in [("sessions", "list"), ("beyond/sessions", "list-beyond")] {
+        let root = fixtures().join(store);
+        let root_arg = root.display().to_string();
+        let text = stdout_of(&run(&["list", "--sessions-root", &root_arg]));
+        golden(&format!("{stem}.txt"), &redacted(&text, &root));
+        let json = stdout_of(&run(&["list", "--json", "--sessions-root", &root_arg]));
+        serde_json::from_str::<serde_json::Value>(&json).expect("valid JSON");
+        golden(&format!("{stem}.json"), &redacted(&json, &root));
+    }
+}
+
+#[test]
+fn threads_do_not_change_the_output() {
+    let root = fixtures().join("sessions").display().to_string();
+    let one = stdout_of(&run(&[
+        "list",
+        "--json",
+        "--threads",
+        "1",
+        "--sessions-root",
+        &root,
+    ]));
+    let many = stdout_of(&run(&[
+        "list",
+        "--json",
+        "--threads",
+        "8",
+        "--sessions-root",
+        &root,
+    ]));
+    assert_eq!(one, many);
+}
+
+#[test]
+fn default_root_comes_from_the_agent_dir_or_home() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let agent = home.path().join("agent");
+    let session = "--w--/a.jsonl";
+    let header = r#"{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}"#;
+    for root in [
+        agent.join("sessions"),
+        home.path().join(".pi/agent/sessions"),
+    ] {
+        std::fs::create_dir_all(root.join("--w--")).expect("mkdir");
+        std::fs::write(root.join(session), header).expect("write");
+    }
+    let with_agent_dir = binary()
+        .env("PI_CODING_AGENT_DIR", &agent)
+        .args(["list"])
+        .output()
+        .expect("run");
+    assert_eq!(
+        stdout_of(&with_agent_dir),
+        format!(
+            "Sessions (1)\n- {}\n",
+            agent.join("sessions").join(session).display()
+        )
+    );
+    let with_home = binary()
+        .env("HOME", home.path())
+        .args(["list"])
+        .output()
+        .expect("run");
+    assert_eq!(
+        stdout_of(&with_home),
+        format!(
+            "Sessions (1)\n- {}\n",
+            home.path()
+                .join(".pi/agent/sessions")
+                .join(session)
+                .display()
+        )
+    );
+    let with_tilde = binary()
+        .env("HOME", home.path())
+        .env("PI_CODING_AGENT_DIR", "~/agent")
+        .args(["list"])
+        .output()
+        .expect("run");
+    assert_eq!(stdout_of(&with_agent_dir), stdout_of(&with_tilde));
+}
+
+#[test]
+fn missing_root_is_a_warning_not_an_error() {
+    let output = run(&["list", "--sessions-root", "/nonexistent/sessions"]);
+    assert_eq!(
+        stdout_of(&output),
+        "Sessions (0)\n\nWarnings (1)\n- /nonexistent/sessions: sessions root not readable: No such file or directory\n"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_with_one_message() {
+    let output = run(&["list", "--no-such-flag"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--no-such-flag"), "{stderr}");
+    let output = run(&["list", "--threads", "many"]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn unwritable_stdout_exits_1_with_one_line() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let root = fixtures().join("sessions").display().to_string();
+    let output = binary()
+        .args(["list", "--sessions-root", &root])
+        .stdout(Stdio::from(full))
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("pi-retrospect: "), "{stderr}");
+}
+
+#[test]
+fn broken_pipe_exits_0_quietly() {
+    // Enough sessions that the output cannot fit in a pipe buffer.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("--w--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    for n in 0..3000 {
+        let header = format!(
+            r#"{{"type":"session","id":"s{n}","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}}"#
+        );
+        std::fs::write(
+            project.join(format!("{n:05}-a-long-name-to-fill-the-pipe-quickly.jsonl")),
+            header,
+        )
+        .expect("write");
+    }
+    let mut child = binary()
+        .args(["list", "--sessions-root"])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("wait");
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

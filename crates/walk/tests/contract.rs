@@ -1,0 +1,350 @@
+//! The `list` contract at library level, on the committed fixture stores and on temporary
+//! trees for what git cannot hold. Every walk runs with one thread and with several, and the
+//! two must agree.
+
+use std::path::{Path, PathBuf};
+
+use pi_retrospect_core::{Listing, Session};
+use pi_retrospect_walk::{Layout, Store, WalkOptions, list};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
+}
+
+fn store(root: &Path) -> Store {
+    Store::resolve(root, Path::new("/"), Layout::Projects).expect("utf-8 root")
+}
+
+/// Lists `root` serially and in parallel, asserts both agree, and returns the listing.
+fn list_both(store: &Store) -> Listing {
+    let serial = list(store, &WalkOptions { threads: 1 });
+    let parallel = list(store, &WalkOptions { threads: 4 });
+    assert_eq!(serial, parallel, "1 thread and 4 threads must agree");
+    serial
+}
+
+/// Returns `depth|relative path` lines for every session, depth first.
+fn outline(listing: &Listing, root: &str) -> Vec<String> {
+    fn walk(sessions: &[Session], depth: usize, root: &str, out: &mut Vec<String>) {
+        for session in sessions {
+            let relative = session.path.strip_prefix(root).unwrap_or(&session.path);
+            out.push(format!("{depth}|{relative}"));
+            walk(&session.subagent_sessions, depth + 1, root, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&listing.sessions, 0, root, &mut out);
+    out
+}
+
+fn warnings(listing: &Listing, root: &str) -> Vec<String> {
+    listing
+        .warnings
+        .iter()
+        .map(|warning| {
+            let relative = warning.path.strip_prefix(root).unwrap_or(&warning.path);
+            format!("{relative}: {}", warning.reason)
+        })
+        .collect()
+}
+
+const PARENT: &str =
+    "/--home-user-app--/2026-09-01T10-00-00-000Z_01990000-0000-7000-8000-000000000001";
+
+#[test]
+fn contract_store_rows_nesting_and_order() {
+    let store = store(&fixtures().join("sessions"));
+    let listing = list_both(&store);
+    let expected = vec![
+        "0|/--home-user-app--/2026-09-05T08-00-00-000Z_leap-day.jsonl".to_owned(),
+        format!("0|{PARENT}.jsonl"),
+        format!("1|{PARENT}/5f0c2a4e-1b7d-4c2a-9e3f-000000000003/nested/run-0/session.jsonl"),
+        format!("1|{PARENT}/5f0c2a4e-1b7d-4c2a-9e3f-000000000001/run-1/session.jsonl"),
+        format!("1|{PARENT}/5f0c2a4e-1b7d-4c2a-9e3f-000000000001/run-0/session.jsonl"),
+        format!("1|{PARENT}/5f0c2a4e-1b7d-4c2a-9e3f-000000000002/run-0/session.jsonl"),
+        format!(
+            "2|{PARENT}/5f0c2a4e-1b7d-4c2a-9e3f-000000000002/run-0/session/5f0c2a4e-1b7d-4c2a-9e3f-000000000003/run-0/session.jsonl"
+        ),
+        "0|/--home-user-app--/2026-09-02T08-00-00-000Z_tie-a.jsonl".to_owned(),
+        "0|/--home-user-app--/2026-09-02T08-00-00-000Z_tie-b.jsonl".to_owned(),
+        "0|/--home-user-app--/2026-09-03T09-00-00-000Z_fork.jsonl".to_owned(),
+        "0|/--home-user-app--/2026-09-03T09-30-00-000Z_empty-parent.jsonl".to_owned(),
+        "0|/--home-user-app--/2026-09-04T09-00-00-000Z_bom.jsonl".to_owned(),
+        "0|/--home-user-app--/2026-09-04T10-00-00-000Z_crlf.jsonl".to_owned(),
+        "0|/--home-user-app--/2026-09-04T11-00-00-000Z_no-newline.jsonl".to_owned(),
+        "0|/--home-user-app--/2026-09-04T12-00-00-000Z_header-4096.jsonl".to_owned(),
+        "0|/--home-user-tool--/2026-09-06T10-00-00-000Z_01990000-0000-7000-8000-000000000030.jsonl"
+            .to_owned(),
+    ];
+    assert_eq!(outline(&listing, &store.root), expected);
+}
+
+#[test]
+fn contract_store_warns_once_per_broken_file() {
+    let store = store(&fixtures().join("sessions"));
+    let listing = list_both(&store);
+    let expected = vec![
+        format!("{PARENT}/5f0c2a4e-1b7d-4c2a-9e3f-000000000002/run-1/session.jsonl: first line is not valid JSON: EOF while parsing an object at line 1 column 37"),
+        "/--home-user-app--/2026-09-04T13-00-00-000Z_header-4097.jsonl: first line is longer than 4096 bytes".to_owned(),
+        "/--home-user-tool--/broken-blank-line.jsonl: first line is empty".to_owned(),
+        "/--home-user-tool--/broken-empty-cwd.jsonl: session header has no cwd".to_owned(),
+        "/--home-user-tool--/broken-empty-file.jsonl: file is empty".to_owned(),
+        "/--home-user-tool--/broken-empty-line.jsonl: first line is empty".to_owned(),
+        "/--home-user-tool--/broken-impossible-date.jsonl: session header has no valid ISO 8601 timestamp".to_owned(),
+        "/--home-user-tool--/broken-no-id.jsonl: session header has no id".to_owned(),
+        "/--home-user-tool--/broken-no-timestamp.jsonl: session header has no valid ISO 8601 timestamp".to_owned(),
+        "/--home-user-tool--/broken-not-json.jsonl: first line is not valid JSON: key must be a string at line 1 column 2".to_owned(),
+        "/--home-user-tool--/broken-not-object.jsonl: first line is not a JSON object".to_owned(),
+        "/--home-user-tool--/broken-not-session.jsonl: first line is not a session header (type: message)".to_owned(),
+        "/--home-user-tool--/broken-parent-not-string.jsonl: session header parentSession is not a string".to_owned(),
+    ];
+    assert_eq!(warnings(&listing, &store.root), expected);
+}
+
+#[test]
+fn contract_store_fields_and_invariants() {
+    let store = store(&fixtures().join("sessions"));
+    let listing = list_both(&store);
+    let mut paths = Vec::new();
+    fn visit<'a>(sessions: &'a [Session], paths: &mut Vec<&'a str>) {
+        for pair in sessions.windows(2) {
+            assert!(
+                pair[0].chronological_cmp(&pair[1]).is_lt(),
+                "order at every level"
+            );
+        }
+        for session in sessions {
+            assert!(session.path.starts_with('/'), "absolute path");
+            assert!(session.cwd.starts_with('/'), "absolute cwd");
+            paths.push(&session.path);
+            visit(&session.subagent_sessions, paths);
+        }
+    }
+    visit(&listing.sessions, &mut paths);
+    let n_paths = paths.len();
+    paths.sort_unstable();
+    paths.dedup();
+    assert_eq!(paths.len(), n_paths, "each file at most once");
+    for warning in &listing.warnings {
+        assert!(
+            !paths.contains(&warning.path.as_str()),
+            "a file is a row or a warning, not both"
+        );
+    }
+
+    let find = |suffix: &str| {
+        listing
+            .sessions
+            .iter()
+            .find(|session| session.path.ends_with(suffix))
+            .expect("session present")
+    };
+    assert_eq!(
+        find("_fork.jsonl").parent_session_path.as_deref(),
+        Some(
+            "/home/user/.pi/agent/sessions/--home-user-app--/2026-09-01T10-00-00-000Z_01990000-0000-7000-8000-000000000001.jsonl"
+        )
+    );
+    assert_eq!(find("_empty-parent.jsonl").parent_session_path, None);
+    assert_eq!(
+        find("_tie-a.jsonl").timestamp,
+        "2026-09-02T10:00:00.000+02:00"
+    );
+    assert_eq!(
+        find("_bom.jsonl").id,
+        "01990000-0000-7000-8000-000000000014"
+    );
+}
+
+#[test]
+fn beyond_store_keeps_the_documented_guarantees() {
+    let store = store(&fixtures().join("beyond/sessions"));
+    let listing = list_both(&store);
+    let p = "/--home-user-beyond--";
+    let parent = format!("{p}/2026-10-01T10-00-00-000Z_01990000-0000-7000-8000-000000000100");
+    let fork =
+        format!("{parent}/forks/2026-10-01T10-01-00-000Z_01990000-0000-7000-8000-000000000101");
+    let expected = vec![
+        format!("0|{parent}.jsonl"),
+        format!("1|{parent}/5f0c2a4e-1b7d-4c2a-9e3f-000000000001/run-0/session.jsonl"),
+        format!("1|{fork}.jsonl"),
+        format!("2|{fork}/5f0c2a4e-1b7d-4c2a-9e3f-000000000001/run-0/session.jsonl"),
+        format!("0|{p}/2026-10-03T00-00-00-000Z_b-earlier.jsonl"),
+        format!("0|{p}/2026-10-03T00-00-00-000Z_a-later.jsonl"),
+        format!("0|{p}/2026-10-04T01-00-00-000Z_windows-cwd.jsonl"),
+        format!("0|{p}/2026-10-04T02-00-00-000Z_unc-cwd.jsonl"),
+        format!("0|{p}/.jsonl"),
+        format!("0|{p}/..jsonl"),
+        format!("0|{p}/...jsonl"),
+        format!("0|{p}/2026-10-06T00-00-00-000Z_file-container.jsonl"),
+        format!("0|{p}/2026-10-06T01-00-00-000Z_link-container.jsonl"),
+    ];
+    assert_eq!(outline(&listing, &store.root), expected);
+    let expected_warnings = vec![
+        format!(
+            "{p}/2026-10-02T00-00-00-000Z_offset-24.jsonl: session header has no valid ISO 8601 timestamp"
+        ),
+        format!(
+            "{p}/2026-10-02T00-00-00-000Z_second-60.jsonl: session header has no valid ISO 8601 timestamp"
+        ),
+        format!(
+            "{p}/2026-10-04T00-00-00-000Z_relative-cwd.jsonl: session header cwd is not an absolute path: projects/app"
+        ),
+        format!(
+            "{p}/2026-10-04T03-00-00-000Z_lone-surrogate.jsonl: first line is not valid JSON: unexpected end of hex escape at line 1 column 47"
+        ),
+    ];
+    assert_eq!(warnings(&listing, &store.root), expected_warnings);
+}
+
+fn write(root: &Path, relative: &str, contents: &[u8]) {
+    let path = root.join(relative);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, contents).expect("write");
+}
+
+const GOOD: &str = r#"{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}"#;
+
+#[test]
+fn fifos_never_block_and_are_out_of_scope() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write(dir.path(), "--p--/a.jsonl", GOOD.as_bytes());
+    for fifo in ["--p--/pipe.jsonl", "--p--/a/L/run-0/session.jsonl"] {
+        let path = dir.path().join(fifo);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .expect("mkfifo");
+        assert!(status.success());
+    }
+    let store = store(dir.path());
+    let listing = list_both(&store);
+    assert_eq!(outline(&listing, &store.root), ["0|/--p--/a.jsonl"]);
+    assert!(listing.warnings.is_empty(), "{:?}", listing.warnings);
+}
+
+#[test]
+fn names_that_are_not_utf8_are_warnings_that_say_so() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().expect("temp dir");
+    write(dir.path(), "--p--/a.jsonl", GOOD.as_bytes());
+    let bad_file = dir
+        .path()
+        .join("--p--")
+        .join(std::ffi::OsStr::from_bytes(b"bad\xff.jsonl"));
+    std::fs::write(&bad_file, GOOD).expect("write");
+    let bad_dir = dir
+        .path()
+        .join("--p--/a")
+        .join(std::ffi::OsStr::from_bytes(b"L\xfe"));
+    std::fs::create_dir_all(bad_dir.join("run-0")).expect("mkdir");
+    std::fs::write(bad_dir.join("run-0/session.jsonl"), GOOD).expect("write");
+    let bad_project = dir.path().join(std::ffi::OsStr::from_bytes(b"--q\xff--"));
+    std::fs::create_dir_all(&bad_project).expect("mkdir");
+
+    let store = store(dir.path());
+    let listing = list_both(&store);
+    assert_eq!(outline(&listing, &store.root), ["0|/--p--/a.jsonl"]);
+    let reasons = warnings(&listing, &store.root);
+    assert_eq!(
+        reasons,
+        [
+            "/--p--/a/L\u{FFFD}: directory name is not valid UTF-8 (shown with U+FFFD replacements); skipped",
+            "/--p--/bad\u{FFFD}.jsonl: file name is not valid UTF-8 (shown with U+FFFD replacements); skipped",
+            "/--q\u{FFFD}--: directory name is not valid UTF-8 (shown with U+FFFD replacements); skipped",
+        ]
+    );
+}
+
+#[test]
+fn missing_and_empty_roots() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let missing = store(&dir.path().join("nope"));
+    let listing = list_both(&missing);
+    assert!(listing.sessions.is_empty());
+    assert_eq!(listing.warnings.len(), 1);
+    assert_eq!(listing.warnings[0].path, missing.root);
+    assert!(
+        listing.warnings[0]
+            .reason
+            .starts_with("sessions root not readable:")
+    );
+
+    let empty = store(dir.path());
+    assert_eq!(list_both(&empty), Listing::default());
+
+    write(dir.path(), "file-root", b"x");
+    let file_root = list_both(&store(&dir.path().join("file-root")));
+    assert!(
+        file_root.warnings[0]
+            .reason
+            .starts_with("sessions root not readable:")
+    );
+}
+
+#[test]
+fn relative_roots_resolve_to_absolute_paths() {
+    let fixtures = fixtures().canonicalize().expect("fixtures exist");
+    let store = Store::resolve(
+        Path::new("./sessions/../sessions/"),
+        &fixtures,
+        Layout::Projects,
+    )
+    .expect("utf-8");
+    assert_eq!(store.root, format!("{}/sessions", fixtures.display()));
+    let listing = list_both(&store);
+    assert!(
+        listing
+            .sessions
+            .iter()
+            .all(|session| session.path.starts_with(&store.root))
+    );
+}
+
+#[test]
+fn flat_layout_lists_a_custom_session_directory() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write(dir.path(), "a.jsonl", GOOD.as_bytes());
+    write(dir.path(), "a/L/run-0/session.jsonl", GOOD.as_bytes());
+    write(dir.path(), "--p--/b.jsonl", GOOD.as_bytes());
+    let flat = Store::resolve(dir.path(), Path::new("/"), Layout::Flat).expect("utf-8");
+    let listing = list_both(&flat);
+    assert_eq!(
+        outline(&listing, &flat.root),
+        ["0|/a.jsonl", "1|/a/L/run-0/session.jsonl"]
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// Random trees of runs: serial and parallel agree, and every file appears exactly once.
+    #[test]
+    fn random_run_trees_list_every_file_once(
+        runs in proptest::collection::vec((0u8..3, 0u8..3, 0u8..60), 0..30)
+    ) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        write(dir.path(), "--p--/s.jsonl", GOOD.as_bytes());
+        let mut expected = std::collections::BTreeSet::new();
+        for (launch, run, second) in &runs {
+            let nested = if second % 3 == 0 { "/session/N/run-0" } else { "" };
+            let relative = format!("--p--/s/L{launch}/run-{run}{nested}/session.jsonl");
+            let header = GOOD.replace("00:00:00Z", &format!("00:00:{second:02}Z"));
+            write(dir.path(), &relative, header.as_bytes());
+            expected.insert(relative);
+        }
+        let store = store(dir.path());
+        let listing = list_both(&store);
+        let mut seen: Vec<String> = outline(&listing, &store.root)
+            .into_iter()
+            .skip(1)
+            .map(|line| line.split_once("|/").map(|(_, path)| path.to_owned()).unwrap_or_default())
+            .collect();
+        let n_seen = seen.len();
+        seen.sort();
+        seen.dedup();
+        proptest::prop_assert_eq!(seen.len(), n_seen);
+        proptest::prop_assert_eq!(seen.into_iter().collect::<std::collections::BTreeSet<_>>(), expected);
+    }
+}
