@@ -156,7 +156,7 @@ fn expect(bytes: &[u8], idx: usize, wanted: u8) -> Option<()> {
 
 /// Returns whether `year` is a leap year in the proleptic Gregorian calendar.
 pub fn is_leap_year(year: u32) -> bool {
-    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+    (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400)
 }
 
 /// Returns the number of days in `month` (1-12) of `year`.
