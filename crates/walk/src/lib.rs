@@ -15,7 +15,7 @@
 //!    started from a fork of the parent's context) is a subagent transcript. Directories named
 //!    `subagent-artifacts` are never entered: they hold copies, not sessions.
 //! 5. Transcripts nest under the transcript whose container is their deepest ancestor (see
-//!    [`pi_retrospect_core::nest`]).
+//!    [`mod@pi_retrospect_core::nest`]).
 //! 6. Only line 1 of each file is read, bounded, and only from regular files (see
 //!    [`pi_retrospect_header`]); symbolic links are never followed anywhere.
 //! 7. A name that is not valid UTF-8 on a path the walk would take is skipped with a warning,
