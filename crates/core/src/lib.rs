@@ -1,7 +1,7 @@
 //! Plain types and pure algorithms shared by every pi-retrospect crate.
 //!
 //! Nothing here touches the filesystem, threads or the terminal: the walk produces
-//! [`SessionRow`]s and [`Warning`]s, [`nest`] arranges them into the contract's tree, and
+//! [`SessionRow`]s and [`Warning`]s, [`mod@nest`] arranges them into the contract's tree, and
 //! [`Listing`] is what the renderers print.
 
 #![deny(missing_docs)]
