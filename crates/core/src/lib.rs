@@ -6,11 +6,15 @@
 
 #![deny(missing_docs)]
 
+pub mod filter;
 pub mod listing;
 pub mod nest;
 pub mod path;
+pub mod sanitize;
 pub mod timestamp;
 
-pub use listing::{HeaderFields, Listing, Session, SessionRow, Warning, sort_sessions};
+pub use listing::{
+    HeaderFields, Listing, Session, SessionRow, SessionSummary, Warning, sort_sessions,
+};
 pub use nest::nest;
 pub use timestamp::Timestamp;

@@ -132,3 +132,22 @@ pub fn sort_sessions(sessions: &mut [Session]) {
         sort_sessions(&mut session.subagent_sessions);
     }
 }
+
+/// Facts about a session that need its body, not just its header; read only on request.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    /// The session's name as Pi shows it: the latest `session_info` entry's non-empty `name`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The text of the first user message, as stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_user_message: Option<String>,
+}
+
+impl SessionSummary {
+    /// Returns the name, else the first user message: what a one-line listing shows.
+    pub fn title(&self) -> Option<&str> {
+        self.name.as_deref().or(self.first_user_message.as_deref())
+    }
+}

@@ -5,6 +5,10 @@
 
 #![deny(missing_docs)]
 
+pub mod jsonl;
+pub mod long;
+pub mod schema;
+
 use std::io::{self, Write};
 
 use pi_retrospect_core::{Listing, Session};

@@ -25,6 +25,7 @@
 
 #![deny(missing_docs)]
 
+mod body;
 mod scan;
 
 use std::path::Path;
@@ -32,6 +33,7 @@ use std::path::Path;
 use pi_retrospect_core::Listing;
 use pi_retrospect_core::Warning;
 
+pub use body::{read_summaries, read_summary};
 pub use scan::{SessionFile, discover_session_files, list_session_file};
 
 /// How session files are laid out under a store's root.

@@ -1,0 +1,455 @@
+//! Filters, sorting and limits over a [`Listing`], applied to top-level sessions.
+//!
+//! A kept session keeps its whole subagent tree (pruned only by `max_depth`); the same
+//! semantics as the upstream package's `cwds`, `cwdMatch`, `startTimestamp`/`endTimestamp`,
+//! `sortBy`/`sortDirection`, `limit` and `includeCurrentSession`, and a few more.
+
+use std::cmp::Ordering;
+
+use crate::listing::{Listing, Session};
+use crate::timestamp::Timestamp;
+
+/// How a `--cwd` value matches a session's cwd.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CwdMatcher {
+    /// Normalised directory to match.
+    pub dir: String,
+    /// Also match directories below `dir`.
+    pub include_subdirectories: bool,
+    /// Also match sibling directories whose name extends `dir`'s with a dash (git worktrees).
+    pub include_worktrees: bool,
+}
+
+impl CwdMatcher {
+    /// Returns whether `cwd` matches.
+    ///
+    /// The rule is lexical: `/repos/app` with worktrees matches `/repos/app-fix` but neither
+    /// `/repos/application` nor `/repos/app/sub` (unless subdirectories are included).
+    pub fn is_match(&self, cwd: &str) -> bool {
+        let cwd = trim_trailing_separators(cwd);
+        let dir = trim_trailing_separators(&self.dir);
+        if self.matches_under(cwd, dir) {
+            return true;
+        }
+        if self.include_worktrees {
+            // A sibling `dir-<suffix>` (non-empty suffix, no separator in it), and with
+            // subdirectories, anything below such a sibling.
+            if let Some(rest) = cwd
+                .strip_prefix(dir)
+                .and_then(|rest| rest.strip_prefix('-'))
+            {
+                let sibling_suffix_len = rest.find('/').unwrap_or(rest.len());
+                if sibling_suffix_len == 0 {
+                    return false;
+                }
+                let sibling = &cwd[..dir.len() + 1 + sibling_suffix_len];
+                return self.matches_under(cwd, sibling);
+            }
+        }
+        false
+    }
+
+    fn matches_under(&self, cwd: &str, dir: &str) -> bool {
+        if cwd == dir {
+            return true;
+        }
+        self.include_subdirectories
+            && cwd.starts_with(dir)
+            && (dir.ends_with('/') || cwd.as_bytes().get(dir.len()) == Some(&b'/'))
+    }
+}
+
+fn trim_trailing_separators(path: &str) -> &str {
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.is_empty() && path.starts_with('/') {
+        "/"
+    } else {
+        trimmed
+    }
+}
+
+/// Which field orders the top level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SortKey {
+    /// Header timestamp instant (the contract's order).
+    #[default]
+    Timestamp,
+    /// Working directory, bytewise.
+    Cwd,
+    /// File path, bytewise.
+    Path,
+    /// Session id, bytewise.
+    Id,
+}
+
+/// A filter, order and limit for a listing. The default keeps everything in contract order.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    /// Keep sessions whose cwd matches any of these (all sessions when empty).
+    pub cwds: Vec<CwdMatcher>,
+    /// Keep sessions at or after this instant.
+    pub since: Option<Timestamp>,
+    /// Keep sessions at or before this instant.
+    pub until: Option<Timestamp>,
+    /// Keep only sessions with at least one subagent run.
+    pub with_subagents: bool,
+    /// Prune nesting below this many levels (0: no runs shown).
+    pub max_depth: Option<usize>,
+    /// Leave out the session at this path, at any level, with its tree.
+    pub exclude_path: Option<String>,
+    /// Keep sessions whose id starts with one of these prefixes (all when empty).
+    pub id_prefixes: Vec<String>,
+    /// Keep sessions whose name contains this text, case-insensitively.
+    pub name_contains: Option<String>,
+    /// Top-level order.
+    pub sort: SortKey,
+    /// Reverse the top-level order (children stay in launch order).
+    pub newest_first: bool,
+    /// Keep at most this many top-level sessions, after sorting.
+    pub limit: Option<usize>,
+}
+
+impl Query {
+    /// Returns whether answering the query needs session names from file bodies.
+    pub fn needs_names(&self) -> bool {
+        self.name_contains.is_some()
+    }
+
+    /// Applies the query to `listing` in place. `name_of` returns a session's name by path.
+    pub fn apply(&self, listing: &mut Listing, name_of: &dyn Fn(&str) -> Option<String>) {
+        if let Some(excluded) = &self.exclude_path {
+            remove_path(&mut listing.sessions, excluded);
+        }
+        let needle = self.name_contains.as_ref().map(|text| text.to_lowercase());
+        listing.sessions.retain(|session| {
+            self.keeps(session)
+                && needle.as_ref().is_none_or(|needle| {
+                    name_of(&session.path).is_some_and(|name| name.to_lowercase().contains(needle))
+                })
+        });
+        if let Some(max_depth) = self.max_depth {
+            for session in &mut listing.sessions {
+                prune(session, max_depth);
+            }
+        }
+        listing.sessions.sort_by(|left, right| {
+            let ordering = self.compare(left, right);
+            if self.newest_first {
+                ordering.reverse()
+            } else {
+                ordering
+            }
+        });
+        if let Some(limit) = self.limit {
+            listing.sessions.truncate(limit);
+        }
+    }
+
+    fn keeps(&self, session: &Session) -> bool {
+        (self.cwds.is_empty()
+            || self
+                .cwds
+                .iter()
+                .any(|matcher| matcher.is_match(&session.cwd)))
+            && self.since.is_none_or(|since| session.instant >= since)
+            && self.until.is_none_or(|until| session.instant <= until)
+            && (!self.with_subagents || !session.subagent_sessions.is_empty())
+            && (self.id_prefixes.is_empty()
+                || self
+                    .id_prefixes
+                    .iter()
+                    .any(|prefix| session.id.starts_with(prefix.as_str())))
+    }
+
+    fn compare(&self, left: &Session, right: &Session) -> Ordering {
+        let primary = match self.sort {
+            SortKey::Timestamp => Ordering::Equal,
+            SortKey::Cwd => left.cwd.as_bytes().cmp(right.cwd.as_bytes()),
+            SortKey::Path => left.path.as_bytes().cmp(right.path.as_bytes()),
+            SortKey::Id => left.id.as_bytes().cmp(right.id.as_bytes()),
+        };
+        primary.then_with(|| left.chronological_cmp(right))
+    }
+}
+
+fn remove_path(sessions: &mut Vec<Session>, path: &str) {
+    sessions.retain(|session| session.path != path);
+    for session in sessions {
+        remove_path(&mut session.subagent_sessions, path);
+    }
+}
+
+fn prune(session: &mut Session, depth_left: usize) {
+    if depth_left == 0 {
+        session.subagent_sessions.clear();
+        return;
+    }
+    for child in &mut session.subagent_sessions {
+        prune(child, depth_left - 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timestamp;
+
+    fn session(path: &str, id: &str, time: &str, cwd: &str, children: Vec<Session>) -> Session {
+        Session {
+            id: id.into(),
+            path: path.into(),
+            timestamp: time.into(),
+            cwd: cwd.into(),
+            parent_session_path: None,
+            subagent_sessions: children,
+            instant: timestamp::parse(time).unwrap_or_default(),
+        }
+    }
+
+    fn listing() -> Listing {
+        let grandchild = session(
+            "/s/c/g.jsonl",
+            "g",
+            "2026-01-01T00:03:00Z",
+            "/r/app",
+            vec![],
+        );
+        let child = session(
+            "/s/c.jsonl",
+            "c",
+            "2026-01-01T00:02:00Z",
+            "/r/app",
+            vec![grandchild],
+        );
+        Listing {
+            sessions: vec![
+                session(
+                    "/s/a.jsonl",
+                    "aa1",
+                    "2026-01-01T00:00:00Z",
+                    "/r/app",
+                    vec![child],
+                ),
+                session(
+                    "/s/b.jsonl",
+                    "bb2",
+                    "2026-01-02T00:00:00Z",
+                    "/r/app-fix",
+                    vec![],
+                ),
+                session(
+                    "/s/d.jsonl",
+                    "ab3",
+                    "2026-01-03T00:00:00Z",
+                    "/r/application",
+                    vec![],
+                ),
+                session(
+                    "/s/e.jsonl",
+                    "cc4",
+                    "2026-01-04T00:00:00Z",
+                    "/r/app/sub",
+                    vec![],
+                ),
+                session(
+                    "/s/f.jsonl",
+                    "dd5",
+                    "2026-01-05T00:00:00Z",
+                    "/r/app-fix/deep",
+                    vec![],
+                ),
+            ],
+            warnings: vec![],
+        }
+    }
+
+    fn check(query: Query, expected: &[&str]) {
+        let mut listing = listing();
+        query.apply(&mut listing, &|path| {
+            (path == "/s/b.jsonl").then(|| "Fix The Bug".to_owned())
+        });
+        let mut actual = Vec::new();
+        fn flatten(sessions: &[Session], depth: usize, out: &mut Vec<String>) {
+            for session in sessions {
+                out.push(format!("{}{}", "+".repeat(depth), session.id));
+                flatten(&session.subagent_sessions, depth + 1, out);
+            }
+        }
+        flatten(&listing.sessions, 0, &mut actual);
+        assert_eq!(actual, expected, "{query:?}");
+    }
+
+    fn cwd(dir: &str, subdirectories: bool, worktrees: bool) -> CwdMatcher {
+        CwdMatcher {
+            dir: dir.into(),
+            include_subdirectories: subdirectories,
+            include_worktrees: worktrees,
+        }
+    }
+
+    #[test]
+    fn default_keeps_everything_in_order() {
+        check(
+            Query::default(),
+            &["aa1", "+c", "++g", "bb2", "ab3", "cc4", "dd5"],
+        );
+    }
+
+    #[test]
+    fn cwd_matching() {
+        let query = |matchers| Query {
+            cwds: matchers,
+            max_depth: Some(0),
+            ..Query::default()
+        };
+        check(query(vec![cwd("/r/app", false, false)]), &["aa1"]);
+        check(query(vec![cwd("/r/app/", false, false)]), &["aa1"]);
+        check(query(vec![cwd("/r/app", true, false)]), &["aa1", "cc4"]);
+        check(query(vec![cwd("/r/app", false, true)]), &["aa1", "bb2"]);
+        check(
+            query(vec![cwd("/r/app", true, true)]),
+            &["aa1", "bb2", "cc4", "dd5"],
+        );
+        check(
+            query(vec![
+                cwd("/r/app", false, false),
+                cwd("/r/application", false, false),
+            ]),
+            &["aa1", "ab3"],
+        );
+        check(
+            query(vec![cwd("/", true, false)]),
+            &["aa1", "bb2", "ab3", "cc4", "dd5"],
+        );
+    }
+
+    #[test]
+    fn time_bounds_are_inclusive() {
+        let at = |text| timestamp::parse(text);
+        check(
+            Query {
+                since: at("2026-01-02T00:00:00Z"),
+                until: at("2026-01-04T00:00:00Z"),
+                ..Query::default()
+            },
+            &["bb2", "ab3", "cc4"],
+        );
+    }
+
+    #[test]
+    fn tree_filters() {
+        check(
+            Query {
+                with_subagents: true,
+                ..Query::default()
+            },
+            &["aa1", "+c", "++g"],
+        );
+        check(
+            Query {
+                with_subagents: true,
+                max_depth: Some(1),
+                ..Query::default()
+            },
+            &["aa1", "+c"],
+        );
+        check(
+            Query {
+                exclude_path: Some("/s/c.jsonl".into()),
+                limit: Some(2),
+                ..Query::default()
+            },
+            &["aa1", "bb2"],
+        );
+        check(
+            Query {
+                exclude_path: Some("/s/a.jsonl".into()),
+                limit: Some(1),
+                ..Query::default()
+            },
+            &["bb2"],
+        );
+    }
+
+    #[test]
+    fn ids_and_names() {
+        check(
+            Query {
+                id_prefixes: vec!["a".into()],
+                max_depth: Some(0),
+                ..Query::default()
+            },
+            &["aa1", "ab3"],
+        );
+        check(
+            Query {
+                name_contains: Some("the bug".into()),
+                ..Query::default()
+            },
+            &["bb2"],
+        );
+        check(
+            Query {
+                name_contains: Some("nothing".into()),
+                ..Query::default()
+            },
+            &[],
+        );
+    }
+
+    #[test]
+    fn sorting_and_limits() {
+        let base = Query {
+            max_depth: Some(0),
+            ..Query::default()
+        };
+        check(
+            Query {
+                newest_first: true,
+                ..base.clone()
+            },
+            &["dd5", "cc4", "ab3", "bb2", "aa1"],
+        );
+        check(
+            Query {
+                newest_first: true,
+                limit: Some(2),
+                ..base.clone()
+            },
+            &["dd5", "cc4"],
+        );
+        check(
+            Query {
+                sort: SortKey::Id,
+                ..base.clone()
+            },
+            &["aa1", "ab3", "bb2", "cc4", "dd5"],
+        );
+        // Bytewise: `-` sorts before `/`.
+        check(
+            Query {
+                sort: SortKey::Cwd,
+                ..base.clone()
+            },
+            &["aa1", "bb2", "dd5", "cc4", "ab3"],
+        );
+        check(
+            Query {
+                sort: SortKey::Path,
+                newest_first: true,
+                ..base
+            },
+            &["dd5", "cc4", "ab3", "bb2", "aa1"],
+        );
+        // Children keep launch order even when the top level is reversed.
+        check(
+            Query {
+                newest_first: true,
+                limit: Some(5),
+                ..Query::default()
+            }
+            .clone(),
+            &["dd5", "cc4", "ab3", "bb2", "aa1", "+c", "++g"],
+        );
+    }
+}

@@ -1,0 +1,133 @@
+//! Terminal sanitising: session content is untrusted text that may carry escape sequences or
+//! bidirectional overrides that would rewrite what a terminal shows.
+
+use std::borrow::Cow;
+
+/// Returns whether `character` is a bidi control that can reorder displayed text.
+fn is_bidi_control(character: char) -> bool {
+    matches!(
+        character,
+        '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}'
+    )
+}
+
+/// Returns whether `character` must go: a C0 control other than newline and tab, DEL, a C1
+/// control, or a bidi control.
+fn is_stripped(character: char) -> bool {
+    (character.is_control() && character != '\n' && character != '\t') || is_bidi_control(character)
+}
+
+/// Returns `text` without terminal control sequences (ESC/CSI/OSC/DCS and friends), C0/C1
+/// controls except newline and tab, and bidi override characters.
+///
+/// Borrows `text` unchanged when there is nothing to strip.
+pub fn sanitize_for_terminal(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_stripped) {
+        return Cow::Borrowed(text);
+    }
+    let mut clean = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(character) = chars.next() {
+        match character {
+            '\u{1B}' => match chars.next() {
+                // CSI: parameters and intermediates up to one final byte.
+                Some('[') => skip_csi(&mut chars),
+                // OSC, DCS, SOS, PM, APC: a string up to BEL or ST.
+                Some(']' | 'P' | 'X' | '^' | '_') => skip_string(&mut chars),
+                // Other escapes: intermediates, then one final character.
+                Some(next) if ('\u{20}'..='\u{2F}').contains(&next) => {
+                    while chars
+                        .next_if(|c| ('\u{20}'..='\u{2F}').contains(c))
+                        .is_some()
+                    {}
+                    chars.next();
+                }
+                Some(_) | None => {}
+            },
+            '\u{9B}' => skip_csi(&mut chars),
+            '\u{9D}' | '\u{90}' | '\u{98}' | '\u{9E}' | '\u{9F}' => skip_string(&mut chars),
+            character if is_stripped(character) => {}
+            character => clean.push(character),
+        }
+    }
+    Cow::Owned(clean)
+}
+
+fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while let Some(&character) = chars.peek() {
+        if ('\u{20}'..='\u{3F}').contains(&character) {
+            chars.next();
+        } else {
+            if ('\u{40}'..='\u{7E}').contains(&character) {
+                chars.next();
+            }
+            // Anything else ends a broken sequence and is left for the caller to judge.
+            return;
+        }
+    }
+}
+
+fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while let Some(character) = chars.next() {
+        match character {
+            '\u{07}' | '\u{9C}' => return,
+            '\u{1B}' if chars.peek() == Some(&'\\') => {
+                chars.next();
+                return;
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(input: &str, expected: &str) {
+        assert_eq!(sanitize_for_terminal(input), expected, "input {input:?}");
+    }
+
+    #[test]
+    fn strips_sequences_and_controls() {
+        for (input, expected) in [
+            ("plain\ttext\nline", "plain\ttext\nline"),
+            ("\u{1B}[31mred\u{1B}[0m", "red"),
+            ("\u{1B}[?25l\u{1B}[2J", ""),
+            ("a\u{1B}]0;title\u{07}b", "ab"),
+            (
+                "a\u{1B}]8;;http://x\u{1B}\\link\u{1B}]8;;\u{1B}\\b",
+                "alinkb",
+            ),
+            ("a\u{1B}Pdata\u{1B}\\b", "ab"),
+            ("a\u{1B}(Bb", "ab"),
+            ("a\u{1B}7b", "ab"),
+            ("a\r\u{8}\u{0}b\u{7F}", "ab"),
+            ("a\u{9B}31mb", "ab"),
+            ("a\u{85}b", "ab"),
+            ("abc\u{202E}fed\u{202C}", "abcfed"),
+            ("x\u{2066}y\u{2069}\u{200E}\u{200F}\u{061C}", "xy"),
+            ("tail\u{1B}", "tail"),
+            ("tail\u{1B}]unterminated", "tail"),
+            ("é ✓ 日本", "é ✓ 日本"),
+        ] {
+            check(input, expected);
+        }
+    }
+
+    #[test]
+    fn borrows_clean_text() {
+        assert!(matches!(
+            sanitize_for_terminal("clean\ntext"),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn output_has_no_escape_or_bidi(input in ".{0,64}") {
+            let clean = sanitize_for_terminal(&input);
+            proptest::prop_assert!(!clean.chars().any(is_stripped));
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! The `--jsonl` listing: one flattened JSON object per line, for scripts and streams.
+//!
+//! A session row is `{"kind":"session","depth":…,"parentPath":…,"id","path","timestamp",
+//! "cwd","parentSessionPath"?,"nSubagents",…summary}`, where `depth` is the nesting level
+//! (0 for a top-level session) and `parentPath` the path of the session it is nested under
+//! (`null` at the top level). A warning row is `{"kind":"warning","path","reason"}`.
+
+use std::io::{self, Write};
+
+use pi_retrospect_core::{Session, SessionSummary, Warning};
+use serde::Serialize;
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionLine<'a> {
+    kind: &'static str,
+    depth: usize,
+    parent_path: Option<&'a str>,
+    id: &'a str,
+    path: &'a str,
+    timestamp: &'a str,
+    cwd: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent_session_path: Option<&'a str>,
+    n_subagents: usize,
+    #[serde(flatten)]
+    summary: Option<&'a SessionSummary>,
+}
+
+#[derive(Serialize)]
+struct WarningLine<'a> {
+    kind: &'static str,
+    path: &'a str,
+    reason: &'a str,
+}
+
+/// Writes `session` and its whole tree, depth first, one line each.
+pub fn write_session_tree(
+    out: &mut dyn Write,
+    session: &Session,
+    summary_of: &dyn Fn(&str) -> Option<SessionSummary>,
+) -> io::Result<()> {
+    write_tree(out, session, 0, None, summary_of)
+}
+
+fn write_tree(
+    out: &mut dyn Write,
+    session: &Session,
+    depth: usize,
+    parent_path: Option<&str>,
+    summary_of: &dyn Fn(&str) -> Option<SessionSummary>,
+) -> io::Result<()> {
+    let summary = summary_of(&session.path);
+    let line = SessionLine {
+        kind: "session",
+        depth,
+        parent_path,
+        id: &session.id,
+        path: &session.path,
+        timestamp: &session.timestamp,
+        cwd: &session.cwd,
+        parent_session_path: session.parent_session_path.as_deref(),
+        n_subagents: session.subagent_sessions.len(),
+        summary: summary.as_ref(),
+    };
+    serde_json::to_writer(&mut *out, &line).map_err(io::Error::from)?;
+    out.write_all(b"\n")?;
+    for child in &session.subagent_sessions {
+        write_tree(out, child, depth + 1, Some(&session.path), summary_of)?;
+    }
+    Ok(())
+}
+
+/// Writes one warning line.
+pub fn write_warning(out: &mut dyn Write, warning: &Warning) -> io::Result<()> {
+    let line = WarningLine {
+        kind: "warning",
+        path: &warning.path,
+        reason: &warning.reason,
+    };
+    serde_json::to_writer(&mut *out, &line).map_err(io::Error::from)?;
+    out.write_all(b"\n")
+}
