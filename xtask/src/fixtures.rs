@@ -373,6 +373,185 @@ pub fn beyond_store() -> Vec<Node> {
     ]
 }
 
+/// Returns a session body with a first user message and, optionally, a name (`session_info`).
+fn named_session(id: &str, timestamp: &str, cwd: &str, first: &str, name: Option<&str>) -> Vec<u8> {
+    let mut body = header(id, timestamp, cwd, "");
+    body.push('\n');
+    body.push_str(&format!(
+        r#"{{"type":"message","id":"e1","parentId":null,"timestamp":"{timestamp}","message":{{"role":"user","content":[{{"type":"text","text":{}}}],"timestamp":0}}}}"#,
+        serde_json::Value::from(first)
+    ));
+    body.push('\n');
+    body.push_str(&format!(
+        r#"{{"type":"message","id":"e2","parentId":"e1","timestamp":"{timestamp}","message":{{"role":"assistant","content":[{{"type":"text","text":"ok"}}],"timestamp":0}}}}"#
+    ));
+    body.push('\n');
+    if let Some(name) = name {
+        body.push_str(&format!(
+            r#"{{"type":"session_info","id":"e3","parentId":"e2","timestamp":"{timestamp}","name":{}}}"#,
+            serde_json::Value::from(name)
+        ));
+        body.push('\n');
+    }
+    body.into_bytes()
+}
+
+/// Returns a whole agent directory for the filter and store tests: a default root with
+/// worktree-shaped cwds, names and runs; a flat custom session directory with `forks/` runs
+/// and a `subagent-artifacts/` dump; and a `sessions-archive/`.
+pub fn agent_dir() -> Vec<Node> {
+    let s = "sessions";
+    let app = "--repos-app--";
+    let stem = |n: u32, time: &str| format!("{time}_{}", id(n));
+    let parent = stem(200, "2026-09-10T09-00-00-000Z");
+    let custom_parent = stem(210, "2026-09-20T09-00-00-000Z");
+    vec![
+        file(
+            &format!("{s}/{app}/{parent}.jsonl"),
+            named_session(
+                &id(200),
+                "2026-09-10T09:00:00.000Z",
+                "/repos/app",
+                "Fix the flaky login test",
+                Some("Flaky login"),
+            ),
+        ),
+        file(
+            &format!("{s}/{app}/{parent}/{LAUNCH_A}/run-0/session.jsonl"),
+            named_session(
+                &id(201),
+                "2026-09-10T09:05:00.000Z",
+                "/repos/app",
+                "Run the test suite",
+                None,
+            ),
+        ),
+        file(
+            &format!("{s}/{app}/{parent}/{LAUNCH_A}/run-0/session/{LAUNCH_B}/run-0/session.jsonl"),
+            named_session(
+                &id(202),
+                "2026-09-10T09:06:00.000Z",
+                "/repos/app",
+                "Grep for the fixture",
+                None,
+            ),
+        ),
+        file(
+            &format!("{s}/{app}/{}.jsonl", stem(203, "2026-09-11T09-00-00-000Z")),
+            named_session(
+                "a1b2c3d4-0000-7000-8000-000000000203",
+                "2026-09-11T09:00:00.000Z",
+                "/repos/app/sub",
+                "Work in a subdirectory",
+                None,
+            ),
+        ),
+        file(
+            &format!(
+                "{s}/--repos-app-fix--/{}.jsonl",
+                stem(204, "2026-09-12T09-00-00-000Z")
+            ),
+            named_session(
+                &id(204),
+                "2026-09-12T09:00:00.000Z",
+                "/repos/app-fix",
+                "Worktree \u{1b}[31mred\u{1b}[0m \u{202e}txet",
+                Some("Hotfix branch"),
+            ),
+        ),
+        file(
+            &format!(
+                "{s}/--repos-application--/{}.jsonl",
+                stem(205, "2026-09-13T09-00-00-000Z")
+            ),
+            named_session(
+                &id(205),
+                "2026-09-13T09:00:00.000Z",
+                "/repos/application",
+                "A different project",
+                None,
+            ),
+        ),
+        file(
+            &format!(
+                "{s}/--repos-app--/{}.jsonl",
+                stem(206, "2026-09-30T23-30-00-000Z")
+            ),
+            named_session(
+                &id(206),
+                "2026-09-30T23:30:00.000Z",
+                "/repos/app",
+                "Late on the last day of September",
+                None,
+            ),
+        ),
+        // A flat custom session directory: files directly inside, runs under each stem.
+        file(
+            &format!("custom-sessions/{custom_parent}.jsonl"),
+            named_session(
+                &id(210),
+                "2026-09-20T09:00:00.000Z",
+                "/repos/app",
+                "Custom directory session",
+                Some("Custom"),
+            ),
+        ),
+        file(
+            &format!(
+                "custom-sessions/{custom_parent}/forks/{}.jsonl",
+                stem(211, "2026-09-20T09-01-00-000Z")
+            ),
+            named_session(
+                &id(211),
+                "2026-09-20T09:01:00.000Z",
+                "/repos/app",
+                "Forked context run",
+                None,
+            ),
+        ),
+        file(
+            &format!("custom-sessions/{custom_parent}/{LAUNCH_A}/run-0/session.jsonl"),
+            named_session(
+                &id(212),
+                "2026-09-20T09:02:00.000Z",
+                "/repos/app",
+                "Plain run",
+                None,
+            ),
+        ),
+        file(
+            &format!(
+                "custom-sessions/subagent-artifacts/2026-09-20T09-02-00-000Z_{LAUNCH_A}_transcript.jsonl"
+            ),
+            b"{\"type\":\"message\",\"role\":\"user\"}\n".to_vec(),
+        ),
+        file(
+            &format!("custom-sessions/{custom_parent}/subagent-artifacts/run-0/session.jsonl"),
+            named_session(
+                &id(213),
+                "2026-09-20T09:03:00.000Z",
+                "/repos/app",
+                "Artifact copy",
+                None,
+            ),
+        ),
+        // An archive beside the sessions root.
+        file(
+            &format!(
+                "sessions-archive/{app}/{}.jsonl",
+                stem(220, "2026-01-05T09-00-00-000Z")
+            ),
+            named_session(
+                &id(220),
+                "2026-01-05T09:00:00.000Z",
+                "/repos/app",
+                "Archived long ago",
+                Some("Old work"),
+            ),
+        ),
+    ]
+}
+
 /// Writes `nodes` under `root`, replacing whatever was there.
 pub fn materialize(root: &Path, nodes: &[Node]) -> io::Result<()> {
     if fs::symlink_metadata(root).is_ok() {
@@ -411,5 +590,6 @@ pub fn write_all(fixtures_dir: &Path) -> io::Result<()> {
     materialize(
         &fixtures_dir.join("beyond").join("sessions"),
         &beyond_store(),
-    )
+    )?;
+    materialize(&fixtures_dir.join("agent"), &agent_dir())
 }

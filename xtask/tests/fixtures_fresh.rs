@@ -42,7 +42,7 @@ fn committed_fixtures_match_the_generator() {
     let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
     let fresh = tempfile::tempdir().expect("temp dir");
     xtask::fixtures::write_all(fresh.path()).expect("generate");
-    for store in ["sessions", "beyond/sessions"] {
+    for store in ["sessions", "beyond/sessions", "agent"] {
         assert_eq!(
             snapshot(&committed.join(store)),
             snapshot(&fresh.path().join(store)),

@@ -8,6 +8,7 @@
 mod list;
 mod opts;
 mod store;
+mod when;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -49,6 +50,12 @@ fn main() -> ExitCode {
 fn run(opts: Opts, out: &mut dyn Write) -> anyhow::Result<()> {
     match opts.command {
         Command::List(args) => list::run(&args, out),
+        Command::Schema(args) => match args.document {
+            opts::SchemaDocument::List => {
+                out.write_all(pi_retrospect_render::schema::LIST_SCHEMA.as_bytes())?;
+                Ok(())
+            }
+        },
     }
 }
 

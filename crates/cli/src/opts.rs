@@ -1,9 +1,9 @@
-//! Command-line flags, as clap parses them. Resolution into a configuration happens in the
-//! command modules.
+//! Command-line flags, as clap parses them. Each command module resolves its flags into a
+//! configuration before anything is read.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Look back over the session history of the Pi coding agent.
 #[derive(Debug, Parser)]
@@ -22,40 +22,186 @@ pub struct Opts {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List every session with its subagent runs nested under it.
-    #[command(after_long_help = LIST_HELP)]
-    List(ListArgs),
+    #[command(after_long_help = LIST_HELP, after_help = "See --help for ordering, the two kinds of parent, and examples.")]
+    List(Box<ListArgs>),
+    /// Print the JSON Schema of a command's --json output.
+    Schema(SchemaArgs),
 }
 
 const LIST_HELP: &str = "\
+Stores: --sessions-root DIR names one store in Pi's default layout. Otherwise the store is \
+found the way Pi finds it: --session-dir, $PI_CODING_AGENT_SESSION_DIR, `sessionDir` in \
+<agent-dir>/settings.json, and the default root <agent-dir>/sessions (<agent-dir> is \
+$PI_CODING_AGENT_DIR or ~/.pi/agent). A custom directory is listed together with the default \
+root, where older sessions stay.
+
 Ordering: oldest first. Sessions are sorted by the instant their header timestamp denotes, \
 ties broken by path, at every nesting level, so the newest session is the last one and a \
-session's subagent runs appear in launch order.
+session's subagent runs appear in launch order. --sort changes the key of the top level \
+(ties still fall back to timestamp, then path); --newest-first reverses the top level only.
 
 Two meanings of \"parent\": nesting (a subagent run listed under the session that launched it) \
 comes only from where the file sits on disk; `parentSessionPath` in --json is the header's \
 fork/clone lineage, copied verbatim, and says nothing about nesting.
 
+Filters apply to top-level sessions and combine (AND; repeated --cwd values OR); a session \
+that is kept keeps its whole tree of runs.
+
 Files that cannot be read or have no valid session header are never fatal: each is skipped \
 with one warning naming its path and the reason, and the exit status stays 0.
 
 Examples:
-  pi-retrospect list
-  pi-retrospect list --json | jq '.sessions[-1].path'
-  pi-retrospect list --sessions-root ~/.pi/agent/sessions";
+  pi-retrospect list --here --since 3d --long
+  pi-retrospect list --cwd ~/repos/app --worktrees --newest-first --limit 5
+  pi-retrospect list --since 2026-09-01 --until 2026-09-30 --with-subagents
+  pi-retrospect list --name \"flaky test\" --long
+  pi-retrospect list --json | jq -r '.sessions[-1].path'
+  pi-retrospect list --jsonl --exclude-current | jq -r 'select(.depth == 0) | .path'";
+
+/// Output formats of `list`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SortField {
+    /// Header timestamp (the default).
+    Timestamp,
+    /// Working directory.
+    Cwd,
+    /// File path.
+    Path,
+    /// Session id.
+    Id,
+}
+
+/// When to colour output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Only on a terminal, and never when NO_COLOR is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
 
 /// Flags of `list`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Sessions root in Pi's default layout (`<root>/--<cwd-slug>--/<stem>.jsonl`).
-    /// Default: `$PI_CODING_AGENT_DIR/sessions`, else `~/.pi/agent/sessions`.
-    #[arg(long, value_name = "DIR")]
+    /// A store in Pi's default layout (`DIR/--<cwd-slug>--/<stem>.jsonl`); only this store is listed.
+    #[arg(long, value_name = "DIR", help_heading = "Stores")]
     pub sessions_root: Option<PathBuf>,
 
+    /// Pi's custom session directory (session files directly inside it), listed with the default root.
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "sessions_root",
+        help_heading = "Stores"
+    )]
+    pub session_dir: Option<PathBuf>,
+
+    /// Also list `sessions-archive/` beside the sessions root, in the same layout.
+    #[arg(long, help_heading = "Stores")]
+    pub include_archive: bool,
+
+    /// Sessions whose cwd is DIR (repeatable; relative to the current directory; `~` expanded).
+    #[arg(long, value_name = "DIR", help_heading = "Filters")]
+    pub cwd: Vec<String>,
+
+    /// Sessions whose cwd is DIR or below it (repeatable).
+    #[arg(long, value_name = "DIR", help_heading = "Filters")]
+    pub cwd_prefix: Vec<String>,
+
+    /// Same as --cwd with the current directory.
+    #[arg(long, help_heading = "Filters")]
+    pub here: bool,
+
+    /// With --cwd/--cwd-prefix/--here, also sibling directories named DIR-<suffix> (git
+    /// worktrees beside the main checkout; a lexical rule). Alone, it applies to the current
+    /// directory.
+    #[arg(long, help_heading = "Filters")]
+    pub worktrees: bool,
+
+    /// Sessions at or after WHEN: a date (start of that local day), a local date-time
+    /// (`2026-09-01T14:30`), an RFC 3339 instant, or an age (`30m`, `2h`, `3d`, `1w`).
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub since: Option<String>,
+
+    /// Sessions at or before WHEN (a date keeps that whole local day).
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub until: Option<String>,
+
+    /// Only sessions that launched at least one subagent run.
+    #[arg(long, help_heading = "Filters")]
+    pub with_subagents: bool,
+
+    /// Show at most N levels of subagent nesting (0: top-level sessions only).
+    #[arg(long, value_name = "N", help_heading = "Filters")]
+    pub max_depth: Option<usize>,
+
+    /// Leave out the session at $PI_SESSION_FILE (the one running this command), with its tree.
+    #[arg(long, help_heading = "Filters")]
+    pub exclude_current: bool,
+
+    /// Sessions whose id starts with PREFIX (repeatable).
+    #[arg(long, value_name = "PREFIX", help_heading = "Filters")]
+    pub id: Vec<String>,
+
+    /// Sessions whose name (set with Pi's /name) contains TEXT, case-insensitively. Reads bodies.
+    #[arg(long, value_name = "TEXT", help_heading = "Filters")]
+    pub name: Option<String>,
+
+    /// Order the top level by this field; ties fall back to timestamp, then path.
+    #[arg(long, value_enum, default_value_t = SortField::Timestamp, help_heading = "Order")]
+    pub sort: SortField,
+
+    /// Reverse the top-level order (children stay in launch order).
+    #[arg(long, help_heading = "Order")]
+    pub newest_first: bool,
+
+    /// Keep at most N top-level sessions, after sorting (N >= 1).
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        help_heading = "Order"
+    )]
+    pub limit: Option<i64>,
+
     /// Print the contract's JSON document `{ "sessions": [...], "warnings": [...] }`.
-    #[arg(long)]
+    #[arg(long, group = "format", help_heading = "Output")]
     pub json: bool,
+
+    /// Print one flattened JSON object per line, with `depth` and `parentPath`.
+    #[arg(long, group = "format", help_heading = "Output")]
+    pub jsonl: bool,
+
+    /// With --jsonl: write each session tree as soon as it is read, in no particular order.
+    #[arg(long, requires = "jsonl", help_heading = "Output")]
+    pub unordered: bool,
+
+    /// One aligned line per session: local time, id, cwd, runs, and name or first message.
+    #[arg(long, short = 'l', group = "format", help_heading = "Output")]
+    pub long: bool,
+
+    /// When to use colour.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
+    pub color: ColorChoice,
 
     /// Worker threads for the walk (default: one per core).
     #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
     pub threads: usize,
+}
+
+/// Flags of `schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which document.
+    #[arg(value_enum)]
+    pub document: SchemaDocument,
+}
+
+/// Documents with a schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaDocument {
+    /// The `list --json` document.
+    List,
 }

@@ -1,8 +1,10 @@
-//! Which store(s) to read: flags first, then Pi's environment variables, then its defaults.
+//! Which stores to read: flags first, then Pi's environment variables and settings, then its
+//! defaults, in the order Pi itself resolves its session directory.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use pi_retrospect_core::Warning;
 use pi_retrospect_walk::{Layout, Store};
 
 /// The process environment the resolution reads, gathered in one place so tests can fake it.
@@ -14,20 +16,25 @@ pub struct Env {
     pub home: Option<PathBuf>,
     /// `$PI_CODING_AGENT_DIR`.
     pub agent_dir: Option<String>,
+    /// `$PI_CODING_AGENT_SESSION_DIR`.
+    pub session_dir: Option<String>,
+    /// `$PI_SESSION_FILE`: the session running this command, when Pi runs it.
+    pub session_file: Option<String>,
 }
 
 impl Env {
     /// Reads the real process environment.
     pub fn from_process() -> anyhow::Result<Env> {
         let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        let non_empty = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
         Ok(Env {
             cwd,
             home: std::env::var_os("HOME")
                 .filter(|home| !home.is_empty())
                 .map(PathBuf::from),
-            agent_dir: std::env::var("PI_CODING_AGENT_DIR")
-                .ok()
-                .filter(|dir| !dir.is_empty()),
+            agent_dir: non_empty("PI_CODING_AGENT_DIR"),
+            session_dir: non_empty("PI_CODING_AGENT_SESSION_DIR"),
+            session_file: non_empty("PI_SESSION_FILE"),
         })
     }
 
@@ -50,15 +57,257 @@ impl Env {
         }
     }
 
+    /// Returns `text` with `~` expanded, made absolute against the current directory and
+    /// normalised lexically, as a string.
+    pub fn absolute(&self, text: &str) -> anyhow::Result<String> {
+        let expanded = self.expand_tilde(text)?;
+        let joined = self.cwd.join(expanded);
+        let joined = joined
+            .to_str()
+            .with_context(|| format!("{}: path is not valid UTF-8", joined.display()))?;
+        Ok(pi_retrospect_core::path::normalize_absolute(joined))
+    }
+
     fn home(&self) -> anyhow::Result<PathBuf> {
         self.home
             .clone()
             .context("cannot find the home directory: $HOME is not set")
     }
 
-    /// Returns `store_root` as a [`Store`], resolved against the current directory.
-    pub fn store(&self, root: &Path, layout: Layout) -> anyhow::Result<Store> {
-        Store::resolve(root, &self.cwd, layout)
-            .map_err(|warning| anyhow::anyhow!("{}: {}", warning.path, warning.reason))
+    fn store(&self, root: &Path, layout: Layout, missing_ok: bool) -> anyhow::Result<Store> {
+        let mut store = Store::resolve(root, &self.cwd, layout)
+            .map_err(|warning| anyhow::anyhow!("{}: {}", warning.path, warning.reason))?;
+        store.missing_ok = missing_ok;
+        Ok(store)
+    }
+}
+
+/// Where the user pointed the tool.
+#[derive(Debug, Clone, Default)]
+pub struct StoreFlags {
+    /// `--sessions-root DIR`.
+    pub sessions_root: Option<PathBuf>,
+    /// `--session-dir DIR`.
+    pub session_dir: Option<PathBuf>,
+    /// `--include-archive`.
+    pub include_archive: bool,
+}
+
+/// Returns the stores to list and any warnings met while finding them (a settings file that
+/// is not valid JSON, say).
+///
+/// Order: `--sessions-root` alone; otherwise a custom directory from `--session-dir`,
+/// `$PI_CODING_AGENT_SESSION_DIR`, or `sessionDir` in the project's `.pi/settings.json` or
+/// the agent directory's `settings.json` (the project's wins, as in Pi), listed in the flat
+/// layout together with the default root `<agent-dir>/sessions`; otherwise the default root.
+/// With `--include-archive`, `sessions-archive/` beside the sessions root is listed too, in
+/// the default layout. Optional stores that do not exist are not warned about.
+pub fn resolve_stores(flags: &StoreFlags, env: &Env) -> anyhow::Result<(Vec<Store>, Vec<Warning>)> {
+    let mut warnings = Vec::new();
+    let mut stores = Vec::new();
+    let sessions_root = match &flags.sessions_root {
+        Some(root) => {
+            stores.push(env.store(root, Layout::Projects, false)?);
+            root.clone()
+        }
+        None => {
+            let agent_dir = env.agent_dir()?;
+            let default_root = agent_dir.join("sessions");
+            let custom = match &flags.session_dir {
+                Some(dir) => Some(dir.clone()),
+                None => match &env.session_dir {
+                    Some(dir) => Some(env.expand_tilde(dir)?),
+                    None => settings_session_dir(env, &agent_dir, &mut warnings)?,
+                },
+            };
+            match custom {
+                Some(custom) => {
+                    stores.push(env.store(&custom, Layout::Flat, false)?);
+                    let default = env.store(&default_root, Layout::Projects, true)?;
+                    if default.root != stores[0].root {
+                        stores.push(default);
+                    }
+                }
+                None => stores.push(env.store(&default_root, Layout::Projects, false)?),
+            }
+            default_root
+        }
+    };
+    if flags.include_archive {
+        let archive = env
+            .cwd
+            .join(&sessions_root)
+            .with_file_name("sessions-archive");
+        stores.push(env.store(&archive, Layout::Projects, true)?);
+    }
+    Ok((stores, warnings))
+}
+
+/// Returns `sessionDir` from Pi's settings files, the project's overriding the global one.
+fn settings_session_dir(
+    env: &Env,
+    agent_dir: &Path,
+    warnings: &mut Vec<Warning>,
+) -> anyhow::Result<Option<PathBuf>> {
+    let candidates = [
+        env.cwd.join(".pi").join("settings.json"),
+        env.cwd.join(agent_dir).join("settings.json"),
+    ];
+    for path in candidates {
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(error) => {
+                warnings.push(Warning::new(
+                    path.display().to_string(),
+                    format!(
+                        "settings file not readable, its sessionDir is ignored: {}",
+                        pi_retrospect_header::describe_io(&error)
+                    ),
+                ));
+                continue;
+            }
+        };
+        let value: serde_json::Value = match serde_json::from_slice(&bytes) {
+            Ok(value) => value,
+            Err(error) => {
+                warnings.push(Warning::new(
+                    path.display().to_string(),
+                    format!("settings file is not valid JSON, its sessionDir is ignored: {error}"),
+                ));
+                continue;
+            }
+        };
+        match value.get("sessionDir") {
+            None | Some(serde_json::Value::Null) => {}
+            Some(serde_json::Value::String(dir)) if dir.is_empty() => {}
+            Some(serde_json::Value::String(dir)) => return Ok(Some(env.expand_tilde(dir)?)),
+            Some(_) => warnings.push(Warning::new(
+                path.display().to_string(),
+                "settings sessionDir is not a string; ignored",
+            )),
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(dir: &Path) -> Env {
+        Env {
+            cwd: dir.join("work"),
+            home: Some(dir.join("home")),
+            ..Env::default()
+        }
+    }
+
+    fn roots(flags: &StoreFlags, env: &Env) -> (Vec<String>, Vec<String>) {
+        let (stores, warnings) = resolve_stores(flags, env).expect("resolves");
+        let base = env
+            .home
+            .as_ref()
+            .and_then(|home| home.parent())
+            .expect("base");
+        let base = base.display().to_string();
+        (
+            stores
+                .iter()
+                .map(|store| {
+                    format!(
+                        "{:?}{} {}",
+                        store.layout,
+                        if store.missing_ok { "?" } else { "" },
+                        store.root.replace(&base, "")
+                    )
+                })
+                .collect(),
+            warnings
+                .iter()
+                .map(|warning| warning.reason.clone())
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn resolution_order() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(dir.path().join("work/.pi")).expect("mkdir");
+        let mut env = env(dir.path());
+        let flags = StoreFlags::default();
+        assert_eq!(roots(&flags, &env).0, ["Projects /home/.pi/agent/sessions"]);
+
+        env.agent_dir = Some("~/agent".into());
+        assert_eq!(roots(&flags, &env).0, ["Projects /home/agent/sessions"]);
+
+        let agent = dir.path().join("home/agent");
+        std::fs::create_dir_all(&agent).expect("mkdir");
+        std::fs::write(
+            agent.join("settings.json"),
+            r#"{"sessionDir":"~/from-settings"}"#,
+        )
+        .expect("write");
+        assert_eq!(
+            roots(&flags, &env).0,
+            ["Flat /home/from-settings", "Projects? /home/agent/sessions"]
+        );
+        std::fs::write(
+            dir.path().join("work/.pi/settings.json"),
+            r#"{"sessionDir":"rel"}"#,
+        )
+        .expect("write");
+        assert_eq!(
+            roots(&flags, &env).0,
+            ["Flat /work/rel", "Projects? /home/agent/sessions"]
+        );
+
+        env.session_dir = Some("~/from-env".into());
+        assert_eq!(
+            roots(&flags, &env).0,
+            ["Flat /home/from-env", "Projects? /home/agent/sessions"]
+        );
+
+        let with_flag = StoreFlags {
+            session_dir: Some("/abs/dir".into()),
+            ..StoreFlags::default()
+        };
+        assert_eq!(
+            roots(&with_flag, &env).0,
+            ["Flat /abs/dir", "Projects? /home/agent/sessions"]
+        );
+
+        let root_flag = StoreFlags {
+            sessions_root: Some("store/sessions".into()),
+            include_archive: true,
+            ..StoreFlags::default()
+        };
+        assert_eq!(
+            roots(&root_flag, &env).0,
+            [
+                "Projects /work/store/sessions",
+                "Projects? /work/store/sessions-archive"
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_settings_are_warnings() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let env = env(dir.path());
+        let agent = dir.path().join("home/.pi/agent");
+        std::fs::create_dir_all(&agent).expect("mkdir");
+        std::fs::write(agent.join("settings.json"), "{ not json").expect("write");
+        let (stores, warnings) = roots(&StoreFlags::default(), &env);
+        assert_eq!(stores, ["Projects /home/.pi/agent/sessions"]);
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].starts_with("settings file is not valid JSON"),
+            "{warnings:?}"
+        );
+
+        std::fs::write(agent.join("settings.json"), r#"{"sessionDir":7}"#).expect("write");
+        let (_, warnings) = roots(&StoreFlags::default(), &env);
+        assert_eq!(warnings, ["settings sessionDir is not a string; ignored"]);
     }
 }

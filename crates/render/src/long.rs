@@ -17,7 +17,7 @@ pub struct LongOptions<'a> {
     pub summary_of: &'a dyn Fn(&str) -> Option<&'a SessionSummary>,
 }
 
-const ID_WIDTH: usize = 8;
+const MIN_ID_WIDTH: usize = 8;
 const MAX_CWD_WIDTH: usize = 40;
 const MIN_TITLE_WIDTH: usize = 20;
 
@@ -38,9 +38,13 @@ pub fn write_long(
         .max()
         .unwrap_or(0)
         .min(MAX_CWD_WIDTH);
+    let id_width = unique_prefix_len(rows.iter().map(|(session, _)| session.id.as_str()));
     for (session, depth) in rows {
         let time = (options.time_of)(session);
-        let id = truncate_end(&sanitize_for_terminal(&session.id), ID_WIDTH);
+        let id: String = sanitize_for_terminal(&session.id)
+            .chars()
+            .take(id_width)
+            .collect();
         let cwd = truncate_start(&sanitize_for_terminal(&session.cwd), cwd_width);
         let runs = session.subagent_sessions.len();
         let runs = if runs == 0 {
@@ -58,11 +62,11 @@ pub fn write_long(
             .map(one_line)
             .unwrap_or_default();
         title.push_str(&text);
-        let used = display_width(&time) + ID_WIDTH + cwd_width + 3 + 4 * 2;
+        let used = display_width(&time) + id_width + cwd_width + 3 + 4 * 2;
         let title_width = options.width.saturating_sub(used).max(MIN_TITLE_WIDTH);
         let title = truncate_end(&title, title_width);
         let cwd = pad(&cwd, cwd_width);
-        let id = pad(&id, ID_WIDTH);
+        let id = pad(&id, id_width);
         if options.color {
             writeln!(
                 out,
@@ -92,6 +96,34 @@ impl LongOptions<'_> {
     fn summary_of(&self, path: &str) -> Option<&SessionSummary> {
         (self.summary_of)(path)
     }
+}
+
+/// Returns the shortest prefix length (at least eight characters) at which the distinct ids
+/// shown are all told apart, so the id column is a usable `--id` prefix.
+fn unique_prefix_len<'a>(ids: impl Iterator<Item = &'a str>) -> usize {
+    let mut distinct: Vec<&str> = ids.collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let longest = distinct
+        .iter()
+        .map(|id| id.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut width = MIN_ID_WIDTH.min(longest);
+    while width < longest {
+        let mut prefixes: Vec<String> = distinct
+            .iter()
+            .map(|id| id.chars().take(width).collect())
+            .collect();
+        prefixes.sort_unstable();
+        let n_prefixes = prefixes.len();
+        prefixes.dedup();
+        if prefixes.len() == n_prefixes {
+            break;
+        }
+        width += 1;
+    }
+    width
 }
 
 fn collect<'a>(sessions: &'a [Session], depth: usize, rows: &mut Vec<(&'a Session, usize)>) {
@@ -147,6 +179,24 @@ fn truncate_start(text: &str, width: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn id_prefixes_tell_ids_apart() {
+        let check = |ids: &[&str], expected: usize| {
+            assert_eq!(unique_prefix_len(ids.iter().copied()), expected, "{ids:?}")
+        };
+        check(&[], 0);
+        check(&["abc"], 3);
+        check(&["0199aaaa-1", "0199bbbb-2"], 8);
+        check(
+            &[
+                "01990000-0000-7000-8000-000000000201",
+                "01990000-0000-7000-8000-000000000202",
+            ],
+            36,
+        );
+        check(&["01990000-00a0", "01990000-00b0", "01990000-00a0"], 12);
+    }
 
     #[test]
     fn truncation() {

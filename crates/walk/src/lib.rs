@@ -52,6 +52,9 @@ pub struct Store {
     pub root: String,
     /// How sessions sit under `root`.
     pub layout: Layout,
+    /// Whether a root that does not exist is normal (an optional store such as an archive, or
+    /// the default root beside a custom directory) rather than worth a warning.
+    pub missing_ok: bool,
 }
 
 impl Store {
@@ -64,6 +67,7 @@ impl Store {
             Some(text) => Ok(Store {
                 root: pi_retrospect_core::path::normalize_absolute(text),
                 layout,
+                missing_ok: false,
             }),
             None => Err(Warning::new(
                 joined.to_string_lossy(),
@@ -103,6 +107,33 @@ pub fn list_stores(stores: &[Store], options: &WalkOptions) -> Listing {
             .sessions
             .dedup_by(|later, earlier| later.path == earlier.path);
         listing
+    })
+}
+
+/// Walks several stores and hands each top-level session tree (or its failure) to `emit` as
+/// soon as it is read, from the worker threads, in no particular order; returns the warnings
+/// that belong to no session (unreadable directories). A path reached through two stores is
+/// emitted once.
+pub fn for_each_session(
+    stores: &[Store],
+    options: &WalkOptions,
+    emit: &(dyn Fn(Option<pi_retrospect_core::Session>, Vec<Warning>) + Sync),
+) -> Vec<Warning> {
+    use rayon::prelude::*;
+    with_threads(options.threads, || {
+        let mut loose_warnings = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for store in stores {
+            let (mut files, mut warnings) = discover_session_files(store);
+            loose_warnings.append(&mut warnings);
+            files.retain(|file| seen.insert(file.path.clone()));
+            files.par_iter().for_each(|file| {
+                let (session, warnings) = list_session_file(file);
+                emit(session, warnings);
+            });
+        }
+        loose_warnings.sort();
+        loose_warnings
     })
 }
 

@@ -37,6 +37,9 @@ pub fn discover_session_files(store: &Store) -> (Vec<SessionFile>, Vec<Warning>)
         Layout::Projects => {
             let entries = match fs::read_dir(&store.root) {
                 Ok(entries) => entries,
+                Err(error) if store.missing_ok && error.kind() == io::ErrorKind::NotFound => {
+                    return (Vec::new(), warnings);
+                }
                 Err(error) => {
                     warnings.push(root_warning(&store.root, &error));
                     return (Vec::new(), warnings);
@@ -71,7 +74,7 @@ pub fn discover_session_files(store: &Store) -> (Vec<SessionFile>, Vec<Warning>)
 
     let per_dir: Vec<(Vec<SessionFile>, Vec<Warning>)> = project_dirs
         .par_iter()
-        .map(|dir| list_project_dir(dir, store.layout))
+        .map(|dir| list_project_dir(dir, store))
         .collect();
     let mut files = Vec::new();
     for (mut dir_files, mut dir_warnings) in per_dir {
@@ -127,12 +130,19 @@ pub fn list_session_file(file: &SessionFile) -> (Option<Session>, Vec<Warning>) 
 }
 
 /// Lists one project directory: its `*.jsonl` regular files and which of them have a container.
-fn list_project_dir(dir: &str, layout: Layout) -> (Vec<SessionFile>, Vec<Warning>) {
+fn list_project_dir(dir: &str, store: &Store) -> (Vec<SessionFile>, Vec<Warning>) {
     let mut warnings = Vec::new();
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
+        Err(error)
+            if store.layout == Layout::Flat
+                && store.missing_ok
+                && error.kind() == io::ErrorKind::NotFound =>
+        {
+            return (Vec::new(), warnings);
+        }
         Err(error) => {
-            let reason = match layout {
+            let reason = match store.layout {
                 Layout::Projects => {
                     format!("project directory not readable: {}", describe_io(&error))
                 }
