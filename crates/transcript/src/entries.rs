@@ -1,0 +1,148 @@
+//! The `entries` view: the stored entries of one file in file order, one row each, filtered.
+
+use pi_retrospect_core::Timestamp;
+use pi_retrospect_core::timestamp;
+use serde::Serialize;
+use serde_json::value::RawValue;
+
+use crate::content::entry_text;
+use crate::error::TranscriptError;
+use crate::session::Session;
+use crate::text::Needle;
+
+/// Returns the filters of the `entries` view; all given filters must hold (AND).
+#[derive(Debug, Clone, Default)]
+pub struct EntriesFilter {
+    /// Only lines at or after this physical line number.
+    pub first_line: Option<u64>,
+    /// Only lines at or before this physical line number.
+    pub last_line: Option<u64>,
+    /// Only the entry with this stored id.
+    pub id: Option<String>,
+    /// Only entries whose stored parent id is this.
+    pub parent_id: Option<String>,
+    /// Only entries of these types (any of them); empty means all.
+    pub types: Vec<String>,
+    /// Only messages with these roles (any of them); empty means all entries.
+    pub roles: Vec<String>,
+    /// Only entries whose own timestamp is at or after this instant.
+    pub since: Option<Timestamp>,
+    /// Only entries whose own timestamp is at or before this instant.
+    pub until: Option<Timestamp>,
+    /// Only entries whose text contains any of these literal terms.
+    pub grep: Vec<String>,
+    /// Match `grep` terms case-sensitively.
+    pub is_case_sensitive: bool,
+    /// At most this many rows.
+    pub limit: Option<usize>,
+    /// Include each line's JSON verbatim as `raw`.
+    pub include_raw: bool,
+}
+
+/// Returns one row of the `entries` view.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryRow {
+    /// Physical line number: the stable handle of the entry.
+    pub line_no: u64,
+    /// The stored id; null in version 1 files.
+    pub id: Option<String>,
+    /// The stored parent id; null in version 1 files and for roots.
+    pub parent_id: Option<String>,
+    /// The entry's own timestamp as stored.
+    pub timestamp: Option<String>,
+    /// The stored type.
+    #[serde(rename = "type")]
+    pub entry_type: String,
+    /// The message role, for `message` entries.
+    pub message_role: Option<String>,
+    /// The human-readable body (never thinking, tool calls or images).
+    pub text: Option<String>,
+    /// The line's JSON, unchanged, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw: Option<Box<RawValue>>,
+}
+
+/// Returns the rows of `session` that pass `filter`, in file order.
+pub fn entries(
+    session: &Session,
+    filter: &EntriesFilter,
+) -> Result<Vec<EntryRow>, TranscriptError> {
+    let needles: Vec<Needle> = filter
+        .grep
+        .iter()
+        .map(|term| Needle::new(term, filter.is_case_sensitive))
+        .collect();
+    let is_linear = session.is_linear();
+    let mut rows = Vec::new();
+    for (idx, entry) in session.entries().iter().enumerate() {
+        if filter.limit.is_some_and(|limit| rows.len() >= limit) {
+            break;
+        }
+        if filter.first_line.is_some_and(|first| entry.line_no < first) {
+            continue;
+        }
+        if filter.last_line.is_some_and(|last| entry.line_no > last) {
+            break;
+        }
+        let id = if is_linear { None } else { entry.id.clone() };
+        let parent_id = if is_linear {
+            None
+        } else {
+            entry.parent_id.clone()
+        };
+        if filter.id.is_some() && filter.id != id {
+            continue;
+        }
+        if filter.parent_id.is_some() && filter.parent_id != parent_id {
+            continue;
+        }
+        if !filter.types.is_empty() && !filter.types.contains(&entry.entry_type) {
+            continue;
+        }
+        let role = entry.role().map(|role| role.as_str().to_owned());
+        if !filter.roles.is_empty()
+            && !role
+                .as_ref()
+                .is_some_and(|role| filter.roles.contains(role))
+        {
+            continue;
+        }
+        if filter.since.is_some() || filter.until.is_some() {
+            let Some(instant) = entry.timestamp.as_deref().and_then(timestamp::parse) else {
+                continue;
+            };
+            if filter.since.is_some_and(|since| instant < since)
+                || filter.until.is_some_and(|until| instant > until)
+            {
+                continue;
+            }
+        }
+        let value = session.decode(idx)?;
+        let text = entry_text(entry, &value);
+        if !needles.is_empty() {
+            let Some(text) = &text else {
+                continue;
+            };
+            if !needles.iter().any(|needle| needle.is_match(text)) {
+                continue;
+            }
+        }
+        let raw = if filter.include_raw {
+            Some(session.raw_json(idx)?)
+        } else {
+            None
+        };
+        rows.push(EntryRow {
+            line_no: entry.line_no,
+            id,
+            parent_id,
+            timestamp: entry.timestamp.clone(),
+            entry_type: entry.entry_type.clone(),
+            message_role: role,
+            text,
+            raw,
+        });
+    }
+    Ok(rows)
+}

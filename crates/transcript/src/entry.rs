@@ -1,0 +1,328 @@
+//! Entry envelopes: what the parser keeps of each line in memory.
+//!
+//! An [`Entry`] holds the stored ids, the type, the message role and the few fields that the
+//! tree, the context and the derived facts need, plus the byte range of its line so that the
+//! full content can be decoded on demand.
+
+use serde::{Serialize, Serializer};
+
+use crate::json::{Loose, RawEnvelope, RawMessage};
+
+/// Returns a message role as stored in `message.role`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// `system`: prompt sections and tool declarations.
+    System,
+    /// `user`.
+    User,
+    /// `assistant`.
+    Assistant,
+    /// `toolResult`.
+    ToolResult,
+    /// `bashExecution`: a `!` command run by the user.
+    BashExecution,
+    /// `custom` (named `hookMessage` in version 2 files).
+    Custom,
+    /// `branchSummary`.
+    BranchSummary,
+    /// `compactionSummary`.
+    CompactionSummary,
+    /// Any other role, kept verbatim; an absent role is the empty string.
+    Unknown(String),
+}
+
+impl Role {
+    /// Returns the role for a stored role string; `hookMessage` maps to `Custom` in files
+    /// older than version 3, as Pi's migration does.
+    pub fn from_stored(role: &str, version: u64) -> Role {
+        match role {
+            "system" => Role::System,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "toolResult" => Role::ToolResult,
+            "bashExecution" => Role::BashExecution,
+            "custom" => Role::Custom,
+            "hookMessage" if version < 3 => Role::Custom,
+            "branchSummary" => Role::BranchSummary,
+            "compactionSummary" => Role::CompactionSummary,
+            other => Role::Unknown(other.to_owned()),
+        }
+    }
+
+    /// Returns the role's name as Pi writes it (version 3 spelling).
+    pub fn as_str(&self) -> &str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::ToolResult => "toolResult",
+            Role::BashExecution => "bashExecution",
+            Role::Custom => "custom",
+            Role::BranchSummary => "branchSummary",
+            Role::CompactionSummary => "compactionSummary",
+            Role::Unknown(other) => other,
+        }
+    }
+}
+
+impl Serialize for Role {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+/// Returns how a message's content is made up, counted while scanning.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContentShape {
+    /// The content is a plain string rather than an array of blocks.
+    pub is_string: bool,
+    /// Number of text blocks.
+    pub n_text: u32,
+    /// Number of thinking blocks.
+    pub n_thinking: u32,
+    /// Number of tool calls.
+    pub n_tool_calls: u32,
+    /// Number of images.
+    pub n_images: u32,
+}
+
+/// Returns the envelope of a `message` entry's message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageMeta {
+    /// The message role.
+    pub role: Role,
+    /// The content's makeup.
+    pub shape: ContentShape,
+    /// Assistant: the provider that answered.
+    pub provider: Option<String>,
+    /// Assistant: the model that answered.
+    pub model: Option<String>,
+    /// Assistant: why the response stopped (`stop`, `toolUse`, `error`, ...).
+    pub stop_reason: Option<String>,
+    /// Tool result: the tool's name.
+    pub tool_name: Option<String>,
+    /// Custom message: the extension's type name.
+    pub custom_type: Option<String>,
+    /// Bash execution: excluded from model context.
+    pub exclude_from_context: bool,
+    /// Tool result: the tool failed.
+    pub is_error: bool,
+}
+
+/// Returns the type-specific part of an entry's envelope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EntryKind {
+    /// `message`.
+    Message(MessageMeta),
+    /// `model_change`.
+    ModelChange {
+        /// The selected provider.
+        provider: Option<String>,
+        /// The selected model.
+        model_id: Option<String>,
+    },
+    /// `thinking_level_change`.
+    ThinkingLevelChange {
+        /// The new level.
+        thinking_level: Option<String>,
+    },
+    /// `usage`: model-attributed usage outside the conversation.
+    Usage {
+        /// The operation, e.g. `cache_warm`.
+        kind: Option<String>,
+    },
+    /// `compaction`.
+    Compaction {
+        /// The first entry kept from before the compaction.
+        first_kept_entry_id: Option<String>,
+        /// Version 1 files: the index (in the file's parsed records, header = 0) of that entry.
+        first_kept_entry_index: Option<u64>,
+        /// The entry carries a complete system checkpoint.
+        has_system_message: bool,
+    },
+    /// `context_edit`.
+    ContextEdit {
+        /// The edited entry.
+        target_id: Option<String>,
+        /// `replacement: null`: the target is omitted from context.
+        omits: bool,
+    },
+    /// `branch_summary`.
+    BranchSummary {
+        /// The abandoned leaf that was summarised.
+        from_id: Option<String>,
+    },
+    /// `custom`: extension state, not in context.
+    Custom {
+        /// The extension's type name.
+        custom_type: Option<String>,
+    },
+    /// `custom_message`: extension message that is in context.
+    CustomMessage {
+        /// The extension's type name.
+        custom_type: Option<String>,
+        /// Shown in the terminal.
+        display: bool,
+    },
+    /// `label`.
+    Label {
+        /// The labelled entry.
+        target_id: Option<String>,
+        /// The label; `None` clears it.
+        label: Option<String>,
+    },
+    /// `session_info`.
+    SessionInfo {
+        /// The session's display name.
+        name: Option<String>,
+    },
+    /// Any other type, kept opaque.
+    Unknown,
+}
+
+/// Returns one stored entry's envelope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    /// Physical line number (1-based; line 1 is normally the header).
+    pub line_no: u64,
+    /// Offset of the line's first byte in the file.
+    pub byte_offset: u64,
+    /// Length of the line in bytes, without its line ending.
+    pub byte_len: u64,
+    /// The stored id (`None` in version 1 files or when missing).
+    pub id: Option<String>,
+    /// The stored parent id (`None` for a root or in version 1 files).
+    pub parent_id: Option<String>,
+    /// The entry's ISO 8601 timestamp as stored.
+    pub timestamp: Option<String>,
+    /// The stored `type` string.
+    pub entry_type: String,
+    /// The type-specific envelope.
+    pub kind: EntryKind,
+}
+
+impl Entry {
+    /// Returns the stable handle of the entry: its id, or `line:N` when it has none.
+    pub fn handle(&self) -> String {
+        match &self.id {
+            Some(id) => id.clone(),
+            None => format!("line:{}", self.line_no),
+        }
+    }
+
+    /// Returns the message envelope when this is a `message` entry.
+    pub fn message(&self) -> Option<&MessageMeta> {
+        match &self.kind {
+            EntryKind::Message(meta) => Some(meta),
+            _ => None,
+        }
+    }
+
+    /// Returns the message role when this is a `message` entry.
+    pub fn role(&self) -> Option<&Role> {
+        self.message().map(|meta| &meta.role)
+    }
+
+    /// Returns whether this is a message with `role`.
+    pub fn has_role(&self, role: &Role) -> bool {
+        self.role() == Some(role)
+    }
+
+    /// Returns a rough token estimate of the entry: its serialised size divided by four.
+    pub fn estimated_tokens(&self) -> u64 {
+        self.byte_len.div_ceil(4)
+    }
+}
+
+fn is_true(value: Loose) -> bool {
+    value == Loose::Bool(true)
+}
+
+fn message_meta(raw: RawMessage<'_>, version: u64) -> MessageMeta {
+    let role = raw.role.into_owned().unwrap_or_default();
+    MessageMeta {
+        role: Role::from_stored(&role, version),
+        shape: ContentShape {
+            is_string: raw.content.is_string,
+            n_text: raw.content.n_text,
+            n_thinking: raw.content.n_thinking,
+            n_tool_calls: raw.content.n_tool_calls,
+            n_images: raw.content.n_images,
+        },
+        provider: raw.provider.into_owned(),
+        model: raw.model.into_owned(),
+        stop_reason: raw.stop_reason.into_owned(),
+        tool_name: raw.tool_name.into_owned(),
+        custom_type: raw.custom_type.into_owned(),
+        exclude_from_context: is_true(raw.exclude_from_context),
+        is_error: is_true(raw.is_error),
+    }
+}
+
+/// Returns the entry for an envelope whose type is `entry_type` (never `session`).
+pub(crate) fn entry_from_envelope(
+    raw: RawEnvelope<'_>,
+    entry_type: String,
+    version: u64,
+    line_no: u64,
+    byte_offset: u64,
+    byte_len: u64,
+) -> Entry {
+    let kind = match entry_type.as_str() {
+        "message" => EntryKind::Message(message_meta(raw.message.0.unwrap_or_default(), version)),
+        "model_change" => EntryKind::ModelChange {
+            provider: raw.provider.into_owned(),
+            model_id: raw.model_id.into_owned(),
+        },
+        "thinking_level_change" => EntryKind::ThinkingLevelChange {
+            thinking_level: raw.thinking_level.into_owned(),
+        },
+        "usage" => EntryKind::Usage {
+            kind: raw.usage_kind.into_owned(),
+        },
+        "compaction" => EntryKind::Compaction {
+            first_kept_entry_id: raw.first_kept_entry_id.into_owned(),
+            first_kept_entry_index: match raw.first_kept_entry_index {
+                Loose::Unsigned(index) => Some(index),
+                _ => None,
+            },
+            has_system_message: raw.system_message.is_some(),
+        },
+        "context_edit" => EntryKind::ContextEdit {
+            target_id: raw.target_id.into_owned(),
+            omits: matches!(raw.replacement, Loose::Null | Loose::Absent),
+        },
+        "branch_summary" => EntryKind::BranchSummary {
+            from_id: raw.from_id.into_owned(),
+        },
+        "custom" => EntryKind::Custom {
+            custom_type: raw.custom_type.into_owned(),
+        },
+        "custom_message" => EntryKind::CustomMessage {
+            custom_type: raw.custom_type.into_owned(),
+            display: is_true(raw.display),
+        },
+        "label" => EntryKind::Label {
+            target_id: raw.target_id.into_owned(),
+            label: raw.label.into_owned(),
+        },
+        "session_info" => EntryKind::SessionInfo {
+            name: raw.name.into_owned(),
+        },
+        _ => EntryKind::Unknown,
+    };
+    Entry {
+        line_no,
+        byte_offset,
+        byte_len,
+        id: raw.id.into_owned(),
+        parent_id: raw.parent_id.into_owned(),
+        timestamp: raw.timestamp.into_owned(),
+        entry_type,
+        kind,
+    }
+}

@@ -1,0 +1,46 @@
+//! Full parsing of one Pi session file: its header, every entry, the entry tree, the
+//! model-visible context, turns and checkpoints, plus the pure views a CLI renders
+//! (`entries`, `inspect`, `show`).
+//!
+//! The parser streams the file line by line and keeps only each entry's envelope (ids, type,
+//! role and the handful of fields the tree and context need) together with its byte range.
+//! Message content is decoded on demand by re-reading that range, so memory stays far below
+//! the file's size. The file is opened read-only, never locked, and read only up to the length
+//! seen when it was opened: a file that Pi is appending to gives a consistent snapshot.
+//!
+//! Damage is data, not failure: every problem in the file becomes a [`Warning`] with its line
+//! number, and parsing never aborts on file content.
+
+#![deny(missing_docs)]
+
+pub mod content;
+pub mod context;
+pub mod entries;
+pub mod entry;
+mod error;
+pub mod facts;
+pub mod inspect;
+mod json;
+mod scan;
+pub mod session;
+pub mod show;
+mod text;
+pub mod turns;
+pub mod warning;
+
+pub use content::{EntryContent, ToolCallSummary, entry_content, entry_text};
+pub use context::{Context, ContextEdit, ContextMessage, ContextMessageKind, ModelRef};
+pub use entries::{EntriesFilter, EntryRow, entries};
+pub use entry::{ContentShape, Entry, EntryKind, MessageMeta, Role};
+pub use error::TranscriptError;
+pub use facts::{LabelFact, SessionFacts, facts, labels};
+pub use inspect::{
+    CheckpointItem, Cursor, InspectPage, InspectRequest, InspectView, ReadItem, ReadResult,
+    SearchHit, inspect, inspect_path,
+};
+/// Re-exported from core, where the list renderer shares it.
+pub use pi_retrospect_core::sanitize::sanitize_for_terminal;
+pub use session::{Header, Session, Snapshot};
+pub use show::{DisplayItem, ShowOptions, TreeRow, active_branch_items, entry_tree};
+pub use turns::{Turn, Turns};
+pub use warning::{Warning, WarningKind};
