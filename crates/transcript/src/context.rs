@@ -220,7 +220,11 @@ fn build(session: &Session, branch: Vec<usize>) -> Context {
                     vec![ContextMessageKind::CompactionSummary]
                 }
             }
-            EntryKind::BranchSummary { .. } => vec![ContextMessageKind::BranchSummary],
+            // Pi projects a branch summary only `if (entry.summary)` (session-manager.js,
+            // `sessionEntryToContextMessages`); an empty one stays selected but says nothing.
+            EntryKind::BranchSummary {
+                has_summary: true, ..
+            } => vec![ContextMessageKind::BranchSummary],
             EntryKind::CustomMessage { .. } => vec![ContextMessageKind::CustomMessage],
             _ => continue,
         };

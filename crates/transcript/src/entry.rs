@@ -154,6 +154,8 @@ pub enum EntryKind {
     BranchSummary {
         /// The abandoned leaf that was summarised.
         from_id: Option<String>,
+        /// The entry has a non-empty `summary`; Pi turns one without into no context message.
+        has_summary: bool,
     },
     /// `custom`: extension state, not in context.
     Custom {
@@ -298,6 +300,7 @@ pub(crate) fn entry_from_envelope(
         },
         "branch_summary" => EntryKind::BranchSummary {
             from_id: raw.from_id.into_owned(),
+            has_summary: raw.has_summary,
         },
         "custom" => EntryKind::Custom {
             custom_type: raw.custom_type.into_owned(),

@@ -29,7 +29,7 @@ pub struct LabelFact {
 pub struct SessionFacts {
     /// The header's session id.
     pub session_id: Option<String>,
-    /// The name Pi shows: from the latest `session_info` entry in the file.
+    /// The name Pi shows: from the latest `session_info` entry in the file, trimmed.
     pub name: Option<String>,
     /// The header's working directory.
     pub cwd: Option<String>,
@@ -37,7 +37,8 @@ pub struct SessionFacts {
     pub version: u64,
     /// Current labels (latest label entry per target wins; an empty one clears), by target id.
     pub labels: Vec<LabelFact>,
-    /// The first user message's text, cut to 240 characters.
+    /// The text of the first user message that has any, as Pi's session list shows it:
+    /// whitespace folded, cut to 240 characters.
     pub first_user_message: Option<String>,
     /// Models used, `provider/model`, in order of first use.
     pub models: Vec<String>,
@@ -75,27 +76,33 @@ pub fn labels(session: &Session) -> HashMap<String, String> {
     labels
 }
 
-/// Returns the derived facts of `session`; decodes only the first user message.
+/// Returns the derived facts of `session`; decodes only user messages up to the first with text.
 pub fn facts(session: &Session) -> Result<SessionFacts, TranscriptError> {
     let mut name = None;
     let mut models: Vec<String> = Vec::new();
     let mut messages_by_role = BTreeMap::new();
     let mut entries_by_type = BTreeMap::new();
-    let mut first_user = None;
+    let mut user_messages = Vec::new();
     let mut first_activity: Option<(timestamp::Timestamp, &str)> = None;
     let mut last_activity: Option<(timestamp::Timestamp, &str)> = None;
     for (idx, entry) in session.entries().iter().enumerate() {
         *entries_by_type.entry(entry.entry_type.clone()).or_insert(0) += 1;
         match &entry.kind {
             EntryKind::SessionInfo { name: entry_name } => {
-                name = entry_name.clone().filter(|name| !name.trim().is_empty());
+                // Pi shows the latest name trimmed (`entry.name?.trim() || undefined`), so a
+                // blank one clears it.
+                name = entry_name
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|name| !name.is_empty())
+                    .map(str::to_owned);
             }
             EntryKind::Message(meta) => {
                 *messages_by_role
                     .entry(meta.role.as_str().to_owned())
                     .or_insert(0) += 1;
-                if meta.role == Role::User && first_user.is_none() {
-                    first_user = Some(idx);
+                if meta.role == Role::User {
+                    user_messages.push(idx);
                 }
             }
             _ => {}
@@ -116,13 +123,16 @@ pub fn facts(session: &Session) -> Result<SessionFacts, TranscriptError> {
             }
         }
     }
-    let first_user_message = match first_user {
-        Some(idx) => {
-            let value = session.decode(idx)?;
-            entry_text(session.entry(idx), &value).map(|text| preview(&text, 240))
+    // As in Pi's session list (`buildSessionInfo`), a user message without text (an image
+    // alone, say) is passed over for the next one. Usually only the first is decoded.
+    let mut first_user_message = None;
+    for idx in user_messages {
+        let value = session.decode(idx)?;
+        if let Some(text) = entry_text(session.entry(idx), &value).filter(|text| !text.is_empty()) {
+            first_user_message = Some(preview(&text, 240));
+            break;
         }
-        None => None,
-    };
+    }
     let mut labels: Vec<LabelFact> = labels(session)
         .into_iter()
         .map(|(entry_id, label)| LabelFact { entry_id, label })

@@ -91,6 +91,8 @@ pub(crate) struct RawEnvelope<'a> {
     pub label: LooseStr<'a>,
     pub name: LooseStr<'a>,
     pub from_id: LooseStr<'a>,
+    /// `summary` is truthy as JavaScript sees it (a non-empty string, for what Pi writes).
+    pub has_summary: bool,
     pub provider: LooseStr<'a>,
     pub model_id: LooseStr<'a>,
     pub thinking_level: LooseStr<'a>,
@@ -458,6 +460,16 @@ impl<'a> Scanner<'a> {
         Ok(LooseMessage(Some(message)))
     }
 
+    /// Skips a value and returns whether JavaScript would find it truthy, so that a field Pi
+    /// tests with `if (entry.field)` is judged as Pi judges it without decoding its text.
+    fn truthy(&mut self, depth: u32) -> ScanResult<bool> {
+        let is_empty_string =
+            self.peek() == Some(b'"') && self.bytes.get(self.pos + 1) == Some(&b'"');
+        let value = self.value(depth)?;
+        Ok(!is_empty_string
+            && !matches!(value, Loose::Null | Loose::Bool(false) | Loose::Unsigned(0)))
+    }
+
     fn envelope(&mut self) -> ScanResult<RawEnvelope<'a>> {
         let mut envelope = RawEnvelope::default();
         self.object(0, |scanner, key, depth| {
@@ -482,6 +494,7 @@ impl<'a> Scanner<'a> {
                 b"label" => envelope.label = scanner.loose_str(depth)?,
                 b"name" => envelope.name = scanner.loose_str(depth)?,
                 b"fromId" => envelope.from_id = scanner.loose_str(depth)?,
+                b"summary" => envelope.has_summary = scanner.truthy(depth)?,
                 b"provider" => envelope.provider = scanner.loose_str(depth)?,
                 b"modelId" => envelope.model_id = scanner.loose_str(depth)?,
                 b"thinkingLevel" => envelope.thinking_level = scanner.loose_str(depth)?,
