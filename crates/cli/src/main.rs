@@ -5,8 +5,12 @@
 //! as `| head` also exits 0), 1 when the tool itself fails (for example stdout cannot be
 //! written), 2 on a usage error.
 
+mod entries;
+mod inspect;
 mod list;
 mod opts;
+mod session_arg;
+mod show;
 mod store;
 mod when;
 
@@ -50,6 +54,9 @@ fn main() -> ExitCode {
 fn run(opts: Opts, out: &mut dyn Write) -> anyhow::Result<()> {
     match opts.command {
         Command::List(args) => list::run(&args, out),
+        Command::Show(args) => show::run(&args, out),
+        Command::Inspect(args) => inspect::run(&args, out),
+        Command::Entries(args) => entries::run(&args, out),
         Command::Schema(args) => match args.document {
             opts::SchemaDocument::List => {
                 out.write_all(pi_retrospect_render::schema::LIST_SCHEMA.as_bytes())?;

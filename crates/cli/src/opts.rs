@@ -26,6 +26,300 @@ pub enum Command {
     List(Box<ListArgs>),
     /// Print the JSON Schema of a command's --json output.
     Schema(SchemaArgs),
+    /// Read one session: its active branch as a transcript, or its whole entry tree.
+    #[command(after_long_help = SHOW_HELP)]
+    Show(Box<ShowArgs>),
+    /// Query one session's checkpoints in bounded pages: overview, ancestors, children, search, read.
+    #[command(after_long_help = INSPECT_HELP)]
+    Inspect(Box<InspectArgs>),
+    /// Print the stored entries of one session file in file order, one row each, for scripts.
+    #[command(after_long_help = ENTRIES_HELP)]
+    Entries(Box<EntriesArgs>),
+}
+
+/// The paragraph on SESSION, damage and sanitising shared by `show`, `inspect` and `entries`.
+macro_rules! session_help {
+    () => {
+        "\
+SESSION is a path to a session file (relative to the current directory, `~` expanded), a \
+session id or a unique prefix of one (looked up in the store the way `list` finds it, \
+subagent runs included), or `latest`: the newest top-level session (by header timestamp) \
+whose cwd is the current directory. A prefix that matches several sessions is a usage error \
+(exit 2) listing their paths; a session that cannot be found or opened exits 1.
+
+Damage in the file (a line that is not JSON, a missing parent, a version 1 file without \
+ids) never fails the command: text output lists it on stderr, --json in `warnings`. Text \
+output strips terminal control sequences and bidi overrides from session content. The file \
+is only read, never written."
+    };
+}
+
+const SESSION_HELP: &str = session_help!();
+
+const SHOW_HELP: &str = concat!(
+    session_help!(),
+    "\n\n",
+    "\
+The transcript follows the active branch (root to the last entry appended, as Pi resumes \
+it). Each block starts with the entry id in brackets, so `inspect SESSION read ID` or \
+`entries SESSION --id ID` can jump to it. Tool calls are one line each (`->` tool name and \
+scalar arguments); tool results (`<-`) are cut to --tool-output characters; thinking is \
+hidden unless --thinking.
+
+--tree draws every entry of the file: `*` marks the active path, `@` the leaf, `+` the first \
+entry of each branch below a branch point; labels are shown in brackets.
+
+Examples:
+  pi-retrospect show latest
+  pi-retrospect show 01a22b41-c1e1 --thinking --tool-output 200
+  pi-retrospect show ~/.pi/agent/sessions/--home-me-app--/2026-09-01T10-00-00-000Z_0199.jsonl --tree
+  pi-retrospect show latest --json | jq -r '.items[] | select(.kind == \"toolCall\") | .name'"
+);
+
+const INSPECT_HELP: &str = concat!(
+    session_help!(),
+    "\n\n",
+    "\
+Views (a checkpoint is the last entry of a completed assistant turn: the response plus the \
+tool results answering its calls):
+  overview           checkpoints across the whole tree, in file order
+  ancestors [ENTRY]  checkpoints on the path from the root to ENTRY (default: the leaf)
+  children ENTRY     the next checkpoint on each path below ENTRY
+  search QUERY       literal, case-insensitive matches in labels, assistant text, user
+                     requests, and tool results with --tool-results
+  read ENTRY         one entry with --before ancestors and --after descendants; at a branch
+                     point the child ids are listed instead of choosing one
+
+ENTRY is an entry id, or `line:N` (the entry on physical line N; the only handle in version \
+1 files). Results carry entry ids, parent/child checkpoint relations, labels, previews cut \
+to 240 characters and token counts that are estimates (serialized characters / 4). Thinking, \
+image data and tool-call arguments are never returned; tool output only with --tool-results.
+
+Pages hold --limit results (default 20, at most 50). When there are more, the page ends with \
+a cursor: pass it with --cursor to the same command to continue. The cursor remembers how \
+much of the file the first page read, so later pages describe the same snapshot even while \
+Pi appends to the file.
+
+Examples:
+  pi-retrospect inspect latest overview
+  pi-retrospect inspect latest search \"flaky test\" --tool-results
+  pi-retrospect inspect 01a22b41 read e0dbe164 --before 2 --after 5
+  pi-retrospect inspect latest overview --limit 50 --cursor c1.1f2e.14.0123456789abcdef
+  pi-retrospect inspect latest ancestors --json | jq -r '.checkpoints[].entryId'"
+);
+
+const ENTRIES_HELP: &str = concat!(
+    session_help!(),
+    "\n\n",
+    "\
+Rows are `{lineNo, id, parentId, timestamp, type, messageRole, text}` (plus `raw`, the line's \
+JSON unchanged, with --raw). `text` is the entry's human-readable body: never thinking, tool \
+calls or images. `lineNo` is the physical line (line 1 is the header and never a row) and the \
+stable handle; in a version 1 file `id` and `parentId` are null and one warning says so.
+
+Filters combine with AND; repeated --type, --role and --grep values OR. --grep is literal and \
+case-insensitive unless --case-sensitive. --since/--until compare each entry's own \
+timestamp (entries without one are left out) and take the same forms as in `list`.
+
+--json prints `{ \"path\", \"sessionId\", \"version\", \"entries\": [...], \"warnings\": [...] }`; \
+--jsonl prints one row per line and the warnings on stderr.
+
+Examples:
+  pi-retrospect entries latest --role user --jsonl | jq -r .text
+  pi-retrospect entries latest --lines 40..60 --raw --json
+  pi-retrospect entries 01a22b41 --grep TODO --grep FIXME --type message --limit 10
+  pi-retrospect entries latest --since 2h --role assistant --role toolResult"
+);
+
+/// Store flags of the commands that read one session, used only to look up an id or `latest`.
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// Look ids up in this store in Pi's default layout (`DIR/--<cwd-slug>--/<stem>.jsonl`).
+    #[arg(long, value_name = "DIR", global = true, help_heading = "Stores")]
+    pub sessions_root: Option<PathBuf>,
+
+    /// Pi's custom session directory, searched with the default root.
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "sessions_root",
+        global = true,
+        help_heading = "Stores"
+    )]
+    pub session_dir: Option<PathBuf>,
+}
+
+/// Flags of `show`.
+#[derive(Debug, Args)]
+#[command(after_help = SESSION_HELP)]
+pub struct ShowArgs {
+    /// A session file path, a session id or unique id prefix, or `latest`.
+    #[arg(value_name = "SESSION")]
+    pub session: String,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Draw the whole entry tree with branch points, labels and the active path.
+    #[arg(long)]
+    pub tree: bool,
+
+    /// Show thinking blocks (hidden by default).
+    #[arg(long, conflicts_with = "tree")]
+    pub thinking: bool,
+
+    /// Characters kept of each tool result and bash output (0: only the header line).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 2000,
+        conflicts_with = "tree"
+    )]
+    pub tool_output: usize,
+
+    /// Print a JSON document instead of text.
+    #[arg(long, help_heading = "Output")]
+    pub json: bool,
+
+    /// When to use colour.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
+    pub color: ColorChoice,
+}
+
+/// Flags of `inspect`.
+#[derive(Debug, Args)]
+#[command(after_help = SESSION_HELP, subcommand_value_name = "VIEW", subcommand_help_heading = "Views")]
+pub struct InspectArgs {
+    /// A session file path, a session id or unique id prefix, or `latest`.
+    #[arg(value_name = "SESSION")]
+    pub session: String,
+
+    /// Which view.
+    #[command(subcommand)]
+    pub view: InspectViewArg,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Results per page (1 to 50).
+    #[arg(
+        long,
+        value_name = "N",
+        global = true,
+        default_value_t = 20,
+        value_parser = clap::value_parser!(u8).range(1..=50),
+        help_heading = "Paging"
+    )]
+    pub limit: u8,
+
+    /// Continue a previous page: the cursor it printed, with the same view and flags.
+    #[arg(long, value_name = "CURSOR", global = true, help_heading = "Paging")]
+    pub cursor: Option<String>,
+
+    /// Include tool output (search it, preview it); it can hold sensitive source material.
+    #[arg(long, global = true)]
+    pub tool_results: bool,
+
+    /// Print the page as a JSON document.
+    #[arg(long, global = true, help_heading = "Output")]
+    pub json: bool,
+}
+
+/// The views of `inspect`.
+#[derive(Debug, Subcommand)]
+pub enum InspectViewArg {
+    /// Checkpoints across the whole tree, in file order.
+    Overview,
+    /// Checkpoints on the path from the root to ENTRY (default: the leaf).
+    Ancestors {
+        /// An entry id or `line:N`.
+        entry: Option<String>,
+    },
+    /// The next checkpoint on each path below ENTRY.
+    Children {
+        /// An entry id or `line:N`.
+        entry: String,
+    },
+    /// Literal, case-insensitive search over labels, assistant text and user requests.
+    Search {
+        /// The text to find.
+        query: String,
+    },
+    /// One entry with its neighbours; at a branch point the child ids are listed.
+    Read {
+        /// An entry id or `line:N`.
+        entry: String,
+        /// Ancestors to show (0 to 10).
+        #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=10))]
+        before: u8,
+        /// Descendants to show along an unbranched path (0 to 10).
+        #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=10))]
+        after: u8,
+    },
+}
+
+/// Flags of `entries`.
+#[derive(Debug, Args)]
+#[command(after_help = SESSION_HELP)]
+pub struct EntriesArgs {
+    /// A session file path, a session id or unique id prefix, or `latest`.
+    #[arg(value_name = "SESSION")]
+    pub session: String,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Physical lines A to B inclusive (`A..B`, `A..`, `..B` or `N`; line 1 is the header).
+    #[arg(long, value_name = "A..B", help_heading = "Filters")]
+    pub lines: Option<String>,
+
+    /// Only the entry with this id.
+    #[arg(long, value_name = "ID", help_heading = "Filters")]
+    pub id: Option<String>,
+
+    /// Only entries whose stored parent id is ID.
+    #[arg(long, value_name = "ID", help_heading = "Filters")]
+    pub parent_id: Option<String>,
+
+    /// Only entries of this type (`message`, `compaction`, `label`, ...; repeatable).
+    #[arg(long = "type", value_name = "TYPE", help_heading = "Filters")]
+    pub types: Vec<String>,
+
+    /// Only messages with this role (`user`, `assistant`, `toolResult`, ...; repeatable).
+    #[arg(long = "role", value_name = "ROLE", help_heading = "Filters")]
+    pub roles: Vec<String>,
+
+    /// Entries whose own timestamp is at or after WHEN (a date, a local date-time, an RFC 3339 instant, or an age like `2h`).
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub since: Option<String>,
+
+    /// Entries whose own timestamp is at or before WHEN (a date keeps that whole local day).
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub until: Option<String>,
+
+    /// Entries whose text contains TERM literally (repeatable; any term matches).
+    #[arg(long, value_name = "TERM", help_heading = "Filters")]
+    pub grep: Vec<String>,
+
+    /// Match --grep terms case-sensitively.
+    #[arg(long, help_heading = "Filters")]
+    pub case_sensitive: bool,
+
+    /// At most N rows.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Filters")]
+    pub limit: Option<u64>,
+
+    /// Include each line's JSON unchanged as `raw` (in text output: on the line below the row).
+    #[arg(long, help_heading = "Output")]
+    pub raw: bool,
+
+    /// Print a JSON document `{ path, sessionId, version, entries, warnings }`.
+    #[arg(long, group = "entries_format", help_heading = "Output")]
+    pub json: bool,
+
+    /// Print one JSON row per line (warnings go to stderr).
+    #[arg(long, group = "entries_format", help_heading = "Output")]
+    pub jsonl: bool,
 }
 
 const LIST_HELP: &str = "\

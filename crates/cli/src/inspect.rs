@@ -1,0 +1,304 @@
+//! `pi-retrospect inspect`: bounded pages of checkpoint views over one session (overview,
+//! ancestors, children, search, read), as text or JSON, with cursors that continue the same
+//! snapshot of the file.
+
+use std::io::Write;
+
+use pi_retrospect_transcript::{
+    CheckpointItem, Cursor, InspectPage, InspectRequest, InspectView, ReadItem, Warning, inspect,
+};
+use serde::Serialize;
+
+use crate::opts::{InspectArgs, InspectViewArg};
+use crate::session_arg::{clean, one_line, print_warnings, resolve_and_open, view_error};
+
+/// The `inspect --json` document: the page with the file's path and warnings.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InspectDocument<'a> {
+    path: &'a str,
+    #[serde(flatten)]
+    page: &'a InspectPage,
+    warnings: &'a [Warning],
+}
+
+/// Runs `inspect` with `args`, writing to `out`.
+pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let request = InspectRequest {
+        view: match &args.view {
+            InspectViewArg::Overview => InspectView::Overview,
+            InspectViewArg::Ancestors { entry } => InspectView::Ancestors {
+                entry: entry.clone(),
+            },
+            InspectViewArg::Children { entry } => InspectView::Children {
+                entry: entry.clone(),
+            },
+            InspectViewArg::Search { query } => InspectView::Search {
+                query: query.clone(),
+            },
+            InspectViewArg::Read {
+                entry,
+                before,
+                after,
+            } => InspectView::Read {
+                entry: entry.clone(),
+                before: usize::from(*before),
+                after: usize::from(*after),
+            },
+        },
+        limit: Some(usize::from(args.limit)),
+        cursor: args.cursor.clone(),
+        include_tool_results: args.tool_results,
+    };
+    // A cursor fixes how much of the file to read, so later pages see the first page's snapshot.
+    let snapshot_bytes = match &args.cursor {
+        Some(cursor) => Some(Cursor::decode(cursor).map_err(view_error)?.snapshot_bytes),
+        None => None,
+    };
+    let (path, session) = resolve_and_open(&args.session, &args.store, snapshot_bytes)?;
+    let page = inspect(&session, &request).map_err(view_error)?;
+    if args.json {
+        let document = InspectDocument {
+            path: &path,
+            page: &page,
+            warnings: session.warnings(),
+        };
+        serde_json::to_writer_pretty(&mut *out, &document)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    print_warnings(&path, session.warnings());
+    write_text(out, &path, &page, &request)
+}
+
+fn or_dash(value: Option<&str>) -> String {
+    value.map_or_else(|| "-".to_owned(), |value| clean(value).into_owned())
+}
+
+fn write_text(
+    out: &mut dyn Write,
+    path: &str,
+    page: &InspectPage,
+    request: &InspectRequest,
+) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "session {}  view {}  active entry {}",
+        or_dash(page.session_id.as_deref()),
+        page.view,
+        or_dash(page.active_entry_id.as_deref())
+    )?;
+    writeln!(out, "path: {}", clean(path))?;
+    writeln!(out, "tokens are estimates: serialized characters / 4")?;
+    let offset = match &request.cursor {
+        Some(cursor) => Cursor::decode(cursor).map_or(0, |cursor| cursor.offset),
+        None => 0,
+    };
+    let n_shown = page.checkpoints.len() + page.hits.len();
+    match &request.view {
+        InspectView::Read { .. } => {}
+        InspectView::Search { .. } => {
+            writeln!(
+                out,
+                "{}\n",
+                range_line("matches", offset, n_shown, page.n_total)
+            )?;
+        }
+        _ => {
+            writeln!(
+                out,
+                "{}\n",
+                range_line("checkpoints", offset, n_shown, page.n_total)
+            )?;
+        }
+    }
+    for checkpoint in &page.checkpoints {
+        write_checkpoint(out, checkpoint)?;
+    }
+    for hit in &page.hits {
+        let active = if hit.is_on_active_branch {
+            "  active"
+        } else {
+            ""
+        };
+        let field = serde_json::to_value(hit.field)?;
+        writeln!(
+            out,
+            "{}  {}  checkpoint {}  {}{active}",
+            clean(&hit.entry_id),
+            field.as_str().unwrap_or("?"),
+            or_dash(hit.checkpoint_id.as_deref()),
+            or_dash(hit.timestamp.as_deref())
+        )?;
+        writeln!(out, "  {}\n", one_line(&hit.snippet, 240))?;
+    }
+    if let Some(read) = &page.read {
+        writeln!(out)?;
+        for item in &read.before {
+            write_read_item(out, item, " ")?;
+        }
+        write_read_item(out, &read.entry, ">")?;
+        for item in &read.after {
+            write_read_item(out, item, " ")?;
+        }
+        if let Some(branch_point) = &read.branch_point {
+            let children: Vec<String> = branch_point
+                .child_ids
+                .iter()
+                .map(|id| clean(id).into_owned())
+                .collect();
+            writeln!(
+                out,
+                "branch point at {}: {} children: {} (read one of them to continue)",
+                clean(&branch_point.entry_id),
+                children.len(),
+                children.join(", ")
+            )?;
+        }
+    }
+    if let Some(cursor) = &page.next_cursor {
+        writeln!(out, "next page: --cursor {cursor}")?;
+    }
+    Ok(())
+}
+
+fn range_line(what: &str, offset: usize, n_shown: usize, n_total: usize) -> String {
+    if n_total == 0 {
+        format!("no {what}")
+    } else if n_shown == 0 {
+        format!("{what}: none past {offset} of {n_total}")
+    } else {
+        format!("{what} {}-{} of {n_total}", offset + 1, offset + n_shown)
+    }
+}
+
+fn write_checkpoint(out: &mut dyn Write, checkpoint: &CheckpointItem) -> anyhow::Result<()> {
+    let active = if checkpoint.is_on_active_branch {
+        "  active"
+    } else {
+        ""
+    };
+    writeln!(
+        out,
+        "{}  {}{active}  ~{} context tokens",
+        clean(&checkpoint.entry_id),
+        or_dash(checkpoint.timestamp.as_deref()),
+        checkpoint.estimated_context_tokens
+    )?;
+    if checkpoint.assistant_entry_id != checkpoint.entry_id {
+        writeln!(
+            out,
+            "  turn from: {}",
+            clean(&checkpoint.assistant_entry_id)
+        )?;
+    }
+    let children: Vec<String> = checkpoint
+        .child_checkpoint_ids
+        .iter()
+        .map(|id| clean(id).into_owned())
+        .collect();
+    writeln!(
+        out,
+        "  parent: {}  children: {}",
+        or_dash(checkpoint.parent_checkpoint_id.as_deref()),
+        if children.is_empty() {
+            "-".to_owned()
+        } else {
+            children.join(", ")
+        }
+    )?;
+    if !checkpoint.labels.is_empty() {
+        let labels: Vec<String> = checkpoint
+            .labels
+            .iter()
+            .map(|label| one_line(label, 240))
+            .collect();
+        writeln!(out, "  labels: {}", labels.join(", "))?;
+    }
+    if let Some(request) = &checkpoint.request_preview {
+        writeln!(out, "  request: {}", one_line(request, 240))?;
+    }
+    if let Some(reply) = &checkpoint.preview {
+        writeln!(out, "  reply: {}", one_line(reply, 240))?;
+    }
+    if !checkpoint.tool_names.is_empty() {
+        let names: Vec<String> = checkpoint
+            .tool_names
+            .iter()
+            .map(|name| one_line(name, 80))
+            .collect();
+        writeln!(out, "  tools: {}", names.join(", "))?;
+    }
+    for output in &checkpoint.tool_output_previews {
+        writeln!(out, "  output: {}", one_line(output, 240))?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+fn write_read_item(out: &mut dyn Write, item: &ReadItem, marker: &str) -> anyhow::Result<()> {
+    let kind = match (&item.role, &item.tool_name) {
+        (Some(role), Some(tool)) => format!("{} {}", clean(role), clean(tool)),
+        (Some(role), None) => clean(role).into_owned(),
+        (None, _) => clean(&item.entry_type).into_owned(),
+    };
+    let mut notes = Vec::new();
+    if item.is_checkpoint {
+        notes.push("checkpoint".to_owned());
+    }
+    if item.is_on_active_branch {
+        notes.push("active".to_owned());
+    }
+    if item.n_children > 1 {
+        notes.push(format!("{} children", item.n_children));
+    }
+    notes.push(format!("~{} tokens", item.estimated_tokens));
+    writeln!(
+        out,
+        "{marker} {}  {kind}  {}  {}",
+        clean(&item.entry_id),
+        or_dash(item.timestamp.as_deref()),
+        notes.join(", ")
+    )?;
+    if !item.labels.is_empty() {
+        let labels: Vec<String> = item
+            .labels
+            .iter()
+            .map(|label| one_line(label, 240))
+            .collect();
+        writeln!(out, "    labels: {}", labels.join(", "))?;
+    }
+    if let Some(text) = &item.text {
+        for line in clean(text).lines() {
+            if line.is_empty() {
+                writeln!(out)?;
+            } else {
+                writeln!(out, "    {line}")?;
+            }
+        }
+        if item.is_text_truncated {
+            writeln!(out, "    [… cut to 2000 characters]")?;
+        }
+    }
+    if item.is_tool_output_hidden {
+        writeln!(out, "    [tool output hidden; add --tool-results]")?;
+    }
+    if !item.tool_calls.is_empty() {
+        let names: Vec<String> = item
+            .tool_calls
+            .iter()
+            .map(|name| one_line(name, 80))
+            .collect();
+        writeln!(out, "    tool calls: {}", names.join(", "))?;
+    }
+    for (what, names) in [
+        ("tools added", &item.tools_added),
+        ("tools removed", &item.tools_removed),
+    ] {
+        if !names.is_empty() {
+            let names: Vec<String> = names.iter().map(|name| one_line(name, 80)).collect();
+            writeln!(out, "    {what}: {}", names.join(", "))?;
+        }
+    }
+    Ok(())
+}
