@@ -1,9 +1,26 @@
-//! `cargo xtask`: project automation. `cargo xtask fixtures` regenerates the committed
-//! synthetic stores under `fixtures/`.
+//! `cargo xtask`: project automation.
+//!
+//! - `cargo xtask fixtures` regenerates the committed synthetic stores under `fixtures/`.
+//! - `cargo xtask fixtures --big N [--seed S] --out DIR` writes a large realistic store of
+//!   `N` top-level sessions (never committed; put it under `target/`).
+//! - `cargo xtask fixtures --big-session OUT [--seed S] [--bytes N]` writes one large session
+//!   file.
+//! - `cargo xtask bench [--runs N] [--sizes 1000,10000] [--wide N] [--seed S]
+//!   [--list-bin PATH]` measures
+//!   `list --json` against the I/O floor (see `xtask::bench`).
 
+use std::fs;
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
+use xtask::bench::{self, BenchOptions};
+
+const USAGE: &str = "usage:
+  cargo xtask fixtures
+  cargo xtask fixtures --big N [--seed S] --out DIR
+  cargo xtask fixtures --big-session OUT [--seed S] [--bytes N]
+  cargo xtask bench [--runs N] [--sizes 1000,10000] [--wide N] [--seed S] [--list-bin PATH]";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -20,8 +37,113 @@ fn main() -> anyhow::Result<()> {
             );
             Ok(())
         }
-        _ => bail!("usage: cargo xtask fixtures"),
+        Some("fixtures") => generated_fixtures(&Flags::parse(&args[1..])?),
+        Some("bench") => {
+            let flags = Flags::parse(&args[1..])?;
+            let mut options = BenchOptions::default();
+            for (name, value) in &flags.0 {
+                match name.as_str() {
+                    "--runs" => options.n_runs = number(name, value)? as usize,
+                    "--wide" => options.n_wide_runs = number(name, value)?,
+                    "--seed" => options.seed = number(name, value)?,
+                    "--list-bin" => options.list_binary = Some(PathBuf::from(value)),
+                    "--sizes" => {
+                        options.sizes = value
+                            .split(',')
+                            .map(|size| number(name, size))
+                            .collect::<anyhow::Result<_>>()?;
+                    }
+                    _ => bail!("unknown flag {name}\n{USAGE}"),
+                }
+            }
+            bench::run(&workspace, &options)
+        }
+        _ => bail!("{USAGE}"),
     }
+}
+
+/// `fixtures --big ...` and `fixtures --big-session ...`.
+fn generated_fixtures(flags: &Flags) -> anyhow::Result<()> {
+    let seed = flags.number("--seed")?.unwrap_or(1);
+    if let Some(n_sessions) = flags.number("--big")? {
+        flags.allow(&["--big", "--seed", "--out"])?;
+        let out = PathBuf::from(flags.get("--out").context("--big needs --out DIR")?);
+        let stats = xtask::big_store::write_big_store(&out, n_sessions, seed)
+            .with_context(|| format!("cannot write the store under {}", out.display()))?;
+        println!(
+            "wrote {} sessions and {} runs in {} projects ({} MB) under {}",
+            stats.n_sessions,
+            stats.n_runs,
+            stats.n_projects,
+            stats.n_bytes / 1_000_000,
+            out.display()
+        );
+        return Ok(());
+    }
+    if let Some(out) = flags.get("--big-session") {
+        flags.allow(&["--big-session", "--seed", "--bytes"])?;
+        let n_bytes = flags.number("--bytes")?.unwrap_or(64 * 1024 * 1024);
+        let out = PathBuf::from(out);
+        let file =
+            fs::File::create(&out).with_context(|| format!("cannot create {}", out.display()))?;
+        let mut writer = BufWriter::new(file);
+        xtask::gen_session::write_big_session(&mut writer, seed, n_bytes)
+            .and_then(|()| writer.flush())
+            .with_context(|| format!("cannot write {}", out.display()))?;
+        println!("wrote {}", out.display());
+        return Ok(());
+    }
+    bail!("{USAGE}")
+}
+
+/// `--name value` pairs, in order.
+struct Flags(Vec<(String, String)>);
+
+impl Flags {
+    fn parse(args: &[String]) -> anyhow::Result<Flags> {
+        let mut pairs = Vec::new();
+        let mut args = args.iter();
+        while let Some(name) = args.next() {
+            if !name.starts_with("--") {
+                bail!("unexpected argument {name}\n{USAGE}");
+            }
+            let value = args
+                .next()
+                .with_context(|| format!("{name} needs a value\n{USAGE}"))?;
+            pairs.push((name.clone(), value.clone()));
+        }
+        Ok(Flags(pairs))
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(flag, _)| flag == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    fn number(&self, name: &str) -> anyhow::Result<Option<u64>> {
+        self.get(name).map(|value| number(name, value)).transpose()
+    }
+
+    fn allow(&self, names: &[&str]) -> anyhow::Result<()> {
+        match self
+            .0
+            .iter()
+            .find(|(flag, _)| !names.contains(&flag.as_str()))
+        {
+            Some((flag, _)) => bail!("unknown flag {flag}\n{USAGE}"),
+            None => Ok(()),
+        }
+    }
+}
+
+fn number(name: &str, value: &str) -> anyhow::Result<u64> {
+    value
+        .replace('_', "")
+        .parse()
+        .with_context(|| format!("{name} needs a number, not {value:?}"))
 }
 
 fn workspace_root() -> PathBuf {

@@ -15,6 +15,11 @@ use crate::{Layout, Store};
 const RUN_FILE_NAME: &str = "session.jsonl";
 /// Directory under a session's container that holds runs started from a fork of its context.
 const FORKS_DIR_NAME: &str = "forks";
+/// Fewest run headers one rayon job reads (see `list_session_file`).
+const RUNS_PER_JOB: usize = 16;
+/// Entries from which a directory inside a container is visited in parallel (see
+/// `collect_transcripts`).
+const PARALLEL_DIR_ENTRIES: usize = 64;
 /// Directory of transcript copies pi-subagents keeps; never sessions.
 const ARTIFACTS_DIR_NAME: &str = "subagent-artifacts";
 
@@ -112,6 +117,10 @@ pub fn list_session_file(file: &SessionFile) -> (Option<Session>, Vec<Warning>) 
         collect_transcripts(container, false, &mut candidates, &mut warnings);
         let read: Vec<Result<SessionRow, Warning>> = candidates
             .into_par_iter()
+            // Most sessions have a handful of runs: reading them on this worker is cheaper than
+            // splitting them into rayon jobs (measured in benches/README.md); a session with
+            // thousands of runs is still read in parallel, in chunks of this size.
+            .with_min_len(RUNS_PER_JOB)
             .map(|path| match read_header(Path::new(&path)) {
                 Ok(header) => Ok(SessionRow { path, header }),
                 Err(error) => Err(Warning::new(path, error.to_string())),
@@ -209,36 +218,75 @@ fn collect_transcripts(
             return;
         }
     };
-    for entry in entries {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(error) => {
-                warnings.push(subagent_dir_warning(dir, &error));
-                continue;
+    // A launch directory can hold thousands of run directories (issue 4's one session with
+    // 5,000 runs). Listing them one after another on one worker made that session take twice
+    // as long as 5,000 separate sessions, so a large directory's entries are visited in
+    // parallel. `collect` keeps their order, so `found` and `warnings` come out exactly as
+    // the serial loop leaves them.
+    let entries: Vec<io::Result<fs::DirEntry>> = entries.collect();
+    if entries.len() >= PARALLEL_DIR_ENTRIES {
+        let visited: Vec<(Vec<String>, Vec<Warning>)> = entries
+            .into_par_iter()
+            .map(|entry| {
+                let mut entry_found = Vec::new();
+                let mut entry_warnings = Vec::new();
+                visit_transcript_entry(
+                    dir,
+                    is_forks_dir,
+                    entry,
+                    &mut entry_found,
+                    &mut entry_warnings,
+                );
+                (entry_found, entry_warnings)
+            })
+            .collect();
+        for (mut entry_found, mut entry_warnings) in visited {
+            found.append(&mut entry_found);
+            warnings.append(&mut entry_warnings);
+        }
+    } else {
+        for entry in entries {
+            visit_transcript_entry(dir, is_forks_dir, entry, found, warnings);
+        }
+    }
+}
+
+/// Visits one entry of a directory inside a container (see [`collect_transcripts`]).
+fn visit_transcript_entry(
+    dir: &str,
+    is_forks_dir: bool,
+    entry: io::Result<fs::DirEntry>,
+    found: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
+) {
+    let entry = match entry {
+        Ok(entry) => entry,
+        Err(error) => {
+            warnings.push(subagent_dir_warning(dir, &error));
+            return;
+        }
+    };
+    let Ok(kind) = entry.file_type() else {
+        return;
+    };
+    let name = entry.file_name();
+    let bytes = name.as_encoded_bytes();
+    if kind.is_dir() {
+        if bytes == ARTIFACTS_DIR_NAME.as_bytes() {
+            return;
+        }
+        match name.to_str() {
+            Some(name) => {
+                collect_transcripts(&join(dir, name), name == FORKS_DIR_NAME, found, warnings)
             }
-        };
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        let name = entry.file_name();
-        let bytes = name.as_encoded_bytes();
-        if kind.is_dir() {
-            if bytes == ARTIFACTS_DIR_NAME.as_bytes() {
-                continue;
-            }
-            match name.to_str() {
-                Some(name) => {
-                    collect_transcripts(&join(dir, name), name == FORKS_DIR_NAME, found, warnings)
-                }
-                None => warnings.push(non_utf8_warning(dir, bytes, "directory")),
-            }
-        } else if kind.is_file()
-            && (bytes == RUN_FILE_NAME.as_bytes() || (is_forks_dir && bytes.ends_with(b".jsonl")))
-        {
-            match name.to_str() {
-                Some(name) => found.push(join(dir, name)),
-                None => warnings.push(non_utf8_warning(dir, bytes, "file")),
-            }
+            None => warnings.push(non_utf8_warning(dir, bytes, "directory")),
+        }
+    } else if kind.is_file()
+        && (bytes == RUN_FILE_NAME.as_bytes() || (is_forks_dir && bytes.ends_with(b".jsonl")))
+    {
+        match name.to_str() {
+            Some(name) => found.push(join(dir, name)),
+            None => warnings.push(non_utf8_warning(dir, bytes, "file")),
         }
     }
 }
