@@ -6,7 +6,7 @@ use std::path::Path;
 
 use pi_retrospect_core::path::container_of;
 use pi_retrospect_core::{Session, SessionRow, Warning, nest};
-use pi_retrospect_header::{describe_io, read_header};
+use pi_retrospect_header::{describe_io, read_listed_header};
 use rayon::prelude::*;
 
 use crate::{Layout, Store};
@@ -99,7 +99,7 @@ pub(crate) fn list_session_files(files: &[SessionFile]) -> Vec<(Option<Session>,
 /// Returns the nested session (or `None` when its header is invalid) and its warnings.
 pub fn list_session_file(file: &SessionFile) -> (Option<Session>, Vec<Warning>) {
     let mut warnings = Vec::new();
-    let header = match read_header(Path::new(&file.path)) {
+    let header = match read_listed_header(Path::new(&file.path)) {
         Ok(header) => header,
         Err(error) => {
             warnings.push(Warning::new(&file.path, error.to_string()));
@@ -121,7 +121,7 @@ pub fn list_session_file(file: &SessionFile) -> (Option<Session>, Vec<Warning>) 
             // splitting them into rayon jobs (measured in benches/README.md); a session with
             // thousands of runs is still read in parallel, in chunks of this size.
             .with_min_len(RUNS_PER_JOB)
-            .map(|path| match read_header(Path::new(&path)) {
+            .map(|path| match read_listed_header(Path::new(&path)) {
                 Ok(header) => Ok(SessionRow { path, header }),
                 Err(error) => Err(Warning::new(path, error.to_string())),
             })

@@ -348,3 +348,56 @@ proptest::proptest! {
         proptest::prop_assert_eq!(seen.into_iter().collect::<std::collections::BTreeSet<_>>(), expected);
     }
 }
+
+#[test]
+fn wide_launch_directories_list_every_run_in_order() {
+    // Issue 4: a directory with many entries inside a container is visited in parallel; the
+    // result must be the same as a serial walk, run for run.
+    let dir = tempfile::tempdir().expect("temp dir");
+    write(dir.path(), "--p--/s.jsonl", GOOD.as_bytes());
+    let header_at = |second: usize| {
+        GOOD.replace(
+            "00:00:00Z",
+            &format!("00:{:02}:{:02}Z", second / 60, second % 60),
+        )
+    };
+    for run in 0..150 {
+        write(
+            dir.path(),
+            &format!("--p--/s/L/run-{run}/session.jsonl"),
+            header_at(run).as_bytes(),
+        );
+    }
+    for nested in [3, 77, 149] {
+        write(
+            dir.path(),
+            &format!("--p--/s/L/run-{nested}/session/M/run-0/session.jsonl"),
+            header_at(1000 + nested).as_bytes(),
+        );
+    }
+    for fork in 0..70 {
+        write(
+            dir.path(),
+            &format!("--p--/s/forks/f{fork:02}.jsonl"),
+            header_at(2000 + fork).as_bytes(),
+        );
+    }
+    write(dir.path(), "--p--/s/L/run-5/session.jsonl", b"not json");
+    let store = store(dir.path());
+    let listing = list_both(&store);
+    let rows = outline(&listing, &store.root);
+    assert_eq!(rows.len(), 1 + 149 + 3 + 70, "every readable run, once");
+    assert_eq!(rows[1], "1|/--p--/s/L/run-0/session.jsonl");
+    assert_eq!(rows[4], "1|/--p--/s/L/run-3/session.jsonl");
+    assert_eq!(rows[5], "2|/--p--/s/L/run-3/session/M/run-0/session.jsonl");
+    assert_eq!(
+        rows.last().map(String::as_str),
+        Some("1|/--p--/s/forks/f69.jsonl")
+    );
+    assert_eq!(
+        warnings(&listing, &store.root),
+        [
+            "/--p--/s/L/run-5/session.jsonl: first line is not valid JSON: expected ident at line 1 column 2"
+        ]
+    );
+}
