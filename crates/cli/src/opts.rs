@@ -408,9 +408,9 @@ pub struct ListArgs {
     #[arg(long, help_heading = "Filters")]
     pub here: bool,
 
-    /// With --cwd/--cwd-prefix/--here, also sibling directories named DIR-<suffix> (git
-    /// worktrees beside the main checkout; a lexical rule). Alone, it applies to the current
-    /// directory.
+    /// With --cwd/--cwd-prefix/--here, also sibling directories whose name is DIR's plus a dash
+    /// and more (git worktrees beside the main checkout; a lexical rule). Alone, it applies to
+    /// the current directory.
     #[arg(long, help_heading = "Filters")]
     pub worktrees: bool,
 

@@ -52,7 +52,7 @@ fn write_session_bullets(
 /// need escaping, so a string is copied whole after one scan instead of byte by byte, which
 /// was a third of the user time of `list --json` on a 10,000-session store. The text is built
 /// in a small buffer that is handed to `out` after each top-level session once it holds
-/// [`FLUSH_BYTES`], so a large listing never sits in memory twice.
+/// 64 KiB, so a large listing never sits in memory twice.
 pub fn write_json(out: &mut dyn Write, listing: &Listing) -> io::Result<()> {
     let mut document = Vec::with_capacity(2 * FLUSH_BYTES);
     document.extend_from_slice(b"{\n  \"sessions\": ");
