@@ -131,22 +131,16 @@ fn resolve_query(args: &ListArgs, env: &Env) -> anyhow::Result<Query> {
 
     let zone = jiff::tz::TimeZone::system();
     let now = jiff::Timestamp::now();
-    let since = args
-        .since
-        .as_deref()
-        .map(|text| {
-            parse_when(text, Bound::Start, now, &zone)
-                .map_err(|message| usage(format!("--since: {message}")))
-        })
-        .transpose()?;
-    let until = args
-        .until
-        .as_deref()
-        .map(|text| {
-            parse_when(text, Bound::End, now, &zone)
-                .map_err(|message| usage(format!("--until: {message}")))
-        })
-        .transpose()?;
+    let bound = |flag: &str, value: Option<&str>, which: Bound| {
+        value
+            .map(|text| {
+                parse_when(text, which, now, &zone)
+                    .map_err(|message| usage(format!("{flag}: {message}")))
+            })
+            .transpose()
+    };
+    let since = bound("--since", args.since.as_deref(), Bound::Start)?;
+    let until = bound("--until", args.until.as_deref(), Bound::End)?;
     if let (Some(since), Some(until)) = (since, until)
         && until < since
     {

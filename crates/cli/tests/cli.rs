@@ -3,19 +3,10 @@
 //! resolution from the environment, and exit codes.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
-fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_pi-retrospect"));
-    // Never let a test read the developer's own store.
-    command
-        .env_remove("PI_CODING_AGENT_DIR")
-        .env_remove("PI_CODING_AGENT_SESSION_DIR")
-        .env_remove("PI_SESSION_FILE")
-        .env("HOME", "/nonexistent-home-for-tests")
-        .env("NO_COLOR", "1");
-    command
-}
+mod common;
+use common::{binary, golden, stdout_of};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -26,33 +17,6 @@ fn fixtures() -> PathBuf {
 
 fn run(args: &[&str]) -> Output {
     binary().args(args).output().expect("run binary")
-}
-
-fn stdout_of(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "exit {:?}, stderr: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).expect("utf-8 output")
-}
-
-/// Compares `actual` with the golden file `name`, or rewrites it when `BLESS` is set.
-fn golden(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("BLESS").is_some() {
-        std::fs::write(&path, actual).expect("bless golden file");
-        return;
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("{}: {error} (run with BLESS=1)", path.display()));
-    assert_eq!(
-        actual, expected,
-        "golden file {name} differs (BLESS=1 re-blesses)"
-    );
 }
 
 fn redacted(text: &str, root: &Path) -> String {

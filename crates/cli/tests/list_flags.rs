@@ -6,6 +6,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod common;
+
 fn agent() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../fixtures/agent")
@@ -14,14 +16,10 @@ fn agent() -> PathBuf {
 }
 
 fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_pi-retrospect"));
+    let mut command = common::binary();
     command
-        .env_remove("PI_CODING_AGENT_SESSION_DIR")
-        .env_remove("PI_SESSION_FILE")
         .env_remove("NO_COLOR")
-        .env("HOME", "/nonexistent-home-for-tests")
         .env("PI_CODING_AGENT_DIR", agent())
-        .env("TZ", "UTC")
         .current_dir(env!("CARGO_MANIFEST_DIR"));
     command
 }

@@ -5,9 +5,12 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use serde_json::Value;
+
+mod common;
+use common::{binary, golden, stdout_of};
 
 const TREE: &str = "--tmp-pi-real-fixture-home-user-project--/2026-11-30T07-00-59-489Z_01a22b41-c1e1-73ac-b3e0-09602166f4c8.jsonl";
 const TOOLS: &str = "--tmp-pi-real-fixture-home-user-project--/2026-11-30T07-00-59-245Z_01a22b41-c0ec-73ac-b3e0-0959dd92f796.jsonl";
@@ -33,31 +36,8 @@ fn expected(relative: &str) -> Value {
     all["files"][relative].clone()
 }
 
-fn binary() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_pi-retrospect"));
-    // Never let a test read the developer's own store.
-    command
-        .env_remove("PI_CODING_AGENT_DIR")
-        .env_remove("PI_CODING_AGENT_SESSION_DIR")
-        .env_remove("PI_SESSION_FILE")
-        .env("HOME", "/nonexistent-home-for-tests")
-        .env("NO_COLOR", "1")
-        .env("TZ", "UTC");
-    command
-}
-
 fn run(args: &[&str]) -> Output {
     binary().args(args).output().expect("run binary")
-}
-
-fn stdout_of(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "exit {:?}, stderr: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout.clone()).expect("utf-8 output")
 }
 
 fn stderr_of(output: &Output) -> String {
@@ -93,23 +73,6 @@ fn field(rows: &Value, name: &str) -> Vec<String> {
             other => other.to_string(),
         })
         .collect()
-}
-
-/// Compares `actual` with the golden file `name`, or rewrites it when `BLESS` is set.
-fn golden(name: &str, actual: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
-    if std::env::var_os("BLESS").is_some() {
-        std::fs::write(&path, actual).expect("bless golden file");
-        return;
-    }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|error| panic!("{}: {error} (run with BLESS=1)", path.display()));
-    assert_eq!(
-        actual, expected,
-        "golden file {name} differs (BLESS=1 re-blesses)"
-    );
 }
 
 fn redacted(text: &str) -> String {
