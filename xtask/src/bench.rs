@@ -1,4 +1,6 @@
-//! `cargo xtask bench`: `list --json` against the I/O floor, side by side, with medians.
+//! `cargo xtask bench`: `list --json` against the I/O floor, side by side, with medians; then
+//! opening one 128 MiB session against Pi itself (the `transcript` section, in
+//! `bench/transcript.rs`). `--only list` or `--only transcript` runs one section.
 //!
 //! It builds the release binaries (`pi-retrospect` and `io_floor`), generates the benchmark
 //! stores under `target/bench-store/` when they are missing, checks that `list` sees every
@@ -12,6 +14,9 @@
 //! thread and on all cores, plus peak RSS; then the targets of the performance issue, each
 //! with its ratio and PASS or MISS.
 
+mod transcript;
+
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -36,6 +41,33 @@ pub struct BenchOptions {
     /// A prebuilt `pi-retrospect` to measure instead of building the workspace's (for
     /// before/after comparisons).
     pub list_binary: Option<PathBuf>,
+    /// The sections to run, in this order.
+    pub sections: Vec<Section>,
+    /// The Node 22 binary for the Pi comparison (`PI_NODE`); by default the oracle cache's.
+    pub pi_node: Option<PathBuf>,
+    /// The directory holding `node_modules` with Pi's SDK (`ORACLE_CACHE`); by default
+    /// `/tmp/oracle-cache`, where `/work/shared/oracle/setup.sh` installs it.
+    pub oracle_cache: Option<PathBuf>,
+}
+
+/// One part of `cargo xtask bench`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    /// `list --json` on the generated stores against the I/O floor.
+    List,
+    /// Opening one large session (tree, leaf, active branch, context) against Pi.
+    Transcript,
+}
+
+impl Section {
+    /// Returns the section named `name` (`list` or `transcript`).
+    pub fn from_name(name: &str) -> Option<Section> {
+        match name {
+            "list" => Some(Section::List),
+            "transcript" => Some(Section::Transcript),
+            _ => None,
+        }
+    }
 }
 
 impl Default for BenchOptions {
@@ -46,6 +78,9 @@ impl Default for BenchOptions {
             n_wide_runs: 5_000,
             seed: 1,
             list_binary: None,
+            sections: vec![Section::List, Section::Transcript],
+            pi_node: None,
+            oracle_cache: None,
         }
     }
 }
@@ -160,7 +195,7 @@ impl Program {
     }
 }
 
-/// The two binaries under test.
+/// The two binaries of the list section.
 struct Binaries {
     list: PathBuf,
     floor: PathBuf,
@@ -184,17 +219,73 @@ impl Binaries {
     }
 }
 
-/// Runs the whole benchmark and prints the table (also written to
+/// Runs the chosen sections and prints their tables (also written to
 /// `target/bench-store/last-run.md`).
 pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
-    if options.sizes.is_empty() || options.n_runs == 0 {
+    let has_list = options.sections.contains(&Section::List);
+    let has_transcript = options.sections.contains(&Section::Transcript);
+    if options.n_runs == 0 || (!has_transcript && (!has_list || options.sizes.is_empty())) {
         bail!("nothing to measure");
     }
-    let mut binaries = build(workspace, options.list_binary.is_none())?;
-    if let Some(list) = &options.list_binary {
-        binaries.list = list.clone();
+    if has_list && options.sizes.is_empty() {
+        bail!("--sizes is empty: nothing to list");
     }
+    let mut targets = Vec::new();
+    if has_list {
+        targets.push(("xtask", "io_floor"));
+        if options.list_binary.is_none() {
+            targets.push(("cli", "pi-retrospect"));
+        }
+    }
+    if has_transcript {
+        targets.push(("xtask", "transcript_open"));
+    }
+    let mut built = build(workspace, &targets)?;
     let n_cores = std::thread::available_parallelism().map_or(1, usize::from);
+
+    let mut report = String::new();
+    for section in &options.sections {
+        if !report.is_empty() {
+            report.push('\n');
+        }
+        match section {
+            Section::List => {
+                let binaries = Binaries {
+                    list: match &options.list_binary {
+                        Some(list) => list.clone(),
+                        None => take(&mut built, "pi-retrospect")?,
+                    },
+                    floor: take(&mut built, "io_floor")?,
+                };
+                report.push_str(&run_list(workspace, options, &binaries, n_cores)?);
+            }
+            Section::Transcript => {
+                let binary = take(&mut built, "transcript_open")?;
+                report.push_str(&transcript::run(workspace, options, &binary, n_cores)?);
+            }
+        }
+    }
+    print!("{report}");
+    let path = workspace.join("target/bench-store/last-run.md");
+    fs::write(&path, &report).with_context(|| format!("cannot write {}", path.display()))?;
+    eprintln!("(also written to {})", path.display());
+    Ok(())
+}
+
+/// Removes and returns the path cargo reported for binary `name`.
+fn take(built: &mut HashMap<String, PathBuf>, name: &str) -> anyhow::Result<PathBuf> {
+    built
+        .remove(name)
+        .with_context(|| format!("cargo did not report the {name} binary"))
+}
+
+/// Runs the list section and returns its report.
+fn run_list(
+    workspace: &Path,
+    options: &BenchOptions,
+    binaries: &Binaries,
+    n_cores: usize,
+) -> anyhow::Result<String> {
     let mut thread_counts = vec![1];
     if n_cores > 1 {
         thread_counts.push(n_cores);
@@ -203,7 +294,7 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
     let mut configs = Vec::new();
     for &size in &options.sizes {
         let (root, stats) = ensure_store(workspace, StoreKind::Big, size, options.seed)?;
-        check_listing(&binaries, &root, &stats)?;
+        check_listing(binaries, &root, &stats)?;
         for program in [Program::List, Program::Floor] {
             for &threads in &thread_counts {
                 configs.push(new_config(
@@ -222,7 +313,7 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
         (StoreKind::Flat, format!("{n_wide} sessions")),
     ] {
         let (root, stats) = ensure_store(workspace, kind, n_wide, options.seed)?;
-        check_listing(&binaries, &root, &stats)?;
+        check_listing(binaries, &root, &stats)?;
         for &threads in &thread_counts {
             configs.push(new_config(
                 label.clone(),
@@ -240,25 +331,19 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
         options.n_runs
     );
     for config in &configs {
-        time_once(&binaries, config)?;
+        time_once(binaries, config)?;
     }
     for round in 0..options.n_runs {
         for offset in 0..configs.len() {
             let idx = (round + offset) % configs.len();
-            let elapsed = time_once(&binaries, &configs[idx])?;
+            let elapsed = time_once(binaries, &configs[idx])?;
             configs[idx].wall_times.push(elapsed);
         }
     }
     for config in &mut configs {
         config.peak_rss_kb = peak_rss_kb(binaries.command(config));
     }
-
-    let report = report(&configs, options, n_cores);
-    print!("{report}");
-    let path = workspace.join("target/bench-store/last-run.md");
-    fs::write(&path, &report).with_context(|| format!("cannot write {}", path.display()))?;
-    eprintln!("(also written to {})", path.display());
-    Ok(())
+    Ok(report(&configs, options, n_cores))
 }
 
 fn new_config(
@@ -279,9 +364,9 @@ fn new_config(
     }
 }
 
-/// Builds the floor (and `pi-retrospect` when `with_list`) in release mode and returns their
-/// paths, as cargo reports them.
-fn build(workspace: &Path, with_list: bool) -> anyhow::Result<Binaries> {
+/// Builds the `(package, binary)` targets in release mode and returns their paths by binary
+/// name, as cargo reports them.
+fn build(workspace: &Path, targets: &[(&str, &str)]) -> anyhow::Result<HashMap<String, PathBuf>> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     eprintln!("building release binaries ...");
     let mut command = Command::new(cargo);
@@ -289,13 +374,15 @@ fn build(workspace: &Path, with_list: bool) -> anyhow::Result<Binaries> {
         "build",
         "--release",
         "--message-format=json-render-diagnostics",
-        "-p",
-        "xtask",
-        "--bin",
-        "io_floor",
     ]);
-    if with_list {
-        command.args(["-p", "cli", "--bin", "pi-retrospect"]);
+    let mut packages: Vec<&str> = targets.iter().map(|(package, _)| *package).collect();
+    packages.sort_unstable();
+    packages.dedup();
+    for package in packages {
+        command.args(["-p", package]);
+    }
+    for (_, binary) in targets {
+        command.args(["--bin", binary]);
     }
     let output = command
         .stderr(Stdio::inherit())
@@ -304,8 +391,7 @@ fn build(workspace: &Path, with_list: bool) -> anyhow::Result<Binaries> {
     if !output.status.success() {
         bail!("cargo build failed");
     }
-    let mut list = None;
-    let mut floor = None;
+    let mut built = HashMap::new();
     for line in String::from_utf8_lossy(&output.stdout).lines() {
         let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
@@ -313,25 +399,15 @@ fn build(workspace: &Path, with_list: bool) -> anyhow::Result<Binaries> {
         let Some(executable) = message.get("executable").and_then(|value| value.as_str()) else {
             continue;
         };
-        match message
+        if let Some(name) = message
             .pointer("/target/name")
             .and_then(|value| value.as_str())
+            && targets.iter().any(|(_, binary)| *binary == name)
         {
-            Some("pi-retrospect") => list = Some(PathBuf::from(executable)),
-            Some("io_floor") => floor = Some(PathBuf::from(executable)),
-            _ => {}
+            built.insert(name.to_owned(), PathBuf::from(executable));
         }
     }
-    let list = match list {
-        Some(list) => list,
-        // The caller measures a prebuilt `pi-retrospect` and sets its path itself.
-        None if !with_list => PathBuf::new(),
-        None => bail!("cargo did not report the pi-retrospect binary"),
-    };
-    Ok(Binaries {
-        list,
-        floor: floor.context("cargo did not report the io_floor binary")?,
-    })
+    Ok(built)
 }
 
 /// Fails unless `list --json` reports every file of the store and no warning.

@@ -6,21 +6,25 @@
 //! - `cargo xtask fixtures --big-session OUT [--seed S] [--bytes N]` writes one large session
 //!   file.
 //! - `cargo xtask bench [--runs N] [--sizes 1000,10000] [--wide N] [--seed S]
-//!   [--list-bin PATH]` measures
-//!   `list --json` against the I/O floor (see `xtask::bench`).
+//!   [--list-bin PATH] [--only list|transcript]` measures `list --json` against the I/O
+//!   floor, and opening a 128 MiB session against Pi (`PI_NODE`, `ORACLE_CACHE`; see
+//!   `xtask::bench`).
 
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
-use xtask::bench::{self, BenchOptions};
+use xtask::bench::{self, BenchOptions, Section};
 
 const USAGE: &str = "usage:
   cargo xtask fixtures
   cargo xtask fixtures --big N [--seed S] --out DIR
   cargo xtask fixtures --big-session OUT [--seed S] [--bytes N]
-  cargo xtask bench [--runs N] [--sizes 1000,10000] [--wide N] [--seed S] [--list-bin PATH]";
+  cargo xtask bench [--runs N] [--sizes 1000,10000] [--wide N] [--seed S] [--list-bin PATH]
+                    [--only list|transcript]
+    (the transcript section compares with Pi when it finds Node 22 and Pi's SDK: env PI_NODE,
+    ORACLE_CACHE, default /tmp/oracle-cache)";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -40,13 +44,23 @@ fn main() -> anyhow::Result<()> {
         Some("fixtures") => generated_fixtures(&Flags::parse(&args[1..])?),
         Some("bench") => {
             let flags = Flags::parse(&args[1..])?;
-            let mut options = BenchOptions::default();
+            let mut options = BenchOptions {
+                pi_node: std::env::var_os("PI_NODE").map(PathBuf::from),
+                oracle_cache: std::env::var_os("ORACLE_CACHE").map(PathBuf::from),
+                ..BenchOptions::default()
+            };
             for (name, value) in &flags.0 {
                 match name.as_str() {
                     "--runs" => options.n_runs = number(name, value)? as usize,
                     "--wide" => options.n_wide_runs = number(name, value)?,
                     "--seed" => options.seed = number(name, value)?,
                     "--list-bin" => options.list_binary = Some(PathBuf::from(value)),
+                    "--only" => {
+                        let section = Section::from_name(value).with_context(|| {
+                            format!("--only needs list or transcript, not {value:?}")
+                        })?;
+                        options.sections = vec![section];
+                    }
                     "--sizes" => {
                         options.sizes = value
                             .split(',')
