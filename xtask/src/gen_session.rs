@@ -102,30 +102,17 @@ fn quote(text: &str) -> String {
 }
 
 /// Returns the UTC date-time of `seconds` after 2026-01-01T00:00:00Z as ISO 8601.
+/// Seconds from the Unix epoch to 2026-01-01T00:00:00Z, where generated sessions start.
+const EPOCH_2026: i64 = 20_454 * 86_400;
+
+/// Formats `seconds` after 2026-01-01 plus `millis` as Pi writes timestamps.
 fn iso(seconds: i64, millis: u64) -> String {
-    let days = seconds.div_euclid(86_400);
-    let second_of_day = seconds.rem_euclid(86_400);
-    // Civil-from-days (Howard Hinnant), offset from 1970 by the 2026-01-01 epoch day.
-    let z = days + 20_454 + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-    let month = if shifted_month < 10 {
-        shifted_month + 3
-    } else {
-        shifted_month - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        second_of_day / 3600,
-        second_of_day / 60 % 60,
-        second_of_day % 60
-    )
+    let nanos = u32::try_from(millis % 1000).unwrap_or(0) * 1_000_000;
+    pi_retrospect_core::Timestamp {
+        seconds: EPOCH_2026 + seconds,
+        nanos,
+    }
+    .to_string()
 }
 
 impl Generator<'_> {
