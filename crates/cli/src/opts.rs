@@ -168,7 +168,8 @@ pub struct ShowArgs {
     #[arg(long, conflicts_with = "tree")]
     pub thinking: bool,
 
-    /// Characters kept of each tool result and bash output (0: only the header line).
+    /// Characters kept of each tool result, bash output and long note such as a system prompt
+    /// (0: only the header line).
     #[arg(
         long,
         value_name = "N",

@@ -274,7 +274,18 @@ fn write_items(
                     )?;
                 } else {
                     writeln!(out, "{} {}", id(entry_id), paint.wrap("2", &kind))?;
-                    write_body(out, text)?;
+                    // System prompts and extension messages can run to many kilobytes: they
+                    // are cut like tool output, and `--json` still carries them whole.
+                    match text.char_indices().nth(tool_output_chars) {
+                        Some((cut, _)) => {
+                            write_body(out, &text[..cut])?;
+                            let note = format!(
+                                "[… cut to {tool_output_chars} characters; --json has all of it]"
+                            );
+                            writeln!(out, "  {}", paint.wrap("2", &note))?;
+                        }
+                        None => write_body(out, text)?,
+                    }
                     writeln!(out)?;
                 }
             }

@@ -791,3 +791,38 @@ fn broken_pipe_exits_0_quietly() {
         assert_eq!(stderr_of(&output), "", "{command}");
     }
 }
+
+#[test]
+fn long_notes_are_cut_in_text_and_whole_in_json() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let long = "extension context line\n".repeat(200);
+    let custom = serde_json::json!({
+        "type": "custom_message", "id": "c1", "parentId": "u1",
+        "timestamp": "2026-01-01T00:02:00.000Z", "customType": "ext",
+        "content": long, "display": true
+    })
+    .to_string();
+    let path = write_file(
+        dir.path(),
+        "s.jsonl",
+        &[
+            header("long-notes", "/w"),
+            message("u1", None, 1, "user", "hello"),
+            custom,
+        ],
+    );
+    let text = stdout_of(&run(&["show", &path, "--tool-output", "50"]));
+    assert!(
+        text.contains("[… cut to 50 characters; --json has all of it]"),
+        "{text}"
+    );
+    assert_eq!(text.matches("extension context line").count(), 2, "{text}");
+    let document = json(&["show", &path, "--json"]);
+    assert!(
+        document
+            .to_string()
+            .matches("extension context line")
+            .count()
+            >= 200
+    );
+}
