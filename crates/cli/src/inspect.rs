@@ -50,6 +50,12 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         cursor: args.cursor.clone(),
         include_tool_results: args.tool_results,
     };
+    // Requests that can be refused without the file are refused before anything is read.
+    if let InspectView::Search { query } = &request.view
+        && query.is_empty()
+    {
+        return Err(crate::UsageError("search: the query must not be empty".to_owned()).into());
+    }
     // A cursor fixes how much of the file to read, so later pages see the first page's snapshot.
     let snapshot_bytes = match &args.cursor {
         Some(cursor) => Some(Cursor::decode(cursor).map_err(view_error)?.snapshot_bytes),

@@ -10,7 +10,7 @@ use pi_retrospect_render::long::LongOptions;
 use pi_retrospect_walk::{Store, WalkOptions};
 
 use crate::UsageError;
-use crate::opts::{ColorChoice, ListArgs, SortField};
+use crate::opts::{ListArgs, SortField};
 use crate::store::{Env, StoreFlags, resolve_stores};
 use crate::when::{Bound, parse_when};
 
@@ -39,8 +39,8 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     match config.format {
         Format::Jsonl { unordered: true } => stream_unordered(&config, out),
         _ => {
-            let listing = build_listing(&config);
-            write(&config, &listing.0, &listing.1, out)
+            let built = build_listing(&config);
+            write(&config, &built, out)
         }
     }
 }
@@ -71,13 +71,7 @@ fn resolve(args: &ListArgs, env: &Env) -> anyhow::Result<Config> {
         }
     } else if args.long {
         let is_terminal = std::io::stdout().is_terminal();
-        let color = match args.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                is_terminal && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
-            }
-        };
+        let color = crate::term::use_color(args.color);
         let width = terminal_size::terminal_size()
             .filter(|_| is_terminal)
             .map(|(width, _)| usize::from(width.0))
@@ -184,9 +178,22 @@ fn resolve_query(args: &ListArgs, env: &Env) -> anyhow::Result<Query> {
 
 type Summaries = HashMap<String, SessionSummary>;
 
-/// Walks, filters and (when needed) reads bodies; returns the listing and the summaries read.
-fn build_listing(config: &Config) -> (Listing, Summaries) {
+/// What `build_listing` found: the filtered listing, the body facts read, and for `--long`
+/// the id width that keeps every shown prefix unique among all the sessions walked.
+struct Built {
+    listing: Listing,
+    summaries: Summaries,
+    id_width: Option<usize>,
+}
+
+/// Walks, filters and (when needed) reads bodies.
+fn build_listing(config: &Config) -> Built {
     let mut listing = pi_retrospect_walk::list_stores(&config.stores, &config.walk);
+    let id_width = matches!(config.format, Format::Long { .. }).then(|| {
+        let mut ids = Vec::new();
+        collect_ids(&listing.sessions, &mut ids);
+        pi_retrospect_render::long::unique_prefix_len(ids.into_iter())
+    });
     listing
         .warnings
         .extend(config.store_warnings.iter().cloned());
@@ -213,7 +220,18 @@ fn build_listing(config: &Config) -> (Listing, Summaries) {
     }
     listing.warnings.sort();
     listing.warnings.dedup();
-    (listing, summaries)
+    Built {
+        listing,
+        summaries,
+        id_width,
+    }
+}
+
+fn collect_ids<'a>(sessions: &'a [Session], out: &mut Vec<&'a str>) {
+    for session in sessions {
+        out.push(&session.id);
+        collect_ids(&session.subagent_sessions, out);
+    }
 }
 
 fn read_into(
@@ -242,12 +260,12 @@ fn collect_paths<'a>(sessions: &'a [Session], out: &mut Vec<&'a str>) {
     }
 }
 
-fn write(
-    config: &Config,
-    listing: &Listing,
-    summaries: &Summaries,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
+fn write(config: &Config, built: &Built, out: &mut dyn Write) -> anyhow::Result<()> {
+    let Built {
+        listing,
+        summaries,
+        id_width,
+    } = built;
     match config.format {
         Format::Text => pi_retrospect_render::write_text(out, listing)?,
         Format::Json => pi_retrospect_render::write_json(out, listing)?,
@@ -269,6 +287,7 @@ fn write(
                 width,
                 time_of: &time_of,
                 summary_of: &summary_of,
+                id_width: *id_width,
             };
             pi_retrospect_render::long::write_long(out, listing, &options)?;
         }
@@ -348,7 +367,12 @@ fn write_streamed(
         summaries.get(path).and_then(|summary| summary.name.clone())
     });
     listing.warnings.sort();
-    write(config, &listing, &summaries, out)?;
+    let built = Built {
+        listing,
+        summaries,
+        id_width: None,
+    };
+    write(config, &built, out)?;
     out.flush()?;
     Ok(())
 }

@@ -12,6 +12,7 @@ mod opts;
 mod session_arg;
 mod show;
 mod store;
+mod term;
 mod when;
 
 use std::io::{self, Write};
@@ -30,6 +31,7 @@ fn main() -> ExitCode {
             if let Err(print_error) = error.print()
                 && print_error.kind() != io::ErrorKind::BrokenPipe
             {
+                let _ = writeln!(io::stderr(), "pi-retrospect: cannot write: {print_error}");
                 return ExitCode::from(1);
             }
             return ExitCode::from(u8::try_from(code).unwrap_or(2));
@@ -78,10 +80,16 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// Returns whether `error` is, somewhere in its chain, a write to a closed pipe (`| head`),
+/// whether it surfaced as an `io::Error` or inside a `serde_json::Error`.
 fn is_broken_pipe(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {
-        cause
-            .downcast_ref::<io::Error>()
-            .is_some_and(|io_error| io_error.kind() == io::ErrorKind::BrokenPipe)
+        let kind = match cause.downcast_ref::<io::Error>() {
+            Some(io_error) => Some(io_error.kind()),
+            None => cause
+                .downcast_ref::<serde_json::Error>()
+                .and_then(serde_json::Error::io_error_kind),
+        };
+        kind == Some(io::ErrorKind::BrokenPipe)
     })
 }

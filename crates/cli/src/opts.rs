@@ -369,7 +369,7 @@ pub enum SortField {
 /// When to colour output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
-    /// Only on a terminal, and never when NO_COLOR is set.
+    /// Only on a terminal (or with CLICOLOR_FORCE), and never when NO_COLOR is set.
     Auto,
     /// Always.
     Always,

@@ -103,8 +103,18 @@ fn latest(store: &StoreArgs, env: &Env) -> anyhow::Result<PathBuf> {
         .context("the current directory is not valid UTF-8")?;
     let cwd = pi_retrospect_core::path::normalize_absolute(cwd);
     let (sessions, roots) = walk(store, env)?;
+    // The same rule as `list --here`, so a recorded cwd with a trailing slash still matches.
+    let here = pi_retrospect_core::filter::CwdMatcher {
+        dir: cwd.clone(),
+        include_subdirectories: false,
+        include_worktrees: false,
+    };
     // The listing is sorted oldest first, so the last match is the newest.
-    match sessions.iter().rev().find(|session| session.cwd == cwd) {
+    match sessions
+        .iter()
+        .rev()
+        .find(|session| here.is_match(&session.cwd))
+    {
         Some(session) => Ok(PathBuf::from(&session.path)),
         None => anyhow::bail!(
             "latest: no session ran in {cwd} (searched {})",
@@ -169,19 +179,6 @@ pub fn one_line(text: &str, max_chars: usize) -> String {
     match folded.char_indices().nth(max_chars) {
         Some((cut, _)) => format!("{}…", &folded[..cut]),
         None => folded,
-    }
-}
-
-/// Returns whether to colour output for `choice`: on a terminal without NO_COLOR, or always.
-pub fn use_color(choice: crate::opts::ColorChoice) -> bool {
-    use std::io::IsTerminal;
-    match choice {
-        crate::opts::ColorChoice::Always => true,
-        crate::opts::ColorChoice::Never => false,
-        crate::opts::ColorChoice::Auto => {
-            std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
-        }
     }
 }
 

@@ -10,7 +10,8 @@ use pi_retrospect_transcript::{
 use serde::Serialize;
 
 use crate::opts::ShowArgs;
-use crate::session_arg::{clean, one_line, print_warnings, resolve_and_open, use_color};
+use crate::session_arg::{clean, one_line, print_warnings, resolve_and_open};
+use crate::term::use_color;
 
 /// The `show --json` document.
 #[derive(Serialize)]

@@ -122,11 +122,11 @@ pub fn resolve_stores(flags: &StoreFlags, env: &Env) -> anyhow::Result<(Vec<Stor
             };
             match custom {
                 Some(custom) => {
+                    // Both are walked even when the custom directory is the default root
+                    // itself: the flat store takes the files directly inside it, the default
+                    // store the `--<slug>--` directories, so nothing is listed twice.
                     stores.push(env.store(&custom, Layout::Flat, false)?);
-                    let default = env.store(&default_root, Layout::Projects, true)?;
-                    if default.root != stores[0].root {
-                        stores.push(default);
-                    }
+                    stores.push(env.store(&default_root, Layout::Projects, true)?);
                 }
                 None => stores.push(env.store(&default_root, Layout::Projects, false)?),
             }
@@ -143,6 +143,34 @@ pub fn resolve_stores(flags: &StoreFlags, env: &Env) -> anyhow::Result<(Vec<Stor
     Ok((stores, warnings))
 }
 
+/// The largest settings file read; Pi's are a few kilobytes.
+const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
+
+/// Reads a settings file without ever blocking or reading without bound: it is opened
+/// non-blocking (a FIFO planted in a cloned repository's `.pi/` must not hang every command),
+/// must be a regular file (a symlink to one is fine, as for Pi), and may hold at most
+/// [`MAX_SETTINGS_BYTES`].
+fn read_settings_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    if metadata.len() > MAX_SETTINGS_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {MAX_SETTINGS_BYTES} bytes"
+        )));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    file.take(MAX_SETTINGS_BYTES).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Returns `sessionDir` from Pi's settings files, the project's overriding the global one.
 fn settings_session_dir(
     env: &Env,
@@ -154,7 +182,7 @@ fn settings_session_dir(
         env.cwd.join(agent_dir).join("settings.json"),
     ];
     for path in candidates {
-        let bytes = match std::fs::read(&path) {
+        let bytes = match read_settings_file(&path) {
             Ok(bytes) => bytes,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
             Err(error) => {
@@ -268,6 +296,19 @@ mod tests {
             ["Flat /home/from-env", "Projects? /home/agent/sessions"]
         );
 
+        // A custom directory that is the default root itself: both layouts over it.
+        let same = StoreFlags {
+            session_dir: Some(dir.path().join("home/agent/sessions")),
+            ..StoreFlags::default()
+        };
+        assert_eq!(
+            roots(&same, &env).0,
+            [
+                "Flat /home/agent/sessions",
+                "Projects? /home/agent/sessions"
+            ]
+        );
+
         let with_flag = StoreFlags {
             session_dir: Some("/abs/dir".into()),
             ..StoreFlags::default()
@@ -309,5 +350,33 @@ mod tests {
         std::fs::write(agent.join("settings.json"), r#"{"sessionDir":7}"#).expect("write");
         let (_, warnings) = roots(&StoreFlags::default(), &env);
         assert_eq!(warnings, ["settings sessionDir is not a string; ignored"]);
+
+        // A FIFO must not block, a device must not be read without bound: both are warnings.
+        std::fs::remove_file(agent.join("settings.json")).expect("remove");
+        let status = std::process::Command::new("mkfifo")
+            .arg(agent.join("settings.json"))
+            .status()
+            .expect("mkfifo");
+        assert!(status.success());
+        let (stores, warnings) = roots(&StoreFlags::default(), &env);
+        assert_eq!(stores, ["Projects /home/.pi/agent/sessions"]);
+        assert_eq!(
+            warnings,
+            ["settings file not readable, its sessionDir is ignored: not a regular file"]
+        );
+        std::fs::remove_file(agent.join("settings.json")).expect("remove");
+        std::os::unix::fs::symlink("/dev/zero", agent.join("settings.json")).expect("symlink");
+        let (_, warnings) = roots(&StoreFlags::default(), &env);
+        assert_eq!(
+            warnings,
+            ["settings file not readable, its sessionDir is ignored: not a regular file"]
+        );
+        std::fs::remove_file(agent.join("settings.json")).expect("remove");
+        std::fs::write(agent.join("settings.json"), vec![b' '; 2 * 1024 * 1024]).expect("write");
+        let (_, warnings) = roots(&StoreFlags::default(), &env);
+        assert_eq!(
+            warnings,
+            ["settings file not readable, its sessionDir is ignored: larger than 1048576 bytes"]
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! resolution from the environment, and exit codes.
 
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::{Command, Output, Stdio};
 
 mod common;
 use common::{binary, golden, stdout_of};
@@ -175,4 +175,67 @@ fn broken_pipe_exits_0_quietly() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+#[test]
+fn a_settings_fifo_never_blocks() {
+    let agent = tempfile::tempdir().expect("temp dir");
+    let status = Command::new("mkfifo")
+        .arg(agent.path().join("settings.json"))
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    let mut child = binary()
+        .env("PI_CODING_AGENT_DIR", agent.path())
+        .args(["list"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("list blocked on a FIFO settings.json");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().expect("output");
+    let text = stdout_of(&output);
+    assert!(text.contains("settings.json: settings file not readable, its sessionDir is ignored: not a regular file"), "{text}");
+}
+
+#[test]
+fn text_output_escapes_control_characters_from_headers() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir_all(dir.path().join("--p--")).expect("mkdir");
+    let header = serde_json::json!({
+        "type": "sess\u{1b}]0;pwned\u{7}ion", "id": "x",
+        "timestamp": "2026-01-01T00:00:00Z", "cwd": "/w"
+    });
+    std::fs::write(dir.path().join("--p--/a.jsonl"), header.to_string()).expect("write");
+    let text = stdout_of(
+        &binary()
+            .args(["list", "--sessions-root"])
+            .arg(dir.path())
+            .output()
+            .expect("run"),
+    );
+    assert!(
+        !text.contains('\u{1b}') && !text.contains('\u{7}'),
+        "{text:?}"
+    );
+    assert!(
+        text.contains("(type: sess\\u{1b}]0;pwned\\u{7}ion)"),
+        "{text}"
+    );
+    // JSON keeps the exact text.
+    let json = stdout_of(
+        &binary()
+            .args(["list", "--json", "--sessions-root"])
+            .arg(dir.path())
+            .output()
+            .expect("run"),
+    );
+    assert!(json.contains("sess\\u001b]0;pwned\\u0007ion"), "{json}");
 }

@@ -92,6 +92,12 @@ fn stores() {
         .collect::<Vec<_>>(),
         with_custom
     );
+    // A custom directory that is the default root itself hides nothing.
+    let default_root = agent().join("sessions");
+    assert_eq!(
+        top(&["--session-dir", default_root.to_str().expect("utf-8")]),
+        ["200", "203", "204", "205", "206"]
+    );
     // A custom directory's runs: forks/ runs are children, artifact copies never appear.
     let custom_rows = ids(&[
         "--session-dir",
@@ -254,6 +260,43 @@ fn bad_bounds_are_usage_errors_before_any_read() {
 }
 
 #[test]
+fn bad_bounds_are_reported_before_the_store_is_even_resolved() {
+    // With no $HOME and no --sessions-root, resolving the store fails with exit 1; a bad
+    // bound must still be the error (exit 2), because it is checked first.
+    let output = run(binary()
+        .env_remove("HOME")
+        .env_remove("PI_CODING_AGENT_DIR")
+        .args(["list", "--since", "2026-02-30"]));
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--since"), "{stderr}");
+    let output = run(binary()
+        .env_remove("HOME")
+        .env_remove("PI_CODING_AGENT_DIR")
+        .args(["list"]));
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "the control case fails on the store"
+    );
+}
+
+#[test]
+fn runs_hidden_by_max_depth_still_count() {
+    let output = rows(binary().args(["list", "--jsonl", "--max-depth", "0", "--with-subagents"]));
+    assert_eq!(output.len(), 1);
+    assert_eq!(output[0]["nSubagents"], 1);
+    let long = success(run(binary().args([
+        "list",
+        "--long",
+        "--max-depth",
+        "0",
+        "--with-subagents",
+    ])));
+    assert!(long.contains("/repos/app    1  Flaky login"), "{long}");
+}
+
+#[test]
 fn tree_filters() {
     assert_eq!(ids(&["--with-subagents"]), ["0:200", "1:201", "2:202"]);
     assert_eq!(
@@ -403,10 +446,22 @@ fn long_lines_and_colour() {
         coloured.contains("\u{1b}[1mFlaky login\u{1b}[0m"),
         "{coloured}"
     );
+    // CLICOLOR_FORCE colours a pipe under `auto`, and NO_COLOR still wins over it.
+    let forced = success(run(binary().env("CLICOLOR_FORCE", "1").args([
+        "list",
+        "--long",
+        "--cwd",
+        "/repos/app-fix",
+    ])));
+    assert!(
+        forced.contains("\u{1b}[1mHotfix branch\u{1b}[0m"),
+        "{forced}"
+    );
     let never = success(run(binary()
+        .env("CLICOLOR_FORCE", "1")
         .env("NO_COLOR", "1")
         .args(["list", "--long", "--color", "auto"])));
-    assert!(!never.contains('\u{1b}'));
+    assert!(!never.contains('\u{1b}'), "{never}");
 
     // Titles are one line, cut to the width, with controls and bidi overrides stripped.
     let dir = tempfile::tempdir().expect("temp dir");

@@ -181,6 +181,7 @@ fn remove_path(sessions: &mut Vec<Session>, path: &str) {
 
 fn prune(session: &mut Session, depth_left: usize) {
     if depth_left == 0 {
+        session.n_pruned_runs += session.subagent_sessions.len();
         session.subagent_sessions.clear();
         return;
     }
@@ -203,6 +204,7 @@ mod tests {
             parent_session_path: None,
             subagent_sessions: children,
             instant: timestamp::parse(time).unwrap_or_default(),
+            n_pruned_runs: 0,
         }
     }
 
@@ -369,6 +371,26 @@ mod tests {
             },
             &["bb2"],
         );
+    }
+
+    #[test]
+    fn pruning_keeps_the_run_count() {
+        let mut listing = listing();
+        Query {
+            max_depth: Some(0),
+            ..Query::default()
+        }
+        .apply(&mut listing, &|_| None);
+        assert_eq!(listing.sessions[0].subagent_sessions.len(), 0);
+        assert_eq!(listing.sessions[0].n_runs(), 1);
+        let mut listing = self::listing();
+        Query {
+            max_depth: Some(1),
+            ..Query::default()
+        }
+        .apply(&mut listing, &|_| None);
+        let child = &listing.sessions[0].subagent_sessions[0];
+        assert_eq!((child.subagent_sessions.len(), child.n_runs()), (0, 1));
     }
 
     #[test]

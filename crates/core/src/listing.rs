@@ -48,6 +48,10 @@ pub struct Session {
     /// The instant `timestamp` denotes; not part of the contract's JSON.
     #[serde(skip)]
     pub instant: Timestamp,
+    /// How many direct runs a depth limit removed from `subagent_sessions`, so that a pruned
+    /// listing still reports how many runs a session launched; not part of the contract's JSON.
+    #[serde(skip)]
+    pub n_pruned_runs: usize,
 }
 
 impl Session {
@@ -61,7 +65,13 @@ impl Session {
             parent_session_path: row.header.parent_session_path,
             subagent_sessions: Vec::new(),
             instant: row.header.instant,
+            n_pruned_runs: 0,
         }
+    }
+
+    /// Returns how many runs this session launched directly, including any a depth limit hid.
+    pub fn n_runs(&self) -> usize {
+        self.subagent_sessions.len() + self.n_pruned_runs
     }
 
     /// Returns the number of sessions in this tree below this one.

@@ -53,6 +53,29 @@ pub fn sanitize_for_terminal(text: &str) -> Cow<'_, str> {
     Cow::Owned(clean)
 }
 
+/// Returns `text` with every control character (C0 including newline and tab, DEL, C1) and
+/// every bidi control written as a visible `\u{..}` escape.
+///
+/// For single-line fields of a listing (paths, cwds, warning reasons) shown to a person: unlike
+/// [`sanitize_for_terminal`] nothing is removed, so the text can still be matched against the
+/// file, and a newline cannot forge a second row. Borrows `text` when nothing needs escaping,
+/// which is the case for every ordinary path.
+pub fn escape_for_terminal(text: &str) -> Cow<'_, str> {
+    let needs_escape = |character: char| character.is_control() || is_bidi_control(character);
+    if !text.chars().any(needs_escape) {
+        return Cow::Borrowed(text);
+    }
+    let mut escaped = String::with_capacity(text.len() + 8);
+    for character in text.chars() {
+        if needs_escape(character) {
+            escaped.push_str(&format!("\\u{{{:x}}}", u32::from(character)));
+        } else {
+            escaped.push(character);
+        }
+    }
+    Cow::Owned(escaped)
+}
+
 fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     while let Some(&character) = chars.peek() {
         if ('\u{20}'..='\u{3F}').contains(&character) {
@@ -113,6 +136,24 @@ mod tests {
         ] {
             check(input, expected);
         }
+    }
+
+    #[test]
+    fn escapes_controls_visibly() {
+        assert_eq!(
+            escape_for_terminal("/home/u/app.jsonl"),
+            "/home/u/app.jsonl"
+        );
+        assert!(matches!(escape_for_terminal("plain é ✓"), Cow::Borrowed(_)));
+        assert_eq!(
+            escape_for_terminal("a\u{1b}]0;t\u{7}b"),
+            "a\\u{1b}]0;t\\u{7}b"
+        );
+        assert_eq!(escape_for_terminal("rel\nfake\tx"), "rel\\u{a}fake\\u{9}x");
+        assert_eq!(
+            escape_for_terminal("x\u{202e}y\u{85}"),
+            "x\\u{202e}y\\u{85}"
+        );
     }
 
     #[test]

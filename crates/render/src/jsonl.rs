@@ -60,7 +60,7 @@ fn write_tree(
         timestamp: &session.timestamp,
         cwd: &session.cwd,
         parent_session_path: session.parent_session_path.as_deref(),
-        n_subagents: session.subagent_sessions.len(),
+        n_subagents: session.n_runs(),
         summary: summary.as_ref(),
     };
     serde_json::to_writer(&mut *out, &line).map_err(io::Error::from)?;

@@ -11,6 +11,7 @@ pub mod schema;
 
 use std::io::{self, Write};
 
+use pi_retrospect_core::sanitize::escape_for_terminal;
 use pi_retrospect_core::{Listing, Session};
 
 /// Writes the contract's rendered text: `Sessions (N)`, one `- <path>` bullet per session with
@@ -23,7 +24,12 @@ pub fn write_text(out: &mut dyn Write, listing: &Listing) -> io::Result<()> {
         writeln!(out)?;
         writeln!(out, "Warnings ({})", listing.warnings.len())?;
         for warning in &listing.warnings {
-            writeln!(out, "- {}: {}", warning.path, warning.reason)?;
+            writeln!(
+                out,
+                "- {}: {}",
+                escape_for_terminal(&warning.path),
+                escape_for_terminal(&warning.reason)
+            )?;
         }
     }
     Ok(())
@@ -38,7 +44,7 @@ fn write_session_bullets(
         for _ in 0..depth {
             out.write_all(b"  ")?;
         }
-        writeln!(out, "- {}", session.path)?;
+        writeln!(out, "- {}", escape_for_terminal(&session.path))?;
         write_session_bullets(out, &session.subagent_sessions, depth + 1)?;
     }
     Ok(())
@@ -178,6 +184,7 @@ mod tests {
             parent_session_path: None,
             subagent_sessions: children,
             instant: timestamp::parse("2026-01-01T00:00:00Z").unwrap_or_default(),
+            n_pruned_runs: 0,
         }
     }
 
@@ -202,6 +209,22 @@ mod tests {
         assert_eq!(
             text(&listing),
             "Sessions (1)\n- /a.jsonl\n  - /a/r/session.jsonl\n    - /a/r/session/x/session.jsonl\n"
+        );
+    }
+
+    #[test]
+    fn text_escapes_control_characters_in_paths_and_reasons() {
+        let listing = Listing {
+            sessions: vec![session("/s/evil\u{1b}[2J\nname.jsonl", vec![])],
+            warnings: vec![Warning::new(
+                "/s/x.jsonl",
+                "first line is not a session header (type: se\u{1b}]0;pwned\u{7}ss)",
+            )],
+        };
+        assert_eq!(
+            text(&listing),
+            "Sessions (1)\n- /s/evil\\u{1b}[2J\\u{a}name.jsonl\n\nWarnings (1)\n\
+             - /s/x.jsonl: first line is not a session header (type: se\\u{1b}]0;pwned\\u{7}ss)\n"
         );
     }
 

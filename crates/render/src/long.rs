@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use pi_retrospect_core::sanitize::sanitize_for_terminal;
+use pi_retrospect_core::sanitize::escape_for_terminal;
 use pi_retrospect_core::{Listing, Session, SessionSummary};
 
 /// Options for [`write_long`].
@@ -15,6 +15,10 @@ pub struct LongOptions<'a> {
     pub time_of: &'a dyn Fn(&Session) -> String,
     /// Returns a session's body facts, when they were read.
     pub summary_of: &'a dyn Fn(&str) -> Option<&'a SessionSummary>,
+    /// Characters of each id to show; `None` computes the shortest prefix (at least eight)
+    /// that tells the shown ids apart. A caller that filtered the listing passes the width
+    /// computed over every id an `--id` lookup would search, so a shown prefix stays unique.
+    pub id_width: Option<usize>,
 }
 
 const MIN_ID_WIDTH: usize = 8;
@@ -38,15 +42,17 @@ pub fn write_long(
         .max()
         .unwrap_or(0)
         .min(MAX_CWD_WIDTH);
-    let id_width = unique_prefix_len(rows.iter().map(|(session, _)| session.id.as_str()));
+    let id_width = options
+        .id_width
+        .unwrap_or_else(|| unique_prefix_len(rows.iter().map(|(session, _)| session.id.as_str())));
     for (session, depth) in rows {
         let time = (options.time_of)(session);
-        let id: String = sanitize_for_terminal(&session.id)
+        let id: String = escape_for_terminal(&session.id)
             .chars()
             .take(id_width)
             .collect();
-        let cwd = truncate_start(&sanitize_for_terminal(&session.cwd), cwd_width);
-        let runs = session.subagent_sessions.len();
+        let cwd = truncate_start(&escape_for_terminal(&session.cwd), cwd_width);
+        let runs = session.n_runs();
         let runs = if runs == 0 {
             "  -".to_owned()
         } else {
@@ -81,7 +87,7 @@ pub fn write_long(
         writeln!(out, "Warnings ({})", listing.warnings.len())?;
         for warning in &listing.warnings {
             let line = format!("- {}: {}", warning.path, warning.reason);
-            let line = sanitize_for_terminal(&line);
+            let line = escape_for_terminal(&line);
             if options.color {
                 writeln!(out, "\x1b[33m{line}\x1b[0m")?;
             } else {
@@ -100,7 +106,7 @@ impl LongOptions<'_> {
 
 /// Returns the shortest prefix length (at least eight characters) at which the distinct ids
 /// shown are all told apart, so the id column is a usable `--id` prefix.
-fn unique_prefix_len<'a>(ids: impl Iterator<Item = &'a str>) -> usize {
+pub fn unique_prefix_len<'a>(ids: impl Iterator<Item = &'a str>) -> usize {
     let mut distinct: Vec<&str> = ids.collect();
     distinct.sort_unstable();
     distinct.dedup();
@@ -135,7 +141,7 @@ fn collect<'a>(sessions: &'a [Session], depth: usize, rows: &mut Vec<(&'a Sessio
 
 /// Returns `text` on one line: controls stripped, runs of white space folded to one space.
 pub fn one_line(text: &str) -> String {
-    sanitize_for_terminal(text)
+    pi_retrospect_core::sanitize::sanitize_for_terminal(text)
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")

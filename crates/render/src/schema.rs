@@ -100,6 +100,7 @@ mod tests {
             parent_session_path: Some("/p.jsonl".into()),
             subagent_sessions: vec![],
             instant: timestamp::parse("2026-01-01T00:00:01Z").unwrap_or_default(),
+            n_pruned_runs: 0,
         };
         let parent = Session {
             subagent_sessions: vec![child.clone()],

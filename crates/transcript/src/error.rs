@@ -7,7 +7,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum TranscriptError {
     /// The file could not be opened or its metadata read.
-    #[error("cannot open session file {path}: {source}")]
+    #[error("cannot open session file {path}")]
     Open {
         /// The file that was being opened.
         path: PathBuf,
@@ -15,7 +15,7 @@ pub enum TranscriptError {
         source: io::Error,
     },
     /// Reading the file failed part way.
-    #[error("cannot read session file {path}: {source}")]
+    #[error("cannot read session file {path}")]
     Read {
         /// The file that was being read.
         path: PathBuf,

@@ -45,14 +45,12 @@ pub fn read_summary(path: &Path) -> Result<SessionSummary, String> {
     let mut line = Vec::new();
     let mut is_header = true;
     loop {
-        line.clear();
-        let n_read = reader
-            .read_until(b'\n', &mut line)
+        let (n_read, is_whole) = read_bounded_line(&mut reader, &mut line)
             .map_err(|error| format!("could not read session body: {}", describe_io(&error)))?;
         if n_read == 0 {
             break;
         }
-        if std::mem::take(&mut is_header) {
+        if std::mem::take(&mut is_header) || !is_whole {
             continue;
         }
         if session_info.find(&line).is_some() {
@@ -74,6 +72,48 @@ pub fn read_summary(path: &Path) -> Result<SessionSummary, String> {
         }
     }
     Ok(summary)
+}
+
+/// The longest line decoded for these facts. A session name is a few words and most first
+/// messages are short; a longer line (a pasted log, an image) is skipped rather than held in
+/// memory, so reading facts costs a bounded buffer whatever the file holds.
+const MAX_FACT_LINE_BYTES: usize = 1024 * 1024;
+
+/// Reads the next line into `line` (cleared first), keeping at most
+/// [`MAX_FACT_LINE_BYTES`] of it; returns the bytes consumed and whether the whole line fits.
+fn read_bounded_line(
+    reader: &mut impl BufRead,
+    line: &mut Vec<u8>,
+) -> std::io::Result<(usize, bool)> {
+    line.clear();
+    let mut n_consumed = 0;
+    let mut is_whole = true;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if available.is_empty() {
+            return Ok((n_consumed, is_whole));
+        }
+        let (chunk, is_end) = match memchr::memchr(b'\n', available) {
+            Some(newline) => (&available[..=newline], true),
+            None => (available, false),
+        };
+        if is_whole && line.len() + chunk.len() <= MAX_FACT_LINE_BYTES {
+            line.extend_from_slice(chunk);
+        } else {
+            is_whole = false;
+            line.clear();
+        }
+        let n_chunk = chunk.len();
+        reader.consume(n_chunk);
+        n_consumed += n_chunk;
+        if is_end {
+            return Ok((n_consumed, is_whole));
+        }
+    }
 }
 
 fn libc_flags() -> i32 {
@@ -125,6 +165,21 @@ mod tests {
 
     const HEADER: &str =
         r#"{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/w","user":"x"}"#;
+
+    #[test]
+    fn an_over_long_line_is_skipped_not_held() {
+        let huge = "x".repeat(MAX_FACT_LINE_BYTES + 10);
+        check(
+            &format!(
+                "{HEADER}\n{}\n{}\n{}\n",
+                serde_json::json!({"type":"message","message":{"role":"user","content":huge}}),
+                r#"{"type":"message","message":{"role":"user","content":"short"}}"#,
+                r#"{"type":"session_info","name":"After the long line"}"#,
+            ),
+            Some("After the long line"),
+            Some("short"),
+        );
+    }
 
     #[test]
     fn names_and_first_messages() {
