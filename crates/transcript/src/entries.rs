@@ -91,11 +91,18 @@ pub fn entries(
         } else {
             entry.parent_id.clone()
         };
-        if filter.id.is_some() && filter.id != id {
+        if let Some(wanted) = &filter.id
+            && !is_handle_match(wanted, id.as_deref(), Some(entry.line_no))
+        {
             continue;
         }
-        if filter.parent_id.is_some() && filter.parent_id != parent_id {
-            continue;
+        if let Some(wanted) = &filter.parent_id {
+            let parent_line = session
+                .parent(idx)
+                .map(|parent| session.entry(parent).line_no);
+            if !is_handle_match(wanted, parent_id.as_deref(), parent_line) {
+                continue;
+            }
         }
         if !filter.types.is_empty() && !filter.types.contains(&entry.entry_type) {
             continue;
@@ -145,4 +152,17 @@ pub fn entries(
         });
     }
     Ok(rows)
+}
+
+/// Returns whether `wanted` names an entry whose stored id is `stored` and whose line is
+/// `line`: a `line:N` handle (the stable handle in every file, and the only one in version 1
+/// files) matches the line, anything else the stored id.
+fn is_handle_match(wanted: &str, stored: Option<&str>, line: Option<u64>) -> bool {
+    match wanted
+        .strip_prefix("line:")
+        .and_then(|number| number.parse::<u64>().ok())
+    {
+        Some(number) => line == Some(number),
+        None => stored == Some(wanted),
+    }
 }

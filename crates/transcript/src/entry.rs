@@ -195,6 +195,9 @@ pub struct Entry {
     pub byte_offset: u64,
     /// Length of the line in bytes, without its line ending.
     pub byte_len: u64,
+    /// Length of the line in characters (UTF-8 code points), for token estimates.
+    #[serde(skip)]
+    pub n_chars: u64,
     /// The stored id (`None` in version 1 files or when missing).
     pub id: Option<String>,
     /// The stored parent id (`None` for a root or in version 1 files).
@@ -234,9 +237,10 @@ impl Entry {
         self.role() == Some(role)
     }
 
-    /// Returns a rough token estimate of the entry: its serialised size divided by four.
+    /// Returns a rough token estimate of the entry: the characters of its serialised form
+    /// divided by four (characters, not bytes, so text outside ASCII is not overcounted).
     pub fn estimated_tokens(&self) -> u64 {
-        self.byte_len.div_ceil(4)
+        self.n_chars.div_ceil(4)
     }
 }
 
@@ -273,6 +277,7 @@ pub(crate) fn entry_from_envelope(
     line_no: u64,
     byte_offset: u64,
     byte_len: u64,
+    n_chars: u64,
 ) -> Entry {
     let kind = match entry_type.as_str() {
         "message" => EntryKind::Message(message_meta(raw.message.0.unwrap_or_default(), version)),
@@ -322,6 +327,7 @@ pub(crate) fn entry_from_envelope(
         line_no,
         byte_offset,
         byte_len,
+        n_chars,
         id: raw.id.into_owned(),
         parent_id: raw.parent_id.into_owned(),
         timestamp: raw.timestamp.into_owned(),

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::content::{entry_content, entry_text};
-use crate::entry::{EntryKind, Role};
+use crate::entry::Role;
 use crate::error::TranscriptError;
 use crate::facts::labels;
 use crate::session::{Session, Snapshot};
@@ -97,7 +97,10 @@ impl InspectRequest {
     }
 
     /// Returns a fingerprint of everything but paging, so a cursor only continues its request.
-    fn fingerprint(&self) -> u64 {
+    /// Returns a hash of the request and of the parsed snapshot it runs over (the session id
+    /// and every entry's id and length), so a cursor cannot continue another file, nor this
+    /// file after it was replaced by different content of the same size.
+    fn fingerprint(&self, session: &Session) -> u64 {
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
         let mut feed = |bytes: &[u8]| {
             for &byte in bytes.iter().chain(std::iter::once(&0xFF)) {
@@ -122,6 +125,12 @@ impl InspectRequest {
             }
         }
         feed(&[u8::from(self.include_tool_results)]);
+        feed(session.session_id().unwrap_or("").as_bytes());
+        feed(&session.snapshot().n_lines.to_le_bytes());
+        for entry in session.entries() {
+            feed(entry.id.as_deref().unwrap_or("").as_bytes());
+            feed(&entry.byte_len.to_le_bytes());
+        }
         hash
     }
 }
@@ -362,7 +371,7 @@ pub fn inspect(
             reason: "must be between 1 and 50",
         });
     }
-    let fingerprint = request.fingerprint();
+    let fingerprint = request.fingerprint(session);
     let snapshot = session.snapshot();
     let offset = match &request.cursor {
         None => 0,
@@ -371,7 +380,7 @@ pub fn inspect(
             if cursor.fingerprint != fingerprint {
                 return Err(TranscriptError::InvalidCursor {
                     cursor: text.clone(),
-                    reason: "it belongs to a different request".to_owned(),
+                    reason: "it belongs to a different request or a different file".to_owned(),
                 });
             }
             if cursor.snapshot_bytes != snapshot.bytes {
@@ -476,7 +485,6 @@ struct InspectCtx<'a> {
     turns: Turns,
     labels: HashMap<String, String>,
     is_active: Vec<bool>,
-    context_tokens: Vec<u64>,
     include_tool_results: bool,
 }
 
@@ -491,7 +499,6 @@ impl<'a> InspectCtx<'a> {
             turns: Turns::new(session),
             labels: labels(session),
             is_active,
-            context_tokens: context_token_estimates(session),
             include_tool_results,
         }
     }
@@ -583,7 +590,10 @@ impl<'a> InspectCtx<'a> {
                 .collect(),
             tool_output_previews,
             is_on_active_branch: self.is_active[checkpoint],
-            estimated_context_tokens: self.context_tokens[checkpoint],
+            // The same context `Session::context_at` builds (compaction kept range, system
+            // messages dropped, edits applied), so the estimate never disagrees with it. A page
+            // holds at most 50 checkpoints, so building each context is cheap.
+            estimated_context_tokens: session.context_at(checkpoint).estimated_tokens,
         })
     }
 
@@ -740,53 +750,4 @@ impl<'a> InspectCtx<'a> {
             branch_point,
         })
     }
-}
-
-/// Returns whether an entry contributes to model context.
-fn is_context_producing(kind: &EntryKind) -> bool {
-    match kind {
-        EntryKind::Message(meta) => {
-            !(meta.role == Role::BashExecution && meta.exclude_from_context)
-        }
-        EntryKind::Compaction { .. }
-        | EntryKind::BranchSummary { .. }
-        | EntryKind::CustomMessage { .. } => true,
-        _ => false,
-    }
-}
-
-/// Returns, for every entry, an estimate of the context tokens with that entry as the leaf.
-///
-/// Compactions restart the count from their summary plus the kept range; context edits are
-/// ignored. Computed in one pass over the tree.
-pub fn context_token_estimates(session: &Session) -> Vec<u64> {
-    let n_entries = session.entries().len();
-    let mut raw_cumulative = vec![0u64; n_entries];
-    let mut context = vec![0u64; n_entries];
-    for idx in session.topological_order() {
-        let entry = session.entry(idx);
-        let own = if is_context_producing(&entry.kind) {
-            entry.estimated_tokens()
-        } else {
-            0
-        };
-        let parent = session.parent(idx);
-        let parent_raw = parent.map_or(0, |parent| raw_cumulative[parent]);
-        raw_cumulative[idx] = parent_raw + own;
-        context[idx] = if matches!(entry.kind, EntryKind::Compaction { .. }) {
-            let kept = match session.first_kept_of(idx) {
-                Some(first_kept) if first_kept != idx => {
-                    let before_kept = session
-                        .parent(first_kept)
-                        .map_or(0, |parent| raw_cumulative[parent]);
-                    parent_raw.saturating_sub(before_kept)
-                }
-                _ => 0,
-            };
-            own + kept
-        } else {
-            parent.map_or(0, |parent| context[parent]) + own
-        };
-    }
-    context
 }

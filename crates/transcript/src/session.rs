@@ -225,6 +225,9 @@ impl Builder {
             ));
         }
         let byte_len = bytes.len() as u64;
+        // Every byte that does not continue a UTF-8 sequence starts a character; the count
+        // vectorises, so it costs little next to the scan.
+        let n_chars = bytes.iter().filter(|&&byte| (byte as i8) >= -0x40).count() as u64;
         self.entries.push(entry_from_envelope(
             envelope,
             entry_type,
@@ -232,6 +235,7 @@ impl Builder {
             line_no,
             offset,
             byte_len,
+            n_chars,
         ));
     }
 }
@@ -720,10 +724,60 @@ fn null_raw() -> Box<serde_json::value::RawValue> {
 }
 
 fn decode_lossy(bytes: &[u8]) -> serde_json::Value {
-    match serde_json::from_slice(bytes) {
-        Ok(value) => value,
-        Err(_) => {
-            serde_json::from_str(&String::from_utf8_lossy(bytes)).unwrap_or(serde_json::Value::Null)
+    if let Ok(value) = serde_json::from_slice(bytes) {
+        return value;
+    }
+    // What JavaScript's `JSON.parse` reads but a strict parser refuses: invalid UTF-8, and a
+    // lone surrogate escape (`\ud83d` without its pair, which JavaScript writes when a string
+    // is cut between the halves of an emoji). Both become U+FFFD, as in Pi's own reader.
+    let text = String::from_utf8_lossy(bytes);
+    let repaired = replace_lone_surrogates(&text);
+    serde_json::from_str(&repaired).unwrap_or(serde_json::Value::Null)
+}
+
+/// Returns `json` with every `\uD800`-`\uDFFF` escape that is not half of a valid pair
+/// replaced by `\ufffd`. An escaped backslash is skipped whole, so `\\ud800` (a backslash
+/// followed by the text `ud800`) is left alone.
+fn replace_lone_surrogates(json: &str) -> Cow<'_, str> {
+    let bytes = json.as_bytes();
+    let escape_at = |idx: usize| -> Option<u16> {
+        if bytes.get(idx) != Some(&b'\\') || bytes.get(idx + 1) != Some(&b'u') {
+            return None;
+        }
+        let hex = json.get(idx + 2..idx + 6)?;
+        u16::from_str_radix(hex, 16).ok()
+    };
+    let mut repaired: Option<String> = None;
+    let mut copied_to = 0;
+    let mut idx = 0;
+    while idx < bytes.len() {
+        if bytes[idx] != b'\\' {
+            idx += 1;
+            continue;
+        }
+        let Some(unit) = escape_at(idx) else {
+            idx += 2;
+            continue;
+        };
+        let is_high = (0xD800..0xDC00).contains(&unit);
+        let is_low = (0xDC00..0xE000).contains(&unit);
+        if is_high && escape_at(idx + 6).is_some_and(|next| (0xDC00..0xE000).contains(&next)) {
+            idx += 12;
+            continue;
+        }
+        if is_high || is_low {
+            let out = repaired.get_or_insert_with(|| String::with_capacity(json.len()));
+            out.push_str(&json[copied_to..idx]);
+            out.push_str("\\ufffd");
+            copied_to = idx + 6;
+        }
+        idx += 6;
+    }
+    match repaired {
+        None => Cow::Borrowed(json),
+        Some(mut out) => {
+            out.push_str(&json[copied_to..]);
+            Cow::Owned(out)
         }
     }
 }
