@@ -225,9 +225,7 @@ impl Builder {
             ));
         }
         let byte_len = bytes.len() as u64;
-        // Every byte that does not continue a UTF-8 sequence starts a character; the count
-        // vectorises, so it costs little next to the scan.
-        let n_chars = bytes.iter().filter(|&&byte| (byte as i8) >= -0x40).count() as u64;
+        let n_chars = count_chars(&bytes);
         self.entries.push(entry_from_envelope(
             envelope,
             entry_type,
@@ -238,6 +236,27 @@ impl Builder {
             n_chars,
         ));
     }
+}
+
+/// Returns how many characters `bytes` hold: every byte that does not continue a UTF-8
+/// sequence starts one. An ASCII line (the common case) is answered by the fast `is_ascii`
+/// scan; otherwise continuation bytes are counted in chunks of 255 with byte-wide
+/// accumulators, which the compiler vectorises (a per-byte `filter().count()` cost a third of
+/// the whole parse of a 128 MiB session).
+fn count_chars(bytes: &[u8]) -> u64 {
+    if bytes.is_ascii() {
+        return bytes.len() as u64;
+    }
+    let n_continuation: usize = bytes
+        .chunks(255)
+        .map(|chunk| {
+            let in_chunk = chunk
+                .iter()
+                .fold(0u8, |count, &byte| count + u8::from((byte as i8) < -0x40));
+            usize::from(in_chunk)
+        })
+        .sum();
+    (bytes.len() - n_continuation) as u64
 }
 
 /// Returns the id a malformed line seems to carry, from a `"id":"..."` near its start.
