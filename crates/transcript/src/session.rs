@@ -225,7 +225,7 @@ impl Builder {
             ));
         }
         let byte_len = bytes.len() as u64;
-        let n_chars = count_chars(&bytes);
+        let n_chars = count_chars(bytes);
         self.entries.push(entry_from_envelope(
             envelope,
             entry_type,
