@@ -198,14 +198,7 @@ fn build_listing(config: &Config) -> Built {
         .warnings
         .extend(config.store_warnings.iter().cloned());
     let mut summaries = Summaries::new();
-    if config.query.needs_names() {
-        let paths: Vec<&str> = listing
-            .sessions
-            .iter()
-            .map(|session| session.path.as_str())
-            .collect();
-        read_into(&paths, config, &mut summaries, &mut listing.warnings);
-    }
+    read_names_if_needed(config, &mut listing, &mut summaries);
     config.query.apply(&mut listing, &|path| {
         summaries.get(path).and_then(|summary| summary.name.clone())
     });
@@ -232,6 +225,19 @@ fn collect_ids<'a>(sessions: &'a [Session], out: &mut Vec<&'a str>) {
         out.push(&session.id);
         collect_ids(&session.subagent_sessions, out);
     }
+}
+
+/// Reads the body facts of the top-level sessions when a filter needs their names.
+fn read_names_if_needed(config: &Config, listing: &mut Listing, summaries: &mut Summaries) {
+    if !config.query.needs_names() {
+        return;
+    }
+    let paths: Vec<&str> = listing
+        .sessions
+        .iter()
+        .map(|session| session.path.as_str())
+        .collect();
+    read_into(&paths, config, summaries, &mut listing.warnings);
 }
 
 fn read_into(
@@ -353,16 +359,7 @@ fn write_streamed(
         warnings,
     };
     let mut summaries = Summaries::new();
-    if config.query.needs_names() {
-        let paths: Vec<&str> = listing
-            .sessions
-            .iter()
-            .map(|session| session.path.as_str())
-            .collect();
-        let mut body_warnings = Vec::new();
-        read_into(&paths, config, &mut summaries, &mut body_warnings);
-        listing.warnings.extend(body_warnings);
-    }
+    read_names_if_needed(config, &mut listing, &mut summaries);
     config.query.apply(&mut listing, &|path| {
         summaries.get(path).and_then(|summary| summary.name.clone())
     });

@@ -160,20 +160,9 @@ fn broken_pipe_exits_0_quietly() {
         )
         .expect("write");
     }
-    let mut child = binary()
-        .args(["list", "--sessions-root"])
-        .arg(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    drop(child.stdout.take());
-    let output = child.wait_with_output().expect("wait");
-    assert_eq!(output.status.code(), Some(0));
-    assert!(
-        output.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    common::assert_quiet_on_a_closed_pipe(
+        binary().args(["list", "--sessions-root"]).arg(dir.path()),
+        "list",
     );
 }
 

@@ -7,7 +7,7 @@
 )]
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 /// Returns a `pi-retrospect` command with Pi's environment cleared, a `$HOME` that does not
 /// exist, no colour and UTC as the local timezone.
@@ -49,4 +49,18 @@ pub fn golden(name: &str, actual: &str) {
         actual, expected,
         "golden file {name} differs (BLESS=1 re-blesses)"
     );
+}
+
+/// Runs `command` with its standard output closed before it writes, and checks that it exits
+/// 0 without a word on standard error, as `| head` needs.
+pub fn assert_quiet_on_a_closed_pipe(command: &mut Command, what: &str) {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("wait");
+    assert_eq!(output.status.code(), Some(0), "{what}");
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "", "{what}");
 }
