@@ -105,6 +105,15 @@ pub fn read_first_line<'a>(
     read_line_from(path, buffer, true)
 }
 
+/// Reads and validates the header of an already opened file that a directory listing reported
+/// as a regular file; the caller opened it `O_NOFOLLOW | O_NONBLOCK` (see
+/// [`read_listed_header`]), typically relative to its directory's descriptor.
+pub fn read_listed_header_from(file: &mut File) -> Result<HeaderFields, HeaderError> {
+    let mut buffer = [0u8; MAX_HEADER_LINE_BYTES + 1];
+    let line = read_line_of(file, &mut buffer)?;
+    parse_header(line)
+}
+
 fn read_line_from<'a>(
     path: &Path,
     buffer: &'a mut [u8; MAX_HEADER_LINE_BYTES + 1],
@@ -125,6 +134,14 @@ fn read_line_from<'a>(
         }
     }
 
+    read_line_of(&mut file, buffer)
+}
+
+/// Reads line 1 of an open file into `buffer` (see [`read_first_line`] for the bounds).
+fn read_line_of<'a>(
+    file: &mut File,
+    buffer: &'a mut [u8; MAX_HEADER_LINE_BYTES + 1],
+) -> Result<&'a [u8], HeaderError> {
     let mut filled = 0;
     while filled < buffer.len() {
         // The first read asks for one small chunk, which holds a typical header (150-300

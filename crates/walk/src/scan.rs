@@ -6,8 +6,12 @@ use std::path::Path;
 
 use pi_retrospect_core::path::container_of;
 use pi_retrospect_core::{Session, SessionRow, Warning, nest};
-use pi_retrospect_header::{describe_io, read_listed_header};
+use pi_retrospect_header::{HeaderError, describe_io, read_listed_header, read_listed_header_from};
 use rayon::prelude::*;
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::ffi::CStr;
+use std::os::fd::{BorrowedFd, OwnedFd};
 
 use crate::{Layout, Store};
 
@@ -15,10 +19,8 @@ use crate::{Layout, Store};
 const RUN_FILE_NAME: &str = "session.jsonl";
 /// Directory under a session's container that holds runs started from a fork of its context.
 const FORKS_DIR_NAME: &str = "forks";
-/// Fewest run headers one rayon job reads (see `list_session_file`).
-const RUNS_PER_JOB: usize = 16;
 /// Entries from which a directory inside a container is visited in parallel (see
-/// `collect_transcripts`).
+/// `collect_runs`).
 const PARALLEL_DIR_ENTRIES: usize = 64;
 /// Directory of transcript copies pi-subagents keeps; never sessions.
 const ARTIFACTS_DIR_NAME: &str = "subagent-artifacts";
@@ -113,25 +115,12 @@ pub fn list_session_file(file: &SessionFile) -> (Option<Session>, Vec<Warning>) 
     if file.has_container
         && let Some(container) = container_of(&file.path)
     {
-        let mut candidates = Vec::new();
-        collect_transcripts(container, false, &mut candidates, &mut warnings);
-        let read: Vec<Result<SessionRow, Warning>> = candidates
-            .into_par_iter()
-            // Most sessions have a handful of runs: reading them on this worker is cheaper than
-            // splitting them into rayon jobs (measured in benches/README.md); a session with
-            // thousands of runs is still read in parallel, in chunks of this size.
-            .with_min_len(RUNS_PER_JOB)
-            .map(|path| match read_listed_header(Path::new(&path)) {
-                Ok(header) => Ok(SessionRow { path, header }),
-                Err(error) => Err(Warning::new(path, error.to_string())),
-            })
-            .collect();
-        let mut rows = Vec::with_capacity(read.len());
-        for result in read {
-            match result {
-                Ok(row) => rows.push(row),
-                Err(warning) => warnings.push(warning),
-            }
+        let mut rows = Vec::new();
+        match rustix::fs::open(container, DIR_FLAGS, Mode::empty()) {
+            Ok(fd) => collect_runs(fd, container, false, &mut rows, &mut warnings),
+            // Gone since the project directory was listed: nothing to list.
+            Err(Errno::NOENT) => {}
+            Err(error) => warnings.push(subagent_dir_warning(container, &error.into())),
         }
         session.subagent_sessions = nest(container, rows);
     }
@@ -203,90 +192,136 @@ fn list_project_dir(dir: &str, store: &Store) -> (Vec<SessionFile>, Vec<Warning>
     (files, warnings)
 }
 
-/// Collects transcript paths under `dir` (depth first, no symlinks, no artifact copies).
-fn collect_transcripts(
+/// Flags for opening a directory inside a container: never through a symlink.
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+/// Flags for opening a run's transcript: never through a symlink, never blocking on a FIFO.
+const FILE_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::NONBLOCK)
+    .union(OFlags::CLOEXEC);
+
+/// Reads every run under the directory `dir` (open as `dir_fd`): depth first, no symlinks, no
+/// artifact copies, each header read as soon as its file is found.
+///
+/// Directories and files are opened relative to their parent's descriptor, so the kernel
+/// resolves one name per open instead of the whole path again (a session's runs sit five or
+/// six levels below the root, each in a directory of its own).
+fn collect_runs(
+    dir_fd: OwnedFd,
     dir: &str,
     is_forks_dir: bool,
-    found: &mut Vec<String>,
+    rows: &mut Vec<SessionRow>,
     warnings: &mut Vec<Warning>,
 ) {
-    let entries = match fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(error) if error.kind() == io::ErrorKind::NotFound => return,
+    let mut reader = match Dir::new(dir_fd) {
+        Ok(reader) => reader,
         Err(error) => {
-            warnings.push(subagent_dir_warning(dir, &error));
+            warnings.push(subagent_dir_warning(dir, &error.into()));
             return;
         }
     };
+    let mut entries = Vec::new();
+    while let Some(entry) = reader.read() {
+        match entry {
+            Ok(entry) => {
+                let name = entry.file_name();
+                if name.to_bytes() != b"." && name.to_bytes() != b".." {
+                    entries.push((name.to_owned(), entry.file_type()));
+                }
+            }
+            Err(error) => {
+                warnings.push(subagent_dir_warning(dir, &error.into()));
+                break;
+            }
+        }
+    }
+    let Ok(dir_fd) = reader.fd() else {
+        return;
+    };
     // A launch directory can hold thousands of run directories (issue 4's one session with
-    // 5,000 runs). Listing them one after another on one worker made that session take twice
+    // 5,000 runs). Visiting them one after another on one worker made that session take twice
     // as long as 5,000 separate sessions, so a large directory's entries are visited in
-    // parallel. `collect` keeps their order, so `found` and `warnings` come out exactly as
-    // the serial loop leaves them.
-    let entries: Vec<io::Result<fs::DirEntry>> = entries.collect();
+    // parallel. `collect` keeps their order, so `rows` and `warnings` come out exactly as the
+    // serial loop leaves them.
     if entries.len() >= PARALLEL_DIR_ENTRIES {
-        let visited: Vec<(Vec<String>, Vec<Warning>)> = entries
+        let visited: Vec<(Vec<SessionRow>, Vec<Warning>)> = entries
             .into_par_iter()
-            .map(|entry| {
-                let mut entry_found = Vec::new();
+            .map(|(name, kind)| {
+                let mut entry_rows = Vec::new();
                 let mut entry_warnings = Vec::new();
-                visit_transcript_entry(
+                visit_run_entry(
+                    dir_fd,
                     dir,
                     is_forks_dir,
-                    entry,
-                    &mut entry_found,
+                    &name,
+                    kind,
+                    &mut entry_rows,
                     &mut entry_warnings,
                 );
-                (entry_found, entry_warnings)
+                (entry_rows, entry_warnings)
             })
             .collect();
-        for (mut entry_found, mut entry_warnings) in visited {
-            found.append(&mut entry_found);
+        for (mut entry_rows, mut entry_warnings) in visited {
+            rows.append(&mut entry_rows);
             warnings.append(&mut entry_warnings);
         }
     } else {
-        for entry in entries {
-            visit_transcript_entry(dir, is_forks_dir, entry, found, warnings);
+        for (name, kind) in entries {
+            visit_run_entry(dir_fd, dir, is_forks_dir, &name, kind, rows, warnings);
         }
     }
 }
 
-/// Visits one entry of a directory inside a container (see [`collect_transcripts`]).
-fn visit_transcript_entry(
+/// Visits one entry of a directory inside a container (see [`collect_runs`]).
+fn visit_run_entry(
+    dir_fd: BorrowedFd<'_>,
     dir: &str,
     is_forks_dir: bool,
-    entry: io::Result<fs::DirEntry>,
-    found: &mut Vec<String>,
+    name: &CStr,
+    kind: FileType,
+    rows: &mut Vec<SessionRow>,
     warnings: &mut Vec<Warning>,
 ) {
-    let entry = match entry {
-        Ok(entry) => entry,
-        Err(error) => {
-            warnings.push(subagent_dir_warning(dir, &error));
-            return;
-        }
+    // Some filesystems do not report types in directory listings: ask, without following.
+    let kind = match kind {
+        FileType::Unknown => match rustix::fs::statat(dir_fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => FileType::from_raw_mode(stat.st_mode),
+            Err(_) => return,
+        },
+        kind => kind,
     };
-    let Ok(kind) = entry.file_type() else {
-        return;
-    };
-    let name = entry.file_name();
-    let bytes = name.as_encoded_bytes();
-    if kind.is_dir() {
+    let bytes = name.to_bytes();
+    if kind == FileType::Directory {
         if bytes == ARTIFACTS_DIR_NAME.as_bytes() {
             return;
         }
-        match name.to_str() {
-            Some(name) => {
-                collect_transcripts(&join(dir, name), name == FORKS_DIR_NAME, found, warnings)
-            }
-            None => warnings.push(non_utf8_warning(dir, bytes, "directory")),
+        let Ok(text) = name.to_str() else {
+            warnings.push(non_utf8_warning(dir, bytes, "directory"));
+            return;
+        };
+        let path = join(dir, text);
+        match rustix::fs::openat(dir_fd, name, DIR_FLAGS, Mode::empty()) {
+            Ok(fd) => collect_runs(fd, &path, text == FORKS_DIR_NAME, rows, warnings),
+            Err(Errno::NOENT) => {}
+            Err(error) => warnings.push(subagent_dir_warning(&path, &error.into())),
         }
-    } else if kind.is_file()
+    } else if kind == FileType::RegularFile
         && (bytes == RUN_FILE_NAME.as_bytes() || (is_forks_dir && bytes.ends_with(b".jsonl")))
     {
-        match name.to_str() {
-            Some(name) => found.push(join(dir, name)),
-            None => warnings.push(non_utf8_warning(dir, bytes, "file")),
+        let Ok(text) = name.to_str() else {
+            warnings.push(non_utf8_warning(dir, bytes, "file"));
+            return;
+        };
+        let path = join(dir, text);
+        let header = rustix::fs::openat(dir_fd, name, FILE_FLAGS, Mode::empty())
+            .map_err(|error| HeaderError::Open(describe_io(&error.into())))
+            .and_then(|fd| read_listed_header_from(&mut std::fs::File::from(fd)));
+        match header {
+            Ok(header) => rows.push(SessionRow { path, header }),
+            Err(error) => warnings.push(Warning::new(path, error.to_string())),
         }
     }
 }
