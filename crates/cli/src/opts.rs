@@ -274,11 +274,11 @@ pub struct EntriesArgs {
     #[arg(long, value_name = "A..B", help_heading = "Filters")]
     pub lines: Option<String>,
 
-    /// Only the entry with this id.
+    /// Only the entry with this id, or at this `line:N` handle.
     #[arg(long, value_name = "ID", help_heading = "Filters")]
     pub id: Option<String>,
 
-    /// Only entries whose stored parent id is ID.
+    /// Only entries whose parent has this id, or is at this `line:N` handle.
     #[arg(long, value_name = "ID", help_heading = "Filters")]
     pub parent_id: Option<String>,
 
