@@ -35,8 +35,7 @@ fn main() -> anyhow::Result<()> {
             xtask::fixtures::write_all(&dir)
                 .with_context(|| format!("cannot write fixtures under {}", dir.display()))?;
             println!(
-                "wrote {}/sessions and {}/beyond/sessions",
-                dir.display(),
+                "wrote {0}/sessions, {0}/beyond/sessions and {0}/agent",
                 dir.display()
             );
             Ok(())
