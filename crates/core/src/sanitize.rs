@@ -61,6 +61,14 @@ pub fn sanitize_for_terminal(text: &str) -> Cow<'_, str> {
 /// file, and a newline cannot forge a second row. Borrows `text` when nothing needs escaping,
 /// which is the case for every ordinary path.
 pub fn escape_for_terminal(text: &str) -> Cow<'_, str> {
+    // Printable ASCII (every ordinary path) needs nothing; the fold has no early exit, so the
+    // compiler checks many bytes per instruction.
+    let is_printable_ascii = text.bytes().fold(true, |printable, byte| {
+        printable & (0x20..0x7f).contains(&byte)
+    });
+    if is_printable_ascii {
+        return Cow::Borrowed(text);
+    }
     let needs_escape = |character: char| character.is_control() || is_bidi_control(character);
     if !text.chars().any(needs_escape) {
         return Cow::Borrowed(text);

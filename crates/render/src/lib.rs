@@ -18,36 +18,40 @@ use pi_retrospect_core::{Listing, Session};
 /// children indented two spaces per level, then, only when there are warnings, a blank line,
 /// `Warnings (N)` and one `- <path>: <reason>` bullet each. Ends with a newline.
 pub fn write_text(out: &mut dyn Write, listing: &Listing) -> io::Result<()> {
-    writeln!(out, "Sessions ({})", listing.sessions.len())?;
-    write_session_bullets(out, &listing.sessions, 0)?;
-    if !listing.warnings.is_empty() {
-        writeln!(out)?;
-        writeln!(out, "Warnings ({})", listing.warnings.len())?;
-        for warning in &listing.warnings {
-            writeln!(
-                out,
-                "- {}: {}",
-                escape_for_terminal(&warning.path),
-                escape_for_terminal(&warning.reason)
-            )?;
+    // Built in a small buffer handed to `out` in pieces, like the JSON: one formatted write per
+    // bullet through `dyn Write` cost twice the time of the whole JSON document.
+    let mut text = Vec::with_capacity(2 * FLUSH_BYTES);
+    text.extend_from_slice(format!("Sessions ({})\n", listing.sessions.len()).as_bytes());
+    for session in &listing.sessions {
+        write_session_bullets(&mut text, session, 0);
+        if text.len() >= FLUSH_BYTES {
+            out.write_all(&text)?;
+            text.clear();
         }
     }
-    Ok(())
+    if !listing.warnings.is_empty() {
+        text.extend_from_slice(format!("\nWarnings ({})\n", listing.warnings.len()).as_bytes());
+        for warning in &listing.warnings {
+            text.extend_from_slice(b"- ");
+            text.extend_from_slice(escape_for_terminal(&warning.path).as_bytes());
+            text.extend_from_slice(b": ");
+            text.extend_from_slice(escape_for_terminal(&warning.reason).as_bytes());
+            text.push(b'\n');
+        }
+    }
+    out.write_all(&text)
 }
 
-fn write_session_bullets(
-    out: &mut dyn Write,
-    sessions: &[Session],
-    depth: usize,
-) -> io::Result<()> {
-    for session in sessions {
-        for _ in 0..depth {
-            out.write_all(b"  ")?;
-        }
-        writeln!(out, "- {}", escape_for_terminal(&session.path))?;
-        write_session_bullets(out, &session.subagent_sessions, depth + 1)?;
+fn write_session_bullets(text: &mut Vec<u8>, session: &Session, depth: usize) {
+    for _ in 0..depth {
+        text.extend_from_slice(b"  ");
     }
-    Ok(())
+    text.extend_from_slice(b"- ");
+    text.extend_from_slice(escape_for_terminal(&session.path).as_bytes());
+    text.push(b'\n');
+    for child in &session.subagent_sessions {
+        write_session_bullets(text, child, depth + 1);
+    }
 }
 
 /// Writes the contract's JSON document `{ "sessions": [...], "warnings": [...] }`, pretty-printed
