@@ -116,7 +116,7 @@ impl Query {
     }
 
     /// Applies the query to `listing` in place. `name_of` returns a session's name by path.
-    pub fn apply(&self, listing: &mut Listing, name_of: &dyn Fn(&str) -> Option<String>) {
+    pub fn apply<'a>(&self, listing: &mut Listing, name_of: &dyn Fn(&str) -> Option<&'a str>) {
         if let Some(excluded) = &self.exclude_path {
             remove_path(&mut listing.sessions, excluded);
         }
@@ -268,7 +268,7 @@ mod tests {
     fn check(query: Query, expected: &[&str]) {
         let mut listing = listing();
         query.apply(&mut listing, &|path| {
-            (path == "/s/b.jsonl").then(|| "Fix The Bug".to_owned())
+            (path == "/s/b.jsonl").then_some("Fix The Bug")
         });
         let mut actual = Vec::new();
         fn flatten(sessions: &[Session], depth: usize, out: &mut Vec<String>) {

@@ -74,14 +74,6 @@ impl Session {
         self.subagent_sessions.len() + self.n_pruned_runs
     }
 
-    /// Returns the number of sessions in this tree below this one.
-    pub fn n_descendants(&self) -> usize {
-        self.subagent_sessions
-            .iter()
-            .map(|child| 1 + child.n_descendants())
-            .sum()
-    }
-
     /// Returns the contract's order: timestamp instant ascending, then path bytes.
     pub fn chronological_cmp(&self, other: &Session) -> std::cmp::Ordering {
         self.instant
@@ -124,14 +116,6 @@ impl Listing {
         sort_sessions(&mut self.sessions);
         self.warnings.sort();
         self.warnings.dedup();
-    }
-
-    /// Returns the number of sessions at every level.
-    pub fn n_sessions_total(&self) -> usize {
-        self.sessions
-            .iter()
-            .map(|session| 1 + session.n_descendants())
-            .sum()
     }
 }
 

@@ -21,11 +21,6 @@ pub fn container_of(path: &str) -> Option<&str> {
     Some(without_extension)
 }
 
-/// Returns the stem of a session file name (`x.jsonl` -> `x`), or `None` when it has no container.
-pub fn container_name(file_name: &str) -> Option<&str> {
-    container_of(file_name)
-}
-
 /// Returns whether `cwd` is an absolute path on POSIX or Windows.
 ///
 /// Pi records the cwd of the machine it ran on, so both families are accepted: `/x` on POSIX;

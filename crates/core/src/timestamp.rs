@@ -7,7 +7,6 @@
 //! other impossible time, because `Date.parse` would roll it into the next minute), and an
 //! offset lies within +-23:59.
 
-use std::cmp::Ordering;
 use std::fmt;
 
 /// Returns the instant a header timestamp denotes, or `None` when it is not a real one.
@@ -93,11 +92,6 @@ pub struct Timestamp {
 }
 
 impl Timestamp {
-    /// Returns the instant `seconds` after the epoch with no fraction.
-    pub fn from_seconds(seconds: i64) -> Self {
-        Timestamp { seconds, nanos: 0 }
-    }
-
     /// Returns the instant as whole milliseconds since the epoch, rounded down.
     pub fn as_millis(self) -> i64 {
         self.seconds * 1000 + i64::from(self.nanos / 1_000_000)
@@ -131,11 +125,6 @@ impl fmt::Display for Timestamp {
             self.nanos / 1_000_000
         )
     }
-}
-
-/// Compares two header timestamps by instant; used where only strings are at hand.
-pub fn compare_texts(left: &str, right: &str) -> Ordering {
-    parse(left).cmp(&parse(right))
 }
 
 fn digits(bytes: &[u8], start: usize, count: usize) -> Option<u32> {

@@ -114,16 +114,23 @@ pub fn read_listed_header_from(file: &mut File) -> Result<HeaderFields, HeaderEr
     parse_header(line)
 }
 
+/// Opens a session file the way every reader here does: read-only, never through a symlink,
+/// never blocking (a FIFO or device opens at once), with no lock. Callers that did not see the
+/// file listed as a regular one check its type before reading.
+pub fn open_session_file(path: &Path) -> io::Result<File> {
+    File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+}
+
 fn read_line_from<'a>(
     path: &Path,
     buffer: &'a mut [u8; MAX_HEADER_LINE_BYTES + 1],
     check_regular: bool,
 ) -> Result<&'a [u8], HeaderError> {
-    let mut file = File::options()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|error| HeaderError::Open(describe_io(&error)))?;
+    let mut file =
+        open_session_file(path).map_err(|error| HeaderError::Open(describe_io(&error)))?;
     if check_regular {
         let file_type = file
             .metadata()

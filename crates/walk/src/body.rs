@@ -6,14 +6,12 @@
 //! that can matter are decoded: a line is parsed as JSON only when it contains
 //! `"session_info"`, or, until the first user message is found, `"user"`.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use memchr::memmem;
 use pi_retrospect_core::{SessionSummary, Warning};
-use pi_retrospect_header::describe_io;
+use pi_retrospect_header::{describe_io, open_session_file};
 use rayon::prelude::*;
 use serde_json::Value;
 
@@ -27,10 +25,7 @@ pub fn read_summaries(paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
 
 /// Reads the name and first user message of one session file; the error is a warning reason.
 pub fn read_summary(path: &Path) -> Result<SessionSummary, String> {
-    let file = File::options()
-        .read(true)
-        .custom_flags(libc_flags())
-        .open(path)
+    let file = open_session_file(path)
         .map_err(|error| format!("could not open session body: {}", describe_io(&error)))?;
     let metadata = file
         .metadata()
@@ -114,11 +109,6 @@ fn read_bounded_line(
             return Ok((n_consumed, is_whole));
         }
     }
-}
-
-fn libc_flags() -> i32 {
-    // O_NONBLOCK: a FIFO swapped in after discovery must not block; no lock is ever taken.
-    libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC
 }
 
 fn parse_object(line: &[u8]) -> Option<serde_json::Map<String, Value>> {
