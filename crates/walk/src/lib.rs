@@ -89,23 +89,21 @@ pub fn list(store: &Store, options: &WalkOptions) -> Listing {
     list_stores(std::slice::from_ref(store), options)
 }
 
-/// Lists several stores together as one listing (a path reached twice is reported once).
+/// Lists several stores together as one listing (a path reached twice is read once).
 pub fn list_stores(stores: &[Store], options: &WalkOptions) -> Listing {
+    use rayon::prelude::*;
     with_threads(options.threads, || {
-        let mut listing = Listing::default();
-        for store in stores {
-            let (files, mut warnings) = discover_session_files(store);
+        let (files, warnings) = discover_stores(stores);
+        let results: Vec<_> = files.par_iter().map(list_session_file).collect();
+        let mut listing = Listing {
+            sessions: Vec::with_capacity(results.len()),
+            warnings,
+        };
+        for (session, mut warnings) in results {
             listing.warnings.append(&mut warnings);
-            let results = scan::list_session_files(&files);
-            for (session, mut warnings) in results {
-                listing.warnings.append(&mut warnings);
-                listing.sessions.extend(session);
-            }
+            listing.sessions.extend(session);
         }
         listing.sort();
-        listing
-            .sessions
-            .dedup_by(|later, earlier| later.path == earlier.path);
         listing
     })
 }
@@ -121,20 +119,31 @@ pub fn for_each_session(
 ) -> Vec<Warning> {
     use rayon::prelude::*;
     with_threads(options.threads, || {
-        let mut loose_warnings = Vec::new();
-        let mut seen = std::collections::HashSet::new();
-        for store in stores {
-            let (mut files, mut warnings) = discover_session_files(store);
-            loose_warnings.append(&mut warnings);
-            files.retain(|file| seen.insert(file.path.clone()));
-            files.par_iter().for_each(|file| {
-                let (session, warnings) = list_session_file(file);
-                emit(session, warnings);
-            });
-        }
+        let (files, mut loose_warnings) = discover_stores(stores);
+        files.par_iter().for_each(|file| {
+            let (session, warnings) = list_session_file(file);
+            emit(session, warnings);
+        });
         loose_warnings.sort();
         loose_warnings
     })
+}
+
+/// Discovers the top-level session files of every store, each path once (a custom directory
+/// and the default root may overlap), with the warnings that belong to no session file.
+fn discover_stores(stores: &[Store]) -> (Vec<SessionFile>, Vec<Warning>) {
+    let mut files = Vec::new();
+    let mut warnings = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for store in stores {
+        let (mut store_files, mut store_warnings) = discover_session_files(store);
+        if stores.len() > 1 {
+            store_files.retain(|file| seen.insert(file.path.clone()));
+        }
+        files.append(&mut store_files);
+        warnings.append(&mut store_warnings);
+    }
+    (files, warnings)
 }
 
 /// Runs `work` on a pool of `threads` workers (`0`: the default pool).

@@ -91,11 +91,6 @@ pub fn discover_session_files(store: &Store) -> (Vec<SessionFile>, Vec<Warning>)
     (files, warnings)
 }
 
-/// Reads every file's header and subagent tree in parallel.
-pub(crate) fn list_session_files(files: &[SessionFile]) -> Vec<(Option<Session>, Vec<Warning>)> {
-    files.par_iter().map(list_session_file).collect()
-}
-
 /// Reads one top-level session: its header, then every transcript under its container.
 ///
 /// Returns the nested session (or `None` when its header is invalid) and its warnings.
