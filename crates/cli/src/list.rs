@@ -1,7 +1,7 @@
 //! `pi-retrospect list`: the sessions index, filtered, sorted and rendered.
 
 use std::collections::HashMap;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use anyhow::Context;
 use pi_retrospect_core::filter::{CwdMatcher, Query, SortKey};
@@ -46,7 +46,9 @@ pub fn run(args: &ListArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 }
 
 fn resolve(args: &ListArgs, env: &Env) -> anyhow::Result<Config> {
+    // Everything the flags alone can refuse is refused before a settings file is read.
     let query = resolve_query(args, env)?;
+    let format = resolve_format(args, &query)?;
     let (stores, store_warnings) = resolve_stores(
         &StoreFlags {
             sessions_root: args.sessions_root.clone(),
@@ -55,36 +57,6 @@ fn resolve(args: &ListArgs, env: &Env) -> anyhow::Result<Config> {
         },
         env,
     )?;
-    let format = if args.json {
-        Format::Json
-    } else if args.jsonl {
-        if args.unordered
-            && (query.limit.is_some() || query.newest_first || query.sort != SortKey::Timestamp)
-        {
-            return Err(UsageError(
-                "--unordered cannot be combined with --limit, --sort or --newest-first".to_owned(),
-            )
-            .into());
-        }
-        Format::Jsonl {
-            unordered: args.unordered,
-        }
-    } else if args.long {
-        let is_terminal = std::io::stdout().is_terminal();
-        let color = crate::term::use_color(args.color);
-        let width = terminal_size::terminal_size()
-            .filter(|_| is_terminal)
-            .map(|(width, _)| usize::from(width.0))
-            .or_else(|| {
-                std::env::var("COLUMNS")
-                    .ok()
-                    .and_then(|columns| columns.parse().ok())
-            })
-            .unwrap_or(120);
-        Format::Long { color, width }
-    } else {
-        Format::Text
-    };
     Ok(Config {
         stores,
         store_warnings,
@@ -94,6 +66,32 @@ fn resolve(args: &ListArgs, env: &Env) -> anyhow::Result<Config> {
             threads: args.threads,
         },
     })
+}
+
+fn resolve_format(args: &ListArgs, query: &Query) -> anyhow::Result<Format> {
+    if args.json {
+        return Ok(Format::Json);
+    }
+    if args.jsonl {
+        if args.unordered
+            && (query.limit.is_some() || query.newest_first || query.sort != SortKey::Timestamp)
+        {
+            return Err(UsageError(
+                "--unordered cannot be combined with --limit, --sort or --newest-first".to_owned(),
+            )
+            .into());
+        }
+        return Ok(Format::Jsonl {
+            unordered: args.unordered,
+        });
+    }
+    if args.long {
+        return Ok(Format::Long {
+            color: crate::term::use_color(args.color),
+            width: crate::term::width(),
+        });
+    }
+    Ok(Format::Text)
 }
 
 fn resolve_query(args: &ListArgs, env: &Env) -> anyhow::Result<Query> {
@@ -191,7 +189,7 @@ fn build_listing(config: &Config) -> Built {
     let mut listing = pi_retrospect_walk::list_stores(&config.stores, &config.walk);
     let id_width = matches!(config.format, Format::Long { .. }).then(|| {
         let mut ids = Vec::new();
-        collect_ids(&listing.sessions, &mut ids);
+        collect(&listing.sessions, |session| &session.id, &mut ids);
         pi_retrospect_render::long::unique_prefix_len(ids.into_iter())
     });
     listing
@@ -200,11 +198,13 @@ fn build_listing(config: &Config) -> Built {
     let mut summaries = Summaries::new();
     read_names_if_needed(config, &mut listing, &mut summaries);
     config.query.apply(&mut listing, &|path| {
-        summaries.get(path).and_then(|summary| summary.name.clone())
+        summaries
+            .get(path)
+            .and_then(|summary| summary.name.as_deref())
     });
     if matches!(config.format, Format::Long { .. }) {
         let mut all = Vec::new();
-        collect_paths(&listing.sessions, &mut all);
+        collect(&listing.sessions, |session| &session.path, &mut all);
         let missing: Vec<&str> = all
             .into_iter()
             .filter(|path| !summaries.contains_key(*path))
@@ -220,10 +220,11 @@ fn build_listing(config: &Config) -> Built {
     }
 }
 
-fn collect_ids<'a>(sessions: &'a [Session], out: &mut Vec<&'a str>) {
+/// Collects `field` of every session at every level, depth first.
+fn collect<'a>(sessions: &'a [Session], field: fn(&Session) -> &str, out: &mut Vec<&'a str>) {
     for session in sessions {
-        out.push(&session.id);
-        collect_ids(&session.subagent_sessions, out);
+        out.push(field(session));
+        collect(&session.subagent_sessions, field, out);
     }
 }
 
@@ -259,13 +260,6 @@ fn read_into(
     }
 }
 
-fn collect_paths<'a>(sessions: &'a [Session], out: &mut Vec<&'a str>) {
-    for session in sessions {
-        out.push(&session.path);
-        collect_paths(&session.subagent_sessions, out);
-    }
-}
-
 fn write(config: &Config, built: &Built, out: &mut dyn Write) -> anyhow::Result<()> {
     let Built {
         listing,
@@ -276,7 +270,7 @@ fn write(config: &Config, built: &Built, out: &mut dyn Write) -> anyhow::Result<
         Format::Text => pi_retrospect_render::write_text(out, listing)?,
         Format::Json => pi_retrospect_render::write_json(out, listing)?,
         Format::Jsonl { .. } => {
-            let summary_of = |path: &str| summaries.get(path).cloned();
+            let summary_of = |path: &str| summaries.get(path);
             for session in &listing.sessions {
                 pi_retrospect_render::jsonl::write_session_tree(out, session, &summary_of)?;
             }
@@ -361,7 +355,9 @@ fn write_streamed(
     let mut summaries = Summaries::new();
     read_names_if_needed(config, &mut listing, &mut summaries);
     config.query.apply(&mut listing, &|path| {
-        summaries.get(path).and_then(|summary| summary.name.clone())
+        summaries
+            .get(path)
+            .and_then(|summary| summary.name.as_deref())
     });
     listing.warnings.sort();
     let built = Built {

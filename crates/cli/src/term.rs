@@ -1,4 +1,4 @@
-//! What the terminal gets: whether to colour, one rule for every command.
+//! What the terminal gets: whether to colour and how wide to fit, one rule for every command.
 
 use std::io::IsTerminal;
 
@@ -20,4 +20,17 @@ pub fn use_color(choice: ColorChoice) -> bool {
             (std::io::stdout().is_terminal() || is_forced) && !is_set("NO_COLOR")
         }
     }
+}
+
+/// Returns the width to fit lines into: the terminal's, else `$COLUMNS`, else 120.
+pub fn width() -> usize {
+    terminal_size::terminal_size()
+        .filter(|_| std::io::stdout().is_terminal())
+        .map(|(width, _)| usize::from(width.0))
+        .or_else(|| {
+            std::env::var("COLUMNS")
+                .ok()
+                .and_then(|columns| columns.parse().ok())
+        })
+        .unwrap_or(120)
 }

@@ -35,20 +35,20 @@ struct WarningLine<'a> {
 }
 
 /// Writes `session` and its whole tree, depth first, one line each.
-pub fn write_session_tree(
+pub fn write_session_tree<'a>(
     out: &mut dyn Write,
     session: &Session,
-    summary_of: &dyn Fn(&str) -> Option<SessionSummary>,
+    summary_of: &dyn Fn(&str) -> Option<&'a SessionSummary>,
 ) -> io::Result<()> {
     write_tree(out, session, 0, None, summary_of)
 }
 
-fn write_tree(
+fn write_tree<'a>(
     out: &mut dyn Write,
     session: &Session,
     depth: usize,
     parent_path: Option<&str>,
-    summary_of: &dyn Fn(&str) -> Option<SessionSummary>,
+    summary_of: &dyn Fn(&str) -> Option<&'a SessionSummary>,
 ) -> io::Result<()> {
     let summary = summary_of(&session.path);
     let line = SessionLine {
@@ -61,7 +61,7 @@ fn write_tree(
         cwd: &session.cwd,
         parent_session_path: session.parent_session_path.as_deref(),
         n_subagents: session.n_runs(),
-        summary: summary.as_ref(),
+        summary,
     };
     serde_json::to_writer(&mut *out, &line).map_err(io::Error::from)?;
     out.write_all(b"\n")?;

@@ -62,8 +62,7 @@ pub fn write_long(
         if depth > 0 {
             title.push_str("↳ ");
         }
-        let text = options
-            .summary_of(&session.path)
+        let text = (options.summary_of)(&session.path)
             .and_then(SessionSummary::title)
             .map(one_line)
             .unwrap_or_default();
@@ -98,12 +97,6 @@ pub fn write_long(
     Ok(())
 }
 
-impl LongOptions<'_> {
-    fn summary_of(&self, path: &str) -> Option<&SessionSummary> {
-        (self.summary_of)(path)
-    }
-}
-
 /// Returns the shortest prefix length (at least eight characters) at which the distinct ids
 /// shown are all told apart, so the id column is a usable `--id` prefix.
 pub fn unique_prefix_len<'a>(ids: impl Iterator<Item = &'a str>) -> usize {
@@ -115,21 +108,20 @@ pub fn unique_prefix_len<'a>(ids: impl Iterator<Item = &'a str>) -> usize {
         .map(|id| id.chars().count())
         .max()
         .unwrap_or(0);
-    let mut width = MIN_ID_WIDTH.min(longest);
-    while width < longest {
-        let mut prefixes: Vec<String> = distinct
-            .iter()
-            .map(|id| id.chars().take(width).collect())
-            .collect();
-        prefixes.sort_unstable();
-        let n_prefixes = prefixes.len();
-        prefixes.dedup();
-        if prefixes.len() == n_prefixes {
-            break;
-        }
-        width += 1;
-    }
-    width
+    // In sorted order, the longest prefix any two ids share is shared by a neighbouring pair.
+    let needed = distinct
+        .windows(2)
+        .map(|pair| {
+            let n_common = pair[0]
+                .chars()
+                .zip(pair[1].chars())
+                .take_while(|(left, right)| left == right)
+                .count();
+            n_common + 1
+        })
+        .max()
+        .unwrap_or(0);
+    needed.max(MIN_ID_WIDTH).min(longest)
 }
 
 fn collect<'a>(sessions: &'a [Session], depth: usize, rows: &mut Vec<(&'a Session, usize)>) {
