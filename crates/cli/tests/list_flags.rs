@@ -189,6 +189,18 @@ fn cwd_filters() {
     assert_eq!(list_here(&["--cwd", "."]), ["0:001"]);
     assert_eq!(list_here(&["--cwd", "sub"]), ["0:002"]);
     assert_eq!(list_here(&["--cwd-prefix", "."]), ["0:001", "0:002"]);
+    // A leading `~` is expanded with $HOME, as Pi does.
+    let with_home = |args: &[&str]| {
+        ids_of(
+            binary()
+                .env("HOME", &here)
+                .args(["list", "--jsonl", "--sessions-root"])
+                .arg(here.join("store"))
+                .args(args),
+        )
+    };
+    assert_eq!(with_home(&["--cwd", "~"]), ["0:001"]);
+    assert_eq!(with_home(&["--cwd", "~/sub"]), ["0:002"]);
 }
 
 #[test]
