@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 
 use crate::content::entry_text;
 use crate::error::TranscriptError;
-use crate::session::Session;
+use crate::session::{Session, decode_lossy, raw_json};
 use crate::text::Needle;
 
 /// Returns the filters of the `entries` view; all given filters must hold (AND).
@@ -125,8 +125,9 @@ pub fn entries(
                 continue;
             }
         }
-        let value = session.decode(idx)?;
-        let text = entry_text(entry, &value);
+        // One read of the line serves both the text and, with `include_raw`, the raw JSON.
+        let bytes = session.line_bytes(idx)?;
+        let text = entry_text(entry, &decode_lossy(&bytes));
         if !needles.is_empty() {
             let Some(text) = &text else {
                 continue;
@@ -135,11 +136,7 @@ pub fn entries(
                 continue;
             }
         }
-        let raw = if filter.include_raw {
-            Some(session.raw_json(idx)?)
-        } else {
-            None
-        };
+        let raw = filter.include_raw.then(|| raw_json(&bytes));
         rows.push(EntryRow {
             line_no: entry.line_no,
             id,

@@ -96,10 +96,10 @@ impl InspectRequest {
         }
     }
 
-    /// Returns a fingerprint of everything but paging, so a cursor only continues its request.
-    /// Returns a hash of the request and of the parsed snapshot it runs over (the session id
-    /// and every entry's id and length), so a cursor cannot continue another file, nor this
-    /// file after it was replaced by different content of the same size.
+    /// Returns a hash of the request but its paging and of the parsed snapshot it runs over
+    /// (the session id and every entry's id and length), so a cursor only continues its own
+    /// request, never another file, nor this file after it was replaced by different content
+    /// of the same size.
     fn fingerprint(&self, session: &Session) -> u64 {
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
         let mut feed = |bytes: &[u8]| {
@@ -395,7 +395,7 @@ pub fn inspect(
             cursor.offset
         }
     };
-    let ctx = InspectCtx::new(session, request.include_tool_results);
+    let mut ctx = InspectCtx::new(session, request.include_tool_results);
     let mut page = InspectPage {
         session_id: session.session_id().map(str::to_owned),
         view: request.view.name(),
@@ -486,6 +486,9 @@ struct InspectCtx<'a> {
     labels: HashMap<String, String>,
     is_active: Vec<bool>,
     include_tool_results: bool,
+    /// Request previews by user entry: consecutive turns answer the same request, so a page
+    /// of checkpoints would otherwise decode it once per checkpoint.
+    request_previews: HashMap<usize, Option<String>>,
 }
 
 impl<'a> InspectCtx<'a> {
@@ -500,6 +503,7 @@ impl<'a> InspectCtx<'a> {
             labels: labels(session),
             is_active,
             include_tool_results,
+            request_previews: HashMap::new(),
         }
     }
 
@@ -533,7 +537,26 @@ impl<'a> InspectCtx<'a> {
         Ok(entry_text(self.session.entry(idx), &value))
     }
 
-    fn checkpoint_item(&self, checkpoint: usize) -> Result<CheckpointItem, TranscriptError> {
+    /// Returns the preview of the latest user request at or above `idx`, decoding each request
+    /// once per page.
+    fn request_preview(&mut self, idx: usize) -> Result<Option<String>, TranscriptError> {
+        let session = self.session;
+        let mut current = Some(idx);
+        while let Some(idx) = current {
+            if session.entry(idx).has_role(&Role::User) {
+                if let Some(preview) = self.request_previews.get(&idx) {
+                    return Ok(preview.clone());
+                }
+                let request = self.text_of(idx)?.map(|text| preview(&text, PREVIEW_CHARS));
+                self.request_previews.insert(idx, request.clone());
+                return Ok(request);
+            }
+            current = session.parent(idx);
+        }
+        Ok(None)
+    }
+
+    fn checkpoint_item(&mut self, checkpoint: usize) -> Result<CheckpointItem, TranscriptError> {
         let session = self.session;
         let turn = self
             .turns
@@ -557,15 +580,7 @@ impl<'a> InspectCtx<'a> {
                 tool_output_previews.push(preview(&text, PREVIEW_CHARS));
             }
         }
-        let mut request_preview = None;
-        let mut current = Some(turn.assistant);
-        while let Some(idx) = current {
-            if session.entry(idx).has_role(&Role::User) {
-                request_preview = self.text_of(idx)?.map(|text| preview(&text, PREVIEW_CHARS));
-                break;
-            }
-            current = session.parent(idx);
-        }
+        let request_preview = self.request_preview(turn.assistant)?;
         Ok(CheckpointItem {
             entry_id: self.handle(checkpoint),
             assistant_entry_id: self.handle(turn.assistant),

@@ -6,7 +6,6 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -338,13 +337,6 @@ impl Session {
         Session::finish(builder, Source::Memory(bytes), n_bytes)
     }
 
-    /// Returns the session read from `reader` to its end; the bytes are kept in memory.
-    pub fn from_reader(mut reader: impl Read) -> std::io::Result<Session> {
-        let mut bytes = Vec::new();
-        reader.read_to_end(&mut bytes)?;
-        Ok(Session::from_bytes(bytes))
-    }
-
     fn finish(builder: Builder, source: Source, n_bytes: u64) -> Session {
         let Builder {
             header,
@@ -585,14 +577,6 @@ impl Session {
         self.snapshot
     }
 
-    /// Returns the file path, when the session was read from a file.
-    pub fn path(&self) -> Option<&Path> {
-        match &self.source {
-            Source::File { path, .. } => Some(path),
-            Source::Memory(_) => None,
-        }
-    }
-
     /// Returns the resolved parent of `idx` in the repaired tree.
     pub fn parent(&self, idx: usize) -> Option<usize> {
         self.parents[idx]
@@ -626,14 +610,6 @@ impl Session {
             .ok()
     }
 
-    /// Returns the entry an id resolves to in the tree (never by line number).
-    pub fn find_id(&self, id: &str) -> Option<usize> {
-        if self.is_linear {
-            return None;
-        }
-        self.by_id.get(id).copied()
-    }
-
     /// Returns the path from a root down to `idx`, root first.
     pub fn path_to(&self, idx: usize) -> Vec<usize> {
         let mut path = vec![idx];
@@ -651,17 +627,6 @@ impl Session {
         self.leaf()
             .map(|leaf| self.path_to(leaf))
             .unwrap_or_default()
-    }
-
-    /// Returns the entries in an order where every parent precedes its children.
-    pub fn topological_order(&self) -> Vec<usize> {
-        let mut order = Vec::with_capacity(self.entries.len());
-        let mut stack: Vec<usize> = self.roots.iter().rev().copied().collect();
-        while let Some(idx) = stack.pop() {
-            order.push(idx);
-            stack.extend(self.children[idx].iter().rev().copied());
-        }
-        order
     }
 
     /// Returns the entry a compaction keeps from, resolved on the compaction's own branch.
@@ -720,18 +685,14 @@ impl Session {
         let bytes = self.line_bytes(idx)?;
         Ok(decode_lossy(&bytes))
     }
+}
 
-    /// Returns the verbatim JSON text of entry `idx`.
-    pub fn raw_json(
-        &self,
-        idx: usize,
-    ) -> Result<Box<serde_json::value::RawValue>, TranscriptError> {
-        let bytes = self.line_bytes(idx)?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        // The envelope parsed, so the text is JSON; `null` stands in only if the file changed
-        // under us.
-        Ok(serde_json::value::RawValue::from_string(text).unwrap_or_else(|_| null_raw()))
-    }
+/// Returns the verbatim JSON text of a line's `bytes` (from [`Session::line_bytes`]).
+pub(crate) fn raw_json(bytes: &[u8]) -> Box<serde_json::value::RawValue> {
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    // The envelope parsed, so the text is JSON; `null` stands in only if the file changed
+    // under us.
+    serde_json::value::RawValue::from_string(text).unwrap_or_else(|_| null_raw())
 }
 
 #[expect(
@@ -742,7 +703,9 @@ fn null_raw() -> Box<serde_json::value::RawValue> {
     serde_json::value::RawValue::from_string("null".to_owned()).unwrap()
 }
 
-fn decode_lossy(bytes: &[u8]) -> serde_json::Value {
+/// Returns the JSON value of a line's `bytes` (from [`Session::line_bytes`]), read as Pi
+/// reads it; see [`Session::decode`].
+pub(crate) fn decode_lossy(bytes: &[u8]) -> serde_json::Value {
     if let Ok(value) = serde_json::from_slice(bytes) {
         return value;
     }
@@ -808,7 +771,7 @@ fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result
 
 #[cfg(not(unix))]
 fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
-    use std::io::{Seek, SeekFrom};
+    use std::io::{Read, Seek, SeekFrom};
     let mut file = file;
     file.seek(SeekFrom::Start(offset))?;
     file.read_exact(buffer)

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::content::{EntryContent, entry_content};
+use crate::context::model_of;
 use crate::entry::{EntryKind, Role};
 use crate::error::TranscriptError;
 use crate::facts::labels;
@@ -123,10 +124,7 @@ fn push_items(
                 items.push(DisplayItem::Assistant {
                     entry_id: entry_id.clone(),
                     text,
-                    model: meta.model.as_ref().map(|model| match &meta.provider {
-                        Some(provider) => format!("{provider}/{model}"),
-                        None => model.clone(),
-                    }),
+                    model: model_of(&entry.kind).map(|model| model.display()),
                 });
             }
             for call in content.tool_calls {
@@ -225,16 +223,13 @@ pub fn entry_tree(session: &Session, with_previews: bool) -> Result<Vec<TreeRow>
     let leaf = session.leaf();
     let mut rows = Vec::with_capacity(session.entries().len());
     // (entry, indent)
+    let root_indent = usize::from(session.roots().len() > 1);
     let mut stack: Vec<(usize, usize)> = session
         .roots()
         .iter()
         .rev()
-        .map(|&root| (root, 0))
+        .map(|&root| (root, root_indent))
         .collect();
-    let root_indent = usize::from(session.roots().len() > 1);
-    for item in &mut stack {
-        item.1 = root_indent;
-    }
     while let Some((idx, indent)) = stack.pop() {
         let entry = session.entry(idx);
         let children = session.children(idx);
