@@ -10,7 +10,9 @@ use pi_retrospect_transcript::{
 use serde::Serialize;
 
 use crate::opts::{InspectArgs, InspectViewArg};
-use crate::session_arg::{clean, one_line, print_warnings, resolve_and_open, view_error};
+use crate::session_arg::{
+    clean, one_line, print_warnings, resolve_and_open, view_error, write_indented,
+};
 
 /// The `inspect --json` document: the page with the file's path and warnings.
 #[derive(Serialize)]
@@ -57,10 +59,13 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         return Err(crate::UsageError("search: the query must not be empty".to_owned()).into());
     }
     // A cursor fixes how much of the file to read, so later pages see the first page's snapshot.
-    let snapshot_bytes = match &args.cursor {
-        Some(cursor) => Some(Cursor::decode(cursor).map_err(view_error)?.snapshot_bytes),
-        None => None,
-    };
+    let cursor = args
+        .cursor
+        .as_deref()
+        .map(Cursor::decode)
+        .transpose()
+        .map_err(view_error)?;
+    let snapshot_bytes = cursor.map(|cursor| cursor.snapshot_bytes);
     let (path, session) = resolve_and_open(&args.session, &args.store, snapshot_bytes)?;
     let page = inspect(&session, &request).map_err(view_error)?;
     if args.json {
@@ -74,18 +79,32 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         return Ok(());
     }
     print_warnings(&path, session.warnings());
-    write_text(out, &path, &page, &request)
+    let offset = cursor.map_or(0, |cursor| cursor.offset);
+    write_text(out, &path, &page, &request.view, offset)
 }
 
 fn or_dash(value: Option<&str>) -> String {
     value.map_or_else(|| "-".to_owned(), |value| clean(value).into_owned())
 }
 
+/// Returns `ids` sanitised and joined with commas.
+fn join_clean(ids: &[String]) -> String {
+    let ids: Vec<String> = ids.iter().map(|id| clean(id).into_owned()).collect();
+    ids.join(", ")
+}
+
+/// Returns `texts` each on one line cut to `max_chars` characters, joined with commas.
+fn join_one_line(texts: &[String], max_chars: usize) -> String {
+    let texts: Vec<String> = texts.iter().map(|text| one_line(text, max_chars)).collect();
+    texts.join(", ")
+}
+
 fn write_text(
     out: &mut dyn Write,
     path: &str,
     page: &InspectPage,
-    request: &InspectRequest,
+    view: &InspectView,
+    offset: usize,
 ) -> anyhow::Result<()> {
     writeln!(
         out,
@@ -96,12 +115,8 @@ fn write_text(
     )?;
     writeln!(out, "path: {}", clean(path))?;
     writeln!(out, "tokens are estimates: serialized characters / 4")?;
-    let offset = match &request.cursor {
-        Some(cursor) => Cursor::decode(cursor).map_or(0, |cursor| cursor.offset),
-        None => 0,
-    };
     let n_shown = page.checkpoints.len() + page.hits.len();
-    match &request.view {
+    match view {
         InspectView::Read { .. } => {}
         InspectView::Search { .. } => {
             writeln!(
@@ -148,17 +163,12 @@ fn write_text(
             write_read_item(out, item, " ")?;
         }
         if let Some(branch_point) = &read.branch_point {
-            let children: Vec<String> = branch_point
-                .child_ids
-                .iter()
-                .map(|id| clean(id).into_owned())
-                .collect();
             writeln!(
                 out,
                 "branch point at {}: {} children: {} (read one of them to continue)",
                 clean(&branch_point.entry_id),
-                children.len(),
-                children.join(", ")
+                branch_point.child_ids.len(),
+                join_clean(&branch_point.child_ids)
             )?;
         }
     }
@@ -198,28 +208,18 @@ fn write_checkpoint(out: &mut dyn Write, checkpoint: &CheckpointItem) -> anyhow:
             clean(&checkpoint.assistant_entry_id)
         )?;
     }
-    let children: Vec<String> = checkpoint
-        .child_checkpoint_ids
-        .iter()
-        .map(|id| clean(id).into_owned())
-        .collect();
     writeln!(
         out,
         "  parent: {}  children: {}",
         or_dash(checkpoint.parent_checkpoint_id.as_deref()),
-        if children.is_empty() {
+        if checkpoint.child_checkpoint_ids.is_empty() {
             "-".to_owned()
         } else {
-            children.join(", ")
+            join_clean(&checkpoint.child_checkpoint_ids)
         }
     )?;
     if !checkpoint.labels.is_empty() {
-        let labels: Vec<String> = checkpoint
-            .labels
-            .iter()
-            .map(|label| one_line(label, 240))
-            .collect();
-        writeln!(out, "  labels: {}", labels.join(", "))?;
+        writeln!(out, "  labels: {}", join_one_line(&checkpoint.labels, 240))?;
     }
     if let Some(request) = &checkpoint.request_preview {
         writeln!(out, "  request: {}", one_line(request, 240))?;
@@ -228,12 +228,11 @@ fn write_checkpoint(out: &mut dyn Write, checkpoint: &CheckpointItem) -> anyhow:
         writeln!(out, "  reply: {}", one_line(reply, 240))?;
     }
     if !checkpoint.tool_names.is_empty() {
-        let names: Vec<String> = checkpoint
-            .tool_names
-            .iter()
-            .map(|name| one_line(name, 80))
-            .collect();
-        writeln!(out, "  tools: {}", names.join(", "))?;
+        writeln!(
+            out,
+            "  tools: {}",
+            join_one_line(&checkpoint.tool_names, 80)
+        )?;
     }
     for output in &checkpoint.tool_output_previews {
         writeln!(out, "  output: {}", one_line(output, 240))?;
@@ -267,21 +266,10 @@ fn write_read_item(out: &mut dyn Write, item: &ReadItem, marker: &str) -> anyhow
         notes.join(", ")
     )?;
     if !item.labels.is_empty() {
-        let labels: Vec<String> = item
-            .labels
-            .iter()
-            .map(|label| one_line(label, 240))
-            .collect();
-        writeln!(out, "    labels: {}", labels.join(", "))?;
+        writeln!(out, "    labels: {}", join_one_line(&item.labels, 240))?;
     }
     if let Some(text) = &item.text {
-        for line in clean(text).lines() {
-            if line.is_empty() {
-                writeln!(out)?;
-            } else {
-                writeln!(out, "    {line}")?;
-            }
-        }
+        write_indented(out, text, "    ")?;
         if item.is_text_truncated {
             writeln!(out, "    [… cut to 2000 characters]")?;
         }
@@ -289,21 +277,13 @@ fn write_read_item(out: &mut dyn Write, item: &ReadItem, marker: &str) -> anyhow
     if item.is_tool_output_hidden {
         writeln!(out, "    [tool output hidden; add --tool-results]")?;
     }
-    if !item.tool_calls.is_empty() {
-        let names: Vec<String> = item
-            .tool_calls
-            .iter()
-            .map(|name| one_line(name, 80))
-            .collect();
-        writeln!(out, "    tool calls: {}", names.join(", "))?;
-    }
     for (what, names) in [
+        ("tool calls", &item.tool_calls),
         ("tools added", &item.tools_added),
         ("tools removed", &item.tools_removed),
     ] {
         if !names.is_empty() {
-            let names: Vec<String> = names.iter().map(|name| one_line(name, 80)).collect();
-            writeln!(out, "    {what}: {}", names.join(", "))?;
+            writeln!(out, "    {what}: {}", join_one_line(names, 80))?;
         }
     }
     Ok(())

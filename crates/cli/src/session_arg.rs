@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
 use pi_retrospect_core::Session as ListedSession;
@@ -16,7 +16,7 @@ use crate::opts::StoreArgs;
 use crate::store::{Env, StoreFlags, resolve_stores};
 
 /// Returns the absolute path of the session file SESSION names.
-pub fn resolve_path(argument: &str, store: &StoreArgs, env: &Env) -> anyhow::Result<PathBuf> {
+fn resolve_path(argument: &str, store: &StoreArgs, env: &Env) -> anyhow::Result<PathBuf> {
     if argument.is_empty() {
         return Err(UsageError("SESSION must not be empty".to_owned()).into());
     }
@@ -123,12 +123,8 @@ fn latest(store: &StoreArgs, env: &Env) -> anyhow::Result<PathBuf> {
     }
 }
 
-/// Opens the session at `path` (up to `max_bytes` when continuing a snapshot).
-pub fn open(path: &Path, max_bytes: Option<u64>) -> anyhow::Result<Session> {
-    Session::open_snapshot(path, max_bytes).map_err(anyhow::Error::from)
-}
-
-/// Resolves SESSION and opens it; returns the path as text and the parsed session.
+/// Resolves SESSION and opens it (up to `max_bytes` when continuing a snapshot); returns the
+/// path as text and the parsed session.
 pub fn resolve_and_open(
     argument: &str,
     store: &StoreArgs,
@@ -136,7 +132,7 @@ pub fn resolve_and_open(
 ) -> anyhow::Result<(String, Session)> {
     let env = Env::from_process()?;
     let path = resolve_path(argument, store, &env)?;
-    let session = open(&path, max_bytes)?;
+    let session = Session::open_snapshot(&path, max_bytes)?;
     Ok((path.display().to_string(), session))
 }
 
@@ -169,6 +165,18 @@ pub fn print_warnings(path: &str, warnings: &[Warning]) {
 /// Returns session content made safe for a terminal.
 pub fn clean(text: &str) -> Cow<'_, str> {
     sanitize_for_terminal(text)
+}
+
+/// Writes `text` sanitised, keeping its lines, each non-empty one after `indent`.
+pub fn write_indented(out: &mut dyn Write, text: &str, indent: &str) -> std::io::Result<()> {
+    for line in clean(text).lines() {
+        if line.is_empty() {
+            writeln!(out)?;
+        } else {
+            writeln!(out, "{indent}{line}")?;
+        }
+    }
+    Ok(())
 }
 
 /// Returns `text` on one line (whitespace runs folded to one space), cut to `max_chars`

@@ -10,7 +10,7 @@ use pi_retrospect_transcript::{
 use serde::Serialize;
 
 use crate::opts::ShowArgs;
-use crate::session_arg::{clean, one_line, print_warnings, resolve_and_open};
+use crate::session_arg::{clean, one_line, print_warnings, resolve_and_open, write_indented};
 use crate::term::use_color;
 
 /// The `show --json` document.
@@ -133,14 +133,7 @@ fn write_heading(
 
 /// Writes `text` indented by two spaces, sanitised, keeping its lines.
 fn write_body(out: &mut dyn Write, text: &str) -> std::io::Result<()> {
-    for line in clean(text).lines() {
-        if line.is_empty() {
-            writeln!(out)?;
-        } else {
-            writeln!(out, "  {line}")?;
-        }
-    }
-    Ok(())
+    write_indented(out, text, "  ")
 }
 
 fn write_items(
