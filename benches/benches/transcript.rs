@@ -19,7 +19,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use pi_retrospect_benches::SEED;
 use pi_retrospect_transcript::{
-    EntriesFilter, InspectRequest, InspectView, Session, entries, inspect,
+    EntriesFilter, InspectRequest, InspectView, Transcript, entries, inspect,
 };
 
 /// The generated session's target size.
@@ -37,7 +37,7 @@ fn transcript(c: &mut Criterion) {
         panic!("cannot write {}: {error}", path.display());
     }
     let open = |path: &std::path::Path| {
-        Session::open(path).unwrap_or_else(|error| panic!("cannot open the session: {error}"))
+        Transcript::open(path).unwrap_or_else(|error| panic!("cannot open the session: {error}"))
     };
     let session = open(&path);
 

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use pi_retrospect_transcript::{EntriesFilter, EntryRow, Warning, entries};
+use pi_retrospect_transcript::{EntriesFilter, EntryRow, TranscriptWarning, entries};
 use serde::Serialize;
 
 use crate::UsageError;
@@ -22,7 +22,7 @@ struct EntriesDocument<'a> {
     session_id: Option<&'a str>,
     version: u64,
     entries: &'a [EntryRow],
-    warnings: &'a [Warning],
+    warnings: &'a [TranscriptWarning],
 }
 
 /// Runs `entries` with `args`, writing to `out`.

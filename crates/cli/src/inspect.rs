@@ -5,7 +5,8 @@
 use std::io::Write;
 
 use pi_retrospect_transcript::{
-    CheckpointItem, Cursor, InspectPage, InspectRequest, InspectView, ReadItem, Warning, inspect,
+    CheckpointItem, Cursor, InspectPage, InspectRequest, InspectView, ReadItem, TranscriptWarning,
+    inspect,
 };
 use serde::Serialize;
 
@@ -21,7 +22,7 @@ struct InspectDocument<'a> {
     path: &'a str,
     #[serde(flatten)]
     page: &'a InspectPage,
-    warnings: &'a [Warning],
+    warnings: &'a [TranscriptWarning],
 }
 
 /// Runs `inspect` with `args`, writing to `out`.

@@ -7,8 +7,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use pi_retrospect_core::Session as ListedSession;
-use pi_retrospect_transcript::{Session, TranscriptError, Warning, sanitize_for_terminal};
+use pi_retrospect_core::Session;
+use pi_retrospect_transcript::{
+    Transcript, TranscriptError, TranscriptWarning, sanitize_for_terminal,
+};
 use pi_retrospect_walk::WalkOptions;
 
 use crate::UsageError;
@@ -40,7 +42,7 @@ fn is_path_like(argument: &str, env: &Env) -> bool {
 }
 
 /// Returns every session the stores hold, subagent runs included, sorted as `list` sorts them.
-fn walk(store: &StoreArgs, env: &Env) -> anyhow::Result<(Vec<ListedSession>, Vec<String>)> {
+fn walk(store: &StoreArgs, env: &Env) -> anyhow::Result<(Vec<Session>, Vec<String>)> {
     let (stores, _) = resolve_stores(
         &StoreFlags {
             sessions_root: store.sessions_root.clone(),
@@ -55,7 +57,7 @@ fn walk(store: &StoreArgs, env: &Env) -> anyhow::Result<(Vec<ListedSession>, Vec
     Ok((listing.sessions, roots))
 }
 
-fn flatten(sessions: Vec<ListedSession>, out: &mut Vec<ListedSession>) {
+fn flatten(sessions: Vec<Session>, out: &mut Vec<Session>) {
     for mut session in sessions {
         let children = std::mem::take(&mut session.subagent_sessions);
         out.push(session);
@@ -67,7 +69,7 @@ fn find_by_id(id: &str, store: &StoreArgs, env: &Env) -> anyhow::Result<PathBuf>
     let (sessions, roots) = walk(store, env)?;
     let mut all = Vec::new();
     flatten(sessions, &mut all);
-    let exact: Vec<&ListedSession> = all.iter().filter(|session| session.id == id).collect();
+    let exact: Vec<&Session> = all.iter().filter(|session| session.id == id).collect();
     let candidates = if exact.is_empty() {
         all.iter()
             .filter(|session| session.id.starts_with(id))
@@ -129,10 +131,10 @@ pub fn resolve_and_open(
     argument: &str,
     store: &StoreArgs,
     max_bytes: Option<u64>,
-) -> anyhow::Result<(String, Session)> {
+) -> anyhow::Result<(String, Transcript)> {
     let env = Env::from_process()?;
     let path = resolve_path(argument, store, &env)?;
-    let session = Session::open_snapshot(&path, max_bytes)?;
+    let session = Transcript::open_snapshot(&path, max_bytes)?;
     Ok((path.display().to_string(), session))
 }
 
@@ -148,7 +150,7 @@ pub fn view_error(error: TranscriptError) -> anyhow::Error {
 }
 
 /// Writes each warning about `path` to stderr as one line.
-pub fn print_warnings(path: &str, warnings: &[Warning]) {
+pub fn print_warnings(path: &str, warnings: &[TranscriptWarning]) {
     let stderr = std::io::stderr();
     let mut stderr = stderr.lock();
     for warning in warnings {

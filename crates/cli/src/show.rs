@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use pi_retrospect_transcript::{
-    DisplayItem, Session, SessionFacts, ShowOptions, TreeRow, Warning, active_branch_items,
-    entry_tree, facts,
+    DisplayItem, SessionFacts, ShowOptions, Transcript, TranscriptWarning, TreeRow,
+    active_branch_items, entry_tree, facts,
 };
 use serde::Serialize;
 
@@ -26,7 +26,7 @@ struct ShowDocument<'a> {
     items: Option<&'a [DisplayItem]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tree: Option<&'a [TreeRow]>,
-    warnings: &'a [Warning],
+    warnings: &'a [TranscriptWarning],
 }
 
 /// ANSI styles, empty when colour is off.
@@ -84,7 +84,7 @@ pub fn run(args: &ShowArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 fn write_json(
     out: &mut dyn Write,
     path: &str,
-    session: &Session,
+    session: &Transcript,
     facts: &SessionFacts,
     items: Option<&[DisplayItem]>,
     tree: Option<&[TreeRow]>,

@@ -7,9 +7,12 @@
 
 #![deny(missing_docs)]
 
+mod open;
+
+pub use open::{OpenError, Symlinks, open_nonblocking, open_regular};
+
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use pi_retrospect_core::path::is_absolute_cwd;
@@ -116,12 +119,9 @@ pub fn read_listed_header_from(file: &mut File) -> Result<HeaderFields, HeaderEr
 
 /// Opens a session file the way every reader here does: read-only, never through a symlink,
 /// never blocking (a FIFO or device opens at once), with no lock. Callers that did not see the
-/// file listed as a regular one check its type before reading.
+/// file listed as a regular one use [`open_regular`], which checks the descriptor's type.
 pub fn open_session_file(path: &Path) -> io::Result<File> {
-    File::options()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
+    open_nonblocking(path, Symlinks::Refuse)
 }
 
 fn read_line_from<'a>(
@@ -395,7 +395,7 @@ pub fn describe_io(error: &io::Error) -> String {
     }
 }
 
-fn describe_file_type(file_type: &std::fs::FileType) -> &'static str {
+pub(crate) fn describe_file_type(file_type: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if file_type.is_fifo() {
         "FIFO"

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use pi_retrospect_transcript::Session;
+use pi_retrospect_transcript::Transcript;
 
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
@@ -38,7 +38,7 @@ fn main() -> ExitCode {
     }
     for _ in 0..3 {
         let started = Instant::now();
-        let session = match Session::open(&path) {
+        let session = match Transcript::open(&path) {
             Ok(session) => session,
             Err(error) => {
                 eprintln!("{error}");

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::entry::{EntryKind, Role};
-use crate::session::Session;
-use crate::warning::{Warning, WarningKind};
+use crate::session::Transcript;
+use crate::warning::{TranscriptWarning, WarningKind};
 
 /// Returns what produced one model-visible message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -71,7 +71,7 @@ pub struct Context {
     /// Characters of the selected messages divided by four: an estimate, not provider usage.
     pub estimated_tokens: u64,
     /// Problems found while rebuilding, e.g. a `firstKeptEntryId` not on the branch.
-    pub warnings: Vec<Warning>,
+    pub warnings: Vec<TranscriptWarning>,
 }
 
 /// Returns a provider and model pair.
@@ -114,7 +114,7 @@ pub(crate) fn model_of(kind: &EntryKind) -> Option<ModelRef> {
     }
 }
 
-impl Session {
+impl Transcript {
     /// Returns the model-visible context with the session's leaf as the current position.
     pub fn context(&self) -> Context {
         match self.leaf() {
@@ -129,7 +129,7 @@ impl Session {
     }
 }
 
-fn build(session: &Session, branch: Vec<usize>) -> Context {
+fn build(session: &Transcript, branch: Vec<usize>) -> Context {
     let mut warnings = Vec::new();
     let compaction_position = branch
         .iter()
@@ -147,7 +147,7 @@ fn build(session: &Session, branch: Vec<usize>) -> Context {
             });
             if kept_from.is_none() && first_kept != Some(compaction) {
                 let entry = session.entry(compaction);
-                warnings.push(Warning::new(
+                warnings.push(TranscriptWarning::new(
                     Some(entry.line_no),
                     WarningKind::FirstKeptNotOnBranch,
                     format!(

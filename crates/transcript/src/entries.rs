@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 
 use crate::content::entry_text;
 use crate::error::TranscriptError;
-use crate::session::{Session, decode_lossy, raw_json};
+use crate::session::{Transcript, decode_lossy, raw_json};
 use crate::text::Needle;
 
 /// Returns the filters of the `entries` view; all given filters must hold (AND).
@@ -65,7 +65,7 @@ pub struct EntryRow {
 
 /// Returns the rows of `session` that pass `filter`, in file order.
 pub fn entries(
-    session: &Session,
+    session: &Transcript,
     filter: &EntriesFilter,
 ) -> Result<Vec<EntryRow>, TranscriptError> {
     let needles: Vec<Needle> = filter

@@ -6,14 +6,9 @@ use std::path::PathBuf;
 /// Returns why a session could not be read or a view could not be produced.
 #[derive(Debug, thiserror::Error)]
 pub enum TranscriptError {
-    /// The file could not be opened or its metadata read.
-    #[error("cannot open session file {path}")]
-    Open {
-        /// The file that was being opened.
-        path: PathBuf,
-        /// The underlying error.
-        source: io::Error,
-    },
+    /// The file could not be opened, is a symbolic link, or is not a regular file.
+    #[error("cannot open session file {0}")]
+    Open(#[from] pi_retrospect_header::OpenError),
     /// Reading the file failed part way.
     #[error("cannot read session file {path}")]
     Read {
@@ -21,12 +16,6 @@ pub enum TranscriptError {
         path: PathBuf,
         /// The underlying error.
         source: io::Error,
-    },
-    /// The path names a directory, FIFO, socket or device rather than a regular file.
-    #[error("{path} is not a regular file")]
-    NotRegularFile {
-        /// The offending path.
-        path: PathBuf,
     },
     /// A cursor string did not decode or does not belong to this request.
     #[error("invalid cursor {cursor:?}: {reason}")]

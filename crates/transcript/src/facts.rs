@@ -10,7 +10,7 @@ use crate::content::entry_text;
 use crate::context::model_of;
 use crate::entry::{EntryKind, Role};
 use crate::error::TranscriptError;
-use crate::session::Session;
+use crate::session::Transcript;
 use crate::text::preview;
 
 /// Returns one current label.
@@ -59,7 +59,7 @@ pub struct SessionFacts {
 }
 
 /// Returns the current labels of a session: target id to label, latest in file order wins.
-pub fn labels(session: &Session) -> HashMap<String, String> {
+pub fn labels(session: &Transcript) -> HashMap<String, String> {
     let mut labels = HashMap::new();
     for entry in session.entries() {
         if let EntryKind::Label {
@@ -77,7 +77,7 @@ pub fn labels(session: &Session) -> HashMap<String, String> {
 }
 
 /// Returns the derived facts of `session`; decodes only user messages up to the first with text.
-pub fn facts(session: &Session) -> Result<SessionFacts, TranscriptError> {
+pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
     let mut name = None;
     let mut models: Vec<String> = Vec::new();
     let mut messages_by_role = BTreeMap::new();

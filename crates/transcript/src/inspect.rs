@@ -13,7 +13,7 @@ use crate::content::{entry_content, entry_text};
 use crate::entry::Role;
 use crate::error::TranscriptError;
 use crate::facts::labels;
-use crate::session::{Session, Snapshot};
+use crate::session::{Snapshot, Transcript};
 use crate::text::{Needle, preview, snippet_around, truncate_chars};
 use crate::turns::Turns;
 
@@ -100,7 +100,7 @@ impl InspectRequest {
     /// (the session id and every entry's id and length), so a cursor only continues its own
     /// request, never another file, nor this file after it was replaced by different content
     /// of the same size.
-    fn fingerprint(&self, session: &Session) -> u64 {
+    fn fingerprint(&self, session: &Transcript) -> u64 {
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
         let mut feed = |bytes: &[u8]| {
             for &byte in bytes.iter().chain(std::iter::once(&0xFF)) {
@@ -351,7 +351,7 @@ pub fn inspect_path(path: &Path, request: &InspectRequest) -> Result<InspectPage
         Some(cursor) => Some(Cursor::decode(cursor)?.snapshot_bytes),
         None => None,
     };
-    let session = Session::open_snapshot(path, snapshot_bytes)?;
+    let session = Transcript::open_snapshot(path, snapshot_bytes)?;
     inspect(&session, request)
 }
 
@@ -360,7 +360,7 @@ pub fn inspect_path(path: &Path, request: &InspectRequest) -> Result<InspectPage
 /// A cursor must come from the same request over a session parsed to the same snapshot
 /// length ([`inspect_path`] arranges that).
 pub fn inspect(
-    session: &Session,
+    session: &Transcript,
     request: &InspectRequest,
 ) -> Result<InspectPage, TranscriptError> {
     let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
@@ -481,7 +481,7 @@ pub fn inspect(
 
 /// Precomputed lookups shared by the views.
 struct InspectCtx<'a> {
-    session: &'a Session,
+    session: &'a Transcript,
     turns: Turns,
     labels: HashMap<String, String>,
     is_active: Vec<bool>,
@@ -492,7 +492,7 @@ struct InspectCtx<'a> {
 }
 
 impl<'a> InspectCtx<'a> {
-    fn new(session: &'a Session, include_tool_results: bool) -> Self {
+    fn new(session: &'a Transcript, include_tool_results: bool) -> Self {
         let mut is_active = vec![false; session.entries().len()];
         for idx in session.active_branch() {
             is_active[idx] = true;
@@ -605,7 +605,7 @@ impl<'a> InspectCtx<'a> {
                 .collect(),
             tool_output_previews,
             is_on_active_branch: self.is_active[checkpoint],
-            // The same context `Session::context_at` builds (compaction kept range, system
+            // The same context `Transcript::context_at` builds (compaction kept range, system
             // messages dropped, edits applied), so the estimate never disagrees with it. A page
             // holds at most 50 checkpoints, so building each context is cheap.
             estimated_context_tokens: session.context_at(checkpoint).estimated_tokens,

@@ -8,25 +8,25 @@
 //! the file's size. The file is opened read-only, never locked, and read only up to the length
 //! seen when it was opened: a file that Pi is appending to gives a consistent snapshot.
 //!
-//! Damage is data, not failure: every problem in the file becomes a [`Warning`] with its line
+//! Damage is data, not failure: every problem in the file becomes a [`TranscriptWarning`] with its line
 //! number, and parsing never aborts on file content.
 
 #![deny(missing_docs)]
 
-pub mod content;
-pub mod context;
-pub mod entries;
-pub mod entry;
+mod content;
+mod context;
+mod entries;
+mod entry;
 mod error;
-pub mod facts;
-pub mod inspect;
+mod facts;
+mod inspect;
 mod json;
 mod scan;
-pub mod session;
-pub mod show;
+mod session;
+mod show;
 mod text;
-pub mod turns;
-pub mod warning;
+mod turns;
+mod warning;
 
 pub use content::{EntryContent, ToolCallSummary, entry_content, entry_text};
 pub use context::{Context, ContextEdit, ContextMessage, ContextMessageKind, ModelRef};
@@ -40,7 +40,7 @@ pub use inspect::{
 };
 /// Re-exported from core, where the list renderer shares it.
 pub use pi_retrospect_core::sanitize::sanitize_for_terminal;
-pub use session::{Header, Session, Snapshot};
+pub use session::{Header, Snapshot, Transcript};
 pub use show::{DisplayItem, ShowOptions, TreeRow, active_branch_items, entry_tree};
 pub use turns::{Turn, Turns};
-pub use warning::{Warning, WarningKind};
+pub use warning::{TranscriptWarning, WarningKind};

@@ -8,13 +8,14 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use pi_retrospect_header::Symlinks;
 use serde::Serialize;
 
 use crate::entry::{Entry, EntryKind, entry_from_envelope};
 use crate::error::TranscriptError;
 use crate::json::{EnvelopeError, Loose, parse_envelope};
 use crate::scan::{RawLine, for_each_line};
-use crate::warning::{Warning, WarningKind};
+use crate::warning::{TranscriptWarning, WarningKind};
 
 /// Returns the session header (line 1 of a well-formed file).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -53,12 +54,12 @@ enum Source {
 
 /// Returns a parsed session: header, entry envelopes in file order, warnings and the tree.
 #[derive(Debug)]
-pub struct Session {
+pub struct Transcript {
     source: Source,
     header: Option<Header>,
     version: u64,
     entries: Vec<Entry>,
-    warnings: Vec<Warning>,
+    warnings: Vec<TranscriptWarning>,
     snapshot: Snapshot,
     by_id: HashMap<String, usize>,
     parents: Vec<Option<usize>>,
@@ -78,7 +79,7 @@ struct Builder {
     header: Option<Header>,
     version: u64,
     entries: Vec<Entry>,
-    warnings: Vec<Warning>,
+    warnings: Vec<TranscriptWarning>,
     malformed: Vec<MalformedLine>,
     n_lines: u64,
     n_crlf: u64,
@@ -108,7 +109,7 @@ impl Builder {
         if line.line_no == 1 && bytes.starts_with(b"\xEF\xBB\xBF") {
             bytes = &bytes[3..];
             offset += 3;
-            self.warnings.push(Warning::new(
+            self.warnings.push(TranscriptWarning::new(
                 Some(1),
                 WarningKind::ByteOrderMark,
                 "the file starts with a UTF-8 byte order mark; it was skipped",
@@ -134,7 +135,7 @@ impl Builder {
                         .as_deref()
                         .map(|id| format!(" (it looks like entry {id})"))
                         .unwrap_or_default();
-                    self.warnings.push(Warning::new(
+                    self.warnings.push(TranscriptWarning::new(
                         Some(line_no),
                         WarningKind::MalformedLine,
                         format!("line {line_no} is not valid JSON{about_id}: {error}; skipped"),
@@ -144,7 +145,7 @@ impl Builder {
                         salvaged_id,
                     });
                 } else {
-                    self.warnings.push(Warning::new(
+                    self.warnings.push(TranscriptWarning::new(
                         Some(line_no),
                         WarningKind::PartialFinalLine,
                         format!(
@@ -156,7 +157,7 @@ impl Builder {
                 return;
             }
             Err(EnvelopeError::NotAnObject) => {
-                self.warnings.push(Warning::new(
+                self.warnings.push(TranscriptWarning::new(
                     Some(line_no),
                     WarningKind::NotAnEntry,
                     format!("line {line_no} is JSON but not an object; skipped"),
@@ -165,14 +166,14 @@ impl Builder {
             }
         };
         if !line.has_newline {
-            self.warnings.push(Warning::new(
+            self.warnings.push(TranscriptWarning::new(
                 Some(line_no),
                 WarningKind::MissingFinalNewline,
                 format!("the final line {line_no} has no newline; it is complete JSON and kept"),
             ));
         }
         let Some(entry_type) = envelope.kind.0.as_deref().map(str::to_owned) else {
-            self.warnings.push(Warning::new(
+            self.warnings.push(TranscriptWarning::new(
                 Some(line_no),
                 WarningKind::NotAnEntry,
                 format!("line {line_no} has no string \"type\"; skipped"),
@@ -187,7 +188,7 @@ impl Builder {
                     Loose::Absent | Loose::Null => 1,
                     Loose::Unsigned(version @ 1..=3) => version,
                     other => {
-                        self.warnings.push(Warning::new(
+                        self.warnings.push(TranscriptWarning::new(
                             Some(line_no),
                             WarningKind::UnknownVersion,
                             format!("unknown session version {other:?}; read as version 3"),
@@ -206,7 +207,7 @@ impl Builder {
                 });
             } else {
                 let id = envelope.id.0.as_deref().unwrap_or("?");
-                self.warnings.push(Warning::new(
+                self.warnings.push(TranscriptWarning::new(
                     Some(line_no),
                     WarningKind::ExtraHeader,
                     format!(
@@ -217,7 +218,7 @@ impl Builder {
             return;
         }
         if is_first_record {
-            self.warnings.push(Warning::new(
+            self.warnings.push(TranscriptWarning::new(
                 Some(line_no),
                 WarningKind::MissingHeader,
                 format!("line {line_no} is a {entry_type:?} entry, not a session header; Pi would not open this file"),
@@ -270,37 +271,25 @@ fn salvage_id(bytes: &[u8]) -> Option<String> {
 }
 
 fn open_regular(path: &Path) -> Result<(File, u64), TranscriptError> {
-    let open_error = |source| TranscriptError::Open {
-        path: path.to_owned(),
-        source,
-    };
-    // Checking before opening keeps a FIFO or device from blocking the open itself.
-    let metadata = std::fs::metadata(path).map_err(open_error)?;
-    if !metadata.is_file() {
-        return Err(TranscriptError::NotRegularFile {
-            path: path.to_owned(),
-        });
-    }
-    let file = File::open(path).map_err(open_error)?;
-    let metadata = file.metadata().map_err(open_error)?;
-    if !metadata.is_file() {
-        return Err(TranscriptError::NotRegularFile {
-            path: path.to_owned(),
-        });
-    }
+    // One open for every reader: O_NOFOLLOW | O_NONBLOCK, then fstat on the descriptor, so a
+    // FIFO swapped in at any moment can neither block nor be read.
+    let (file, metadata) = pi_retrospect_header::open_regular(path, Symlinks::Refuse)?;
     Ok((file, metadata.len()))
 }
 
-impl Session {
+impl Transcript {
     /// Returns the session stored at `path`, read up to its size at open time.
-    pub fn open(path: &Path) -> Result<Session, TranscriptError> {
-        Session::open_snapshot(path, None)
+    pub fn open(path: &Path) -> Result<Transcript, TranscriptError> {
+        Transcript::open_snapshot(path, None)
     }
 
     /// Returns the session at `path` read up to `max_bytes` (or its whole size at open time).
     ///
     /// Fails with [`TranscriptError::SnapshotGone`] when the file is shorter than `max_bytes`.
-    pub fn open_snapshot(path: &Path, max_bytes: Option<u64>) -> Result<Session, TranscriptError> {
+    pub fn open_snapshot(
+        path: &Path,
+        max_bytes: Option<u64>,
+    ) -> Result<Transcript, TranscriptError> {
         let (file, size) = open_regular(path)?;
         let limit = match max_bytes {
             Some(max_bytes) if max_bytes > size => {
@@ -325,19 +314,19 @@ impl Session {
             path: path.to_owned(),
             file,
         };
-        Ok(Session::finish(builder, source, n_bytes))
+        Ok(Transcript::finish(builder, source, n_bytes))
     }
 
     /// Returns the session held in `bytes` (a whole file's contents).
-    pub fn from_bytes(bytes: Vec<u8>) -> Session {
+    pub fn from_bytes(bytes: Vec<u8>) -> Transcript {
         let mut builder = Builder::new();
         let n_bytes = bytes.len() as u64;
         // Reading from a slice cannot fail.
         let _ = for_each_line(bytes.as_slice(), n_bytes, |line| builder.push_line(line));
-        Session::finish(builder, Source::Memory(bytes), n_bytes)
+        Transcript::finish(builder, Source::Memory(bytes), n_bytes)
     }
 
-    fn finish(builder: Builder, source: Source, n_bytes: u64) -> Session {
+    fn finish(builder: Builder, source: Source, n_bytes: u64) -> Transcript {
         let Builder {
             header,
             version,
@@ -355,14 +344,14 @@ impl Session {
                 .iter()
                 .any(|warning| warning.kind == WarningKind::MissingHeader)
         {
-            warnings.push(Warning::new(
+            warnings.push(TranscriptWarning::new(
                 None,
                 WarningKind::MissingHeader,
                 "the file holds no session header",
             ));
         }
         if n_crlf > 0 {
-            warnings.push(Warning::new(
+            warnings.push(TranscriptWarning::new(
                 Some(first_crlf_line),
                 WarningKind::CrlfLineEndings,
                 format!("{n_crlf} lines end with CRLF; the CR was ignored"),
@@ -373,13 +362,13 @@ impl Session {
             None => !entries.is_empty() && entries.iter().all(|entry| entry.id.is_none()),
         };
         if is_linear && !entries.is_empty() {
-            warnings.push(Warning::new(
+            warnings.push(TranscriptWarning::new(
                 header.as_ref().map(|header| header.line_no),
                 WarningKind::Version1Ids,
                 "version 1 file: entries have no ids (Pi invents new ones on every open); the entries form one linear branch and line numbers are their handles",
             ));
         }
-        let mut session = Session {
+        let mut session = Transcript {
             source,
             header,
             version,
@@ -409,7 +398,7 @@ impl Session {
         } else {
             for (idx, entry) in self.entries.iter().enumerate() {
                 let Some(id) = &entry.id else {
-                    self.warnings.push(Warning::new(
+                    self.warnings.push(TranscriptWarning::new(
                         Some(entry.line_no),
                         WarningKind::MissingId,
                         format!(
@@ -420,7 +409,7 @@ impl Session {
                     continue;
                 };
                 if let Some(previous) = self.by_id.insert(id.clone(), idx) {
-                    self.warnings.push(Warning::new(
+                    self.warnings.push(TranscriptWarning::new(
                         Some(entry.line_no),
                         WarningKind::DuplicateId,
                         format!(
@@ -456,7 +445,7 @@ impl Session {
                                     })
                             })
                             .unwrap_or_else(|| "no line of the file holds it".to_owned());
-                        self.warnings.push(Warning::new(
+                        self.warnings.push(TranscriptWarning::new(
                             Some(line_no),
                             WarningKind::MissingParent,
                             format!(
@@ -518,7 +507,7 @@ impl Session {
                             entry.line_no
                         )
                     };
-                    self.warnings.push(Warning::new(
+                    self.warnings.push(TranscriptWarning::new(
                         Some(entry.line_no),
                         WarningKind::Cycle,
                         message,
@@ -568,7 +557,7 @@ impl Session {
     }
 
     /// Returns every warning, in the order found.
-    pub fn warnings(&self) -> &[Warning] {
+    pub fn warnings(&self) -> &[TranscriptWarning] {
         &self.warnings
     }
 
@@ -687,7 +676,7 @@ impl Session {
     }
 }
 
-/// Returns the verbatim JSON text of a line's `bytes` (from [`Session::line_bytes`]).
+/// Returns the verbatim JSON text of a line's `bytes` (from [`Transcript::line_bytes`]).
 pub(crate) fn raw_json(bytes: &[u8]) -> Box<serde_json::value::RawValue> {
     let text = String::from_utf8_lossy(bytes).into_owned();
     // The envelope parsed, so the text is JSON; `null` stands in only if the file changed
@@ -703,8 +692,8 @@ fn null_raw() -> Box<serde_json::value::RawValue> {
     serde_json::value::RawValue::from_string("null".to_owned()).unwrap()
 }
 
-/// Returns the JSON value of a line's `bytes` (from [`Session::line_bytes`]), read as Pi
-/// reads it; see [`Session::decode`].
+/// Returns the JSON value of a line's `bytes` (from [`Transcript::line_bytes`]), read as Pi
+/// reads it; see [`Transcript::decode`].
 pub(crate) fn decode_lossy(bytes: &[u8]) -> serde_json::Value {
     if let Ok(value) = serde_json::from_slice(bytes) {
         return value;

@@ -8,7 +8,7 @@ use crate::context::model_of;
 use crate::entry::{EntryKind, Role};
 use crate::error::TranscriptError;
 use crate::facts::labels;
-use crate::session::Session;
+use crate::session::Transcript;
 use crate::text::{preview, truncate_chars};
 
 /// Returns how much of tool output `show` keeps.
@@ -99,7 +99,7 @@ pub enum DisplayItem {
 
 fn push_items(
     items: &mut Vec<DisplayItem>,
-    session: &Session,
+    session: &Transcript,
     idx: usize,
     content: EntryContent,
     options: ShowOptions,
@@ -164,7 +164,7 @@ fn push_items(
 
 /// Returns the active branch (root to leaf) as displayable items, decoding each entry once.
 pub fn active_branch_items(
-    session: &Session,
+    session: &Transcript,
     options: ShowOptions,
 ) -> Result<Vec<DisplayItem>, TranscriptError> {
     let mut items = Vec::new();
@@ -214,7 +214,10 @@ pub struct TreeRow {
 ///
 /// With `with_previews`, each entry is decoded for an 80-character preview; without, only the
 /// envelopes are used.
-pub fn entry_tree(session: &Session, with_previews: bool) -> Result<Vec<TreeRow>, TranscriptError> {
+pub fn entry_tree(
+    session: &Transcript,
+    with_previews: bool,
+) -> Result<Vec<TreeRow>, TranscriptError> {
     let labels = labels(session);
     let mut is_active = vec![false; session.entries().len()];
     for idx in session.active_branch() {

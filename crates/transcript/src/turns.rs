@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::entry::Role;
-use crate::session::Session;
+use crate::session::Transcript;
 
 /// Returns one turn of the tree.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -37,7 +37,7 @@ pub struct Turns {
 
 impl Turns {
     /// Returns the turns of `session` in file order of their assistant message.
-    pub fn new(session: &Session) -> Turns {
+    pub fn new(session: &Transcript) -> Turns {
         let mut turns = Vec::new();
         let mut turn_of_entry = vec![None; session.entries().len()];
         for (assistant, entry) in session.entries().iter().enumerate() {
@@ -103,7 +103,7 @@ impl Turns {
     }
 
     /// Returns the nearest checkpoint strictly above `idx`.
-    pub fn parent_checkpoint(&self, session: &Session, idx: usize) -> Option<usize> {
+    pub fn parent_checkpoint(&self, session: &Transcript, idx: usize) -> Option<usize> {
         let mut current = session.parent(idx);
         while let Some(entry) = current {
             if self.is_checkpoint(entry) {
@@ -115,7 +115,7 @@ impl Turns {
     }
 
     /// Returns the first checkpoint on each path below `idx` (not `idx` itself), in file order.
-    pub fn child_checkpoints(&self, session: &Session, idx: usize) -> Vec<usize> {
+    pub fn child_checkpoints(&self, session: &Transcript, idx: usize) -> Vec<usize> {
         let mut found = Vec::new();
         let mut stack: Vec<usize> = session.children(idx).iter().rev().copied().collect();
         while let Some(entry) = stack.pop() {
@@ -130,7 +130,7 @@ impl Turns {
     }
 
     /// Returns the checkpoints on the path from a root to `idx` (inclusive), root first.
-    pub fn checkpoints_on_path(&self, session: &Session, idx: usize) -> Vec<usize> {
+    pub fn checkpoints_on_path(&self, session: &Transcript, idx: usize) -> Vec<usize> {
         session
             .path_to(idx)
             .into_iter()

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-/// Returns what kind of damage a [`Warning`] reports; serialised in `snake_case`.
+/// Returns what kind of damage a [`TranscriptWarning`] reports; serialised in `snake_case`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WarningKind {
@@ -41,7 +41,7 @@ pub enum WarningKind {
 /// Returns one problem found in a session file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Warning {
+pub struct TranscriptWarning {
     /// The physical line (1-based) the problem is on, when it has one.
     pub line_no: Option<u64>,
     /// What kind of problem it is.
@@ -50,10 +50,10 @@ pub struct Warning {
     pub message: String,
 }
 
-impl Warning {
+impl TranscriptWarning {
     /// Returns a warning of `kind` about `line_no`.
     pub fn new(line_no: Option<u64>, kind: WarningKind, message: impl Into<String>) -> Self {
-        Warning {
+        TranscriptWarning {
             line_no,
             kind,
             message: message.into(),

@@ -6,7 +6,7 @@ mod common;
 
 use common::{assistant, jsonl, other, parse, tool_result, user};
 use pi_retrospect_transcript::{
-    EntriesFilter, InspectRequest, InspectView, Session, entries, inspect,
+    EntriesFilter, InspectRequest, InspectView, Transcript, entries, inspect,
 };
 
 #[test]
@@ -73,7 +73,7 @@ fn entries_filters_accept_line_handles() {
     }
 }
 
-fn overview(session: &Session, cursor: Option<String>) -> Result<serde_json::Value, String> {
+fn overview(session: &Transcript, cursor: Option<String>) -> Result<serde_json::Value, String> {
     let request = InspectRequest {
         view: InspectView::Overview,
         limit: Some(1),

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{HEADER, assistant, describe, jsonl, other, parse, parse_bytes, tool_result, user};
-use pi_retrospect_transcript::{EntryKind, Role, Session};
+use pi_retrospect_transcript::{EntryKind, Role, Transcript};
 
 fn check(input: &str, expected: &str) {
     let session = parse(input);
@@ -360,7 +360,7 @@ fn reads_version_1_and_version_2_files() {
 #[test]
 fn refuses_non_regular_files_without_blocking() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let error = Session::open(dir.path()).expect_err("a directory is not a session");
+    let error = Transcript::open(dir.path()).expect_err("a directory is not a session");
     assert!(error.to_string().contains("not a regular file"), "{error}");
     #[cfg(unix)]
     {
@@ -370,7 +370,7 @@ fn refuses_non_regular_files_without_blocking() {
             .status()
             .expect("run mkfifo");
         assert!(status.success());
-        let error = Session::open(&fifo).expect_err("a FIFO is not a session");
+        let error = Transcript::open(&fifo).expect_err("a FIFO is not a session");
         assert!(error.to_string().contains("not a regular file"), "{error}");
     }
 }
@@ -385,13 +385,13 @@ fn reads_only_the_snapshot_of_a_growing_file() {
         jsonl(&[&user("u1", None, "hi"), &user("u2", Some("u1"), "more")]),
     )
     .expect("grow");
-    let session = Session::open_snapshot(&path, Some(snapshot)).expect("open");
+    let session = Transcript::open_snapshot(&path, Some(snapshot)).expect("open");
     assert_eq!(
         describe(&session),
         "roots=[u1] leaf=u1 branch=[u1] warnings=[]"
     );
     assert_eq!(session.snapshot().bytes, snapshot);
-    let error = Session::open_snapshot(&path, Some(1 << 40)).expect_err("past the end");
+    let error = Transcript::open_snapshot(&path, Some(1 << 40)).expect_err("past the end");
     assert!(error.to_string().contains("shrank"), "{error}");
 }
 
@@ -402,7 +402,7 @@ proptest::proptest! {
 
     #[test]
     fn never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
-        let session = Session::from_bytes(bytes);
+        let session = Transcript::from_bytes(bytes);
         let _ = session.context();
         let _ = pi_retrospect_transcript::facts(&session);
         let _ = pi_retrospect_transcript::entry_tree(&session, true);
@@ -426,7 +426,7 @@ proptest::proptest! {
         )
     ) {
         let text = lines.join("\n");
-        let session = Session::from_bytes(text.into_bytes());
+        let session = Transcript::from_bytes(text.into_bytes());
         let context = session.context();
         proptest::prop_assert!(context.branch.len() <= session.entries().len());
         for request in [

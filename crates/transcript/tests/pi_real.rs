@@ -10,7 +10,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use pi_retrospect_transcript::{ContextMessageKind, EntryKind, Role, Session, facts, labels};
+use pi_retrospect_transcript::{ContextMessageKind, EntryKind, Role, Transcript, facts, labels};
 use serde_json::{Value, json};
 
 use common::{jsonl, other, parse, user};
@@ -40,7 +40,7 @@ fn context_role(kind: &ContextMessageKind) -> &str {
     }
 }
 
-fn counts_by_role<'a>(session: &'a Session, indices: impl Iterator<Item = usize>) -> Value {
+fn counts_by_role<'a>(session: &'a Transcript, indices: impl Iterator<Item = usize>) -> Value {
     let mut counts: BTreeMap<&'a str, u64> = BTreeMap::new();
     for idx in indices {
         if let Some(role) = session.entry(idx).role() {
@@ -50,7 +50,7 @@ fn counts_by_role<'a>(session: &'a Session, indices: impl Iterator<Item = usize>
     json!(counts)
 }
 
-fn handles(session: &Session, indices: &[usize]) -> Value {
+fn handles(session: &Transcript, indices: &[usize]) -> Value {
     json!(
         indices
             .iter()
@@ -72,7 +72,7 @@ fn first_message_as_ours(pi_first_message: &Value) -> Value {
 }
 
 /// Returns our values for one file, keyed by the field names of `expected.json`.
-fn our_values(session: &Session, staging_root: &str) -> BTreeMap<&'static str, Value> {
+fn our_values(session: &Transcript, staging_root: &str) -> BTreeMap<&'static str, Value> {
     let header = session.header().expect("a Pi-written file has a header");
     let facts = facts(session).expect("facts decode");
     let branch = session.active_branch();
@@ -171,7 +171,8 @@ fn agrees_with_pi_on_every_real_session_file() {
     let mut mismatches = Vec::new();
     for (key, pi) in files {
         let path = sessions_root.join(key);
-        let session = Session::open(&path).unwrap_or_else(|error| panic!("opening {key}: {error}"));
+        let session =
+            Transcript::open(&path).unwrap_or_else(|error| panic!("opening {key}: {error}"));
         let role = pi["role"].as_str().unwrap_or("?");
 
         // Well-formed files written by Pi parse without a single warning, and the context
@@ -230,7 +231,7 @@ fn agrees_with_pi_on_every_real_session_file() {
 }
 
 /// Returns the Pi-comparable facts of a synthetic session as one line.
-fn describe_pi_fields(session: &Session) -> String {
+fn describe_pi_fields(session: &Transcript) -> String {
     let facts = facts(session).expect("facts decode");
     let context = session.context();
     let roles: Vec<&str> = context

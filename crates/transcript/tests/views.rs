@@ -4,11 +4,11 @@ mod common;
 
 use common::{assistant, jsonl, other, parse, tool_result, user};
 use pi_retrospect_transcript::{
-    EntriesFilter, InspectRequest, InspectView, Session, ShowOptions, Turns, active_branch_items,
-    entries, entry_tree, facts, inspect, inspect_path,
+    EntriesFilter, InspectRequest, InspectView, ShowOptions, Transcript, Turns,
+    active_branch_items, entries, entry_tree, facts, inspect, inspect_path,
 };
 
-fn handles(session: &Session, indices: &[usize]) -> String {
+fn handles(session: &Transcript, indices: &[usize]) -> String {
     indices
         .iter()
         .map(|&idx| session.entry(idx).handle())
@@ -236,7 +236,7 @@ fn labelled_tree() -> String {
 }
 
 fn page(
-    session: &Session,
+    session: &Transcript,
     view: InspectView,
     limit: Option<usize>,
     cursor: Option<String>,

@@ -2,14 +2,14 @@
 //!
 //! It does exactly the work Pi does to open a session and build what goes to the model
 //! (`SessionManager.open` + `getBranch` + `buildSessionContext`, see `benches/pi-open.mjs`):
-//! `Session::open` (every entry's envelope, the tree and the leaf), the active branch and the
+//! `Transcript::open` (every entry's envelope, the tree and the leaf), the active branch and the
 //! context. It prints one summary line on stderr (entries, active-branch length, context
 //! messages, warnings), so none of the work can be optimised away, and nothing else.
 
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use pi_retrospect_transcript::Session;
+use pi_retrospect_transcript::Transcript;
 
 fn main() -> anyhow::Result<()> {
     let mut args = std::env::args_os().skip(1);
@@ -18,7 +18,7 @@ fn main() -> anyhow::Result<()> {
         anyhow::bail!("usage: transcript_open FILE");
     }
     let session =
-        Session::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+        Transcript::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
     let branch = session.active_branch();
     let context = session.context();
     eprintln!(

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use pi_retrospect_transcript::Session;
+use pi_retrospect_transcript::Transcript;
 
 /// A header line for a version 3 session with id `s1`.
 pub const HEADER: &str =
@@ -20,16 +20,16 @@ pub fn materialise(contents: &[u8]) -> (tempfile::TempDir, PathBuf) {
 }
 
 /// Returns the session parsed from a file holding `contents`.
-pub fn parse(contents: &str) -> Session {
+pub fn parse(contents: &str) -> Transcript {
     parse_bytes(contents.as_bytes())
 }
 
 /// Returns the session parsed from a file holding `contents`, checking that the in-memory
 /// parse agrees with the file parse.
-pub fn parse_bytes(contents: &[u8]) -> Session {
+pub fn parse_bytes(contents: &[u8]) -> Transcript {
     let (_dir, path) = materialise(contents);
-    let session = Session::open(&path).expect("open fixture");
-    let in_memory = Session::from_bytes(contents.to_vec());
+    let session = Transcript::open(&path).expect("open fixture");
+    let in_memory = Transcript::from_bytes(contents.to_vec());
     assert_eq!(
         describe(&session),
         describe(&in_memory),
@@ -114,7 +114,7 @@ pub fn other(kind: &str, id: &str, parent_id: Option<&str>, fields: &str) -> Str
 }
 
 /// Returns a one-line description of the tree: roots, leaf, active branch and warnings.
-pub fn describe(session: &Session) -> String {
+pub fn describe(session: &Transcript) -> String {
     let handle = |idx: usize| session.entry(idx).handle();
     let list = |indices: &[usize]| {
         indices
