@@ -14,7 +14,8 @@ pub mod sanitize;
 pub mod timestamp;
 
 pub use listing::{
-    HeaderFields, Listing, Session, SessionRow, SessionSummary, Warning, sort_sessions,
+    HeaderFields, Listing, MIN_ID_WIDTH, Session, SessionRow, SessionSummary, Warning,
+    sort_sessions, unique_prefix_len,
 };
 pub use nest::nest;
 pub use timestamp::Timestamp;

@@ -24,6 +24,7 @@ mod json;
 mod scan;
 mod session;
 mod show;
+mod summary;
 mod text;
 mod turns;
 mod warning;
@@ -40,7 +41,9 @@ pub use inspect::{
 };
 /// Re-exported from core, where the list renderer shares it.
 pub use pi_retrospect_core::sanitize::sanitize_for_terminal;
-pub use session::{Header, Snapshot, Transcript};
+pub use scan::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
+pub use session::{Header, ReadLimits, Snapshot, Transcript};
 pub use show::{DisplayItem, ShowOptions, TreeRow, active_branch_items, entry_tree};
+pub use summary::{MAX_FACT_LINE_BYTES, SummaryError, read_summary};
 pub use turns::{Turn, Turns};
 pub use warning::{TranscriptWarning, WarningKind};
