@@ -1,19 +1,12 @@
-//! What the CLI writes to stderr besides errors: warnings about a session file.
-
-use std::io::Write;
+//! What the CLI writes to stderr besides errors: warnings about a session file, capped.
 
 use pi_retrospect_transcript::TranscriptWarning;
 
-/// Writes each warning about `path` to stderr as one escaped line.
+/// Writes the warnings about `path` to stderr, each as one escaped line: the first twenty,
+/// then a line counting the rest (`--json` carries all of them).
 pub fn print_warnings(path: &str, warnings: &[TranscriptWarning]) {
     let stderr = std::io::stderr();
     let mut stderr = stderr.lock();
-    for warning in warnings {
-        // Nothing sensible can be done when stderr itself is closed.
-        let _ = writeln!(
-            stderr,
-            "pi-retrospect: warning: {}",
-            pi_retrospect_render::text::warning_line(path, &warning.message)
-        );
-    }
+    // Nothing sensible can be done when stderr itself is closed.
+    let _ = pi_retrospect_render::text::write_warnings(&mut stderr, path, warnings);
 }

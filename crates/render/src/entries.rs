@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use pi_retrospect_transcript::{EntryRow, Transcript, TranscriptWarning};
 use serde::Serialize;
 
-use crate::text::{clean, one_line};
+use crate::text::{field, local_time, one_line, status_marks};
 
 /// Characters of `text` shown in a text row.
 const TEXT_CHARS: usize = 160;
@@ -49,12 +49,47 @@ pub fn write_jsonl(out: &mut dyn Write, rows: &[EntryRow]) -> io::Result<()> {
     Ok(())
 }
 
-/// Writes entry rows as aligned text, one line each.
-pub fn write_text(out: &mut dyn Write, rows: &[EntryRow]) -> io::Result<()> {
+/// Returns the TEXT cell of a row: how the message ended (`[error: …]`, `[exit 2]`), then its
+/// text on one line, or what stands in for a message without text (the tools a tool-only turn
+/// called, hidden thinking, an image).
+fn text_cell(row: &EntryRow) -> String {
+    let facts = &row.facts;
+    let mut parts = Vec::new();
+    let marks = status_marks(&facts.status);
+    if !marks.is_empty() {
+        parts.push(format!("[{}]", marks.join(", ")));
+    }
+    let bang = if facts.status.exclude_from_context {
+        "!"
+    } else {
+        ""
+    };
+    match row.text.as_deref().filter(|text| !text.is_empty()) {
+        Some(text) => parts.push(format!("{bang}{}", one_line(text, TEXT_CHARS))),
+        None if !facts.tool_calls.is_empty() => {
+            parts.push(format!("-> {}", one_line(&facts.tool_calls.join(", "), 80)));
+        }
+        None if facts.n_thinking > 0 => parts.push("(thinking only)".to_owned()),
+        None => {}
+    }
+    match facts.n_images {
+        0 => {}
+        1 => parts.push("(image)".to_owned()),
+        n => parts.push(format!("({n} images)")),
+    }
+    parts.join(" ")
+}
+
+/// Writes entry rows as aligned text, one line each, times in `time_zone`.
+pub fn write_text(
+    out: &mut dyn Write,
+    rows: &[EntryRow],
+    time_zone: &jiff::tz::TimeZone,
+) -> io::Result<()> {
     let dash = |value: &Option<String>| {
         value
             .as_deref()
-            .map(|value| one_line(value, 80))
+            .map(|value| field(value).into_owned())
             .unwrap_or_else(|| "-".to_owned())
     };
     let cells: Vec<[String; 6]> = rows
@@ -64,8 +99,10 @@ pub fn write_text(out: &mut dyn Write, rows: &[EntryRow]) -> io::Result<()> {
                 row.line_no.to_string(),
                 dash(&row.id),
                 dash(&row.parent_id),
-                dash(&row.timestamp),
-                clean(&row.entry_type).into_owned(),
+                row.timestamp
+                    .as_deref()
+                    .map_or_else(|| "-".to_owned(), |stamp| local_time(stamp, time_zone)),
+                field(&row.entry_type).into_owned(),
                 dash(&row.message_role),
             ]
         })
@@ -93,14 +130,10 @@ pub fn write_text(out: &mut dyn Write, rows: &[EntryRow]) -> io::Result<()> {
             line.push_str(&pad(cell, width));
             line.push_str("  ");
         }
-        let text = row
-            .text
-            .as_deref()
-            .map(|text| one_line(text, TEXT_CHARS))
-            .unwrap_or_default();
+        let text = text_cell(row);
         writeln!(out, "{}", format!("{line}{text}").trim_end())?;
         if let Some(raw) = &row.raw {
-            writeln!(out, "  {}", clean(raw.get()))?;
+            writeln!(out, "  {}", field(raw.get()))?;
         }
     }
     Ok(())

@@ -4,8 +4,8 @@ mod common;
 
 use common::{assistant, jsonl, other, parse, tool_result, user};
 use pi_retrospect_transcript::{
-    EntriesFilter, InspectRequest, InspectView, ShowOptions, Transcript, Turns,
-    active_branch_items, entries, entry_tree, facts, inspect, inspect_path,
+    EntriesFilter, InspectRequest, InspectView, OutputLimit, SearchScope, ShowOptions, Transcript,
+    Turns, active_branch_items, entries, entry_tree, facts, inspect, inspect_path,
 };
 
 fn handles(session: &Transcript, indices: &[usize]) -> String {
@@ -246,7 +246,10 @@ fn page(
         view,
         limit,
         cursor,
-        include_tool_results: tools,
+        scope: SearchScope {
+            tool_results: tools,
+            ..SearchScope::default()
+        },
     };
     serde_json::to_value(inspect(session, &request).expect("inspect")).expect("json")
 }
@@ -421,7 +424,7 @@ fn inspect_rejects_bad_requests() {
             view,
             limit,
             cursor,
-            include_tool_results: false,
+            scope: SearchScope::default(),
         };
         assert!(inspect(&session, &request).is_err(), "{request:?}");
     }
@@ -442,7 +445,7 @@ fn cursor_continues_the_same_snapshot_after_the_file_grows() {
         view: InspectView::Overview,
         limit: Some(2),
         cursor,
-        include_tool_results: false,
+        scope: SearchScope::default(),
     };
     let mut seen = Vec::new();
     let first = inspect_path(&path, &request(None)).expect("first page");
@@ -478,7 +481,7 @@ fn cursor_continues_the_same_snapshot_after_the_file_grows() {
         },
         limit: Some(2),
         cursor: first_cursor(&path),
-        include_tool_results: false,
+        scope: SearchScope::default(),
     };
     assert!(inspect_path(&path, &other_request).is_err());
 }
@@ -488,7 +491,7 @@ fn first_cursor(path: &std::path::Path) -> Option<String> {
         view: InspectView::Overview,
         limit: Some(1),
         cursor: None,
-        include_tool_results: false,
+        scope: SearchScope::default(),
     };
     inspect_path(path, &request).expect("page").next_cursor
 }
@@ -720,7 +723,8 @@ fn show_items_and_tree() {
     let items = active_branch_items(
         &session,
         ShowOptions {
-            tool_output_chars: 4,
+            output_limit: Some(OutputLimit::chars(4)),
+            include_thinking: true,
         },
     )
     .expect("items");
@@ -745,7 +749,7 @@ fn show_items_and_tree() {
             "toolResult",
             "thinking",
             "assistant",
-            "note",
+            "label",
             "user",
             "thinking",
             "assistant",
@@ -757,8 +761,10 @@ fn show_items_and_tree() {
         json[3]["argumentSummary"],
         r#"limit=5, path="src/secret_arg.rs""#
     );
-    assert_eq!(json[5]["text"], "file");
-    assert_eq!(json[5]["isTruncated"], true);
+    assert_eq!(json[3]["arguments"]["path"], "src/secret_arg.rs");
+    assert_eq!(json[5]["text"], "fPUT", "head and tail");
+    assert_eq!(json[5]["omitted"]["nBytes"], 19);
+    assert_eq!(json[5]["isError"], false);
 
     let rows = entry_tree(&session, true).expect("tree");
     let outline: Vec<String> = rows
@@ -766,7 +772,7 @@ fn show_items_and_tree() {
         .map(|row| {
             format!(
                 "{}{}{}{}",
-                "  ".repeat(row.indent),
+                "  ".repeat(row.depth),
                 row.entry_id,
                 if row.is_on_active_path { "*" } else { "" },
                 row.label
@@ -787,8 +793,8 @@ fn show_items_and_tree() {
             "l1*",
             "  u2",
             "  a3",
-            "  u3*",
-            "  a4*"
+            "u3*",
+            "a4*"
         ]
     );
     assert!(
