@@ -357,6 +357,40 @@ fn parse_lines(text: &str) -> Result<(Option<u64>, Option<u64>), String> {
 mod tests {
     use super::*;
 
+    /// Issue 10: a run names the session that launched it, found from the on-disk nesting.
+    #[test]
+    fn a_run_names_its_launcher() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().to_str().expect("utf-8").to_owned();
+        for relative in [
+            "p/x.jsonl",
+            "p/x/launch/run-0/session.jsonl",
+            "p/x/launch/run-0/session/inner/run-0/session.jsonl",
+            "p/x/forks/f.jsonl",
+            "p/y.jsonl",
+            "p/z/session.jsonl",
+        ] {
+            let path = dir.path().join(relative);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&path, "").expect("write");
+        }
+        let check = |relative: &str, expected: Option<&str>| {
+            assert_eq!(
+                launcher_of(&format!("{root}/{relative}")),
+                expected.map(|launcher| format!("{root}/{launcher}")),
+                "{relative}"
+            );
+        };
+        check("p/x/launch/run-0/session.jsonl", Some("p/x.jsonl"));
+        check(
+            "p/x/launch/run-0/session/inner/run-0/session.jsonl",
+            Some("p/x/launch/run-0/session.jsonl"),
+        );
+        check("p/x/forks/f.jsonl", Some("p/x.jsonl"));
+        check("p/y.jsonl", None);
+        check("p/z/session.jsonl", None);
+    }
+
     #[test]
     fn line_ranges() {
         assert_eq!(parse_lines("3..7"), Ok((Some(3), Some(7))));

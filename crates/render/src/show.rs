@@ -628,12 +628,51 @@ fn join_fields(names: &[String], max: usize) -> String {
     shown.join(", ")
 }
 
-/// Writes an entry that is not part of the conversation itself, saying what it does.
-fn write_note(out: &mut dyn Write, item: &DisplayItem, style: &ShowStyle<'_>) -> io::Result<()> {
-    let paint = &style.paint;
-    let id = |entry_id: &str| paint.wrap("2", &format!("[{}]", field(entry_id)));
-    let target = |target: &Option<String>| format!("[{}]", field(target.as_deref().unwrap_or("?")));
-    let (entry_id, line, body, omitted) = match item {
+/// What a note prints: its line, then maybe a body (cut as `omitted` says).
+struct NoteParts<'a> {
+    entry_id: &'a str,
+    line: String,
+    body: Option<&'a String>,
+    omitted: Option<&'a Omission>,
+}
+
+/// Returns `[id]` of an entry a note points at, escaped; `[?]` when the file names none.
+fn target(target_id: &Option<String>) -> String {
+    format!("[{}]", field(target_id.as_deref().unwrap_or("?")))
+}
+
+/// Returns what a compaction note says: the tokens it replaced and where the kept part
+/// starts.
+fn compaction_line(entry_id: &str, tokens_before: Option<u64>, first_kept: Option<&str>) -> String {
+    let tokens = tokens_before
+        .map(|tokens| format!("{} tokens before; ", thousands(tokens as usize)))
+        .unwrap_or_default();
+    let kept = match first_kept {
+        Some(kept) if kept != entry_id => format!(
+            "the model keeps entries from [{}] on, after this summary",
+            field(kept)
+        ),
+        _ => "nothing before it is kept; the model gets this summary".to_owned(),
+    };
+    format!("compaction: {tokens}{kept}:")
+}
+
+/// Returns the kind a generic note is introduced by: `model`, `thinking level`, `name`, or its
+/// type (with its role or extension type).
+fn note_kind(entry_type: &str, role: Option<&str>, custom_type: Option<&str>) -> String {
+    match (entry_type, role, custom_type) {
+        ("model_change", _, _) => "model".to_owned(),
+        ("thinking_level_change", _, _) => "thinking level".to_owned(),
+        ("session_info", _, _) => "name".to_owned(),
+        (_, _, Some(custom)) => format!("{} ({})", field(entry_type), one_line(custom, 60)),
+        (_, Some(role), None) => format!("{} {}", field(entry_type), field(role)),
+        (_, None, None) => field(entry_type).into_owned(),
+    }
+}
+
+/// Returns what a note about an entry that is not part of the conversation prints.
+fn note_parts(item: &DisplayItem) -> Option<NoteParts<'_>> {
+    let parts = match item {
         DisplayItem::Compaction {
             entry_id,
             summary,
@@ -641,36 +680,24 @@ fn write_note(out: &mut dyn Write, item: &DisplayItem, style: &ShowStyle<'_>) ->
             tokens_before,
             first_kept_entry_id,
             ..
-        } => {
-            let tokens = tokens_before
-                .map(|tokens| format!("{} tokens before; ", thousands(tokens as usize)))
-                .unwrap_or_default();
-            let kept = match first_kept_entry_id.as_deref() {
-                Some(kept) if kept != entry_id => format!(
-                    "the model keeps entries from [{}] on, after this summary",
-                    field(kept)
-                ),
-                _ => "nothing before it is kept; the model gets this summary".to_owned(),
-            };
-            (
-                entry_id,
-                format!("compaction: {tokens}{kept}:"),
-                Some(summary),
-                omitted,
-            )
-        }
+        } => NoteParts {
+            entry_id,
+            line: compaction_line(entry_id, *tokens_before, first_kept_entry_id.as_deref()),
+            body: Some(summary),
+            omitted: omitted.as_ref(),
+        },
         DisplayItem::BranchSummary {
             entry_id,
             summary,
             omitted,
             from_id,
             ..
-        } => (
+        } => NoteParts {
             entry_id,
-            format!("branch summary of the branch left at {}:", target(from_id)),
-            Some(summary),
-            omitted,
-        ),
+            line: format!("branch summary of the branch left at {}:", target(from_id)),
+            body: Some(summary),
+            omitted: omitted.as_ref(),
+        },
         DisplayItem::ContextEdit {
             entry_id,
             target_id,
@@ -678,30 +705,34 @@ fn write_note(out: &mut dyn Write, item: &DisplayItem, style: &ShowStyle<'_>) ->
             replacement,
             omitted,
             ..
-        } => {
-            let line = if *omits {
+        } => NoteParts {
+            entry_id,
+            line: if *omits {
                 format!("context edit: hides {} from the model", target(target_id))
             } else {
                 format!("context edit: the model sees {} as:", target(target_id))
-            };
-            (entry_id, line, replacement.as_ref(), omitted)
-        }
+            },
+            body: replacement.as_ref(),
+            omitted: omitted.as_ref(),
+        },
         DisplayItem::Label {
             entry_id,
             target_id,
             label,
             ..
-        } => {
-            let line = match label {
+        } => NoteParts {
+            entry_id,
+            line: match label {
                 Some(label) => format!(
                     "label \"{}\" on {}",
                     one_line(label, 120),
                     target(target_id)
                 ),
                 None => format!("label cleared on {}", target(target_id)),
-            };
-            (entry_id, line, None, &None)
-        }
+            },
+            body: None,
+            omitted: None,
+        },
         DisplayItem::Note {
             entry_id,
             entry_type,
@@ -711,25 +742,34 @@ fn write_note(out: &mut dyn Write, item: &DisplayItem, style: &ShowStyle<'_>) ->
             omitted,
             ..
         } => {
-            let kind = match (entry_type.as_str(), role, custom_type) {
-                ("model_change", _, _) => "model".to_owned(),
-                ("thinking_level_change", _, _) => "thinking level".to_owned(),
-                ("session_info", _, _) => "name".to_owned(),
-                (_, _, Some(custom)) => format!("{} ({})", field(entry_type), one_line(custom, 60)),
-                (_, Some(role), None) => format!("{} {}", field(entry_type), field(role)),
-                (_, None, None) => field(entry_type).into_owned(),
-            };
-            if omitted.is_none() && !text.contains('\n') && text.chars().count() <= 100 {
-                (entry_id, format!("{kind}: {}", clean(text)), None, omitted)
-            } else {
-                (entry_id, kind, Some(text), omitted)
+            let kind = note_kind(entry_type, role.as_deref(), custom_type.as_deref());
+            let is_short = omitted.is_none() && !text.contains('\n') && text.chars().count() <= 100;
+            NoteParts {
+                entry_id,
+                line: if is_short {
+                    format!("{kind}: {}", clean(text))
+                } else {
+                    kind
+                },
+                body: (!is_short).then_some(text),
+                omitted: omitted.as_ref(),
             }
         }
-        _ => return Ok(()),
+        _ => return None,
     };
-    writeln!(out, "{} {}", id(entry_id), paint.wrap("2", &line))?;
-    if let Some(body) = body {
-        write_excerpt(out, body, omitted.as_ref(), paint)?;
+    Some(parts)
+}
+
+/// Writes an entry that is not part of the conversation itself, saying what it does.
+fn write_note(out: &mut dyn Write, item: &DisplayItem, style: &ShowStyle<'_>) -> io::Result<()> {
+    let Some(note) = note_parts(item) else {
+        return Ok(());
+    };
+    let paint = &style.paint;
+    let id = paint.wrap("2", &format!("[{}]", field(note.entry_id)));
+    writeln!(out, "{id} {}", paint.wrap("2", &note.line))?;
+    if let Some(body) = note.body {
+        write_excerpt(out, body, note.omitted, paint)?;
         writeln!(out)?;
     }
     Ok(())
