@@ -33,12 +33,12 @@ without one are left out) and take the same forms as in `list`.
 --json prints `{ \"path\", \"sessionId\", \"version\", \"entries\": [...], \"warnings\": [...] }` \
 (`pi-retrospect schema entries`); --jsonl prints one row per line and the warnings on stderr.
 
-Examples (on the committed fixtures, from the repository root):
-  pi-retrospect entries 01a22de2-540d --sessions-root fixtures/pi-real/sessions --role user --jsonl | jq -r .text
-  pi-retrospect entries 01a22de2-540d --sessions-root fixtures/pi-real/sessions --grep \"git push\" --tool-args
-  pi-retrospect entries 01a22b41-c1e1 --sessions-root fixtures/pi-real/sessions --lines 5..8 --raw --json
-  pi-retrospect entries 01a22b41-c1e1 --sessions-root fixtures/pi-real/sessions --grep approach --type message --limit 3
-  pi-retrospect entries 01a22de2-540d --sessions-root fixtures/pi-real/sessions --since 2026-11-30 --role assistant --role toolResult"
+Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
+  pi-retrospect entries 01a22de2-540d --sessions-root $R --role user --jsonl | jq -r .text
+  pi-retrospect entries 01a22de2-540d --sessions-root $R --grep \"git push\" --tool-args
+  pi-retrospect entries 01a22b41-c1e1 --sessions-root $R --lines 5..8 --raw --json
+  pi-retrospect entries 01a22b41-c1e1 --sessions-root $R --grep approach --limit 3
+  pi-retrospect entries 01a22de2-540d --sessions-root $R --since 2026-11-30 --role toolResult"
 );
 
 /// Flags of `entries`.

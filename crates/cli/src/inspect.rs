@@ -39,14 +39,14 @@ a cursor: pass it with --cursor to the same command to continue. The cursor reme
 much of the file the first page read, so later pages describe the same snapshot even while \
 Pi appends to the file.
 
-Examples (on the committed fixtures, from the repository root):
-  pi-retrospect inspect 01a22de2-540d overview --sessions-root fixtures/pi-real/sessions
-  pi-retrospect inspect 01a22de2-540d search \"git push\" --tool-args --sessions-root fixtures/pi-real/sessions
-  pi-retrospect inspect 01a22de2-540d search \"no such file\" --tool-results --sessions-root fixtures/pi-real/sessions
-  pi-retrospect inspect 01a22b41-c1e1 read e0dbe164 --before 2 --after 5 --sessions-root fixtures/pi-real/sessions
-  pi-retrospect inspect 01a22de2-540d read 8b495b2c --tool-results --sessions-root fixtures/pi-real/sessions
-  pi-retrospect inspect 01a22de2-5609 overview --limit 5 --sessions-root fixtures/pi-real/sessions
-  pi-retrospect inspect 01a22b41-c1e1 ancestors --json --sessions-root fixtures/pi-real/sessions | jq -r '.checkpoints[].entryId'"
+Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
+  pi-retrospect inspect 01a22de2-540d overview --sessions-root $R
+  pi-retrospect inspect 01a22de2-540d search \"git push\" --tool-args --sessions-root $R
+  pi-retrospect inspect 01a22de2-540d search \"no such file\" --tool-results --sessions-root $R
+  pi-retrospect inspect 01a22b41-c1e1 read e0dbe164 --before 2 --after 5 --sessions-root $R
+  pi-retrospect inspect 01a22de2-540d read 8b495b2c --tool-results --sessions-root $R
+  pi-retrospect inspect 01a22de2-5609 overview --limit 5 --sessions-root $R
+  pi-retrospect inspect 01a22b41-c1e1 ancestors --sessions-root $R --json | jq .nTotal"
 );
 
 /// Flags of `inspect`.

@@ -37,12 +37,12 @@ branch one line. Previews are cut to the terminal's width.
 --json carries everything whole: full tool output and arguments (with each call's \
 toolCallId), stop reasons and errors, and UTC timestamps on every item.
 
-Examples (on the committed fixtures, from the repository root):
-  pi-retrospect show 01a22de2-540d --sessions-root fixtures/pi-real/sessions
-  pi-retrospect show 01a22de2-540d --sessions-root fixtures/pi-real/sessions --tool-output 300 --tool-args
-  pi-retrospect show 01a22b41-c0ec --sessions-root fixtures/pi-real/sessions --thinking --system
-  pi-retrospect show 01a22de2-5609 --sessions-root fixtures/pi-real/sessions --tree --fold
-  pi-retrospect show 01a22de2-540d --sessions-root fixtures/pi-real/sessions --json | jq -r '.items[] | select(.kind == \"toolCall\") | .arguments.command'"
+Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
+  pi-retrospect show 01a22de2-540d --sessions-root $R
+  pi-retrospect show 01a22de2-540d --sessions-root $R --tool-output 300 --tool-args
+  pi-retrospect show 01a22b41-c0ec --sessions-root $R --thinking --system
+  pi-retrospect show 01a22de2-5609 --sessions-root $R --tree --fold
+  pi-retrospect show 01a22de2-540d --sessions-root $R --json | jq '.items[].toolCallId // empty'"
 );
 
 /// Flags of `show`.

@@ -1303,16 +1303,27 @@ fn help_examples_run_on_the_committed_fixtures() {
     for command in ["show", "inspect", "entries"] {
         let help = stdout_of(&run(&[command, "--help"]));
         assert!(help.contains("latest"), "{command}");
-        let examples: Vec<&str> = help
+        let block: Vec<&str> = help
             .lines()
             .skip_while(|line| !line.starts_with("Examples"))
-            .filter_map(|line| line.trim().strip_prefix("pi-retrospect "))
+            .skip(1)
+            .take_while(|line| !line.is_empty())
+            .collect();
+        let examples: Vec<&str> = block
+            .iter()
+            .filter_map(|line| line.strip_prefix("  pi-retrospect "))
             .collect();
         assert!(examples.len() >= 4, "{command}: {help}");
+        assert_eq!(
+            examples.len(),
+            block.len(),
+            "one example per line: {block:#?}"
+        );
         for example in examples {
             let command_line = example.split(" | ").next().unwrap_or(example);
+            let command_line = command_line.replace("$R", "fixtures/pi-real/sessions");
             let output = binary()
-                .args(shell_words(command_line))
+                .args(shell_words(&command_line))
                 .current_dir(&repository)
                 .output()
                 .expect("run example");
