@@ -5,6 +5,7 @@
 
 #![deny(missing_docs)]
 
+pub mod handoff;
 pub mod jsonl;
 pub mod long;
 pub mod schema;
