@@ -214,7 +214,11 @@ pub fn write_markdown(
     );
     if !handoff.warnings.is_empty() {
         let n_warnings = handoff.warnings.len();
-        let noun = if n_warnings == 1 { "warning" } else { "warnings" };
+        let noun = if n_warnings == 1 {
+            "warning"
+        } else {
+            "warnings"
+        };
         push_field(
             &mut document,
             "Damage",
@@ -637,7 +641,10 @@ The last 2 of 7 user and assistant text messages on the active branch, newest la
         handoff.source.path = "/s/a`b.jsonl".into();
         handoff.resume_command = "pi --session '/s/```x'".into();
         let text = markdown(&handoff);
-        assert!(text.contains("- Name: evil\\u{a}name\\u{1b}]0;t\\u{7}\n"), "{text}");
+        assert!(
+            text.contains("- Name: evil\\u{a}name\\u{1b}]0;t\\u{7}\n"),
+            "{text}"
+        );
         assert!(text.contains("- Source: ``/s/a`b.jsonl``\n"), "{text}");
         assert!(
             text.contains("````sh\npi --session '/s/```x'\n````\n"),
