@@ -66,8 +66,8 @@ pub fn handoff_file(path: &Path, options: &HandoffOptions) -> Result<Handoff, Ha
 /// system, custom or bash messages, custom entries, or branch and compaction summaries.
 /// Each text is stripped of terminal controls, redacted, then cut: first to
 /// `max_message_bytes`, then to what is left of `max_excerpt_bytes` once the newer messages
-/// are counted. Older messages are dropped once `max_messages` are taken or the budget is
-/// spent. Cuts fall on character boundaries and never inside a redaction marker.
+/// are counted. The message cut by that budget is the oldest shown; older ones are dropped,
+/// as they are once `max_messages` are taken. Cuts fall on character boundaries and never inside a redaction marker.
 ///
 /// Messages are the stored ones: a `context_edit` changes what the model sees next, not what
 /// was said, so it is not applied.
@@ -138,6 +138,9 @@ pub fn handoff(
             // The budget left cannot hold the start of this message.
             break;
         }
+        // A message cut to fit what is left of the excerpt is the oldest one shown.
+        let is_cut_by_budget =
+            limit < options.max_message_bytes && kept.text.len() < cleaned.text.len();
         n_budget -= kept.text.len();
         add_counts(&mut counts, &kept);
         let meta = entry.message();
@@ -164,6 +167,9 @@ pub fn handoff(
             n_bytes: cleaned.text.len(),
             text: kept.text,
         });
+        if is_cut_by_budget {
+            break;
+        }
     }
     messages.reverse();
 
