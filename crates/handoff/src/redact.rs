@@ -592,7 +592,10 @@ fn assignment_values(text: &str) -> Vec<Range<usize>> {
                     .unwrap_or(rest.len());
                 rest[..end].trim_end_matches([',', ')', '}', ']'])
             };
-            if !is_secret_value(value) || value.contains(['(', ')', '[', ']', '{', '}', '<', '>']) {
+            if !is_secret_value(value)
+                || value.contains(['(', ')', '[', ']', '{', '}', '<', '>'])
+                || is_member_access(value)
+            {
                 continue;
             }
             value_start..value_start + value.len()
@@ -602,6 +605,24 @@ fn assignment_values(text: &str) -> Vec<Range<usize>> {
         }
     }
     values
+}
+
+/// Returns whether an unquoted value is code naming where a secret is kept rather than the
+/// secret: a member access such as `process.env.API_KEY` or `config.token`.
+fn is_member_access(value: &str) -> bool {
+    let mut n_segments = 0;
+    for segment in value.split('.') {
+        let mut characters = segment.chars();
+        let is_identifier = characters
+            .next()
+            .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+            && characters.all(|character| character.is_ascii_alphanumeric() || character == '_');
+        if !is_identifier {
+            return false;
+        }
+        n_segments += 1;
+    }
+    n_segments >= 2
 }
 
 /// Returns whether only blanks and list or quote markers precede `idx` on its line.
@@ -1063,6 +1084,10 @@ mod tests {
                 "curl 'https://x.test/cb?access_token=[redacted: secret-assignment]&state=1'",
             ),
             (
+                "password = Summer.2024",
+                "password = [redacted: secret-assignment]",
+            ),
+            (
                 "tool --password=hunter2 --verbose",
                 "tool --password=[redacted: secret-assignment] --verbose",
             ),
@@ -1109,6 +1134,8 @@ mod tests {
             "pub token: String,",
             "if token == expected {",
             "let token = get_token(&config);",
+            "const API_KEY = process.env.API_KEY;",
+            "let password = settings.db.password;",
             "api_key = os.environ[\"OPENAI_API_KEY\"]",
             "match kind { Token::Ident => 1 }",
             "has_password: false",
