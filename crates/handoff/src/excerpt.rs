@@ -67,7 +67,9 @@ pub fn handoff_file(path: &Path, options: &HandoffOptions) -> Result<Handoff, Ha
 /// Each text is stripped of terminal controls, redacted, then cut: first to
 /// `max_message_bytes`, then to what is left of `max_excerpt_bytes` once the newer messages
 /// are counted. The message cut by that budget is the oldest shown; older ones are dropped,
-/// as they are once `max_messages` are taken. Cuts fall on character boundaries and never inside a redaction marker.
+/// as they are once `max_messages` are taken. Cuts fall on character boundaries and never
+/// inside a redaction marker, so the bounds hold for the redacted text and no cut shows part
+/// of a secret the rules found.
 ///
 /// Messages are the stored ones: a `context_edit` changes what the model sees next, not what
 /// was said, so it is not applied.

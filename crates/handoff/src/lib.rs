@@ -14,6 +14,27 @@
 //! `pi_retrospect_render::handoff` (the types are re-exported here); [`write_file`] writes a
 //! rendered document without replacing an existing file unless told to. Nothing here writes
 //! to the session store, prints, or reads the environment.
+//!
+//! A front end is a few calls:
+//!
+//! ```no_run
+//! use std::path::Path;
+//!
+//! use pi_retrospect_handoff::{ExistingFile, HandoffOptions, handoff_file, write_file};
+//! use pi_retrospect_render::handoff::{MarkdownOptions, write_markdown};
+//!
+//! let options = HandoffOptions {
+//!     goal: Some("finish the parser".into()),
+//!     ..HandoffOptions::default()
+//! };
+//! let session = Path::new("/home/me/.pi/agent/sessions/--home-me-app--/s.jsonl");
+//! let handoff = handoff_file(session, &options)?;
+//! let mut document = Vec::new();
+//! let zone = jiff::tz::TimeZone::system();
+//! write_markdown(&mut document, &handoff, &MarkdownOptions { zone })?;
+//! write_file(Path::new("handoff.md"), &document, ExistingFile::Refuse)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![deny(missing_docs)]
 
