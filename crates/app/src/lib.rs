@@ -17,6 +17,7 @@
 
 mod env;
 mod error;
+mod handoff;
 mod list;
 mod read;
 mod session_ref;
@@ -25,6 +26,7 @@ mod when;
 
 pub use env::Environment;
 pub use error::{AppError, ErrorKind};
+pub use handoff::{HandoffRequest, handoff};
 pub use list::{ListRequest, ListResult, list, list_unordered, read_summaries};
 pub use pi_retrospect_transcript::{Lineage, RunInfo};
 pub use read::{

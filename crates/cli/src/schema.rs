@@ -23,6 +23,8 @@ pub enum SchemaDocument {
     Inspect,
     /// The `entries --json` document; `$defs/Row` is one `--jsonl` row.
     Entries,
+    /// The `handoff --json` document.
+    Handoff,
 }
 
 /// Runs `schema` with `args`, writing to `out`.
@@ -32,6 +34,7 @@ pub fn run(args: &SchemaArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         SchemaDocument::Show => pi_retrospect_render::schema::SHOW_SCHEMA,
         SchemaDocument::Inspect => pi_retrospect_render::schema::INSPECT_SCHEMA,
         SchemaDocument::Entries => pi_retrospect_render::schema::ENTRIES_SCHEMA,
+        SchemaDocument::Handoff => pi_retrospect_render::handoff::HANDOFF_SCHEMA,
     };
     out.write_all(schema.as_bytes())?;
     Ok(())
