@@ -1,8 +1,34 @@
-//! What the CLI writes to stderr besides errors: warnings about a session file.
+//! What the CLI writes to stderr besides errors: warnings about a session file, warnings of a
+//! listing, and notes for the person at the terminal.
 
 use std::io::Write;
 
+use pi_retrospect_core::Warning;
 use pi_retrospect_transcript::TranscriptWarning;
+
+/// Writes a note (advice, or how an argument was understood) to stderr as one escaped
+/// message.
+pub fn print_note(note: &str) {
+    // Nothing sensible can be done when stderr itself is closed.
+    let _ = writeln!(
+        std::io::stderr(),
+        "pi-retrospect: note: {}",
+        pi_retrospect_render::text::terminal_message(note)
+    );
+}
+
+/// Writes each warning of a listing to stderr as one escaped line, `path: reason`.
+pub fn print_listing_warnings(warnings: &[Warning]) {
+    let stderr = std::io::stderr();
+    let mut stderr = stderr.lock();
+    for warning in warnings {
+        let _ = writeln!(
+            stderr,
+            "pi-retrospect: warning: {}",
+            pi_retrospect_render::text::warning_line(&warning.path, &warning.reason)
+        );
+    }
+}
 
 /// Writes each warning about `path` to stderr as one escaped line.
 pub fn print_warnings(path: &str, warnings: &[TranscriptWarning]) {

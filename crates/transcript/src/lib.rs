@@ -13,6 +13,7 @@
 
 #![deny(missing_docs)]
 
+mod activity;
 mod content;
 mod context;
 mod entries;
@@ -29,6 +30,7 @@ mod text;
 mod turns;
 mod warning;
 
+pub use activity::{MAX_ACTIVITY_TAIL_BYTES, read_last_activity};
 pub use content::{EntryContent, ToolCallSummary, entry_content, entry_text};
 pub use context::{Context, ContextEdit, ContextMessage, ContextMessageKind, ModelRef};
 pub use entries::{EntriesFilter, EntryRow, entries};

@@ -1,4 +1,5 @@
-//! Cheap facts from a session file's body, read by streaming: its name and first user message.
+//! Cheap facts from a session file's body: its name and first user message, read by
+//! streaming, and its last activity, read from the end ([`crate::read_last_activity`]).
 //!
 //! Listing reads only headers; these facts are read only when a filter or an output field
 //! asks for them. The body is streamed line by line up to the size the file had when it was
@@ -26,11 +27,12 @@ pub enum SummaryError {
     Read(#[from] std::io::Error),
 }
 
-/// Reads the name and first user message of one session file.
+/// Reads the name, first user message and last activity of one session file.
 ///
 /// The file is streamed once through the shared line reader ([`for_each_line`]) up to the
 /// size it had when opened, holding at most [`MAX_FACT_LINE_BYTES`] of any line: a longer line
-/// (a pasted log, an image) cannot hold a name and is skipped.
+/// (a pasted log, an image) cannot hold a name and is skipped. The last activity is then read
+/// from the end of the same snapshot, as [`crate::read_last_activity`] reads it.
 pub fn read_summary(path: &Path) -> Result<SessionSummary, SummaryError> {
     let (file, metadata) = open_regular(path, Symlinks::Refuse)?;
     let session_info = memmem::Finder::new(b"\"session_info\"");
@@ -59,6 +61,7 @@ pub fn read_summary(path: &Path) -> Result<SessionSummary, SummaryError> {
             summary.first_user_message = user_text(&entry);
         }
     })?;
+    summary.last_activity = crate::activity::last_activity_of(&file, metadata.len())?;
     Ok(summary)
 }
 
