@@ -366,7 +366,10 @@ fn new_config(
 
 /// Builds the `(package, binary)` targets in release mode and returns their paths by binary
 /// name, as cargo reports them.
-fn build(workspace: &Path, targets: &[(&str, &str)]) -> anyhow::Result<HashMap<String, PathBuf>> {
+pub fn build(
+    workspace: &Path,
+    targets: &[(&str, &str)],
+) -> anyhow::Result<HashMap<String, PathBuf>> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     eprintln!("building release binaries ...");
     let mut command = Command::new(cargo);

@@ -8,6 +8,7 @@
 
 #[macro_use]
 mod args;
+mod completions;
 mod entries;
 mod inspect;
 mod list;
@@ -22,6 +23,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use pi_retrospect_app::{AppError, Environment, ErrorKind};
 
+use crate::completions::{COMPLETIONS_HELP, CompletionsArgs, ManArgs};
 use crate::entries::{ENTRIES_HELP, EntriesArgs};
 use crate::inspect::{INSPECT_HELP, InspectArgs};
 use crate::list::{LIST_HELP, ListArgs};
@@ -58,6 +60,12 @@ enum Command {
     /// Print the stored entries of one session file in file order, one row each, for scripts.
     #[command(after_long_help = ENTRIES_HELP)]
     Entries(Box<EntriesArgs>),
+    /// Print a completion script for bash, zsh, fish, elvish or powershell.
+    #[command(after_long_help = COMPLETIONS_HELP)]
+    Completions(CompletionsArgs),
+    /// Write the manual pages into a directory (`cargo xtask man` runs it).
+    #[command(hide = true)]
+    Man(ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,7 +84,7 @@ fn main() -> ExitCode {
         }
     };
     let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    let mut out = io::BufWriter::new(output::Stdout(stdout.lock()));
     let result = Environment::from_process()
         .map_err(anyhow::Error::from)
         .and_then(|env| run(opts, &env, &mut out))
@@ -101,6 +109,8 @@ fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()>
         Command::Inspect(args) => inspect::run(&args, env, out),
         Command::Entries(args) => entries::run(&args, env, out),
         Command::Schema(args) => schema::run(&args, out),
+        Command::Completions(args) => completions::run(&args, out),
+        Command::Man(args) => completions::run_man(&args),
     }
 }
 

@@ -1,5 +1,6 @@
-//! What the CLI writes to stderr besides errors: warnings about a session file, warnings of a
-//! listing, and notes for the person at the terminal.
+//! Where the CLI's bytes go: standard output, whose failures say so, and what it writes to
+//! stderr besides errors (warnings about a session file, warnings of a listing, notes for the
+//! person at the terminal).
 
 use std::io::Write;
 
@@ -42,4 +43,22 @@ pub fn print_warnings(path: &str, warnings: &[TranscriptWarning]) {
             pi_retrospect_render::text::warning_line(path, &warning.message)
         );
     }
+}
+
+/// Standard output, whose write errors say they were writing to it (`writing to stdout: No
+/// space left on device`), keeping their kind so a closed pipe is still recognised.
+pub struct Stdout<W>(pub W);
+
+impl<W: Write> Write for Stdout<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.write(bytes).map_err(label)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush().map_err(label)
+    }
+}
+
+fn label(error: std::io::Error) -> std::io::Error {
+    std::io::Error::new(error.kind(), format!("writing to stdout: {error}"))
 }

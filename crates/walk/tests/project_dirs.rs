@@ -31,7 +31,11 @@ fn check(names: &[&str], expected: &[&str]) {
         .iter()
         .map(|session| {
             let relative = session.path.strip_prefix(&prefix).expect("under the root");
-            relative.rsplit_once('/').expect("in a directory").0.to_owned()
+            relative
+                .rsplit_once('/')
+                .expect("in a directory")
+                .0
+                .to_owned()
         })
         .collect();
     assert_eq!(dirs, expected, "{names:?}");
