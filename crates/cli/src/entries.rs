@@ -27,7 +27,7 @@ timestamp (entries without one are left out) and take the same forms as in `list
 Examples:
   pi-retrospect entries latest --role user --jsonl | jq -r .text
   pi-retrospect entries latest --lines 40..60 --raw --json
-  pi-retrospect entries 01a22b41 --grep TODO --grep FIXME --type message --limit 10
+  pi-retrospect entries 01a22b41-c1e1 --grep TODO --grep FIXME --type message --limit 10
   pi-retrospect entries latest --since 2h --role assistant --role toolResult"
 );
 

@@ -36,8 +36,8 @@ Pi appends to the file.
 Examples:
   pi-retrospect inspect latest overview
   pi-retrospect inspect latest search \"flaky test\" --tool-results
-  pi-retrospect inspect 01a22b41 read e0dbe164 --before 2 --after 5
-  pi-retrospect inspect latest overview --limit 50 --cursor c1.1f2e.14.0123456789abcdef
+  pi-retrospect inspect 01a22b41-c1e1 read e0dbe164 --before 2 --after 5
+  pi-retrospect inspect latest overview --limit 5 --json | jq -r .nextCursor
   pi-retrospect inspect latest ancestors --json | jq -r '.checkpoints[].entryId'"
 );
 

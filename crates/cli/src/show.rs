@@ -26,7 +26,7 @@ entry of each branch below a branch point; labels are shown in brackets.
 Examples:
   pi-retrospect show latest
   pi-retrospect show 01a22b41-c1e1 --thinking --tool-output 200
-  pi-retrospect show ~/.pi/agent/sessions/--home-me-app--/2026-09-01T10-00-00-000Z_0199.jsonl --tree
+  pi-retrospect show latest~1 --tree
   pi-retrospect show latest --json | jq -r '.items[] | select(.kind == \"toolCall\") | .name'"
 );
 
