@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use pi_retrospect_core::filter::{CwdMatcher, Query, SortKey};
 use pi_retrospect_core::{IdPrefixes, Listing, Session, SessionSummary, Warning};
+use pi_retrospect_transcript::SummaryScope;
 use pi_retrospect_walk::{Store, WalkOptions, WalkState};
 use rayon::prelude::*;
 
@@ -51,7 +52,9 @@ pub struct ListRequest {
     pub newest_first: bool,
     /// Keep at most this many top-level sessions after sorting (at least 1).
     pub limit: Option<i64>,
-    /// Read the name, first user message and last activity of every shown session.
+    /// Read the name, first user message and last activity of every shown session, from the
+    /// ends of each file ([`SummaryScope::Ends`]; exact for the sessions a name filter read
+    /// whole).
     pub read_summaries: bool,
     /// Keep every walked session's id, so a front end can show each id's shortest unique
     /// prefix.
@@ -318,7 +321,7 @@ fn filter(
             .collect();
         read_into(
             &missing,
-            Facts::Summary,
+            Facts::Ends,
             resolved.walk.threads,
             summaries,
             &mut listing.warnings,
@@ -329,8 +332,12 @@ fn filter(
 /// Which body facts to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Facts {
-    /// Name, first user message and last activity: the body is streamed.
+    /// Name, first user message and last activity, the whole body streamed: what a name
+    /// filter searches.
     Summary,
+    /// The same facts from the ends of the file only ([`SummaryScope::Ends`]): what a listing
+    /// shows, in time bounded per file.
+    Ends,
     /// Only the last activity, read from the end of the file.
     LastActivity,
 }
@@ -354,7 +361,8 @@ fn read_into(
         return;
     }
     let results = pi_retrospect_walk::with_threads(threads, || match facts {
-        Facts::Summary => read_summaries(paths),
+        Facts::Summary => read_summaries_in(paths, SummaryScope::Whole),
+        Facts::Ends => read_summaries_in(paths, SummaryScope::Ends),
         Facts::LastActivity => read_last_activities(paths),
     });
     for (path, result) in paths.iter().zip(results) {
@@ -371,10 +379,14 @@ fn read_into(
 /// parallel on the current pool, in the order given; a file that cannot be read is a warning
 /// naming it.
 pub fn read_summaries(paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
+    read_summaries_in(paths, SummaryScope::Whole)
+}
+
+fn read_summaries_in(paths: &[&str], scope: SummaryScope) -> Vec<Result<SessionSummary, Warning>> {
     paths
         .par_iter()
         .map(|path| {
-            pi_retrospect_transcript::read_summary(std::path::Path::new(path))
+            pi_retrospect_transcript::read_summary_in(std::path::Path::new(path), scope)
                 .map_err(|error| Warning::new(*path, error.to_string()))
         })
         .collect()

@@ -14,7 +14,7 @@ use crate::summary::SummaryError;
 
 /// The first window read from the end of a file. Pi's last entry is usually an assistant
 /// message or a tool result of a few kilobytes.
-const FIRST_TAIL_BYTES: u64 = 16 * 1024;
+pub(crate) const FIRST_TAIL_BYTES: u64 = 8 * 1024;
 
 /// The most read from the end of a file. When the last lines that fit in it hold no
 /// timestamp (one tool result larger than this), the last activity is unknown and the
@@ -34,6 +34,23 @@ pub fn read_last_activity(path: &Path) -> Result<Option<Timestamp>, SummaryError
 /// backwards from `size` in windows that double from [`FIRST_TAIL_BYTES`] up to
 /// [`MAX_ACTIVITY_TAIL_BYTES`].
 pub(crate) fn last_activity_of(file: &File, size: u64) -> std::io::Result<Option<Timestamp>> {
+    Ok(read_tail(file, size)?.last_activity)
+}
+
+/// The end of a file as read for its last activity.
+pub(crate) struct Tail {
+    /// The last bytes read (the final window), ending at the size.
+    pub bytes: Vec<u8>,
+    /// Whether `bytes` starts at the file's first byte (its first line is then whole).
+    pub starts_at_file_start: bool,
+    /// The newest entry timestamp found in `bytes`.
+    pub last_activity: Option<Timestamp>,
+}
+
+/// Reads the end of the first `size` bytes of `file`: a window of [`FIRST_TAIL_BYTES`],
+/// doubled until it holds a line with a timestamp, covers the file or reaches
+/// [`MAX_ACTIVITY_TAIL_BYTES`].
+pub(crate) fn read_tail(file: &File, size: u64) -> std::io::Result<Tail> {
     let mut window = FIRST_TAIL_BYTES.min(size);
     let mut buffer = Vec::new();
     loop {
@@ -42,18 +59,20 @@ pub(crate) fn last_activity_of(file: &File, size: u64) -> std::io::Result<Option
         buffer.resize(usize::try_from(window).unwrap_or(usize::MAX), 0);
         let n_read = read_full_at(file, &mut buffer, start)?;
         buffer.truncate(n_read);
-        if let Some(instant) = newest_in(&buffer, start == 0) {
-            return Ok(Some(instant));
-        }
-        if start == 0 || window >= MAX_ACTIVITY_TAIL_BYTES {
-            return Ok(None);
+        let last_activity = newest_in(&buffer, start == 0);
+        if last_activity.is_some() || start == 0 || window >= MAX_ACTIVITY_TAIL_BYTES {
+            return Ok(Tail {
+                bytes: buffer,
+                starts_at_file_start: start == 0,
+                last_activity,
+            });
         }
         window = (window * 2).min(MAX_ACTIVITY_TAIL_BYTES).min(size);
     }
 }
 
 /// Reads into `buffer` from `offset` until it is full or the file ends; returns the count.
-fn read_full_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
+pub(crate) fn read_full_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
     let mut filled = 0;
     while filled < buffer.len() {
         match file.read_at(&mut buffer[filled..], offset + filled as u64) {

@@ -46,6 +46,8 @@ pub use pi_retrospect_core::sanitize::sanitize_for_terminal;
 pub use scan::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
 pub use session::{Header, ReadLimits, Snapshot, Transcript};
 pub use show::{DisplayItem, ShowOptions, TreeRow, active_branch_items, entry_tree};
-pub use summary::{MAX_FACT_LINE_BYTES, SummaryError, read_summary};
+pub use summary::{
+    HEAD_BYTES, MAX_FACT_LINE_BYTES, SummaryError, SummaryScope, read_summary, read_summary_in,
+};
 pub use turns::{Turn, Turns};
 pub use warning::{TranscriptWarning, WarningKind};
