@@ -7,6 +7,11 @@
 #[allow(dead_code, missing_docs)]
 mod gen_session;
 
+// The generator's shared random numbers and JSON helpers, which `gen_session` uses.
+#[path = "../../../xtask/src/big_store.rs"]
+#[allow(dead_code, missing_docs)]
+mod big_store;
+
 use std::io::BufWriter;
 use std::path::PathBuf;
 use std::process::ExitCode;
