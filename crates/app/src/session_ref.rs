@@ -131,12 +131,16 @@ pub fn open_session(
     })
 }
 
-/// Returns every session the stores hold, runs nested, sorted as `list` sorts them, and the
-/// roots searched.
-fn walk(
-    flags: &StoreFlags,
-    env: &Environment,
-) -> Result<(Vec<Session>, Vec<String>, Vec<String>), AppError> {
+/// What a lookup walked: every session (runs nested, oldest first), the roots searched, and
+/// layout hints when nothing was found.
+struct Walked {
+    sessions: Vec<Session>,
+    roots: Vec<String>,
+    hints: Vec<String>,
+}
+
+/// Walks the stores `flags` name, as `list` does, for a lookup.
+fn walk(flags: &StoreFlags, env: &Environment) -> Result<Walked, AppError> {
     let (stores, _) = resolve_stores(flags, env)?;
     let roots = stores.iter().map(|store| store.root.clone()).collect();
     // Warnings about other files do not concern the session being looked up.
@@ -146,7 +150,11 @@ fn walk(
     } else {
         Vec::new()
     };
-    Ok((listing.sessions, roots, hints))
+    Ok(Walked {
+        sessions: listing.sessions,
+        roots,
+        hints,
+    })
 }
 
 /// Returns `message` followed by each hint on its own line.
@@ -168,7 +176,11 @@ fn flatten(sessions: Vec<Session>, out: &mut Vec<Session>) {
 }
 
 fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBuf, AppError> {
-    let (sessions, roots, hints) = walk(stores, env)?;
+    let Walked {
+        sessions,
+        roots,
+        hints,
+    } = walk(stores, env)?;
     let mut all = Vec::new();
     flatten(sessions, &mut all);
     let exact: Vec<&Session> = all.iter().filter(|session| session.id == id).collect();
@@ -211,7 +223,11 @@ fn latest(back: usize, stores: &StoreFlags, env: &Environment) -> Result<Located
         .to_str()
         .ok_or_else(|| AppError::io("the current directory is not valid UTF-8"))?;
     let cwd = pi_retrospect_core::path::normalize_absolute(cwd);
-    let (sessions, roots, hints) = walk(stores, env)?;
+    let Walked {
+        sessions,
+        roots,
+        hints,
+    } = walk(stores, env)?;
     // Pi sets $PI_SESSION_FILE for the commands it runs: an agent asking for the latest
     // session wants the one before its own.
     let running = env
