@@ -34,7 +34,7 @@ pub fn read_last_activity(path: &Path) -> Result<Option<Timestamp>, SummaryError
 /// backwards from `size` in windows that double from [`FIRST_TAIL_BYTES`] up to
 /// [`MAX_ACTIVITY_TAIL_BYTES`].
 pub(crate) fn last_activity_of(file: &File, size: u64) -> std::io::Result<Option<Timestamp>> {
-    Ok(read_tail(file, size)?.last_activity)
+    Ok(read_tail(file, size, FIRST_TAIL_BYTES)?.last_activity)
 }
 
 /// The end of a file as read for its last activity.
@@ -47,11 +47,11 @@ pub(crate) struct Tail {
     pub last_activity: Option<Timestamp>,
 }
 
-/// Reads the end of the first `size` bytes of `file`: a window of [`FIRST_TAIL_BYTES`],
+/// Reads the end of the first `size` bytes of `file`: a window of `first_window` bytes,
 /// doubled until it holds a line with a timestamp, covers the file or reaches
 /// [`MAX_ACTIVITY_TAIL_BYTES`].
-pub(crate) fn read_tail(file: &File, size: u64) -> std::io::Result<Tail> {
-    let mut window = FIRST_TAIL_BYTES.min(size);
+pub(crate) fn read_tail(file: &File, size: u64, first_window: u64) -> std::io::Result<Tail> {
+    let mut window = first_window.min(size).min(MAX_ACTIVITY_TAIL_BYTES);
     let mut buffer = Vec::new();
     loop {
         let start = size - window;

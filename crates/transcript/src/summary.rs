@@ -38,8 +38,8 @@ pub enum SummaryScope {
     /// the first [`HEAD_BYTES`]) and the window read from the end for the last activity (at
     /// least 16 KiB). The name is the latest `session_info` among those lines, so a name set
     /// in the middle of a long session and never again is not seen. Time is bounded per file
-    /// whatever its size; a file that fits in both windows is read whole and the facts are
-    /// exact.
+    /// whatever its size; a file of at most 16 KiB is read in one piece, and a file the
+    /// windows cover is read whole, and then the facts are exact.
     Ends,
 }
 
@@ -77,8 +77,18 @@ pub fn read_summary_in(path: &Path, scope: SummaryScope) -> Result<SessionSummar
             summary.last_activity = crate::activity::last_activity_of(&file, size)?;
         }
         SummaryScope::Ends => {
-            let tail = crate::activity::read_tail(&file, size)?;
-            read_head(&file, size, &facts, &mut summary)?;
+            // A small file is read in one piece that serves as head and tail.
+            let first_window = if size <= WHOLE_READ_BYTES {
+                size
+            } else {
+                crate::activity::FIRST_TAIL_BYTES
+            };
+            let tail = crate::activity::read_tail(&file, size, first_window)?;
+            if tail.starts_at_file_start {
+                apply_all(&tail.bytes, &facts, &mut summary);
+            } else {
+                read_head(&file, size, &facts, &mut summary)?;
+            }
             summary.last_activity = tail.last_activity;
             // The tail ends at the end of the snapshot, so its last name is the latest.
             if let Some(name) = facts.last_name_in(&tail.bytes, tail.starts_at_file_start) {
@@ -87,6 +97,19 @@ pub fn read_summary_in(path: &Path, scope: SummaryScope) -> Result<SessionSummar
         }
     }
     Ok(summary)
+}
+
+/// Files up to this size are read in one piece by [`SummaryScope::Ends`].
+const WHOLE_READ_BYTES: u64 = 16 * 1024;
+
+/// Applies every line of a whole small file (`bytes`, header first) to `summary`, in order,
+/// as the whole stream would.
+fn apply_all(bytes: &[u8], facts: &FactFinder, summary: &mut SessionSummary) {
+    for line in bytes.split(|byte| *byte == b'\n').skip(1) {
+        if !line.is_empty() && line.len() <= MAX_FACT_LINE_BYTES {
+            facts.apply(line, summary);
+        }
+    }
 }
 
 /// Applies the head of `file` (lines starting in the first [`HEAD_BYTES`], until the first
@@ -327,11 +350,24 @@ mod tests {
             r#"{"type":"message","message":{"role":"user","content":"short"}}"#,
             r#"{"type":"session_info","name":"After the long line"}"#,
         );
-        // The ends read stops its head at the long line; the name is in its tail.
-        check_in(SummaryScope::Ends, &body, Some("After the long line"), None);
+        // No entry has a timestamp, so the ends read grows its tail over the whole file (it
+        // is below the tail's bound) and sees every line but the long one, like the stream.
+        check(&body, Some("After the long line"), Some("short"));
+        // With a timestamp at the end, the tail stays small and the head stops at the long
+        // line: the first message is not looked for past it.
+        let stamped = format!(
+            "{body}{}\n",
+            r#"{"type":"message","timestamp":"2026-01-02T00:00:00Z","message":{"role":"assistant","content":"ok"}}"#
+        );
+        check_in(
+            SummaryScope::Ends,
+            &stamped,
+            Some("After the long line"),
+            None,
+        );
         check_in(
             SummaryScope::Whole,
-            &body,
+            &stamped,
             Some("After the long line"),
             Some("short"),
         );
