@@ -11,8 +11,9 @@
 //!
 //! The table: wall time (median and minimum) and sessions per second (every listed session,
 //! top-level or run, counts) for `list --json` and for the floor at each store size, on 1
-//! thread and on all cores, plus peak RSS; then the targets of the performance issue, each
-//! with its ratio and PASS or MISS.
+//! thread and on all cores, plus peak RSS, and, on the largest store, `list --long` and
+//! `list --jsonl` (which read every session's body facts); then the targets of the
+//! performance issues, each with its ratio and PASS or MISS.
 
 mod transcript;
 
@@ -184,6 +185,11 @@ struct Config {
 enum Program {
     List,
     Floor,
+    /// `list --long`: headers plus every session's body facts (name, first message, last
+    /// activity).
+    Long,
+    /// `list --jsonl`: the same body facts, one row per session.
+    Jsonl,
 }
 
 impl Program {
@@ -191,6 +197,8 @@ impl Program {
         match self {
             Program::List => "list --json",
             Program::Floor => "I/O floor",
+            Program::Long => "list --long",
+            Program::Jsonl => "list --jsonl",
         }
     }
 }
@@ -204,9 +212,14 @@ struct Binaries {
 impl Binaries {
     fn command(&self, config: &Config) -> Command {
         let mut command = match config.program {
-            Program::List => {
+            Program::List | Program::Long | Program::Jsonl => {
+                let format = match config.program {
+                    Program::Long => "--long",
+                    Program::Jsonl => "--jsonl",
+                    _ => "--json",
+                };
                 let mut command = Command::new(&self.list);
-                command.arg("list").arg("--json").arg("--sessions-root");
+                command.arg("list").arg(format).arg("--sessions-root");
                 command
             }
             Program::Floor => Command::new(&self.floor),
@@ -292,10 +305,16 @@ fn run_list(
     }
 
     let mut configs = Vec::new();
+    let largest = options.sizes.iter().max().copied().unwrap_or(0);
     for &size in &options.sizes {
         let (root, stats) = ensure_store(workspace, StoreKind::Big, size, options.seed)?;
         check_listing(binaries, &root, &stats)?;
-        for program in [Program::List, Program::Floor] {
+        let mut programs = vec![Program::List, Program::Floor];
+        if size == largest {
+            // The views that read every session's body, against the header-only listing.
+            programs.extend([Program::Long, Program::Jsonl]);
+        }
+        for program in programs {
             for &threads in &thread_counts {
                 configs.push(new_config(
                     format!("{size}"),
@@ -366,7 +385,10 @@ fn new_config(
 
 /// Builds the `(package, binary)` targets in release mode and returns their paths by binary
 /// name, as cargo reports them.
-fn build(workspace: &Path, targets: &[(&str, &str)]) -> anyhow::Result<HashMap<String, PathBuf>> {
+pub fn build(
+    workspace: &Path,
+    targets: &[(&str, &str)],
+) -> anyhow::Result<HashMap<String, PathBuf>> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     eprintln!("building release binaries ...");
     let mut command = Command::new(cargo);
@@ -582,6 +604,26 @@ fn report(configs: &[Config], options: &BenchOptions, n_cores: usize) -> String 
                     "- list {largest} / list {smallest}, {} thread(s): {ratio:.2}x (target <= {limit:.0}x): {}",
                     config.threads,
                     verdict(ratio <= limit)
+                );
+            }
+        }
+    }
+    for program in [Program::Long, Program::Jsonl] {
+        for config in configs
+            .iter()
+            .filter(|config| config.store_label == largest && config.program == program)
+        {
+            if let Some(json) = at(&largest, config.threads) {
+                let ratio = median(&config.wall_times).as_secs_f64()
+                    / median(&json.wall_times).as_secs_f64();
+                let _ = writeln!(
+                    out,
+                    "- {} {largest} / list --json {largest}, {} thread(s): {:.1} ms / {:.1} ms = {ratio:.2}x (target <= 2x): {}",
+                    program.label(),
+                    config.threads,
+                    millis(median(&config.wall_times)),
+                    millis(median(&json.wall_times)),
+                    verdict(ratio <= 2.0)
                 );
             }
         }

@@ -9,6 +9,8 @@
 //!   [--list-bin PATH] [--only list|transcript]` measures `list --json` against the I/O
 //!   floor, and opening a 128 MiB session against Pi (`PI_NODE`, `ORACLE_CACHE`; see
 //!   `xtask::bench`).
+//! - `cargo xtask man [--out DIR]` writes the manual pages (`pi-retrospect.1` and one per
+//!   command, generated from the flags by clap_mangen) into DIR, by default `target/man`.
 
 use std::fs;
 use std::io::{BufWriter, Write};
@@ -23,6 +25,7 @@ const USAGE: &str = "usage:
   cargo xtask fixtures --big-session OUT [--seed S] [--bytes N]
   cargo xtask bench [--runs N] [--sizes 1000,10000] [--wide N] [--seed S] [--list-bin PATH]
                     [--only list|transcript]
+  cargo xtask man [--out DIR]
     (the transcript section compares with Pi when it finds Node 22 and Pi's SDK: env PI_NODE,
     ORACLE_CACHE, default /tmp/oracle-cache)";
 
@@ -71,8 +74,39 @@ fn main() -> anyhow::Result<()> {
             }
             bench::run(&workspace, &options)
         }
+        Some("man") => {
+            let flags = Flags::parse(&args[1..])?;
+            flags.allow(&["--out"])?;
+            let out = flags
+                .get("--out")
+                .map_or_else(|| workspace.join("target/man"), PathBuf::from);
+            man(&workspace, &out)
+        }
         _ => bail!("{USAGE}"),
     }
+}
+
+/// `man`: builds the release binary and has it write its manual pages into `out`.
+fn man(workspace: &std::path::Path, out: &std::path::Path) -> anyhow::Result<()> {
+    let built = bench::build(workspace, &[("cli", "pi-retrospect")])?;
+    let binary = built
+        .get("pi-retrospect")
+        .context("cargo did not report the pi-retrospect binary")?;
+    let out = std::env::current_dir()?.join(out);
+    let status = std::process::Command::new(binary)
+        .arg("man")
+        .arg(&out)
+        .status()
+        .with_context(|| format!("cannot run {}", binary.display()))?;
+    if !status.success() {
+        bail!("{} man failed", binary.display());
+    }
+    println!(
+        "wrote the manual pages into {} (read one with: man {}/pi-retrospect-list.1)",
+        out.display(),
+        out.display()
+    );
+    Ok(())
 }
 
 /// `fixtures --big ...` and `fixtures --big-session ...`.

@@ -33,6 +33,8 @@ pub use read::{
     EntriesRequest, EntriesResult, InspectRequest, InspectResult, SessionTarget, ShowRequest,
     ShowResult, ShowView, entries, inspect, lineage, show, time_range,
 };
-pub use session_ref::{OpenedSession, SessionRef, open_session, resolve_session};
+pub use session_ref::{
+    LocatedSession, OpenedSession, SessionRef, locate_session, open_session, resolve_session,
+};
 pub use store::{StoreFlags, resolve_stores};
-pub use when::{Bound, parse_when};
+pub use when::{ACCEPTED as ACCEPTED_TIMES, Bound, parse_when};

@@ -1,10 +1,11 @@
 //! `list`: the sessions index of the resolved stores, filtered and sorted, with the body facts
-//! (name, first user message) a front end asked for.
+//! (name, first user message, last activity) a front end asked for.
 
 use std::collections::HashMap;
 
 use pi_retrospect_core::filter::{CwdMatcher, Query, SortKey};
-use pi_retrospect_core::{Listing, Session, SessionSummary, Warning};
+use pi_retrospect_core::{IdPrefixes, Listing, Session, SessionSummary, Warning};
+use pi_retrospect_transcript::SummaryScope;
 use pi_retrospect_walk::{Store, WalkOptions, WalkState};
 use rayon::prelude::*;
 
@@ -29,13 +30,19 @@ pub struct ListRequest {
     pub since: Option<String>,
     /// Keep sessions that started at or before this bound.
     pub until: Option<String>,
+    /// Keep sessions whose last activity is at or after this bound (`parse_when` syntax).
+    pub active_since: Option<String>,
+    /// Keep sessions active at or before this bound (that started by then); with
+    /// `active_since`, the sessions active at some point in the range.
+    pub active_until: Option<String>,
     /// Keep only sessions that launched subagent runs.
     pub with_subagents: bool,
     /// Show at most this many levels of runs.
     pub max_depth: Option<usize>,
     /// Leave out `$PI_SESSION_FILE` (the session running the request) with its tree.
     pub exclude_current: bool,
-    /// Keep sessions whose id starts with one of these.
+    /// Keep sessions, or subagent runs (with their ancestors), whose id starts with one of
+    /// these.
     pub id_prefixes: Vec<String>,
     /// Keep sessions whose name contains this, case-insensitively.
     pub name_contains: Option<String>,
@@ -45,10 +52,15 @@ pub struct ListRequest {
     pub newest_first: bool,
     /// Keep at most this many top-level sessions after sorting (at least 1).
     pub limit: Option<i64>,
-    /// Read the name and first user message of every shown session.
+    /// Read the name, first user message and last activity of every shown session. The whole
+    /// body is streamed (bounded memory), because a session's name is its latest
+    /// `session_info` wherever it stands: reading only the ends of long files
+    /// ([`SummaryScope::Ends`]) saved about a sixth of `--long`'s time on a 30k store and
+    /// missed names set mid-session.
     pub read_summaries: bool,
-    /// Compute the shortest id prefix width unique among every walked session.
-    pub unique_id_width: bool,
+    /// Keep every walked session's id, so a front end can show each id's shortest unique
+    /// prefix.
+    pub unique_id_prefixes: bool,
     /// Worker threads; 0 means one per core.
     pub threads: usize,
 }
@@ -59,11 +71,14 @@ pub struct ListResult {
     /// The filtered, sorted listing with every warning (store warnings included), sorted.
     pub listing: Listing,
     /// Body facts by session path: of every shown session with `read_summaries`, else of the
-    /// sessions a `name_contains` filter read.
+    /// sessions a `name_contains` or activity filter read.
     pub summaries: HashMap<String, SessionSummary>,
-    /// With `unique_id_width`: the id width that keeps every prefix unique among all the
-    /// sessions walked, not only the shown ones.
-    pub id_width: Option<usize>,
+    /// With `unique_id_prefixes`: the ids of all the sessions walked (runs included, not only
+    /// the shown ones), so a shown prefix is unique where a lookup by id searches.
+    pub id_prefixes: Option<IdPrefixes>,
+    /// Advice for the person who made the request (a sessions root that looks like a project
+    /// directory), not about any file; a front end shows it apart from the output.
+    pub notes: Vec<String>,
 }
 
 impl ListRequest {
@@ -94,17 +109,28 @@ impl ListRequest {
                 });
             }
         }
-        let (since, until) =
-            crate::read::time_range(self.since.as_deref(), self.until.as_deref(), env)?;
+        let (since, until) = crate::when::time_bounds(
+            ("--since", self.since.as_deref()),
+            ("--until", self.until.as_deref()),
+            env,
+        )?;
+        let (active_since, active_until) = crate::when::time_bounds(
+            ("--active-since", self.active_since.as_deref()),
+            ("--active-until", self.active_until.as_deref()),
+            env,
+        )?;
         let limit = match self.limit {
             None => None,
             Some(limit) if limit >= 1 => Some(usize::try_from(limit).unwrap_or(usize::MAX)),
             Some(limit) => {
                 return Err(AppError::usage(format!(
-                    "--limit must be at least 1, not {limit}"
+                    "--limit must be at least 1, not {limit} (leave it out to list every session)"
                 )));
             }
         };
+        if self.id_prefixes.iter().any(String::is_empty) {
+            return Err(AppError::usage("--id needs a non-empty prefix"));
+        }
         let exclude_path = if self.exclude_current {
             env.session_file
                 .as_deref()
@@ -117,6 +143,8 @@ impl ListRequest {
             cwds,
             since,
             until,
+            active_since,
+            active_until,
             with_subagents: self.with_subagents,
             max_depth: self.max_depth,
             exclude_path,
@@ -156,11 +184,16 @@ fn resolve(request: &ListRequest, env: &Environment) -> Result<Resolved, AppErro
 pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppError> {
     let resolved = resolve(request, env)?;
     let mut listing = pi_retrospect_walk::list_stores(&resolved.stores, &resolved.walk);
-    let id_width = request.unique_id_width.then(|| {
+    let id_prefixes = request.unique_id_prefixes.then(|| {
         let mut ids = Vec::new();
         collect(&listing.sessions, |session| &session.id, &mut ids);
-        pi_retrospect_core::unique_prefix_len(ids.into_iter())
+        IdPrefixes::new(ids.into_iter())
     });
+    let notes = if listing.sessions.is_empty() {
+        crate::store::layout_hints(&request.stores, &resolved.stores)
+    } else {
+        Vec::new()
+    };
     listing
         .warnings
         .extend(resolved.store_warnings.iter().cloned());
@@ -171,7 +204,8 @@ pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppE
     Ok(ListResult {
         listing,
         summaries,
-        id_width,
+        id_prefixes,
+        notes,
     })
 }
 
@@ -209,7 +243,7 @@ pub fn list_unordered(
                     let part = ListResult {
                         listing,
                         summaries,
-                        id_width: None,
+                        ..ListResult::default()
                     };
                     match sender.send(part) {
                         Ok(()) => WalkState::Continue,
@@ -246,45 +280,65 @@ pub fn list_unordered(
     Ok(())
 }
 
-/// Applies the query to `listing`, reading the body facts it needs into `summaries`.
+/// Applies the query to `listing`, reading the body facts it needs into `summaries`: before
+/// filtering, of the top-level sessions a name or activity filter (or sort) must see; after,
+/// of every shown session when the request wants them.
 fn filter(
     resolved: &Resolved,
     request: &ListRequest,
     listing: &mut Listing,
     summaries: &mut HashMap<String, SessionSummary>,
 ) {
-    if resolved.query.needs_names() {
+    let query = &resolved.query;
+    // What the pre-filter read got: every fact (a name filter streams the body), or only
+    // the last activity (read from the end of each file).
+    let mut is_complete = true;
+    if query.needs_names() || query.needs_activity() {
         let paths: Vec<&str> = listing
             .sessions
             .iter()
             .map(|session| session.path.as_str())
             .collect();
+        let facts = if query.needs_names() {
+            Facts::Summary
+        } else {
+            is_complete = false;
+            Facts::LastActivity
+        };
         read_into(
             &paths,
+            facts,
             resolved.walk.threads,
             summaries,
             &mut listing.warnings,
         );
     }
-    resolved.query.apply(listing, &|path| {
-        summaries
-            .get(path)
-            .and_then(|summary| summary.name.as_deref())
-    });
+    query.apply(listing, &|path| summaries.get(path));
     if request.read_summaries {
         let mut all = Vec::new();
         collect(&listing.sessions, |session| &session.path, &mut all);
         let missing: Vec<&str> = all
             .into_iter()
-            .filter(|path| !summaries.contains_key(*path))
+            .filter(|path| !is_complete || !summaries.contains_key(*path))
             .collect();
         read_into(
             &missing,
+            Facts::Summary,
             resolved.walk.threads,
             summaries,
             &mut listing.warnings,
         );
     }
+}
+
+/// Which body facts to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Facts {
+    /// Name, first user message and last activity, the whole body streamed: what a name
+    /// filter searches.
+    Summary,
+    /// Only the last activity, read from the end of the file.
+    LastActivity,
 }
 
 /// Collects `field` of every session at every level, depth first.
@@ -297,11 +351,18 @@ fn collect<'a>(sessions: &'a [Session], field: fn(&Session) -> &str, out: &mut V
 
 fn read_into(
     paths: &[&str],
+    facts: Facts,
     threads: usize,
     summaries: &mut HashMap<String, SessionSummary>,
     warnings: &mut Vec<Warning>,
 ) {
-    let results = pi_retrospect_walk::with_threads(threads, || read_summaries(paths));
+    if paths.is_empty() {
+        return;
+    }
+    let results = pi_retrospect_walk::with_threads(threads, || match facts {
+        Facts::Summary => read_summaries_in(paths, SummaryScope::Whole),
+        Facts::LastActivity => read_last_activities(paths),
+    });
     for (path, result) in paths.iter().zip(results) {
         match result {
             Ok(summary) => {
@@ -312,13 +373,34 @@ fn read_into(
     }
 }
 
-/// Reads the summaries (name, first user message) of many session files in parallel on the
-/// current pool, in the order given; a file that cannot be read is a warning naming it.
+/// Reads the summaries (name, first user message, last activity) of many session files in
+/// parallel on the current pool, in the order given; a file that cannot be read is a warning
+/// naming it.
 pub fn read_summaries(paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
+    read_summaries_in(paths, SummaryScope::Whole)
+}
+
+fn read_summaries_in(paths: &[&str], scope: SummaryScope) -> Vec<Result<SessionSummary, Warning>> {
     paths
         .par_iter()
         .map(|path| {
-            pi_retrospect_transcript::read_summary(std::path::Path::new(path))
+            pi_retrospect_transcript::read_summary_in(std::path::Path::new(path), scope)
+                .map_err(|error| Warning::new(*path, error.to_string()))
+        })
+        .collect()
+}
+
+/// Reads only the last activity of many session files in parallel, as summaries that hold
+/// nothing else.
+fn read_last_activities(paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
+    paths
+        .par_iter()
+        .map(|path| {
+            pi_retrospect_transcript::read_last_activity(std::path::Path::new(path))
+                .map(|last_activity| SessionSummary {
+                    last_activity,
+                    ..SessionSummary::default()
+                })
                 .map_err(|error| Warning::new(*path, error.to_string()))
         })
         .collect()

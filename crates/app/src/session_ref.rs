@@ -1,7 +1,8 @@
 //! The SESSION argument of the reading commands: a path, a session id or unique id prefix
-//! (found with the same store walk as `list`), or `latest`; and opening the session it names.
+//! (found with the same store walk as `list`), or `latest` / `latest~N`; and opening the
+//! session it names.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use pi_retrospect_core::Session;
 use pi_retrospect_transcript::{ReadLimits, Transcript};
@@ -18,20 +19,38 @@ pub enum SessionRef {
     Path(String),
     /// A session id or a unique prefix of one, looked up in the stores (runs included).
     Id(String),
-    /// The newest session whose cwd is the current directory.
-    Latest,
+    /// The newest top-level session whose cwd is the current directory (else the nearest
+    /// directory above it with sessions), leaving out the session running the command
+    /// (`$PI_SESSION_FILE`); `back` more steps into the past (`latest~N`).
+    Latest {
+        /// How many sessions to go back from the newest (0 for `latest`).
+        back: usize,
+    },
 }
 
 impl SessionRef {
-    /// Returns how the command-line text `argument` names a session: `latest`, a path when it
-    /// has a path separator, ends in `.jsonl`, starts with `~` or names an existing file in the
-    /// current directory, else an id or id prefix.
+    /// Returns how the command-line text `argument` names a session: `latest` or `latest~N`,
+    /// a path when it has a path separator, ends in `.jsonl`, starts with `~` or names an
+    /// existing file in the current directory, else an id or id prefix.
     pub fn parse(argument: &str, env: &Environment) -> Result<SessionRef, AppError> {
         if argument.is_empty() {
             return Err(AppError::usage("SESSION must not be empty"));
         }
         if argument == "latest" {
-            return Ok(SessionRef::Latest);
+            return Ok(SessionRef::Latest { back: 0 });
+        }
+        if let Some(digits) = argument.strip_prefix("latest~") {
+            // Plain decimal digits only: `latest~+1` and `latest~01` are refused, not guessed.
+            let is_plain = !digits.is_empty()
+                && digits.bytes().all(|byte| byte.is_ascii_digit())
+                && (digits == "0" || !digits.starts_with('0'));
+            return match digits.parse::<usize>() {
+                Ok(back) if is_plain => Ok(SessionRef::Latest { back }),
+                _ => Err(AppError::usage(format!(
+                    "{argument:?}: latest~N needs a whole number N of sessions to go back \
+                     (latest~1 is the one before the newest); use ./{argument} for a file"
+                ))),
+            };
         }
         if is_path_like(argument, env) {
             return Ok(SessionRef::Path(argument.to_owned()));
@@ -55,10 +74,36 @@ pub fn resolve_session(
     stores: &StoreFlags,
     env: &Environment,
 ) -> Result<PathBuf, AppError> {
+    locate_session(reference, stores, env).map(|located| located.path)
+}
+
+/// The session file a SESSION argument names, and what a person should be told about how it
+/// was chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocatedSession {
+    /// The absolute path of the session file.
+    pub path: PathBuf,
+    /// A note for the person who asked (`latest` used a directory above the current one),
+    /// shown apart from the output.
+    pub note: Option<String>,
+}
+
+/// Returns the session file `reference` names, with a note when the choice needs one.
+pub fn locate_session(
+    reference: &SessionRef,
+    stores: &StoreFlags,
+    env: &Environment,
+) -> Result<LocatedSession, AppError> {
     match reference {
-        SessionRef::Path(path) => Ok(PathBuf::from(env.absolute(path)?)),
-        SessionRef::Id(id) => find_by_id(id, stores, env),
-        SessionRef::Latest => latest(stores, env),
+        SessionRef::Path(path) => Ok(LocatedSession {
+            path: PathBuf::from(env.absolute(path)?),
+            note: None,
+        }),
+        SessionRef::Id(id) => Ok(LocatedSession {
+            path: find_by_id(id, stores, env)?,
+            note: None,
+        }),
+        SessionRef::Latest { back } => latest(*back, stores, env),
     }
 }
 
@@ -86,14 +131,40 @@ pub fn open_session(
     })
 }
 
-/// Returns every session the stores hold, runs nested, sorted as `list` sorts them, and the
-/// roots searched.
-fn walk(stores: &StoreFlags, env: &Environment) -> Result<(Vec<Session>, Vec<String>), AppError> {
-    let (stores, _) = resolve_stores(stores, env)?;
+/// What a lookup walked: every session (runs nested, oldest first), the roots searched, and
+/// layout hints when nothing was found.
+struct Walked {
+    sessions: Vec<Session>,
+    roots: Vec<String>,
+    hints: Vec<String>,
+}
+
+/// Walks the stores `flags` name, as `list` does, for a lookup.
+fn walk(flags: &StoreFlags, env: &Environment) -> Result<Walked, AppError> {
+    let (stores, _) = resolve_stores(flags, env)?;
     let roots = stores.iter().map(|store| store.root.clone()).collect();
     // Warnings about other files do not concern the session being looked up.
     let listing = pi_retrospect_walk::list_stores(&stores, &WalkOptions::default());
-    Ok((listing.sessions, roots))
+    let hints = if listing.sessions.is_empty() {
+        crate::store::layout_hints(flags, &stores)
+    } else {
+        Vec::new()
+    };
+    Ok(Walked {
+        sessions: listing.sessions,
+        roots,
+        hints,
+    })
+}
+
+/// Returns `message` followed by each hint on its own line.
+fn with_hints(message: String, hints: &[String]) -> String {
+    let mut message = message;
+    for hint in hints {
+        message.push_str("\nhint: ");
+        message.push_str(hint);
+    }
+    message
 }
 
 fn flatten(sessions: Vec<Session>, out: &mut Vec<Session>) {
@@ -105,7 +176,11 @@ fn flatten(sessions: Vec<Session>, out: &mut Vec<Session>) {
 }
 
 fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBuf, AppError> {
-    let (sessions, roots) = walk(stores, env)?;
+    let Walked {
+        sessions,
+        roots,
+        hints,
+    } = walk(stores, env)?;
     let mut all = Vec::new();
     flatten(sessions, &mut all);
     let exact: Vec<&Session> = all.iter().filter(|session| session.id == id).collect();
@@ -117,9 +192,12 @@ fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBu
         exact
     };
     match candidates.as_slice() {
-        [] => Err(AppError::not_found(format!(
-            "no session has the id or id prefix {id:?} (searched {})",
-            roots.join(", ")
+        [] => Err(AppError::not_found(with_hints(
+            format!(
+                "no session has the id or id prefix {id:?} (searched {})",
+                roots.join(", ")
+            ),
+            &hints,
         ))),
         [one] => Ok(PathBuf::from(&one.path)),
         several => {
@@ -136,31 +214,79 @@ fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBu
     }
 }
 
-fn latest(stores: &StoreFlags, env: &Environment) -> Result<PathBuf, AppError> {
+/// Returns the `back`-th newest top-level session (0: the newest) that ran in the current
+/// directory, or else in the nearest directory above it where any session ran, leaving out
+/// the session running the command. Choosing a directory above is said in the note.
+fn latest(back: usize, stores: &StoreFlags, env: &Environment) -> Result<LocatedSession, AppError> {
     let cwd = env
         .cwd
         .to_str()
         .ok_or_else(|| AppError::io("the current directory is not valid UTF-8"))?;
     let cwd = pi_retrospect_core::path::normalize_absolute(cwd);
-    let (sessions, roots) = walk(stores, env)?;
-    // The same rule as `list --here`, so a recorded cwd with a trailing slash still matches.
-    let here = pi_retrospect_core::filter::CwdMatcher {
-        dir: cwd.clone(),
-        include_subdirectories: false,
-        include_worktrees: false,
-    };
-    // The listing is sorted oldest first, so the last match is the newest.
-    match sessions
+    let Walked {
+        sessions,
+        roots,
+        hints,
+    } = walk(stores, env)?;
+    // Pi sets $PI_SESSION_FILE for the commands it runs: an agent asking for the latest
+    // session wants the one before its own.
+    let running = env
+        .session_file
+        .as_deref()
+        .map(|file| env.absolute(file))
+        .transpose()?;
+    let candidates: Vec<&Session> = sessions
         .iter()
-        .rev()
-        .find(|session| here.is_match(&session.cwd))
-    {
-        Some(session) => Ok(PathBuf::from(&session.path)),
-        None => Err(AppError::not_found(format!(
-            "latest: no session ran in {cwd} (searched {})",
-            roots.join(", ")
-        ))),
+        .filter(|session| running.as_deref() != Some(session.path.as_str()))
+        .collect();
+    let latest_name = if back == 0 {
+        "latest".to_owned()
+    } else {
+        format!("latest~{back}")
+    };
+    for dir in std::iter::successors(Some(Path::new(&cwd)), |dir| dir.parent()) {
+        let Some(dir_text) = dir.to_str() else {
+            continue;
+        };
+        // The same rule as `list --here`, so a recorded cwd with a trailing slash still
+        // matches.
+        let here = pi_retrospect_core::filter::CwdMatcher {
+            dir: dir_text.to_owned(),
+            include_subdirectories: false,
+            include_worktrees: false,
+        };
+        // The listing is sorted oldest first, so the newest match is the last.
+        let in_dir: Vec<&&Session> = candidates
+            .iter()
+            .rev()
+            .filter(|session| here.is_match(&session.cwd))
+            .collect();
+        if in_dir.is_empty() {
+            continue;
+        }
+        let Some(session) = in_dir.get(back) else {
+            return Err(AppError::not_found(format!(
+                "{latest_name}: only {} session{} ran in {dir_text} (searched {})",
+                in_dir.len(),
+                if in_dir.len() == 1 { "" } else { "s" },
+                roots.join(", ")
+            )));
+        };
+        let note = (dir_text != cwd).then(|| {
+            format!("{latest_name}: no session ran in {cwd}; using {dir_text}, the nearest directory above it with sessions")
+        });
+        return Ok(LocatedSession {
+            path: PathBuf::from(&session.path),
+            note,
+        });
     }
+    Err(AppError::not_found(with_hints(
+        format!(
+            "{latest_name}: no session ran in {cwd} or any directory above it (searched {})",
+            roots.join(", ")
+        ),
+        &hints,
+    )))
 }
 
 #[cfg(test)]
@@ -187,7 +313,21 @@ mod tests {
                 "{argument}"
             );
         }
-        assert_eq!(SessionRef::parse("latest", &env), Ok(SessionRef::Latest));
+        assert_eq!(
+            SessionRef::parse("latest", &env),
+            Ok(SessionRef::Latest { back: 0 })
+        );
+        assert_eq!(
+            SessionRef::parse("latest~2", &env),
+            Ok(SessionRef::Latest { back: 2 })
+        );
+        for argument in ["latest~", "latest~x", "latest~-1", "latest~+1", "latest~01"] {
+            assert_eq!(
+                SessionRef::parse(argument, &env).map_err(|error| error.kind),
+                Err(crate::ErrorKind::Usage),
+                "{argument}"
+            );
+        }
         assert_eq!(
             SessionRef::parse("", &env).map_err(|error| error.kind),
             Err(crate::ErrorKind::Usage)

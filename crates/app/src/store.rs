@@ -10,7 +10,8 @@ use pi_retrospect_walk::{Layout, Store};
 use crate::env::Environment;
 use crate::error::AppError;
 
-/// Where the user pointed the tool.
+/// Where the user pointed the tool. A leading `~` in either directory is expanded (a shell
+/// leaves `--sessions-root=~/x` alone) and a relative one is taken from the current directory.
 #[derive(Debug, Clone, Default)]
 pub struct StoreFlags {
     /// `--sessions-root DIR`.
@@ -38,14 +39,15 @@ pub fn resolve_stores(
     let mut stores = Vec::new();
     let sessions_root = match &flags.sessions_root {
         Some(root) => {
-            stores.push(env.store(root, Layout::Projects, false)?);
-            root.clone()
+            let root = expand_flag(root, env)?;
+            stores.push(env.store(&root, Layout::Projects, false)?);
+            root
         }
         None => {
             let agent_dir = env.agent_dir()?;
             let default_root = agent_dir.join("sessions");
             let custom = match &flags.session_dir {
-                Some(dir) => Some(dir.clone()),
+                Some(dir) => Some(expand_flag(dir, env)?),
                 None => match &env.session_dir {
                     Some(dir) => Some(env.expand_tilde(dir)?),
                     None => settings_session_dir(env, &agent_dir, &mut warnings)?,
@@ -72,6 +74,74 @@ pub fn resolve_stores(
         stores.push(env.store(&archive, Layout::Projects, true)?);
     }
     Ok((stores, warnings))
+}
+
+/// Returns a directory flag with a leading `~` expanded; a path that is not UTF-8 is kept.
+fn expand_flag(dir: &Path, env: &Environment) -> Result<PathBuf, AppError> {
+    match dir.to_str() {
+        Some(text) if text.starts_with('~') => env.expand_tilde(text),
+        _ => Ok(dir.to_owned()),
+    }
+}
+
+/// Returns advice when an explicitly named store looks laid out differently from what its
+/// flag expects: `--sessions-root` at a project directory (`--<cwd-slug>--`) or at a
+/// directory of session files (Pi's custom session directory), or `--session-dir` at a
+/// sessions root. Meant for a lookup that found nothing; it reads the named directory's
+/// entries (never a file) and stops at the first telling one.
+pub(crate) fn layout_hints(flags: &StoreFlags, stores: &[Store]) -> Vec<String> {
+    let mut hints = Vec::new();
+    if flags.sessions_root.is_some()
+        && let Some(store) = stores.first()
+    {
+        let root = Path::new(&store.root);
+        let is_project_dir = root
+            .file_name()
+            .and_then(|name| name.to_str())
+            .is_some_and(|name| name.len() >= 4 && name.starts_with("--") && name.ends_with("--"));
+        if is_project_dir {
+            hints.push(format!(
+                "{} looks like a project directory (--<cwd-slug>--); --sessions-root takes the \
+                 directory that holds them: --sessions-root {}",
+                store.root,
+                root.parent().unwrap_or(root).display()
+            ));
+        } else if has_entry(root, |name, is_dir| !is_dir && name.ends_with(".jsonl")) {
+            hints.push(format!(
+                "{} holds session files directly, as Pi's custom session directory does; read \
+                 it with --session-dir {}",
+                store.root, store.root
+            ));
+        }
+    }
+    if flags.session_dir.is_some()
+        && let Some(store) = stores.first()
+        && has_entry(Path::new(&store.root), |name, is_dir| {
+            is_dir && name.len() >= 4 && name.starts_with("--") && name.ends_with("--")
+        })
+    {
+        hints.push(format!(
+            "{} holds project directories (--<cwd-slug>--), as a sessions root does; read it \
+             with --sessions-root {}",
+            store.root, store.root
+        ));
+    }
+    hints
+}
+
+/// Returns whether `dir` has an entry (not followed if a symlink) for which `is_telling`
+/// holds, given its name and whether it is a directory.
+fn has_entry(dir: &Path, is_telling: impl Fn(&str, bool) -> bool) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+        entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| is_telling(name, is_dir))
+    })
 }
 
 /// The largest settings file read; Pi's are a few kilobytes.
@@ -266,6 +336,91 @@ mod tests {
                 "Projects /work/store/sessions",
                 "Projects? /work/store/sessions-archive"
             ]
+        );
+    }
+
+    /// Issue 11: an explicit directory is `~`-expanded like every other path.
+    #[test]
+    fn flags_expand_tilde() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let env = env(dir.path());
+        let check = |flags: StoreFlags, expected: &[&str]| {
+            assert_eq!(roots(&flags, &env).0, expected, "{flags:?}");
+        };
+        check(
+            StoreFlags {
+                sessions_root: Some("~/x".into()),
+                include_archive: true,
+                ..StoreFlags::default()
+            },
+            &["Projects /home/x", "Projects? /home/sessions-archive"],
+        );
+        check(
+            StoreFlags {
+                session_dir: Some("~".into()),
+                ..StoreFlags::default()
+            },
+            &["Flat /home", "Projects? /home/.pi/agent/sessions"],
+        );
+        check(
+            StoreFlags {
+                sessions_root: Some("./~x".into()),
+                ..StoreFlags::default()
+            },
+            &["Projects /work/~x"],
+        );
+    }
+
+    /// Issue 11: a sessions root that is a project directory or a flat directory, and a
+    /// custom directory that is a sessions root, get a hint.
+    #[test]
+    fn layout_hints_name_the_right_flag() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let env = env(dir.path());
+        let root = dir.path().join("work/sessions");
+        std::fs::create_dir_all(root.join("--w--")).expect("mkdir");
+        std::fs::write(root.join("--w--/a.jsonl"), "").expect("write");
+        std::fs::create_dir_all(dir.path().join("work/flat")).expect("mkdir");
+        std::fs::write(dir.path().join("work/flat/b.jsonl"), "").expect("write");
+        let check = |flags: StoreFlags, expected: &[&str]| {
+            let (stores, _) = resolve_stores(&flags, &env).expect("resolves");
+            let base = dir.path().display().to_string();
+            let hints: Vec<String> = layout_hints(&flags, &stores)
+                .into_iter()
+                .map(|hint| hint.replace(&base, ""))
+                .collect();
+            assert_eq!(hints, expected, "{flags:?}");
+        };
+        let root_flag = |path: &str| StoreFlags {
+            sessions_root: Some(path.into()),
+            ..StoreFlags::default()
+        };
+        check(
+            root_flag("sessions/--w--"),
+            &[
+                "/work/sessions/--w-- looks like a project directory (--<cwd-slug>--); \
+                 --sessions-root takes the directory that holds them: --sessions-root \
+                 /work/sessions",
+            ],
+        );
+        check(
+            root_flag("flat"),
+            &[
+                "/work/flat holds session files directly, as Pi's custom session directory \
+                 does; read it with --session-dir /work/flat",
+            ],
+        );
+        check(root_flag("sessions"), &[]);
+        check(root_flag("missing"), &[]);
+        check(
+            StoreFlags {
+                session_dir: Some("sessions".into()),
+                ..StoreFlags::default()
+            },
+            &[
+                "/work/sessions holds project directories (--<cwd-slug>--), as a sessions root \
+                 does; read it with --sessions-root /work/sessions",
+            ],
         );
     }
 

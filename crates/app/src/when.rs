@@ -1,14 +1,29 @@
-//! Parsing `--since` / `--until` values into instants, in the local timezone.
+//! Parsing time values (`--since`, `--until`, `--active-since`, `--active-until`) into
+//! instants, in the local time zone.
 //!
-//! Accepted forms: a bare date (`2026-09-30`: a whole local calendar day, so `--since` takes
-//! its first instant and `--until` its last), a local date-time without offset
-//! (`2026-09-30T14:30`, seconds and a fraction optional, a space instead of `T` allowed), an
-//! RFC 3339 instant with `Z` or an offset, or an age before now (`45s`, `30m`, `2h`, `3d`,
-//! `1w`). Anything else, or a date that does not exist, is a usage error.
+//! Accepted forms ([`ACCEPTED`] says it to the user):
+//! - a bare date (`2026-09-30`): a whole local calendar day, so a start bound takes its first
+//!   instant and an end bound its last;
+//! - `today`, `yesterday`: that whole local day, the same way; `now`: this instant;
+//! - a local date-time without offset (`2026-09-30T14:30`, seconds and a fraction optional, a
+//!   space instead of `T` allowed);
+//! - an RFC 3339 instant with `Z` or an offset;
+//! - an age before now: a number and a unit, upper or lower case, a space between them
+//!   allowed: `s`, `m`/`min`, `h`, `d`, `w`, `mo` (calendar months), `y` (calendar years), and
+//!   their long forms (`3 days`, `2weeks`). A bare `M` is refused as ambiguous (minutes or
+//!   months?).
+//!
+//! Anything else, or a date that does not exist, is an error whose message lists the accepted
+//! forms.
 
 use jiff::civil::{Date, DateTime};
 use jiff::tz::TimeZone;
 use pi_retrospect_core::Timestamp;
+
+/// What a time value may be, as the error message for a value that is none of these says it.
+pub const ACCEPTED: &str = "a date (2026-09-30), today, yesterday, now, a local date-time \
+(2026-09-30T14:30), an RFC 3339 instant (2026-09-30T14:30:00Z), or an age: a number and a \
+unit s, m/min, h, d, w, mo, y (30m, 2h, 3d, 1w, 6mo, 1y)";
 
 /// Which end of a range a value bounds; a bare date means its first or its last instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +34,8 @@ pub enum Bound {
     End,
 }
 
-/// Returns the instant `text` denotes, or a message saying why it is not one.
+/// Returns the instant `text` denotes, or a message saying why it is not one (and, when the
+/// value is not understood at all, what is accepted).
 pub fn parse_when(
     text: &str,
     bound: Bound,
@@ -27,34 +43,53 @@ pub fn parse_when(
     zone: &TimeZone,
 ) -> Result<Timestamp, String> {
     let text = text.trim();
+    let not_understood = || format!("{text:?} is not understood; expected {ACCEPTED}");
+    match text.to_ascii_lowercase().as_str() {
+        "now" => return Ok(to_core(now)),
+        "today" => return day_bound(now.to_zoned(zone.clone()).date(), bound, zone, text),
+        "yesterday" => {
+            let today = now.to_zoned(zone.clone()).date();
+            let yesterday = today
+                .yesterday()
+                .map_err(|error| format!("{text:?}: {error}"))?;
+            return day_bound(yesterday, bound, zone, text);
+        }
+        _ => {}
+    }
     if let Some(age) = parse_age(text) {
-        let seconds = age.ok_or_else(|| format!("{text:?} is too long ago"))?;
+        let (number, unit) = age?;
+        let too_long_ago = || format!("{text:?} is too long ago");
+        let span = match unit {
+            AgeUnit::Seconds(unit_seconds) => {
+                let seconds = number.checked_mul(unit_seconds).ok_or_else(too_long_ago)?;
+                jiff::Span::new()
+                    .try_seconds(seconds)
+                    .map_err(|_| too_long_ago())?
+            }
+            AgeUnit::Months => jiff::Span::new()
+                .try_months(number)
+                .map_err(|_| too_long_ago())?,
+            AgeUnit::Years => jiff::Span::new()
+                .try_years(number)
+                .map_err(|_| too_long_ago())?,
+        };
+        // Months and years count back on the local calendar (a month before March 31 is the
+        // last day of February); seconds to weeks are exact durations.
         let instant = now
-            .checked_sub(jiff::SignedDuration::from_secs(seconds))
-            .map_err(|_| format!("{text:?} is too long ago"))?;
+            .to_zoned(zone.clone())
+            .checked_sub(span)
+            .map_err(|_| too_long_ago())?
+            .timestamp();
         return Ok(to_core(instant));
     }
     if is_bare_date(text) {
         let date: Date = text
             .parse()
             .map_err(|error| format!("{text:?} is not a real date: {error}"))?;
-        let instant = match bound {
-            Bound::Start => date
-                .to_zoned(zone.clone())
-                .map_err(|error| format!("{text:?}: {error}"))?
-                .timestamp(),
-            Bound::End => {
-                let next = date
-                    .tomorrow()
-                    .map_err(|error| format!("{text:?}: {error}"))?
-                    .to_zoned(zone.clone())
-                    .map_err(|error| format!("{text:?}: {error}"))?
-                    .timestamp();
-                next.checked_sub(jiff::SignedDuration::from_nanos(1))
-                    .map_err(|error| format!("{text:?}: {error}"))?
-            }
-        };
-        return Ok(to_core(instant));
+        return day_bound(date, bound, zone, text);
+    }
+    if !looks_like_date_time(text) {
+        return Err(not_understood());
     }
     if has_offset(text) {
         return match pi_retrospect_core::timestamp::parse(&text.replacen(' ', "T", 1)) {
@@ -64,9 +99,10 @@ pub fn parse_when(
             )),
         };
     }
-    let local: DateTime = text.replacen(' ', "T", 1).parse().map_err(|error| {
-        format!("{text:?} is not a date, a date-time or an age like 3d ({error})")
-    })?;
+    let local: DateTime = text
+        .replacen(' ', "T", 1)
+        .parse()
+        .map_err(|_| format!("{text:?} is not a real date-time; expected {ACCEPTED}"))?;
     let instant = local
         .to_zoned(zone.clone())
         .map_err(|error| format!("{text:?}: {error}"))?
@@ -74,28 +110,98 @@ pub fn parse_when(
     Ok(to_core(instant))
 }
 
-/// Returns `Some(Some(seconds))` for an age like `3d`, `Some(None)` when it overflows, `None`
-/// when `text` is not an age.
-fn parse_age(text: &str) -> Option<Option<i64>> {
+/// Returns the inclusive instants a pair of flags (`--since`/`--until`, or
+/// `--active-since`/`--active-until`) denotes, refusing a value that is not a time and an
+/// empty range. Each message names its flag.
+pub(crate) fn time_bounds(
+    (since_flag, since): (&str, Option<&str>),
+    (until_flag, until): (&str, Option<&str>),
+    env: &crate::Environment,
+) -> Result<(Option<Timestamp>, Option<Timestamp>), crate::AppError> {
+    let bound = |flag: &str, value: Option<&str>, which: Bound| {
+        value
+            .map(|text| {
+                parse_when(text, which, env.now, &env.time_zone)
+                    .map_err(|message| crate::AppError::usage(format!("{flag}: {message}")))
+            })
+            .transpose()
+    };
+    let since = bound(since_flag, since, Bound::Start)?;
+    let until = bound(until_flag, until, Bound::End)?;
+    if let (Some(since), Some(until)) = (since, until)
+        && until < since
+    {
+        return Err(crate::AppError::usage(format!(
+            "{until_flag} ({until}) is before {since_flag} ({since}): the range is empty"
+        )));
+    }
+    Ok((since, until))
+}
+
+/// Returns the first (start) or last (end) instant of the local day `date`.
+fn day_bound(date: Date, bound: Bound, zone: &TimeZone, text: &str) -> Result<Timestamp, String> {
+    let instant = match bound {
+        Bound::Start => date
+            .to_zoned(zone.clone())
+            .map_err(|error| format!("{text:?}: {error}"))?
+            .timestamp(),
+        Bound::End => {
+            let next = date
+                .tomorrow()
+                .map_err(|error| format!("{text:?}: {error}"))?
+                .to_zoned(zone.clone())
+                .map_err(|error| format!("{text:?}: {error}"))?
+                .timestamp();
+            next.checked_sub(jiff::SignedDuration::from_nanos(1))
+                .map_err(|error| format!("{text:?}: {error}"))?
+        }
+    };
+    Ok(to_core(instant))
+}
+
+/// The unit of an age.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AgeUnit {
+    /// An exact duration of this many seconds per unit.
+    Seconds(i64),
+    /// Calendar months.
+    Months,
+    /// Calendar years.
+    Years,
+}
+
+/// Returns `Some(Ok((number, unit)))` for an age like `3d`, `Some(Err(message))` for a number
+/// followed by a unit that is not one, `None` when `text` does not start with a number.
+fn parse_age(text: &str) -> Option<Result<(i64, AgeUnit), String>> {
     let unit_at = text.find(|c: char| !c.is_ascii_digit())?;
     let (number, unit) = text.split_at(unit_at);
-    if number.is_empty() {
+    if number.is_empty() || !unit.starts_with(|c: char| c.is_ascii_alphabetic() || c == ' ') {
         return None;
     }
-    let unit_seconds = match unit {
-        "s" => 1,
-        "m" | "min" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        "w" => 7 * 86_400,
-        _ => return None,
+    let unit = unit.trim_start();
+    if unit == "M" {
+        return Some(Err(format!(
+            "{text:?} is ambiguous: write {number}min for minutes or {number}mo for months"
+        )));
+    }
+    let unit = match unit.to_ascii_lowercase().as_str() {
+        "s" | "sec" | "secs" | "second" | "seconds" => AgeUnit::Seconds(1),
+        "m" | "min" | "mins" | "minute" | "minutes" => AgeUnit::Seconds(60),
+        "h" | "hr" | "hrs" | "hour" | "hours" => AgeUnit::Seconds(3600),
+        "d" | "day" | "days" => AgeUnit::Seconds(86_400),
+        "w" | "wk" | "wks" | "week" | "weeks" => AgeUnit::Seconds(7 * 86_400),
+        "mo" | "mos" | "month" | "months" => AgeUnit::Months,
+        "y" | "yr" | "yrs" | "year" | "years" => AgeUnit::Years,
+        _ => {
+            return Some(Err(format!(
+                "{text:?} is not understood: {unit:?} is not a unit; expected {ACCEPTED}"
+            )));
+        }
     };
-    Some(
-        number
-            .parse::<i64>()
-            .ok()
-            .and_then(|n| n.checked_mul(unit_seconds)),
-    )
+    match number.parse::<i64>() {
+        Ok(number) => Some(Ok((number, unit))),
+        Err(_) => Some(Err(format!("{text:?} is too long ago"))),
+    }
 }
 
 fn is_bare_date(text: &str) -> bool {
@@ -107,6 +213,12 @@ fn is_bare_date(text: &str) -> bool {
             .iter()
             .enumerate()
             .all(|(idx, byte)| idx == 4 || idx == 7 || byte.is_ascii_digit())
+}
+
+/// Returns whether `text` starts like a date-time: `YYYY-MM-DD` and then `T`, `t` or a space.
+fn looks_like_date_time(text: &str) -> bool {
+    text.get(..10).is_some_and(is_bare_date)
+        && matches!(text.as_bytes().get(10), Some(b'T' | b't' | b' '))
 }
 
 /// Returns whether a date-time carries `Z` or a numeric offset after its time part.
@@ -172,17 +284,54 @@ mod tests {
     }
 
     #[test]
+    fn days_and_calendar_ages() {
+        // Now is 2026-10-10T14:00 local (UTC+2).
+        check("today", Bound::Start, Ok("2026-10-09T22:00:00.000Z"));
+        check("Today", Bound::End, Ok("2026-10-10T21:59:59.999Z"));
+        check("yesterday", Bound::Start, Ok("2026-10-08T22:00:00.000Z"));
+        check("YESTERDAY", Bound::End, Ok("2026-10-09T21:59:59.999Z"));
+        check("now", Bound::End, Ok("2026-10-10T12:00:00.000Z"));
+        check("1y", Bound::Start, Ok("2025-10-10T12:00:00.000Z"));
+        check("2Y", Bound::Start, Ok("2024-10-10T12:00:00.000Z"));
+        check("1mo", Bound::Start, Ok("2026-09-10T12:00:00.000Z"));
+        check("13MO", Bound::Start, Ok("2025-09-10T12:00:00.000Z"));
+        check("3D", Bound::Start, Ok("2026-10-07T12:00:00.000Z"));
+        check("2H", Bound::Start, Ok("2026-10-10T10:00:00.000Z"));
+        check("90min", Bound::Start, Ok("2026-10-10T10:30:00.000Z"));
+        check("3 days", Bound::Start, Ok("2026-10-07T12:00:00.000Z"));
+        check("2weeks", Bound::Start, Ok("2026-09-26T12:00:00.000Z"));
+        check(" 45s ", Bound::Start, Ok("2026-10-10T11:59:15.000Z"));
+    }
+
+    #[test]
     fn refusals() {
         check("2026-02-30", Bound::Start, Err("not a real date"));
         check("2026-13-01", Bound::End, Err("not a real date"));
-        check("yesterday", Bound::Start, Err("not a date"));
-        check("3y", Bound::Start, Err("not a date"));
-        check("2026-09-30T25:00", Bound::Start, Err("not a date"));
+        check(
+            "2026-09-30T25:00",
+            Bound::Start,
+            Err("not a real date-time"),
+        );
         check(
             "2026-02-30T10:00:00Z",
             Bound::Start,
             Err("not a real instant"),
         );
         check("99999999999999999d", Bound::Start, Err("too long ago"));
+        check("99999999999y", Bound::Start, Err("too long ago"));
+        check(
+            "3M",
+            Bound::Start,
+            Err("ambiguous: write 3min for minutes or 3mo"),
+        );
+        // Issue 11: a value that is not understood says what is accepted, never the parser's
+        // internals.
+        for text in ["tomorrow", "3x", "last week", "", "d3", "2026-09"] {
+            let zone = TimeZone::UTC;
+            let message =
+                parse_when(text, Bound::Start, jiff::Timestamp::UNIX_EPOCH, &zone).expect_err(text);
+            assert!(message.contains(ACCEPTED), "{text}: {message}");
+            assert!(!message.contains("failed to"), "{text}: {message}");
+        }
     }
 }

@@ -1,5 +1,5 @@
-//! Flags and help text shared by several commands: the stores of the reading commands and
-//! the colour choice.
+//! Flags and help text shared by several commands: the stores (the same for `list` and the
+//! reading commands) and the colour choice.
 
 use std::path::PathBuf;
 
@@ -26,14 +26,15 @@ paths) visibly; times are local there and UTC in JSON. The file is only read, ne
 
 pub const SESSION_HELP: &str = session_help!();
 
-/// Store flags of the commands that read one session, used only to look up an id or `latest`.
-#[derive(Debug, Args)]
+/// Where the sessions are: the same flags, with the same meaning, for `list` and for the
+/// commands that read one session (where they say where to look an id or `latest` up).
+#[derive(Debug, Clone, Args)]
 pub struct StoreArgs {
-    /// Look ids up in this store in Pi's default layout (`DIR/--<cwd-slug>--/<stem>.jsonl`).
+    /// A store in Pi's default layout (`DIR/--<cwd-slug>--/<stem>.jsonl`); only this store is read.
     #[arg(long, value_name = "DIR", global = true, help_heading = "Stores")]
     pub sessions_root: Option<PathBuf>,
 
-    /// Pi's custom session directory, searched with the default root.
+    /// Pi's custom session directory (session files directly inside it), read with the default root.
     #[arg(
         long,
         value_name = "DIR",
@@ -42,6 +43,21 @@ pub struct StoreArgs {
         help_heading = "Stores"
     )]
     pub session_dir: Option<PathBuf>,
+
+    /// Also read `sessions-archive/` beside the sessions root, in the default layout.
+    #[arg(long, global = true, help_heading = "Stores")]
+    pub include_archive: bool,
+}
+
+impl StoreArgs {
+    /// Returns the application's view of these flags.
+    pub fn flags(&self) -> pi_retrospect_app::StoreFlags {
+        pi_retrospect_app::StoreFlags {
+            sessions_root: self.sessions_root.clone(),
+            session_dir: self.session_dir.clone(),
+            include_archive: self.include_archive,
+        }
+    }
 }
 
 /// When to colour output.
@@ -56,19 +72,24 @@ pub enum ColorChoice {
 }
 
 impl StoreArgs {
-    /// Returns the session SESSION names, with these stores to look it up in.
+    /// Returns the session SESSION names, looked up now in these stores (an id, `latest`),
+    /// so that the reading command opens a path. A note on how `latest` chose (a directory
+    /// above the current one) goes to stderr.
     pub fn target(
         &self,
         session: &str,
         env: &pi_retrospect_app::Environment,
     ) -> Result<pi_retrospect_app::SessionTarget, pi_retrospect_app::AppError> {
-        Ok(pi_retrospect_app::SessionTarget {
-            session: pi_retrospect_app::SessionRef::parse(session, env)?,
-            stores: pi_retrospect_app::StoreFlags {
-                sessions_root: self.sessions_root.clone(),
-                session_dir: self.session_dir.clone(),
-                include_archive: false,
-            },
-        })
+        let stores = self.flags();
+        let reference = pi_retrospect_app::SessionRef::parse(session, env)?;
+        let located = pi_retrospect_app::locate_session(&reference, &stores, env)?;
+        if let Some(note) = &located.note {
+            crate::output::print_note(note);
+        }
+        let session = match located.path.to_str() {
+            Some(path) => pi_retrospect_app::SessionRef::Path(path.to_owned()),
+            None => reference,
+        };
+        Ok(pi_retrospect_app::SessionTarget { session, stores })
     }
 }

@@ -1,18 +1,17 @@
 //! `pi-retrospect list`: flags -> an application request -> the sessions index, rendered.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use pi_retrospect_app::{Environment, ListRequest, ListResult, StoreFlags};
-use pi_retrospect_core::Session;
+use pi_retrospect_app::{Environment, ListRequest, ListResult};
 use pi_retrospect_core::filter::SortKey;
+use pi_retrospect_core::{Session, SessionSummary};
 use pi_retrospect_render::long::LongOptions;
 use pi_retrospect_walk::WalkState;
 
 use crate::UsageError;
-use crate::args::ColorChoice;
+use crate::args::{ColorChoice, StoreArgs};
 
 pub const LIST_HELP: &str = "\
 Stores: --sessions-root DIR names one store in Pi's default layout. Otherwise the store is \
@@ -31,15 +30,27 @@ comes only from where the file sits on disk; `parentSessionPath` in --json is th
 fork/clone lineage, copied verbatim, and says nothing about nesting.
 
 Filters apply to top-level sessions and combine (AND; repeated --cwd values OR); a session \
-that is kept keeps its whole tree of runs.
+that is kept keeps its whole tree of runs. --id also finds subagent runs, shown under their \
+ancestors.
+
+Time values (WHEN): a date (2026-09-30: that whole local day), today, yesterday, now, a local \
+date-time (2026-09-30T14:30), an RFC 3339 instant (2026-09-30T14:30:00Z), or an age: a \
+number and a unit s, m/min, h, d, w, mo, y, any case (30m, 2h, 3d, 1w, 6mo, 1y). --since and \
+--until bound when a session started; --active-since and --active-until when it was active: \
+together they keep the sessions that started by the end of the range and were last active \
+after its start. Last activity is the newest entry's timestamp, read from the end of the \
+file (never its modification time).
 
 Files that cannot be read or have no valid session header are never fatal: each is skipped \
-with one warning naming its path and the reason, and the exit status stays 0.
+with one warning naming its path and the reason, and the exit status stays 0. The text and \
+JSON outputs carry warnings in the document; --long writes them to stderr (-q silences them).
 
 Examples:
   pi-retrospect list --here --since 3d --long
+  pi-retrospect list --active-since yesterday --active-until yesterday -l
   pi-retrospect list --cwd ~/repos/app --worktrees --newest-first --limit 5
   pi-retrospect list --since 2026-09-01 --until 2026-09-30 --with-subagents
+  pi-retrospect list --sort activity --newest-first --limit 10 --long
   pi-retrospect list --name \"flaky test\" --long
   pi-retrospect list --json | jq -r '.sessions[-1].path'
   pi-retrospect list --jsonl --exclude-current | jq -r 'select(.depth == 0) | .path'";
@@ -56,27 +67,16 @@ pub enum SortField {
     Path,
     /// Session id.
     Id,
+    /// Last activity (the newest entry's timestamp).
+    Activity,
 }
 
 /// Flags of `list`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// A store in Pi's default layout (`DIR/--<cwd-slug>--/<stem>.jsonl`); only this store is listed.
-    #[arg(long, value_name = "DIR", help_heading = "Stores")]
-    pub sessions_root: Option<PathBuf>,
-
-    /// Pi's custom session directory (session files directly inside it), listed with the default root.
-    #[arg(
-        long,
-        value_name = "DIR",
-        conflicts_with = "sessions_root",
-        help_heading = "Stores"
-    )]
-    pub session_dir: Option<PathBuf>,
-
-    /// Also list `sessions-archive/` beside the sessions root, in the same layout.
-    #[arg(long, help_heading = "Stores")]
-    pub include_archive: bool,
+    /// Where the sessions are.
+    #[command(flatten)]
+    pub store: StoreArgs,
 
     /// Sessions whose cwd is DIR (repeatable; relative to the current directory; `~` expanded).
     #[arg(long, value_name = "DIR", help_heading = "Filters")]
@@ -96,14 +96,24 @@ pub struct ListArgs {
     #[arg(long, help_heading = "Filters")]
     pub worktrees: bool,
 
-    /// Sessions at or after WHEN: a date (start of that local day), a local date-time
-    /// (`2026-09-01T14:30`), an RFC 3339 instant, or an age (`30m`, `2h`, `3d`, `1w`).
+    /// Sessions that started at or after WHEN: a date (start of that local day), today,
+    /// yesterday, a local date-time (`2026-09-01T14:30`), an RFC 3339 instant, or an age
+    /// (`30m`, `2h`, `3d`, `1w`, `6mo`, `1y`).
     #[arg(long, value_name = "WHEN", help_heading = "Filters")]
     pub since: Option<String>,
 
-    /// Sessions at or before WHEN (a date keeps that whole local day).
+    /// Sessions that started at or before WHEN (a date keeps that whole local day).
     #[arg(long, value_name = "WHEN", help_heading = "Filters")]
     pub until: Option<String>,
+
+    /// Sessions last active at or after WHEN (the newest entry's timestamp). Reads file ends.
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub active_since: Option<String>,
+
+    /// Sessions active at or before WHEN (started by then); with --active-since, the sessions
+    /// active at some point in the range.
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub active_until: Option<String>,
 
     /// Only sessions that launched at least one subagent run.
     #[arg(long, help_heading = "Filters")]
@@ -117,7 +127,7 @@ pub struct ListArgs {
     #[arg(long, help_heading = "Filters")]
     pub exclude_current: bool,
 
-    /// Sessions whose id starts with PREFIX (repeatable).
+    /// Sessions, or subagent runs (shown under their ancestors), whose id starts with PREFIX (repeatable).
     #[arg(long, value_name = "PREFIX", help_heading = "Filters")]
     pub id: Vec<String>,
 
@@ -133,7 +143,7 @@ pub struct ListArgs {
     #[arg(long, help_heading = "Order")]
     pub newest_first: bool,
 
-    /// Keep at most N top-level sessions, after sorting (N >= 1).
+    /// Keep at most N top-level sessions, after sorting (N >= 1; leave it out for all).
     #[arg(
         long,
         value_name = "N",
@@ -146,7 +156,8 @@ pub struct ListArgs {
     #[arg(long, group = "format", help_heading = "Output")]
     pub json: bool,
 
-    /// Print one flattened JSON object per line, with `depth` and `parentPath`.
+    /// Print one flattened JSON object per line, with `depth`, `parentPath`, `nSubagents`,
+    /// `name`, `firstUserMessage` and `lastActivity`.
     #[arg(long, group = "format", help_heading = "Output")]
     pub jsonl: bool,
 
@@ -154,7 +165,8 @@ pub struct ListArgs {
     #[arg(long, requires = "jsonl", help_heading = "Output")]
     pub unordered: bool,
 
-    /// One aligned line per session: local time, id, cwd, runs, and name or first message.
+    /// One aligned line per session: local start time (and last activity), id, cwd, runs,
+    /// and name or first message; fitted to the terminal, with a header row there.
     #[arg(long, short = 'l', group = "format", help_heading = "Output")]
     pub long: bool,
 
@@ -162,9 +174,13 @@ pub struct ListArgs {
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
     pub color: ColorChoice,
 
-    /// Worker threads for the walk (default: one per core).
-    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
-    pub threads: usize,
+    /// Do not write warnings and notes to stderr (--long); documents still carry theirs.
+    #[arg(long, short = 'q', help_heading = "Output")]
+    pub quiet: bool,
+
+    /// Worker threads for the walk and body reads (N >= 1; default: one per core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
 }
 
 /// How to print the listing.
@@ -173,12 +189,12 @@ enum Format {
     Text,
     Json,
     Jsonl { unordered: bool },
-    Long { color: bool, width: usize },
+    Long { color: bool, width: Option<usize> },
 }
 
 /// Runs `list` with `args`, writing to `out`.
 pub fn run(args: &ListArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
-    let request = request(args);
+    let request = request(args)?;
     // Everything the flags alone can refuse is refused before a settings file is read.
     let query = request.query(env)?;
     let format = format(args, &query)?;
@@ -186,24 +202,43 @@ pub fn run(args: &ListArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
         Format::Jsonl { unordered: true } => stream_unordered(&request, env, format, out),
         _ => {
             let result = pi_retrospect_app::list(&request, env)?;
-            write(format, &result, env, out)
+            if !args.quiet {
+                for note in &result.notes {
+                    crate::output::print_note(note);
+                }
+            }
+            write(format, &result, env, out)?;
+            if matches!(format, Format::Long { .. }) && !args.quiet {
+                // Written once the rows are out, so they follow the listing on a terminal.
+                out.flush()?;
+                crate::output::print_listing_warnings(&result.listing.warnings);
+            }
+            Ok(())
         }
     }
 }
 
-fn request(args: &ListArgs) -> ListRequest {
-    ListRequest {
-        stores: StoreFlags {
-            sessions_root: args.sessions_root.clone(),
-            session_dir: args.session_dir.clone(),
-            include_archive: args.include_archive,
-        },
+fn request(args: &ListArgs) -> anyhow::Result<ListRequest> {
+    let threads = match args.threads {
+        None => 0,
+        Some(0) => {
+            return Err(UsageError(
+                "--threads must be at least 1 (leave it out for one thread per core)".to_owned(),
+            )
+            .into());
+        }
+        Some(threads) => threads,
+    };
+    Ok(ListRequest {
+        stores: args.store.flags(),
         cwd: args.cwd.clone(),
         cwd_prefix: args.cwd_prefix.clone(),
         here: args.here,
         worktrees: args.worktrees,
         since: args.since.clone(),
         until: args.until.clone(),
+        active_since: args.active_since.clone(),
+        active_until: args.active_until.clone(),
         with_subagents: args.with_subagents,
         max_depth: args.max_depth,
         exclude_current: args.exclude_current,
@@ -214,13 +249,15 @@ fn request(args: &ListArgs) -> ListRequest {
             SortField::Cwd => SortKey::Cwd,
             SortField::Path => SortKey::Path,
             SortField::Id => SortKey::Id,
+            SortField::Activity => SortKey::Activity,
         },
         newest_first: args.newest_first,
         limit: args.limit,
-        read_summaries: args.long,
-        unique_id_width: args.long,
-        threads: args.threads,
-    }
+        // What a person sees in --long, a script gets in --jsonl.
+        read_summaries: args.long || args.jsonl,
+        unique_id_prefixes: args.long,
+        threads,
+    })
 }
 
 fn format(args: &ListArgs, query: &pi_retrospect_core::filter::Query) -> anyhow::Result<Format> {
@@ -243,7 +280,7 @@ fn format(args: &ListArgs, query: &pi_retrospect_core::filter::Query) -> anyhow:
     if args.long {
         return Ok(Format::Long {
             color: crate::term::use_color(args.color),
-            width: crate::term::width(),
+            width: crate::term::fit_width(),
         });
     }
     Ok(Format::Text)
@@ -258,7 +295,8 @@ fn write(
     let ListResult {
         listing,
         summaries,
-        id_width,
+        id_prefixes,
+        ..
     } = result;
     match format {
         Format::Text => pi_retrospect_render::write_text(out, listing)?,
@@ -273,14 +311,22 @@ fn write(
             }
         }
         Format::Long { color, width } => {
-            let time_of = |session: &Session| local_time(session, &env.time_zone);
+            let when_of =
+                |session: &Session| when(session, summaries.get(&session.path), &env.time_zone);
             let summary_of = |path: &str| summaries.get(path);
+            let id_len_of = |id: &str| match id_prefixes {
+                Some(prefixes) => prefixes.unique_len(id),
+                None => id.chars().count(),
+            };
+            let home = env.home.as_deref().and_then(|home| home.to_str());
             let options = LongOptions {
                 color,
                 width,
-                time_of: &time_of,
+                header: width.is_some(),
+                home,
+                when_of: &when_of,
                 summary_of: &summary_of,
-                id_width: *id_width,
+                id_len_of: &id_len_of,
             };
             pi_retrospect_render::long::write_long(out, listing, &options)?;
         }
@@ -288,15 +334,29 @@ fn write(
     Ok(())
 }
 
-fn local_time(session: &Session, zone: &jiff::tz::TimeZone) -> String {
-    let nanos = i32::try_from(session.instant.nanos).unwrap_or(0);
-    match jiff::Timestamp::new(session.instant.seconds, nanos) {
-        Ok(instant) => instant
-            .to_zoned(zone.clone())
-            .strftime("%Y-%m-%d %H:%M")
-            .to_string(),
-        Err(_) => session.timestamp.clone(),
+/// Returns when a session ran, in local time: its start (`2026-09-01 10:00`), then, when it
+/// was last active in a later minute, `→14:32` on the same day or `→09-03` on a later one.
+fn when(session: &Session, summary: Option<&SessionSummary>, zone: &jiff::tz::TimeZone) -> String {
+    let local = |instant: pi_retrospect_core::Timestamp| {
+        let nanos = i32::try_from(instant.nanos).unwrap_or(0);
+        jiff::Timestamp::new(instant.seconds, nanos)
+            .ok()
+            .map(|instant| instant.to_zoned(zone.clone()))
+    };
+    let Some(start) = local(session.instant) else {
+        return session.timestamp.clone();
+    };
+    let mut text = start.strftime("%Y-%m-%d %H:%M").to_string();
+    if let Some(last) = local(session.last_activity(summary)) {
+        if last.year() != start.year() {
+            text.push_str(&last.strftime("→%Y-%m-%d").to_string());
+        } else if last.date() != start.date() {
+            text.push_str(&last.strftime("→%m-%d").to_string());
+        } else if last.strftime("%H:%M").to_string() != start.strftime("%H:%M").to_string() {
+            text.push_str(&last.strftime("→%H:%M").to_string());
+        }
     }
+    text
 }
 
 /// `--jsonl --unordered`: each kept session tree is written as soon as the walk has read it;

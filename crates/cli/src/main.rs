@@ -8,6 +8,7 @@
 
 #[macro_use]
 mod args;
+mod completions;
 mod entries;
 mod handoff;
 mod inspect;
@@ -23,6 +24,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use pi_retrospect_app::{AppError, Environment, ErrorKind};
 
+use crate::completions::{COMPLETIONS_HELP, CompletionsArgs, ManArgs};
 use crate::entries::{ENTRIES_HELP, EntriesArgs};
 use crate::handoff::{HANDOFF_HELP, HandoffArgs};
 use crate::inspect::{INSPECT_HELP, InspectArgs};
@@ -63,6 +65,12 @@ enum Command {
     /// Print a bounded, redacted summary of where a session stood, to continue it elsewhere.
     #[command(after_long_help = HANDOFF_HELP)]
     Handoff(Box<HandoffArgs>),
+    /// Print a completion script for bash, zsh, fish, elvish or powershell.
+    #[command(after_long_help = COMPLETIONS_HELP)]
+    Completions(CompletionsArgs),
+    /// Write the manual pages into a directory (`cargo xtask man` runs it).
+    #[command(hide = true)]
+    Man(ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -81,7 +89,7 @@ fn main() -> ExitCode {
         }
     };
     let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    let mut out = io::BufWriter::new(output::Stdout(stdout.lock()));
     let result = Environment::from_process()
         .map_err(anyhow::Error::from)
         .and_then(|env| run(opts, &env, &mut out))
@@ -107,6 +115,8 @@ fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()>
         Command::Entries(args) => entries::run(&args, env, out),
         Command::Handoff(args) => handoff::run(&args, env, out),
         Command::Schema(args) => schema::run(&args, out),
+        Command::Completions(args) => completions::run(&args, out),
+        Command::Man(args) => completions::run_man(&args),
     }
 }
 

@@ -1,6 +1,35 @@
-//! What the CLI writes to stderr besides errors: warnings about a session file, capped.
+//! Where the CLI's bytes go: standard output, whose failures say so, and what it writes to
+//! stderr besides errors (warnings about a session file, warnings of a listing, notes for the
+//! person at the terminal).
 
+use std::io::Write;
+
+use pi_retrospect_core::Warning;
 use pi_retrospect_transcript::TranscriptWarning;
+
+/// Writes a note (advice, or how an argument was understood) to stderr as one escaped
+/// message.
+pub fn print_note(note: &str) {
+    // Nothing sensible can be done when stderr itself is closed.
+    let _ = writeln!(
+        std::io::stderr(),
+        "pi-retrospect: note: {}",
+        pi_retrospect_render::text::terminal_message(note)
+    );
+}
+
+/// Writes each warning of a listing to stderr as one escaped line, `path: reason`.
+pub fn print_listing_warnings(warnings: &[Warning]) {
+    let stderr = std::io::stderr();
+    let mut stderr = stderr.lock();
+    for warning in warnings {
+        let _ = writeln!(
+            stderr,
+            "pi-retrospect: warning: {}",
+            pi_retrospect_render::text::warning_line(&warning.path, &warning.reason)
+        );
+    }
+}
 
 /// Writes the warnings about `path` to stderr, each as one escaped line: the first twenty,
 /// then a line counting the rest (`--json` carries all of them).
@@ -9,4 +38,22 @@ pub fn print_warnings(path: &str, warnings: &[TranscriptWarning]) {
     let mut stderr = stderr.lock();
     // Nothing sensible can be done when stderr itself is closed.
     let _ = pi_retrospect_render::text::write_warnings(&mut stderr, path, warnings);
+}
+
+/// Standard output, whose write errors say they were writing to it (`writing to stdout: No
+/// space left on device`), keeping their kind so a closed pipe is still recognised.
+pub struct Stdout<W>(pub W);
+
+impl<W: Write> Write for Stdout<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.write(bytes).map_err(label)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush().map_err(label)
+    }
+}
+
+fn label(error: std::io::Error) -> std::io::Error {
+    std::io::Error::new(error.kind(), format!("writing to stdout: {error}"))
 }

@@ -10,7 +10,7 @@ use pi_retrospect_render::show::{
 
 use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
 use crate::output::print_warnings;
-use crate::term::{use_color, width};
+use crate::term::{fit_width, use_color};
 
 pub const SHOW_HELP: &str = concat!(
     session_help!(),
@@ -123,7 +123,7 @@ pub fn run(args: &ShowArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
         paint: Paint {
             is_on: use_color(args.color),
         },
-        width: width(),
+        width: fit_width().unwrap_or(120),
         time_zone: &env.time_zone,
         system: args.system,
         tool_args: args.tool_args,

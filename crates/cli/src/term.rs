@@ -22,15 +22,21 @@ pub fn use_color(choice: ColorChoice) -> bool {
     }
 }
 
-/// Returns the width to fit lines into: the terminal's, else `$COLUMNS`, else 120.
-pub fn width() -> usize {
-    terminal_size::terminal_size()
-        .filter(|_| std::io::stdout().is_terminal())
-        .map(|(width, _)| usize::from(width.0))
-        .or_else(|| {
-            std::env::var("COLUMNS")
-                .ok()
-                .and_then(|columns| columns.parse().ok())
-        })
-        .unwrap_or(120)
+/// Returns the width to fit lines into when standard output is a terminal: `$COLUMNS` when it
+/// is a positive number, else the terminal's width, else 80. `None` when standard output is
+/// not a terminal: a pipe gets whole lines.
+pub fn fit_width() -> Option<usize> {
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|columns| columns.trim().parse::<usize>().ok())
+        .filter(|columns| *columns > 0);
+    Some(
+        columns
+            .or_else(|| terminal_size::terminal_size().map(|(width, _)| usize::from(width.0)))
+            .filter(|width| *width > 0)
+            .unwrap_or(80),
+    )
 }

@@ -981,7 +981,7 @@ fn entries_filters() {
     for bad in [
         vec!["--lines", "7..3"],
         vec!["--lines", "0"],
-        vec!["--since", "yesterday"],
+        vec!["--since", "someday"],
         vec!["--limit", "0"],
         vec!["--json", "--jsonl"],
     ] {

@@ -6,7 +6,7 @@
 
 use std::cmp::Ordering;
 
-use crate::listing::{Listing, Session};
+use crate::listing::{Listing, Session, SessionSummary};
 use crate::timestamp::Timestamp;
 
 /// How a `--cwd` value matches a session's cwd.
@@ -80,6 +80,8 @@ pub enum SortKey {
     Path,
     /// Session id, bytewise.
     Id,
+    /// Last activity (the newest entry's timestamp; the header's when none was read).
+    Activity,
 }
 
 /// A filter, order and limit for a listing. The default keeps everything in contract order.
@@ -91,13 +93,20 @@ pub struct Query {
     pub since: Option<Timestamp>,
     /// Keep sessions at or before this instant.
     pub until: Option<Timestamp>,
+    /// Keep sessions active at or after this instant: their last activity is not earlier.
+    pub active_since: Option<Timestamp>,
+    /// Keep sessions active at or before this instant: they started no later. With
+    /// `active_since`, the sessions whose span (start to last activity) meets the range.
+    pub active_until: Option<Timestamp>,
     /// Keep only sessions with at least one subagent run.
     pub with_subagents: bool,
     /// Prune nesting below this many levels (0: no runs shown).
     pub max_depth: Option<usize>,
     /// Leave out the session at this path, at any level, with its tree.
     pub exclude_path: Option<String>,
-    /// Keep sessions whose id starts with one of these prefixes (all when empty).
+    /// Keep sessions whose id starts with one of these prefixes (all when empty). A subagent
+    /// run whose id matches keeps its top-level session and the runs between them, so the
+    /// tree stays whole; siblings that do not match are hidden (and still counted).
     pub id_prefixes: Vec<String>,
     /// Keep sessions whose name contains this text, case-insensitively.
     pub name_contains: Option<String>,
@@ -115,17 +124,38 @@ impl Query {
         self.name_contains.is_some()
     }
 
-    /// Applies the query to `listing` in place. `name_of` returns a session's name by path.
-    pub fn apply<'a>(&self, listing: &mut Listing, name_of: &dyn Fn(&str) -> Option<&'a str>) {
+    /// Returns whether answering the query needs each top-level session's last activity.
+    pub fn needs_activity(&self) -> bool {
+        self.active_since.is_some() || self.active_until.is_some() || self.sort == SortKey::Activity
+    }
+
+    /// Applies the query to `listing` in place. `summary_of` returns the body facts read for a
+    /// session (by path): its name for `name_contains`, its last activity for the activity
+    /// bounds and sort (the header's instant when none was read).
+    pub fn apply<'a>(
+        &self,
+        listing: &mut Listing,
+        summary_of: &dyn Fn(&str) -> Option<&'a SessionSummary>,
+    ) {
         if let Some(excluded) = &self.exclude_path {
             remove_path(&mut listing.sessions, excluded);
         }
         let needle = self.name_contains.as_ref().map(|text| text.to_lowercase());
-        listing.sessions.retain(|session| {
+        let activity_of = |session: &Session| session.last_activity(summary_of(&session.path));
+        listing.sessions.retain_mut(|session| {
             self.keeps(session)
+                && self
+                    .active_since
+                    .is_none_or(|since| activity_of(session) >= since)
+                && self
+                    .active_until
+                    .is_none_or(|until| session.instant <= until)
                 && needle.as_ref().is_none_or(|needle| {
-                    name_of(&session.path).is_some_and(|name| name.to_lowercase().contains(needle))
+                    summary_of(&session.path)
+                        .and_then(|summary| summary.name.as_deref())
+                        .is_some_and(|name| name.to_lowercase().contains(needle))
                 })
+                && (self.id_prefixes.is_empty() || keep_matching_ids(session, &self.id_prefixes))
         });
         if let Some(max_depth) = self.max_depth {
             for session in &mut listing.sessions {
@@ -133,7 +163,12 @@ impl Query {
             }
         }
         listing.sessions.sort_by(|left, right| {
-            let ordering = self.compare(left, right);
+            let ordering = match self.sort {
+                SortKey::Activity => activity_of(left)
+                    .cmp(&activity_of(right))
+                    .then_with(|| left.chronological_cmp(right)),
+                _ => self.compare(left, right),
+            };
             if self.newest_first {
                 ordering.reverse()
             } else {
@@ -154,22 +189,35 @@ impl Query {
             && self.since.is_none_or(|since| session.instant >= since)
             && self.until.is_none_or(|until| session.instant <= until)
             && (!self.with_subagents || !session.subagent_sessions.is_empty())
-            && (self.id_prefixes.is_empty()
-                || self
-                    .id_prefixes
-                    .iter()
-                    .any(|prefix| session.id.starts_with(prefix.as_str())))
     }
 
     fn compare(&self, left: &Session, right: &Session) -> Ordering {
         let primary = match self.sort {
-            SortKey::Timestamp => Ordering::Equal,
+            SortKey::Timestamp | SortKey::Activity => Ordering::Equal,
             SortKey::Cwd => left.cwd.as_bytes().cmp(right.cwd.as_bytes()),
             SortKey::Path => left.path.as_bytes().cmp(right.path.as_bytes()),
             SortKey::Id => left.id.as_bytes().cmp(right.id.as_bytes()),
         };
         primary.then_with(|| left.chronological_cmp(right))
     }
+}
+
+/// Returns whether `session` or a run below it has an id starting with one of `prefixes`.
+/// A matching session keeps its whole tree; otherwise only the runs on the way to a match
+/// stay, and the others are counted in `n_pruned_runs` so the run count stays true.
+fn keep_matching_ids(session: &mut Session, prefixes: &[String]) -> bool {
+    if prefixes
+        .iter()
+        .any(|prefix| session.id.starts_with(prefix.as_str()))
+    {
+        return true;
+    }
+    let n_before = session.subagent_sessions.len();
+    session
+        .subagent_sessions
+        .retain_mut(|child| keep_matching_ids(child, prefixes));
+    session.n_pruned_runs += n_before - session.subagent_sessions.len();
+    !session.subagent_sessions.is_empty()
 }
 
 fn remove_path(sessions: &mut Vec<Session>, path: &str) {
@@ -267,8 +315,13 @@ mod tests {
 
     fn check(query: Query, expected: &[&str]) {
         let mut listing = listing();
+        let named = SessionSummary {
+            name: Some("Fix The Bug".into()),
+            last_activity: crate::timestamp::parse("2026-01-09T00:00:00Z"),
+            ..SessionSummary::default()
+        };
         query.apply(&mut listing, &|path| {
-            (path == "/s/b.jsonl").then_some("Fix The Bug")
+            (path == "/s/b.jsonl").then_some(&named)
         });
         let mut actual = Vec::new();
         fn flatten(sessions: &[Session], depth: usize, out: &mut Vec<String>) {
@@ -417,6 +470,89 @@ mod tests {
             },
             &[],
         );
+    }
+
+    #[test]
+    fn activity_bounds_and_sort() {
+        let at = |text| timestamp::parse(text);
+        // bb2 started on Jan 2 and was last active on Jan 9; the others have no activity
+        // read, so their last activity is their start.
+        check(
+            Query {
+                active_since: at("2026-01-05T00:00:00Z"),
+                ..Query::default()
+            },
+            &["bb2", "dd5"],
+        );
+        // Active at some point on Jan 3 (00:00 to 23:59): started by its end, last active
+        // after its start.
+        check(
+            Query {
+                active_since: at("2026-01-03T00:00:00Z"),
+                active_until: at("2026-01-03T23:59:59Z"),
+                ..Query::default()
+            },
+            &["bb2", "ab3"],
+        );
+        check(
+            Query {
+                active_until: at("2026-01-01T12:00:00Z"),
+                ..Query::default()
+            },
+            &["aa1", "+c", "++g"],
+        );
+        check(
+            Query {
+                sort: SortKey::Activity,
+                max_depth: Some(0),
+                ..Query::default()
+            },
+            &["aa1", "ab3", "cc4", "dd5", "bb2"],
+        );
+        check(
+            Query {
+                sort: SortKey::Activity,
+                newest_first: true,
+                limit: Some(1),
+                max_depth: Some(0),
+                ..Query::default()
+            },
+            &["bb2"],
+        );
+        assert!(
+            Query {
+                sort: SortKey::Activity,
+                ..Query::default()
+            }
+            .needs_activity()
+        );
+        assert!(!Query::default().needs_activity());
+    }
+
+    /// Issue 11: `--id` finds subagent runs too, keeping their ancestors (and counting the
+    /// runs it hides).
+    #[test]
+    fn ids_of_runs_keep_their_ancestors() {
+        let query = |prefix: &str| Query {
+            id_prefixes: vec![prefix.into()],
+            ..Query::default()
+        };
+        check(query("g"), &["aa1", "+c", "++g"]);
+        check(query("c"), &["aa1", "+c", "++g", "cc4"]);
+        check(query("zz"), &[]);
+        let mut listing = listing();
+        listing.sessions[0].subagent_sessions.push(session(
+            "/s/h.jsonl",
+            "h",
+            "2026-01-01T00:04:00Z",
+            "/r/app",
+            vec![],
+        ));
+        query("h").apply(&mut listing, &|_| None);
+        let top = &listing.sessions[0];
+        assert_eq!(top.subagent_sessions.len(), 1);
+        assert_eq!(top.subagent_sessions[0].id, "h");
+        assert_eq!(top.n_runs(), 2);
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub mod sanitize;
 pub mod timestamp;
 
 pub use listing::{
-    HeaderFields, Listing, MIN_ID_WIDTH, Session, SessionRow, SessionSummary, Warning,
+    HeaderFields, IdPrefixes, Listing, MIN_ID_WIDTH, Session, SessionRow, SessionSummary, Warning,
     sort_sessions, unique_prefix_len,
 };
 pub use nest::nest;

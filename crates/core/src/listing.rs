@@ -137,6 +137,23 @@ pub struct SessionSummary {
     /// The text of the first user message, as stored.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_user_message: Option<String>,
+    /// The newest entry's timestamp (read from the end of the file), when one was read.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "serialize_instant"
+    )]
+    pub last_activity: Option<Timestamp>,
+}
+
+/// Writes an instant as RFC 3339 text in UTC with milliseconds.
+fn serialize_instant<S: serde::Serializer>(
+    instant: &Option<Timestamp>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match instant {
+        Some(instant) => serializer.collect_str(instant),
+        None => serializer.serialize_none(),
+    }
 }
 
 impl SessionSummary {
@@ -146,7 +163,17 @@ impl SessionSummary {
     }
 }
 
-/// The shortest id width `--long` shows.
+impl Session {
+    /// Returns when the session was last active: the newest entry's timestamp from `summary`
+    /// when it was read and is not older than the header's, else the header's instant.
+    pub fn last_activity(&self, summary: Option<&SessionSummary>) -> Timestamp {
+        summary
+            .and_then(|summary| summary.last_activity)
+            .map_or(self.instant, |last| last.max(self.instant))
+    }
+}
+
+/// The shortest id prefix `--long` shows.
 pub const MIN_ID_WIDTH: usize = 8;
 
 /// Returns the shortest prefix length (at least eight characters) at which the distinct ids
@@ -174,4 +201,74 @@ pub fn unique_prefix_len<'a>(ids: impl Iterator<Item = &'a str>) -> usize {
         .max()
         .unwrap_or(0);
     needed.max(MIN_ID_WIDTH).min(longest)
+}
+
+/// The ids of a set of sessions, sorted, for finding the shortest prefix that names each one
+/// alone: what `list --long` shows, so every id it prints works as a handle.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IdPrefixes {
+    /// Distinct ids, sorted bytewise.
+    sorted: Vec<String>,
+}
+
+impl IdPrefixes {
+    /// Returns the set of `ids` (duplicates count once).
+    pub fn new<'a>(ids: impl Iterator<Item = &'a str>) -> IdPrefixes {
+        let mut sorted: Vec<String> = ids.map(str::to_owned).collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        IdPrefixes { sorted }
+    }
+
+    /// Returns how many characters of `id` (at least [`MIN_ID_WIDTH`], at most all of it) no
+    /// other id in the set starts with: the shortest prefix that is a handle for `id` alone.
+    pub fn unique_len(&self, id: &str) -> usize {
+        let position = self.sorted.partition_point(|other| other.as_str() < id);
+        // In sorted order, the longest prefix `id` shares with another id is shared with a
+        // neighbour.
+        let after = match self.sorted.get(position) {
+            Some(other) if other == id => self.sorted.get(position + 1),
+            other => other,
+        };
+        let before = position.checked_sub(1).and_then(|idx| self.sorted.get(idx));
+        let n_common = |other: Option<&String>| {
+            other.map_or(0, |other| {
+                id.chars()
+                    .zip(other.chars())
+                    .take_while(|(left, right)| left == right)
+                    .count()
+            })
+        };
+        let needed = n_common(before).max(n_common(after)) + 1;
+        needed.max(MIN_ID_WIDTH).min(id.chars().count())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unique_prefix_of_each_id() {
+        let set = IdPrefixes::new(
+            [
+                "0199aaaa-1111",
+                "0199bbbb-2222",
+                "019a0000-0000-7000-8000-000000000201",
+                "019a0000-0000-7000-8000-000000000202",
+                "019a0000-0000-7000-8000-000000000202",
+                "short",
+            ]
+            .into_iter(),
+        );
+        let check = |id: &str, expected: usize| assert_eq!(set.unique_len(id), expected, "{id}");
+        check("0199aaaa-1111", 8);
+        check("0199bbbb-2222", 8);
+        check("019a0000-0000-7000-8000-000000000201", 36);
+        check("019a0000-0000-7000-8000-000000000202", 36);
+        check("short", 5);
+        // An id outside the set gets the prefix that tells it from the set's ids.
+        check("019a0000-0000-7fff", 16);
+        assert_eq!(IdPrefixes::default().unique_len("abcdefghij"), 8);
+    }
 }

@@ -1,9 +1,12 @@
 //! The `--jsonl` listing: one flattened JSON object per line, for scripts and streams.
 //!
 //! A session row is `{"kind":"session","depth":…,"parentPath":…,"id","path","timestamp",
-//! "cwd","parentSessionPath"?,"nSubagents",…summary}`, where `depth` is the nesting level
-//! (0 for a top-level session) and `parentPath` the path of the session it is nested under
-//! (`null` at the top level). A warning row is `{"kind":"warning","path","reason"}`.
+//! "cwd","parentSessionPath"?,"nSubagents","name","firstUserMessage","lastActivity"}`, where
+//! `depth` is the nesting level (0 for a top-level session), `parentPath` the path of the
+//! session it is nested under (`null` at the top level), `name` and `firstUserMessage` are
+//! `null` when the session has none (or its body could not be read), and `lastActivity` is
+//! the newest entry's timestamp (RFC 3339, UTC, milliseconds; the header's when none was
+//! read). A warning row is `{"kind":"warning","path","reason"}`.
 
 use std::io::{self, Write};
 
@@ -23,8 +26,9 @@ struct SessionLine<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     parent_session_path: Option<&'a str>,
     n_subagents: usize,
-    #[serde(flatten)]
-    summary: Option<&'a SessionSummary>,
+    name: Option<&'a str>,
+    first_user_message: Option<&'a str>,
+    last_activity: String,
 }
 
 #[derive(Serialize)]
@@ -61,7 +65,9 @@ fn write_tree<'a>(
         cwd: &session.cwd,
         parent_session_path: session.parent_session_path.as_deref(),
         n_subagents: session.n_runs(),
-        summary,
+        name: summary.and_then(|summary| summary.name.as_deref()),
+        first_user_message: summary.and_then(|summary| summary.first_user_message.as_deref()),
+        last_activity: session.last_activity(summary).to_string(),
     };
     serde_json::to_writer(&mut *out, &line).map_err(io::Error::from)?;
     out.write_all(b"\n")?;

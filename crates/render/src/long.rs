@@ -1,99 +1,240 @@
 //! The `--long` listing: one aligned line per session for a person at a terminal.
+//!
+//! Columns: `WHEN ID CWD RUNS TITLE`. On a terminal ([`LongOptions::width`] set) every line
+//! fits the width: the cwd shrinks first (`~` for the home directory, then its middle
+//! elided), then the title is cut; a header row names the columns. Anywhere else nothing is
+//! cut, so a pipe into `grep` or `fzf` gets whole values.
+//!
+//! The id column shows each id's shortest unique prefix (at least eight characters), so every
+//! id shown is a handle for `show` and `list --id`. On a terminal the column is as wide as
+//! the longest such prefix up to [`ID_COLUMN_MAX`]; a row whose prefix is longer (subagent
+//! runs of one launch share long UUIDv7 prefixes) takes the difference from its own cwd, so
+//! the common row stays narrow and the columns stay in line.
 
 use std::io::{self, Write};
 
 use pi_retrospect_core::sanitize::escape_for_terminal;
-use pi_retrospect_core::{Listing, Session, SessionSummary, unique_prefix_len};
+use pi_retrospect_core::{Listing, Session, SessionSummary};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// Options for [`write_long`].
 pub struct LongOptions<'a> {
     /// Emit ANSI colour.
     pub color: bool,
-    /// Total line width to fit the title into (the terminal's width, or a default).
-    pub width: usize,
-    /// Formats a session's instant as local time.
-    pub time_of: &'a dyn Fn(&Session) -> String,
+    /// The terminal's width: every line fits it. `None` (not a terminal): nothing is cut.
+    pub width: Option<usize>,
+    /// Write a header row naming the columns.
+    pub header: bool,
+    /// The home directory, shown as `~` when a cwd has to shrink.
+    pub home: Option<&'a str>,
+    /// Formats when a session ran (its start, and its last activity when later).
+    pub when_of: &'a dyn Fn(&Session) -> String,
     /// Returns a session's body facts, when they were read.
     pub summary_of: &'a dyn Fn(&str) -> Option<&'a SessionSummary>,
-    /// Characters of each id to show; `None` computes the shortest prefix (at least eight)
-    /// that tells the shown ids apart. A caller that filtered the listing passes the width
-    /// computed over every id an `--id` lookup would search, so a shown prefix stays unique.
-    pub id_width: Option<usize>,
+    /// Returns how many characters of an id to show: its shortest unique prefix among the
+    /// sessions a lookup by id searches.
+    pub id_len_of: &'a dyn Fn(&str) -> usize,
 }
 
-const MAX_CWD_WIDTH: usize = 40;
-const MIN_TITLE_WIDTH: usize = 20;
+/// The widest the id column grows; longer prefixes widen only their own row.
+pub const ID_COLUMN_MAX: usize = 13;
+/// The narrowest the cwd column shrinks to fit a terminal.
+const MIN_CWD_WIDTH: usize = 12;
+/// The narrowest title kept when the cwd can still give way.
+const MIN_TITLE_WIDTH: usize = 24;
+const SEPARATOR: &str = "  ";
 
-/// Writes one line per session, children under their parent and indented:
-/// `local time  id-prefix  cwd  runs  title`, where the title is the session's name, else its
-/// first user message, on one line, stripped of terminal controls, cut to fit `width`.
-/// Warnings follow as in the contract's text.
+/// One row's fields, plain (escaped for a terminal, not yet cut or coloured).
+struct Row {
+    when: String,
+    id: String,
+    cwd: String,
+    runs: String,
+    title: String,
+}
+
+/// Writes one line per session, children under their parent with their titles indented:
+/// `when  id-prefix  cwd  runs  title`, where the title is the session's name, else its first
+/// user message, on one line, stripped of terminal controls. Warnings are not written here:
+/// a front end reports them apart from the rows.
 pub fn write_long(
     out: &mut dyn Write,
     listing: &Listing,
     options: &LongOptions<'_>,
 ) -> io::Result<()> {
-    let mut rows = Vec::new();
-    collect(&listing.sessions, 0, &mut rows);
-    let cwd_width = rows
+    let mut sessions = Vec::new();
+    collect(&listing.sessions, 0, &mut sessions);
+    let rows: Vec<Row> = sessions
         .iter()
-        .map(|(session, _)| display_width(&session.cwd))
+        .map(|(session, depth)| row(session, *depth, options))
+        .collect();
+    let header = Row {
+        when: "WHEN".to_owned(),
+        id: "ID".to_owned(),
+        cwd: "CWD".to_owned(),
+        runs: "RUNS".to_owned(),
+        title: "TITLE".to_owned(),
+    };
+    let column = |field: fn(&Row) -> &str, header_width: usize| {
+        rows.iter()
+            .map(|row| field(row).width())
+            .max()
+            .unwrap_or(0)
+            .max(if options.header { header_width } else { 0 })
+    };
+    let when_width = column(|row| &row.when, 4);
+    let runs_width = column(|row| &row.runs, 4);
+    // Off a terminal nothing competes for room, so every id fits the column.
+    let id_cap = if options.width.is_some() {
+        ID_COLUMN_MAX
+    } else {
+        usize::MAX
+    };
+    let id_width = rows
+        .iter()
+        .map(|row| row.id.width())
+        .filter(|width| *width <= id_cap)
         .max()
         .unwrap_or(0)
-        .min(MAX_CWD_WIDTH);
-    let id_width = options
-        .id_width
-        .unwrap_or_else(|| unique_prefix_len(rows.iter().map(|(session, _)| session.id.as_str())));
-    for (session, depth) in rows {
-        let time = (options.time_of)(session);
-        let id: String = escape_for_terminal(&session.id)
-            .chars()
-            .take(id_width)
-            .collect();
-        let cwd = truncate_start(&escape_for_terminal(&session.cwd), cwd_width);
-        let runs = session.n_runs();
-        let runs = if runs == 0 {
-            "  -".to_owned()
-        } else {
-            format!("{runs:>3}")
-        };
-        let mut title = "  ".repeat(depth);
-        if depth > 0 {
-            title.push_str("↳ ");
-        }
-        let text = (options.summary_of)(&session.path)
-            .and_then(SessionSummary::title)
-            .map(one_line)
-            .unwrap_or_default();
-        title.push_str(&text);
-        let used = display_width(&time) + id_width + cwd_width + 3 + 4 * 2;
-        let title_width = options.width.saturating_sub(used).max(MIN_TITLE_WIDTH);
-        let title = truncate_end(&title, title_width);
-        let cwd = pad(&cwd, cwd_width);
-        let id = pad(&id, id_width);
-        if options.color {
-            writeln!(
-                out,
-                "\x1b[2m{time}\x1b[0m  \x1b[33m{id}\x1b[0m  \x1b[36m{cwd}\x1b[0m  {runs}  \x1b[1m{title}\x1b[0m"
-            )?;
-        } else {
-            writeln!(out, "{time}  {id}  {cwd}  {runs}  {title}")?;
+        .max(if options.header { 2 } else { 0 });
+    let mut cwd_width = column(|row| &row.cwd, 3);
+    let mut shorten_home = false;
+    if let Some(width) = options.width {
+        // What the cwd and the title share once the other columns and separators are placed.
+        let fixed = when_width + id_width + runs_width + 4 * SEPARATOR.len();
+        let title_width = rows.iter().map(|row| row.title.width()).max().unwrap_or(0);
+        let room = width
+            .saturating_sub(fixed)
+            .saturating_sub(title_width.min(MIN_TITLE_WIDTH));
+        if cwd_width > room {
+            shorten_home = options.home.is_some();
+            let shortened = rows
+                .iter()
+                .map(|row| shorten(&row.cwd, options.home, shorten_home).width())
+                .max()
+                .unwrap_or(0)
+                .max(if options.header { 3 } else { 0 });
+            cwd_width = shortened.min(room.max(MIN_CWD_WIDTH));
         }
     }
-    if !listing.warnings.is_empty() {
-        writeln!(out)?;
-        writeln!(out, "Warnings ({})", listing.warnings.len())?;
-        for warning in &listing.warnings {
-            let line = format!("- {}: {}", warning.path, warning.reason);
-            let line = escape_for_terminal(&line);
-            if options.color {
-                writeln!(out, "\x1b[33m{line}\x1b[0m")?;
+    let widths = Widths {
+        when: when_width,
+        id: id_width,
+        cwd: cwd_width,
+        runs: runs_width,
+    };
+    if options.header {
+        write_row(out, &header, &widths, options, false)?;
+    }
+    for row in &rows {
+        // A row whose id is wider than the column gives the difference back from its cwd on
+        // a terminal, so its runs and title stay in line with the others.
+        let extra = row.id.width().saturating_sub(id_width);
+        let row_cwd_width = cwd_width
+            .saturating_sub(extra)
+            .max(cwd_width.min(MIN_CWD_WIDTH));
+        let widths = Widths {
+            cwd: if options.width.is_some() {
+                row_cwd_width
             } else {
-                writeln!(out, "{line}")?;
-            }
-        }
+                cwd_width
+            },
+            ..widths
+        };
+        let row = Row {
+            cwd: if options.width.is_some() {
+                elide_middle(
+                    &shorten(&row.cwd, options.home, shorten_home),
+                    row_cwd_width,
+                )
+            } else {
+                row.cwd.clone()
+            },
+            when: row.when.clone(),
+            id: row.id.clone(),
+            runs: row.runs.clone(),
+            title: row.title.clone(),
+        };
+        write_row(out, &row, &widths, options, true)?;
     }
     Ok(())
+}
+
+/// The column widths of a listing.
+#[derive(Clone, Copy)]
+struct Widths {
+    when: usize,
+    id: usize,
+    cwd: usize,
+    runs: usize,
+}
+
+fn row(session: &Session, depth: usize, options: &LongOptions<'_>) -> Row {
+    let id = escape_for_terminal(&session.id);
+    let id_len = (options.id_len_of)(&session.id);
+    let id: String = id.chars().take(id_len.max(1)).collect();
+    let runs = match session.n_runs() {
+        0 => "-".to_owned(),
+        runs => runs.to_string(),
+    };
+    let mut title = "  ".repeat(depth);
+    if depth > 0 {
+        title.push_str("↳ ");
+    }
+    let text = (options.summary_of)(&session.path)
+        .and_then(SessionSummary::title)
+        .map(one_line)
+        .unwrap_or_default();
+    title.push_str(&text);
+    Row {
+        when: escape_for_terminal(&(options.when_of)(session)).into_owned(),
+        id,
+        cwd: escape_for_terminal(&session.cwd).into_owned(),
+        runs,
+        title,
+    }
+}
+
+/// Writes one row padded to `widths`; on a terminal, the title (and, when even that is not
+/// enough, the rest of the line) is cut so the line fits.
+fn write_row(
+    out: &mut dyn Write,
+    row: &Row,
+    widths: &Widths,
+    options: &LongOptions<'_>,
+    is_body: bool,
+) -> io::Result<()> {
+    let when = pad(&row.when, widths.when);
+    let id = pad(&row.id, widths.id);
+    let cwd = pad(&row.cwd, widths.cwd);
+    let runs = format!("{:>width$}", row.runs, width = widths.runs);
+    let before_title = [&when, &id, &cwd, &runs]
+        .iter()
+        .map(|field| field.width() + SEPARATOR.len())
+        .sum::<usize>();
+    let mut title = row.title.clone();
+    if let Some(width) = options.width {
+        if before_title > width {
+            // Not even the columns fit: cut the plain line itself.
+            let line = format!("{when}  {id}  {cwd}  {runs}  {title}");
+            return writeln!(out, "{}", truncate_end(line.trim_end(), width));
+        }
+        title = truncate_end(&title, width - before_title);
+    }
+    if options.color {
+        let (dim, yellow, cyan, bold, reset) = if is_body {
+            ("\x1b[2m", "\x1b[33m", "\x1b[36m", "\x1b[1m", "\x1b[0m")
+        } else {
+            ("\x1b[1m", "\x1b[1m", "\x1b[1m", "\x1b[1m", "\x1b[0m")
+        };
+        writeln!(
+            out,
+            "{dim}{when}{reset}  {yellow}{id}{reset}  {cyan}{cwd}{reset}  {runs}  {bold}{title}{reset}"
+        )
+    } else {
+        let line = format!("{when}  {id}  {cwd}  {runs}  {title}");
+        writeln!(out, "{}", line.trim_end())
+    }
 }
 
 fn collect<'a>(sessions: &'a [Session], depth: usize, rows: &mut Vec<(&'a Session, usize)>) {
@@ -111,68 +252,204 @@ pub fn one_line(text: &str) -> String {
         .join(" ")
 }
 
-/// Returns the number of columns `text` takes, counting each character as one (wide
-/// characters are rare in paths and titles; this errs on the short side).
-fn display_width(text: &str) -> usize {
-    text.chars().count()
+/// Returns `cwd` with the home directory written `~` when `is_on` and it starts there.
+fn shorten(cwd: &str, home: Option<&str>, is_on: bool) -> String {
+    if let Some(home) = home.filter(|home| is_on && home.len() > 1)
+        && let Some(rest) = cwd.strip_prefix(home.trim_end_matches('/'))
+        && (rest.is_empty() || rest.starts_with('/'))
+    {
+        return format!("~{rest}");
+    }
+    cwd.to_owned()
 }
 
 fn pad(text: &str, width: usize) -> String {
     let mut padded = text.to_owned();
-    for _ in display_width(text)..width {
+    for _ in text.width()..width {
         padded.push(' ');
     }
     padded
 }
 
-/// Cuts `text` to `width` characters, ending with `…` when anything was cut.
+/// Cuts `text` to at most `width` columns, ending with `…` when anything was cut.
 pub fn truncate_end(text: &str, width: usize) -> String {
-    if display_width(text) <= width {
+    if text.width() <= width {
         return text.to_owned();
     }
-    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    if width == 0 {
+        return String::new();
+    }
+    let mut cut = String::new();
+    let mut used = 0;
+    for character in text.chars() {
+        let char_width = character.width().unwrap_or(0);
+        if used + char_width > width - 1 {
+            break;
+        }
+        cut.push(character);
+        used += char_width;
+    }
     cut.push('…');
     cut
 }
 
-/// Cuts `text` to `width` characters from the left, starting with `…` when anything was cut.
-fn truncate_start(text: &str, width: usize) -> String {
-    let n_chars = display_width(text);
-    if n_chars <= width {
+/// Cuts the middle out of `text` so it takes at most `width` columns, keeping its start and
+/// the more telling end (`/home/me/…/app/crates`), with `…` where the cut is.
+fn elide_middle(text: &str, width: usize) -> String {
+    if text.width() <= width {
         return text.to_owned();
     }
-    let mut cut = String::from("…");
-    cut.extend(text.chars().skip(n_chars - width.saturating_sub(1)));
-    cut
+    if width <= 1 {
+        return "…".chars().take(width).collect();
+    }
+    let budget = width - 1;
+    let head_budget = budget / 3;
+    let mut head = String::new();
+    let mut used = 0;
+    for character in text.chars() {
+        let char_width = character.width().unwrap_or(0);
+        if used + char_width > head_budget {
+            break;
+        }
+        head.push(character);
+        used += char_width;
+    }
+    let mut tail: Vec<char> = Vec::new();
+    let mut tail_used = 0;
+    for character in text.chars().rev() {
+        let char_width = character.width().unwrap_or(0);
+        if used + tail_used + char_width > budget {
+            break;
+        }
+        tail.push(character);
+        tail_used += char_width;
+    }
+    tail.reverse();
+    let tail: String = tail.into_iter().collect();
+    format!("{head}…{tail}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn id_prefixes_tell_ids_apart() {
-        let check = |ids: &[&str], expected: usize| {
-            assert_eq!(unique_prefix_len(ids.iter().copied()), expected, "{ids:?}")
-        };
-        check(&[], 0);
-        check(&["abc"], 3);
-        check(&["0199aaaa-1", "0199bbbb-2"], 8);
-        check(
-            &[
-                "01990000-0000-7000-8000-000000000201",
-                "01990000-0000-7000-8000-000000000202",
-            ],
-            36,
-        );
-        check(&["01990000-00a0", "01990000-00b0", "01990000-00a0"], 12);
-    }
+    use pi_retrospect_core::timestamp;
 
     #[test]
     fn truncation() {
         assert_eq!(truncate_end("abcdef", 4), "abc…");
         assert_eq!(truncate_end("abc", 4), "abc");
-        assert_eq!(truncate_start("/a/very/long/path", 8), "…ng/path");
+        assert_eq!(truncate_end("日本語のテキスト", 7), "日本語…");
+        assert_eq!(elide_middle("/a/very/long/path", 8), "/a…/path");
+        assert_eq!(elide_middle("/short", 8), "/short");
         assert_eq!(one_line("a\n\n b\u{1b}[31m c\u{202E}"), "a b c");
+        assert_eq!(shorten("/home/me/app", Some("/home/me"), true), "~/app");
+        assert_eq!(shorten("/home/me", Some("/home/me/"), true), "~");
+        assert_eq!(shorten("/home/men", Some("/home/me"), true), "/home/men");
+        assert_eq!(
+            shorten("/home/me/app", Some("/home/me"), false),
+            "/home/me/app"
+        );
+    }
+
+    fn session(id: &str, cwd: &str, children: Vec<Session>) -> Session {
+        Session {
+            id: id.into(),
+            path: format!("/s/{id}.jsonl"),
+            timestamp: "2026-01-01T00:00:00Z".into(),
+            cwd: cwd.into(),
+            parent_session_path: None,
+            subagent_sessions: children,
+            instant: timestamp::parse("2026-01-01T00:00:00Z").unwrap_or_default(),
+            n_pruned_runs: 0,
+        }
+    }
+
+    fn render(listing: &Listing, width: Option<usize>, header: bool) -> String {
+        let summary = SessionSummary {
+            first_user_message: Some(
+                "Fix the flaky login test that fails on Mondays only and nobody knows why".into(),
+            ),
+            ..SessionSummary::default()
+        };
+        let ids = pi_retrospect_core::IdPrefixes::new(
+            [
+                "0199aaaa-0000-7000",
+                "019a0000-0000-7abc-8000-000000000201",
+                "019a0000-0000-7def-8000-000000000202",
+            ]
+            .into_iter(),
+        );
+        let options = LongOptions {
+            color: false,
+            width,
+            header,
+            home: Some("/home/me"),
+            when_of: &|_| "2026-01-01 00:00".to_owned(),
+            summary_of: &|_| Some(&summary),
+            id_len_of: &|id| ids.unique_len(id),
+        };
+        let mut out = Vec::new();
+        write_long(&mut out, listing, &options).expect("write to memory");
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    fn listing() -> Listing {
+        Listing {
+            sessions: vec![session(
+                "0199aaaa-0000-7000",
+                "/home/me/repos/a-rather-long-project-name/crates/deep",
+                vec![
+                    session("019a0000-0000-7abc-8000-000000000201", "/home/me/x", vec![]),
+                    session("019a0000-0000-7def-8000-000000000202", "/home/me/x", vec![]),
+                ],
+            )],
+            warnings: vec![],
+        }
+    }
+
+    /// Issue 11: on a terminal no line is wider than the terminal, the cwd shrinks first,
+    /// and the id column stays narrow while the runs' longer prefixes widen only their rows.
+    #[test]
+    fn fits_the_terminal() {
+        let check = |width: usize, expected: &[&str]| {
+            let text = render(&listing(), Some(width), true);
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines, expected, "{width}");
+            for line in lines {
+                assert!(line.width() <= width, "{width}: {line}");
+            }
+        };
+        check(
+            80,
+            &[
+                "WHEN              ID        CWD                   RUNS  TITLE",
+                "2026-01-01 00:00  0199aaaa  ~/repo…e/crates/deep     2  Fix the flaky login tes…",
+                "2026-01-01 00:00  019a0000-0000-7a  ~/x              -    ↳ Fix the flaky login…",
+                "2026-01-01 00:00  019a0000-0000-7d  ~/x              -    ↳ Fix the flaky login…",
+            ],
+        );
+        check(
+            40,
+            &[
+                "WHEN              ID        CWD        …",
+                "2026-01-01 00:00  0199aaaa  ~/r…tes/dee…",
+                "2026-01-01 00:00  019a0000-0000-7a  ~/x…",
+                "2026-01-01 00:00  019a0000-0000-7d  ~/x…",
+            ],
+        );
+    }
+
+    #[test]
+    fn nothing_is_cut_off_a_terminal() {
+        let text = render(&listing(), None, false);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "2026-01-01 00:00  0199aaaa          /home/me/repos/a-rather-long-project-name/crates/deep  2  Fix the flaky login test that fails on Mondays only and nobody knows why",
+                "2026-01-01 00:00  019a0000-0000-7a  /home/me/x                                             -    ↳ Fix the flaky login test that fails on Mondays only and nobody knows why",
+                "2026-01-01 00:00  019a0000-0000-7d  /home/me/x                                             -    ↳ Fix the flaky login test that fails on Mondays only and nobody knows why",
+            ]
+        );
     }
 }

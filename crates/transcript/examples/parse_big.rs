@@ -3,6 +3,7 @@
 //! `/tmp/pi-big-session.jsonl`) with the xtask generator when it does not exist, then opens it
 //! and builds the tree, leaf, active branch and context, printing the timings.
 
+// The generator's shared random numbers and JSON helpers, which `gen_session` uses.
 #[path = "../../../xtask/src/big_store.rs"]
 #[allow(dead_code, missing_docs)]
 mod big_store;

@@ -13,6 +13,7 @@
 
 #![deny(missing_docs)]
 
+mod activity;
 mod content;
 mod context;
 mod entries;
@@ -29,6 +30,7 @@ mod text;
 mod turns;
 mod warning;
 
+pub use activity::{MAX_ACTIVITY_TAIL_BYTES, read_last_activity};
 pub use content::{
     EntryContent, Failure, MessageFacts, MessageStatus, SearchField, SearchScope, ToolCall,
     entry_content, entry_text, message_facts, message_status, search_texts, summarize_arguments,
@@ -48,7 +50,9 @@ pub use pi_retrospect_core::sanitize::sanitize_for_terminal;
 pub use scan::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
 pub use session::{Header, ReadLimits, Snapshot, Transcript};
 pub use show::{DisplayItem, ShowOptions, TreeRow, active_branch_items, entry_tree};
-pub use summary::{MAX_FACT_LINE_BYTES, SummaryError, read_summary};
+pub use summary::{
+    HEAD_BYTES, MAX_FACT_LINE_BYTES, SummaryError, SummaryScope, read_summary, read_summary_in,
+};
 pub use text::{Excerpt, Omission, OutputLimit, head_and_tail, utc_timestamp};
 pub use turns::{Turn, Turns};
 pub use warning::{TranscriptWarning, WarningKind};

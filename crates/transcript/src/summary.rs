@@ -1,4 +1,5 @@
-//! Cheap facts from a session file's body, read by streaming: its name and first user message.
+//! Cheap facts from a session file's body: its name and first user message, read by
+//! streaming, and its last activity, read from the end ([`crate::read_last_activity`]).
 //!
 //! Listing reads only headers; these facts are read only when a filter or an output field
 //! asks for them. The body is streamed line by line up to the size the file had when it was
@@ -26,40 +27,205 @@ pub enum SummaryError {
     Read(#[from] std::io::Error),
 }
 
-/// Reads the name and first user message of one session file.
-///
-/// The file is streamed once through the shared line reader ([`for_each_line`]) up to the
-/// size it had when opened, holding at most [`MAX_FACT_LINE_BYTES`] of any line: a longer line
-/// (a pasted log, an image) cannot hold a name and is skipped.
+/// How much of a session's body [`read_summary_in`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SummaryScope {
+    /// Every line up to the size at open: the name is the latest `session_info` of the whole
+    /// file. Time grows with the file.
+    #[default]
+    Whole,
+    /// Only the ends: lines from the start until the first user message (those starting in
+    /// the first [`HEAD_BYTES`]) and the window read from the end for the last activity (at
+    /// least 16 KiB). The name is the latest `session_info` among those lines, so a name set
+    /// in the middle of a long session and never again is not seen. Time is bounded per file
+    /// whatever its size; a file of at most 16 KiB is read in one piece, and a file the
+    /// windows cover is read whole, and then the facts are exact.
+    Ends,
+}
+
+/// Lines starting in this many bytes from a file's start are read by [`SummaryScope::Ends`]
+/// while looking for the first user message.
+pub const HEAD_BYTES: u64 = 64 * 1024;
+
+/// Reads the name, first user message and last activity of one session file, the whole
+/// body ([`SummaryScope::Whole`]).
 pub fn read_summary(path: &Path) -> Result<SessionSummary, SummaryError> {
+    read_summary_in(path, SummaryScope::Whole)
+}
+
+/// Reads the name, first user message and last activity of one session file, from as much
+/// of its body as `scope` says.
+///
+/// [`SummaryScope::Whole`] streams the file once through the shared line reader
+/// ([`for_each_line`]) up to the size it had when opened, holding at most
+/// [`MAX_FACT_LINE_BYTES`] of any line: a longer line (a pasted log, an image) cannot hold a
+/// name and is skipped. The last activity is then read from the end of the same snapshot, as
+/// [`crate::read_last_activity`] reads it.
+pub fn read_summary_in(path: &Path, scope: SummaryScope) -> Result<SessionSummary, SummaryError> {
     let (file, metadata) = open_regular(path, Symlinks::Refuse)?;
-    let session_info = memmem::Finder::new(b"\"session_info\"");
-    let user = memmem::Finder::new(b"\"user\"");
+    let size = metadata.len();
+    let facts = FactFinder::new();
     let mut summary = SessionSummary::default();
-    for_each_line(&file, metadata.len(), MAX_FACT_LINE_BYTES, |line| {
-        if line.line_no == 1 || line.over_long.is_some() {
-            return;
+    match scope {
+        SummaryScope::Whole => {
+            for_each_line(&file, size, MAX_FACT_LINE_BYTES, |line| {
+                if line.line_no == 1 || line.over_long.is_some() {
+                    return;
+                }
+                facts.apply(line.bytes, &mut summary);
+            })?;
+            summary.last_activity = crate::activity::last_activity_of(&file, size)?;
         }
-        let bytes = line.bytes;
-        if session_info.find(bytes).is_some() {
-            if let Some(entry) = parse_object(bytes)
-                && entry.get("type").and_then(Value::as_str) == Some("session_info")
-            {
-                summary.name = entry
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .map(str::trim)
-                    .filter(|name| !name.is_empty())
-                    .map(str::to_owned);
+        SummaryScope::Ends => {
+            // A small file is read in one piece that serves as head and tail.
+            let first_window = if size <= WHOLE_READ_BYTES {
+                size
+            } else {
+                crate::activity::FIRST_TAIL_BYTES
+            };
+            let tail = crate::activity::read_tail(&file, size, first_window)?;
+            if tail.starts_at_file_start {
+                apply_all(&tail.bytes, &facts, &mut summary);
+            } else {
+                read_head(&file, size, &facts, &mut summary)?;
+            }
+            summary.last_activity = tail.last_activity;
+            // The tail ends at the end of the snapshot, so its last name is the latest.
+            if let Some(name) = facts.last_name_in(&tail.bytes, tail.starts_at_file_start) {
+                summary.name = name;
+            }
+        }
+    }
+    Ok(summary)
+}
+
+/// Files up to this size are read in one piece by [`SummaryScope::Ends`].
+const WHOLE_READ_BYTES: u64 = 16 * 1024;
+
+/// Applies every line of a whole small file (`bytes`, header first) to `summary`, in order,
+/// as the whole stream would.
+fn apply_all(bytes: &[u8], facts: &FactFinder, summary: &mut SessionSummary) {
+    for line in bytes.split(|byte| *byte == b'\n').skip(1) {
+        if !line.is_empty() && line.len() <= MAX_FACT_LINE_BYTES {
+            facts.apply(line, summary);
+        }
+    }
+}
+
+/// Applies the head of `file` (lines starting in the first [`HEAD_BYTES`], until the first
+/// user message) to `summary`.
+fn read_head(
+    file: &std::fs::File,
+    size: u64,
+    facts: &FactFinder,
+    summary: &mut SessionSummary,
+) -> std::io::Result<()> {
+    // The first read is small: Pi writes the first user message a few lines in.
+    let mut window = (8 * 1024u64).min(size);
+    let mut buffer = Vec::new();
+    let mut applied = 0usize;
+    let mut line_no = 0u64;
+    loop {
+        let old_len = buffer.len();
+        buffer.resize(usize::try_from(window).unwrap_or(usize::MAX), 0);
+        let n_read = crate::activity::read_full_at(file, &mut buffer[old_len..], old_len as u64)?;
+        buffer.truncate(old_len + n_read);
+        while let Some(position) = memchr::memchr(b'\n', &buffer[applied..]) {
+            if position > MAX_FACT_LINE_BYTES {
+                // Too long to decode: the head ends here rather than skip on without bound.
+                return Ok(());
+            }
+            let line = &buffer[applied..applied + position];
+            line_no += 1;
+            applied += position + 1;
+            if line_no > 1 {
+                facts.apply(line, summary);
+            }
+            if summary.first_user_message.is_some() || applied as u64 >= HEAD_BYTES {
+                return Ok(());
+            }
+        }
+        let is_end = buffer.len() as u64 >= size;
+        let line_is_too_long = buffer.len() - applied > MAX_FACT_LINE_BYTES;
+        if is_end || line_is_too_long {
+            if is_end && line_no >= 1 && applied < buffer.len() {
+                // A last line without a newline: complete JSON counts, as for the stream.
+                facts.apply(&buffer[applied..], summary);
+            }
+            return Ok(());
+        }
+        window = (window * 2).min(size);
+    }
+}
+
+/// What decides the facts of one line: the finders for the only lines worth decoding.
+struct FactFinder {
+    session_info: memmem::Finder<'static>,
+    user: memmem::Finder<'static>,
+}
+
+impl FactFinder {
+    fn new() -> FactFinder {
+        FactFinder {
+            session_info: memmem::Finder::new(b"\"session_info\""),
+            user: memmem::Finder::new(b"\"user\""),
+        }
+    }
+
+    /// Applies one line (not the header) to `summary`: a `session_info` entry sets the name
+    /// (the latest wins), the first user message is kept.
+    fn apply(&self, bytes: &[u8], summary: &mut SessionSummary) {
+        if self.session_info.find(bytes).is_some() {
+            if let Some(name) = session_name(bytes) {
+                summary.name = name;
             }
         } else if summary.first_user_message.is_none()
-            && user.find(bytes).is_some()
+            && self.user.find(bytes).is_some()
             && let Some(entry) = parse_object(bytes)
         {
             summary.first_user_message = user_text(&entry);
         }
-    })?;
-    Ok(summary)
+    }
+
+    /// Returns the name set by the last whole `session_info` line of `bytes` (the first
+    /// line counts only when `starts_at_file_start`), or `None` when there is none.
+    fn last_name_in(&self, bytes: &[u8], starts_at_file_start: bool) -> Option<Option<String>> {
+        let first_newline = if starts_at_file_start {
+            0
+        } else {
+            memchr::memchr(b'\n', bytes)? + 1
+        };
+        let bytes = &bytes[first_newline..];
+        // Forward search is vectorised; the reverse one is not, and costs more than the
+        // read. Matches are few, so they are collected and tried from the last.
+        let matches: Vec<usize> = self.session_info.find_iter(bytes).collect();
+        for found in matches.into_iter().rev() {
+            let start = memchr::memrchr(b'\n', &bytes[..found]).map_or(0, |newline| newline + 1);
+            let end = memchr::memchr(b'\n', &bytes[found..])
+                .map_or(bytes.len(), |newline| found + newline);
+            if let Some(name) = session_name(&bytes[start..end]) {
+                return Some(name);
+            }
+        }
+        None
+    }
+}
+
+/// Returns the name a `session_info` line sets (`Some(None)` when it clears it), or `None`
+/// when the line is not a `session_info` entry.
+fn session_name(line: &[u8]) -> Option<Option<String>> {
+    let entry = parse_object(line)?;
+    if entry.get("type").and_then(Value::as_str) != Some("session_info") {
+        return None;
+    }
+    Some(
+        entry
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .map(str::to_owned),
+    )
 }
 
 /// The longest line decoded for these facts. A session name is a few words and most first
@@ -100,13 +266,76 @@ fn user_text(entry: &serde_json::Map<String, Value>) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// Checks both scopes: a small file is read whole by either, so they agree.
     fn check(body: &str, name: Option<&str>, first: Option<&str>) {
+        for scope in [SummaryScope::Whole, SummaryScope::Ends] {
+            check_in(scope, body, name, first);
+        }
+    }
+
+    fn check_in(scope: SummaryScope, body: &str, name: Option<&str>, first: Option<&str>) {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("s.jsonl");
         std::fs::write(&path, body).expect("write");
-        let summary = read_summary(&path).expect("readable");
-        assert_eq!(summary.name.as_deref(), name, "{body}");
-        assert_eq!(summary.first_user_message.as_deref(), first, "{body}");
+        let summary = read_summary_in(&path, scope).expect("readable");
+        // Compared whole, shown short: bodies and messages can be megabytes.
+        let short = |text: Option<&str>| text.map(|text| text.chars().take(60).collect::<String>());
+        let shown = short(Some(body));
+        assert!(
+            summary.name.as_deref() == name,
+            "{scope:?}: name {:?}, expected {name:?}: {shown:?}",
+            short(summary.name.as_deref())
+        );
+        assert!(
+            summary.first_user_message.as_deref() == first,
+            "{scope:?}: first message {:?}, expected {:?}: {shown:?}",
+            short(summary.first_user_message.as_deref()),
+            short(first)
+        );
+    }
+
+    fn filler(n_lines: usize) -> String {
+        let line = serde_json::json!({
+            "type": "message", "timestamp": "2026-01-01T00:00:01Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "x".repeat(1000)}]},
+        });
+        format!("{line}\n").repeat(n_lines)
+    }
+
+    /// Issue 11: the ends read is bounded: a name set in the middle of a long session is
+    /// seen by the whole read only; a name near the end and a first message in the head are
+    /// seen by both.
+    #[test]
+    fn the_ends_read_is_bounded() {
+        let user = r#"{"type":"message","message":{"role":"user","content":"early"}}"#;
+        let named = |name: &str| format!(r#"{{"type":"session_info","name":"{name}"}}"#);
+        let middle = format!(
+            "{HEADER}\n{user}\n{}{}\n{}",
+            filler(200),
+            named("In the middle"),
+            filler(200)
+        );
+        check_in(
+            SummaryScope::Whole,
+            &middle,
+            Some("In the middle"),
+            Some("early"),
+        );
+        check_in(SummaryScope::Ends, &middle, None, Some("early"));
+        let late = format!(
+            "{HEADER}\n{user}\n{}\n{}{}\n{}",
+            named("Early name"),
+            filler(400),
+            named("Late name"),
+            filler(3)
+        );
+        check(&late, Some("Late name"), Some("early"));
+        let early_only = format!("{HEADER}\n{}\n{user}\n{}", named("Early name"), filler(400));
+        check(&early_only, Some("Early name"), Some("early"));
+        // A first message that starts beyond the head is not looked for.
+        let far = format!("{HEADER}\n{}{user}\n", filler(100));
+        check_in(SummaryScope::Whole, &far, None, Some("early"));
+        check_in(SummaryScope::Ends, &far, None, None);
     }
 
     const HEADER: &str =
@@ -115,13 +344,30 @@ mod tests {
     #[test]
     fn an_over_long_line_is_skipped_not_held() {
         let huge = "x".repeat(MAX_FACT_LINE_BYTES + 10);
-        check(
-            &format!(
-                "{HEADER}\n{}\n{}\n{}\n",
-                serde_json::json!({"type":"message","message":{"role":"user","content":huge}}),
-                r#"{"type":"message","message":{"role":"user","content":"short"}}"#,
-                r#"{"type":"session_info","name":"After the long line"}"#,
-            ),
+        let body = format!(
+            "{HEADER}\n{}\n{}\n{}\n",
+            serde_json::json!({"type":"message","message":{"role":"user","content":huge}}),
+            r#"{"type":"message","message":{"role":"user","content":"short"}}"#,
+            r#"{"type":"session_info","name":"After the long line"}"#,
+        );
+        // No entry has a timestamp, so the ends read grows its tail over the whole file (it
+        // is below the tail's bound) and sees every line but the long one, like the stream.
+        check(&body, Some("After the long line"), Some("short"));
+        // With a timestamp at the end, the tail stays small and the head stops at the long
+        // line: the first message is not looked for past it.
+        let stamped = format!(
+            "{body}{}\n",
+            r#"{"type":"message","timestamp":"2026-01-02T00:00:00Z","message":{"role":"assistant","content":"ok"}}"#
+        );
+        check_in(
+            SummaryScope::Ends,
+            &stamped,
+            Some("After the long line"),
+            None,
+        );
+        check_in(
+            SummaryScope::Whole,
+            &stamped,
             Some("After the long line"),
             Some("short"),
         );

@@ -324,15 +324,11 @@ fn visit_run_entry(
 /// Returns whether a root entry's name has the `--<slug>--` shape.
 ///
 /// This mirrors the reference's `/^--.*--$/`, whose `.` matches no line terminator.
+/// Returns whether a root entry's name has the contract's project shape: it starts and ends
+/// with `--` (at least four bytes). A line break inside counts like any other byte (issue 11:
+/// the reference's `/^--.*--$/` skipped `--a<LF>b--/`, so nobody listed its sessions).
 fn is_project_dir_name(name: &[u8]) -> bool {
-    if name.len() < 4 || !name.starts_with(b"--") || !name.ends_with(b"--") {
-        return false;
-    }
-    let has_line_terminator = name.iter().any(|byte| *byte == b'\n' || *byte == b'\r')
-        || name
-            .windows(3)
-            .any(|w| w == "\u{2028}".as_bytes() || w == "\u{2029}".as_bytes());
-    !has_line_terminator
+    name.len() >= 4 && name.starts_with(b"--") && name.ends_with(b"--")
 }
 
 fn join(dir: &str, name: &str) -> String {

@@ -1,0 +1,498 @@
+//! Everyday flows and tool-wide conventions (issue 11), end to end: last activity, time
+//! values, `latest`, `--jsonl` rows, `--id` on runs, shared store flags, `--long` on a
+//! terminal, usage messages, completions and a full disk.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+mod common;
+use common::{binary, stdout_of};
+
+fn agent() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/agent")
+        .canonicalize()
+        .expect("fixtures exist")
+}
+
+fn run(command: &mut Command) -> Output {
+    command.output().expect("run binary")
+}
+
+fn stderr_of(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn rows(output: &Output) -> Vec<Value> {
+    stdout_of(output)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
+        .collect()
+}
+
+/// A temporary store of sessions `(name, id, cwd, start, last entry)`, in one project.
+struct Store {
+    dir: tempfile::TempDir,
+}
+
+impl Store {
+    fn new(sessions: &[(&str, &str, &str, &str, &str)]) -> Store {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let project = dir.path().join("sessions/--w--");
+        std::fs::create_dir_all(&project).expect("mkdir");
+        for (name, id, cwd, start, last) in sessions {
+            let cwd = cwd.replace("[TMP]", &dir.path().display().to_string());
+            let header = serde_json::json!({
+                "type": "session", "version": 3, "id": id, "timestamp": start, "cwd": cwd,
+            });
+            let first = serde_json::json!({
+                "type": "message", "id": "e1", "parentId": null, "timestamp": start,
+                "message": {"role": "user", "content": format!("first of {id}"), "timestamp": 0},
+            });
+            let last = serde_json::json!({
+                "type": "message", "id": "e2", "parentId": "e1", "timestamp": last,
+                "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "timestamp": 0},
+            });
+            std::fs::write(
+                project.join(format!("{name}.jsonl")),
+                format!("{header}\n{first}\n{last}\n"),
+            )
+            .expect("write");
+        }
+        Store { dir }
+    }
+
+    fn root(&self) -> PathBuf {
+        self.dir.path().join("sessions")
+    }
+
+    fn list(&self, args: &[&str]) -> Output {
+        run(binary()
+            .env("TZ", "UTC")
+            .arg("list")
+            .arg("--sessions-root")
+            .arg(self.root())
+            .args(args))
+    }
+
+    fn ids(&self, args: &[&str]) -> Vec<String> {
+        rows(&self.list(&[&["--jsonl"], args].concat()))
+            .iter()
+            .filter(|row| row["kind"] == "session")
+            .map(|row| row["id"].as_str().expect("id").to_owned())
+            .collect()
+    }
+}
+
+fn week() -> Store {
+    Store::new(&[
+        // Started Monday, continued Wednesday.
+        (
+            "a",
+            "monday",
+            "/w",
+            "2026-03-02T09:00:00Z",
+            "2026-03-04T17:00:00Z",
+        ),
+        (
+            "b",
+            "tuesday",
+            "/w",
+            "2026-03-03T09:00:00Z",
+            "2026-03-03T10:00:00Z",
+        ),
+        (
+            "c",
+            "wednesday",
+            "/w",
+            "2026-03-04T09:00:00Z",
+            "2026-03-04T09:30:00Z",
+        ),
+    ])
+}
+
+#[test]
+fn last_activity_filters_and_sorts() {
+    let store = week();
+    let check = |args: &[&str], expected: &[&str]| {
+        assert_eq!(store.ids(args), expected, "{args:?}");
+    };
+    // What was I working on on Wednesday? The session started on Monday too.
+    check(
+        &[
+            "--active-since",
+            "2026-03-04",
+            "--active-until",
+            "2026-03-04",
+        ],
+        &["monday", "wednesday"],
+    );
+    check(&["--since", "2026-03-04"], &["wednesday"]);
+    check(&["--active-until", "2026-03-02"], &["monday"]);
+    check(&["--sort", "activity"], &["tuesday", "wednesday", "monday"]);
+    check(
+        &["--sort", "activity", "--newest-first", "--limit", "1"],
+        &["monday"],
+    );
+    let output = store.list(&[
+        "--active-since",
+        "2026-03-05",
+        "--active-until",
+        "2026-03-04",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr_of(&output)
+            .contains("--active-until (2026-03-04T23:59:59.999Z) is before --active-since"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+#[test]
+fn jsonl_rows_always_carry_what_long_shows() {
+    let store = week();
+    let rows = rows(&store.list(&["--jsonl", "--id", "monday"]));
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!(row["lastActivity"], "2026-03-04T17:00:00.000Z");
+    assert_eq!(row["firstUserMessage"], "first of monday");
+    assert_eq!(row["name"], Value::Null);
+    assert_eq!(row["nSubagents"], 0);
+    let mut keys: Vec<&str> = row
+        .as_object()
+        .expect("object")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "cwd",
+            "depth",
+            "firstUserMessage",
+            "id",
+            "kind",
+            "lastActivity",
+            "nSubagents",
+            "name",
+            "parentPath",
+            "path",
+            "timestamp"
+        ]
+    );
+    // The streaming form carries the same.
+    let streamed = self::rows(&store.list(&["--jsonl", "--unordered", "--id", "monday"]));
+    assert_eq!(streamed, rows);
+    // --long shows the last activity after the start.
+    let long = stdout_of(&store.list(&["--long", "--id", "monday"]));
+    assert!(long.starts_with("2026-03-02 09:00→03-04  monday"), "{long}");
+}
+
+#[test]
+fn time_values_people_type() {
+    let store = week();
+    for value in [
+        "1y",
+        "6MO",
+        "3D",
+        "2 weeks",
+        "today",
+        "YESTERDAY",
+        "now",
+        "90min",
+    ] {
+        let output = store.list(&["--json", "--since", value]);
+        assert!(output.status.success(), "{value}: {}", stderr_of(&output));
+    }
+    for value in ["1x", "last week", "3M"] {
+        let output = store.list(&["--since", value]);
+        assert_eq!(output.status.code(), Some(2), "{value}");
+        let stderr = stderr_of(&output);
+        assert!(stderr.starts_with("pi-retrospect: --since: "), "{stderr}");
+        assert!(
+            stderr.contains("yesterday") || stderr.contains("ambiguous"),
+            "{value}: {stderr}"
+        );
+        assert!(!stderr.contains("failed to parse"), "{value}: {stderr}");
+    }
+}
+
+#[test]
+fn latest_skips_the_running_session_climbs_and_goes_back() {
+    let store = Store::new(&[
+        (
+            "a",
+            "oldest",
+            "[TMP]/repo",
+            "2026-03-01T00:00:00Z",
+            "2026-03-01T00:00:00Z",
+        ),
+        (
+            "b",
+            "older",
+            "[TMP]/repo",
+            "2026-03-02T00:00:00Z",
+            "2026-03-02T00:00:00Z",
+        ),
+        (
+            "c",
+            "running",
+            "[TMP]/repo",
+            "2026-03-03T00:00:00Z",
+            "2026-03-03T00:00:00Z",
+        ),
+        (
+            "d",
+            "elsewhere",
+            "[TMP]/other",
+            "2026-03-04T00:00:00Z",
+            "2026-03-04T00:00:00Z",
+        ),
+    ]);
+    let sub = store.dir.path().join("repo/crates/deep");
+    std::fs::create_dir_all(&sub).expect("mkdir");
+    let running = store.root().join("--w--/c.jsonl");
+    let latest = |session: &str, current: &Path, running: Option<&Path>| {
+        let mut command = binary();
+        command
+            .args(["entries", session, "--json", "--sessions-root"])
+            .arg(store.root())
+            .current_dir(current);
+        if let Some(running) = running {
+            command.env("PI_SESSION_FILE", running);
+        }
+        run(&mut command)
+    };
+    let id_of = |output: &Output| {
+        let document: Value = serde_json::from_str(&stdout_of(output)).expect("json");
+        document["sessionId"].as_str().expect("id").to_owned()
+    };
+    let repo = store.dir.path().join("repo");
+    let check = |session: &str, current: &Path, running: Option<&Path>, expected: &str| {
+        assert_eq!(
+            id_of(&latest(session, current, running)),
+            expected,
+            "{session}"
+        );
+    };
+    check("latest", &repo, None, "running");
+    check("latest", &repo, Some(&running), "older");
+    check("latest~1", &repo, Some(&running), "oldest");
+    check("latest~0", &repo, None, "running");
+    check("latest~2", &repo, None, "oldest");
+    // From a subdirectory: the nearest directory above with sessions, said on stderr.
+    let output = latest("latest", &sub, None);
+    assert_eq!(id_of(&output), "running");
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("pi-retrospect: note: latest: no session ran in ")
+            && stderr.contains("/repo/crates/deep; using ")
+            && stderr
+                .trim_end()
+                .ends_with("/repo, the nearest directory above it with sessions"),
+        "{stderr}"
+    );
+    let output = latest("latest~3", &repo, None);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("latest~3: only 3 sessions ran in "),
+        "{}",
+        stderr_of(&output)
+    );
+    let output = latest("latest~x", &repo, None);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn id_finds_runs_with_their_ancestors() {
+    let output = run(binary()
+        .args([
+            "list",
+            "--jsonl",
+            "--id",
+            "01990000-0000-7000-8000-000000000202",
+        ])
+        .env("PI_CODING_AGENT_DIR", agent()));
+    let ids: Vec<String> = rows(&output)
+        .iter()
+        .map(|row| format!("{}:{}", row["depth"], row["id"].as_str().expect("id")))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "0:01990000-0000-7000-8000-000000000200",
+            "1:01990000-0000-7000-8000-000000000201",
+            "2:01990000-0000-7000-8000-000000000202"
+        ]
+    );
+}
+
+#[test]
+fn reading_commands_take_the_list_store_flags() {
+    // An archived session opens by id with --include-archive, and only with it.
+    let archived = |extra: &[&str]| {
+        run(binary()
+            .env("PI_CODING_AGENT_DIR", agent())
+            .args(["entries", "01990000-0000-7000-8000-000000000220", "--jsonl"])
+            .args(extra))
+    };
+    assert_eq!(archived(&[]).status.code(), Some(1));
+    let output = archived(&["--include-archive"]);
+    let rows = rows(&output);
+    assert_eq!(rows[0]["text"], "Archived long ago");
+    for command in ["show", "inspect", "entries", "list"] {
+        let help = stdout_of(&run(binary().args([command, "--help"])));
+        for flag in ["--sessions-root", "--session-dir", "--include-archive"] {
+            assert!(help.contains(flag), "{command} --help lacks {flag}");
+        }
+    }
+}
+
+#[test]
+fn store_flags_expand_tilde_and_hint_at_the_layout() {
+    let store = week();
+    let home = store.dir.path();
+    let output =
+        run(binary()
+            .env("HOME", home)
+            .args(["list", "--jsonl", "--sessions-root=~/sessions"]));
+    assert_eq!(rows(&output).len(), 3);
+    let output = run(binary().env("HOME", home).args([
+        "entries",
+        "tuesday",
+        "--jsonl",
+        "--sessions-root=~/sessions",
+    ]));
+    assert!(output.status.success(), "{}", stderr_of(&output));
+
+    // A project directory as the sessions root: nothing listed, and a hint.
+    let output = run(binary()
+        .arg("list")
+        .arg("--sessions-root")
+        .arg(store.root().join("--w--")));
+    assert_eq!(stdout_of(&output), "Sessions (0)\n");
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.starts_with("pi-retrospect: note: ")
+            && stderr.contains("looks like a project directory")
+            && stderr.contains(&format!("--sessions-root {}", store.root().display())),
+        "{stderr}"
+    );
+    let output = run(binary()
+        .args(["list", "-q", "--sessions-root"])
+        .arg(store.root().join("--w--")));
+    assert_eq!(stderr_of(&output), "");
+    // The same hint when a reading command finds nothing there.
+    let output = run(binary()
+        .args(["show", "tuesday", "--sessions-root"])
+        .arg(store.root().join("--w--")));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("\nhint: ")
+            && stderr_of(&output).contains("looks like a project directory"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+#[test]
+fn usage_messages() {
+    let check = |args: &[&str], fragment: &str| {
+        let output = run(binary().args(args));
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr_of(&output).contains(fragment),
+            "{args:?}: {}",
+            stderr_of(&output)
+        );
+    };
+    check(
+        &["list", "--threads", "0"],
+        "--threads must be at least 1 (leave it out for one thread per core)",
+    );
+    check(
+        &["list", "--limit", "0"],
+        "--limit must be at least 1, not 0 (leave it out to list every session)",
+    );
+    check(&["list", "--id", ""], "--id needs a non-empty prefix");
+}
+
+#[test]
+fn long_warnings_go_to_stderr_unless_quiet() {
+    let store = week();
+    std::fs::write(store.root().join("--w--/broken.jsonl"), "not json\n").expect("write");
+    let output = store.list(&["--long"]);
+    let text = stdout_of(&output);
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(!text.contains("broken"), "{text}");
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.starts_with("pi-retrospect: warning: ")
+            && stderr.contains("broken.jsonl: first line is not valid JSON"),
+        "{stderr}"
+    );
+    assert_eq!(stderr_of(&store.list(&["--long", "--quiet"])), "");
+    // The documents keep their warnings.
+    assert!(stdout_of(&store.list(&["-q"])).contains("Warnings (1)"));
+}
+
+/// `--long` on a terminal (through `script`, which gives the command a pseudo-terminal):
+/// a header row, and no line wider than COLUMNS.
+#[test]
+fn long_fits_the_terminal() {
+    let store = week();
+    let command = format!(
+        "{} list --long --color never --sessions-root '{}'",
+        env!("CARGO_BIN_EXE_pi-retrospect"),
+        store.root().display()
+    );
+    let output = run(Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .env("COLUMNS", "50")
+        .env("TZ", "UTC")
+        .env("HOME", "/nonexistent-home-for-tests")
+        .env_remove("PI_CODING_AGENT_DIR"));
+    let text = stdout_of(&output).replace('\r', "");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(lines[0].starts_with("WHEN "), "{text}");
+    for heading in ["ID", "CWD", "RUNS", "TITLE"] {
+        assert!(lines[0].contains(heading), "{text}");
+    }
+    for line in &lines {
+        assert!(line.chars().count() <= 50, "{line:?}");
+    }
+    assert!(lines[1].ends_with('…'), "{text}");
+}
+
+#[test]
+fn completions_for_every_shell() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let script = stdout_of(&run(binary().args(["completions", shell])));
+        assert!(script.contains("pi-retrospect"), "{shell}");
+        assert!(script.contains("include-archive"), "{shell}");
+    }
+    let output = run(binary().args(["completions", "tcsh"]));
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn a_full_disk_is_named() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    let output = run(binary()
+        .args(["list", "--json", "--sessions-root"])
+        .arg(agent().join("sessions"))
+        .stdout(full));
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr_of(&output),
+        "pi-retrospect: writing to stdout: No space left on device (os error 28)\n"
+    );
+}
