@@ -8,6 +8,7 @@
 pub mod jsonl;
 pub mod long;
 pub mod schema;
+pub mod stats;
 
 use std::io::{self, Write};
 
