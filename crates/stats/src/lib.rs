@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod json;
 mod options;
 mod plan;
 mod scan;

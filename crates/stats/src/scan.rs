@@ -16,7 +16,6 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashSet;
-use std::fmt;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -27,8 +26,8 @@ use memchr::memmem::Finder;
 use pi_retrospect_core::stats::Usage;
 use pi_retrospect_core::{Timestamp as HeaderInstant, Warning, timestamp};
 use pi_retrospect_header::{Symlinks, describe_io, open_regular, parse_header};
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
+use crate::json::{JsonError, Number, Reader};
 use crate::options::StatsOptions;
 
 /// Bytes read at a time; a line that fits is decoded from the buffer in place.
@@ -732,388 +731,92 @@ struct RawUsage {
     cost_total: Option<Number>,
 }
 
-/// A JSON number as serde_json hands it over.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Number {
-    Unsigned(u64),
-    Signed(i64),
-    Float(f64),
-}
-
-impl Number {
-    fn as_token_count(self) -> Option<u64> {
-        match self {
-            Number::Unsigned(count) => Some(count),
-            Number::Signed(count) => u64::try_from(count).ok(),
-            // 2^53: above it a float no longer holds every integer.
-            Number::Float(count)
-                if count >= 0.0 && count.fract() == 0.0 && count <= 9_007_199_254_740_992.0 =>
-            {
-                Some(count as u64)
-            }
-            Number::Float(_) => None,
-        }
-    }
-
-    fn as_f64(self) -> Option<f64> {
-        Some(match self {
-            Number::Unsigned(value) => value as f64,
-            Number::Signed(value) => value as f64,
-            Number::Float(value) => value,
-        })
-    }
-
-    fn as_i64(self) -> Option<i64> {
-        match self {
-            Number::Unsigned(value) => i64::try_from(value).ok(),
-            Number::Signed(value) => Some(value),
-            Number::Float(value) if value.is_finite() => Some(value as i64),
-            Number::Float(_) => None,
-        }
-    }
-}
-
-impl fmt::Display for Number {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Number::Unsigned(value) => write!(formatter, "{value}"),
-            Number::Signed(value) => write!(formatter, "{value}"),
-            Number::Float(value) => write!(formatter, "{value}"),
-        }
-    }
-}
-
 /// Decodes an entry line; `Ok(None)` when it is valid JSON but not an object.
-fn parse_entry(line: &[u8]) -> Result<Option<RawEntry<'_>>, serde_json::Error> {
-    let mut deserializer = serde_json::Deserializer::from_slice(line);
+fn parse_entry(line: &[u8]) -> Result<Option<RawEntry<'_>>, JsonError> {
+    let mut reader = Reader::new(line);
     let mut entry = RawEntry::default();
-    let is_object = de::DeserializeSeed::deserialize(Fill(&mut entry), &mut deserializer)?;
-    deserializer.end()?;
+    let is_object = reader.object(|reader, name| {
+        match name {
+            b"type" => entry.kind = reader.text()?,
+            b"id" => entry.id = reader.text()?,
+            b"timestamp" => entry.timestamp = reader.text()?,
+            b"message" => {
+                let mut message = RawMessage::default();
+                entry.message = reader
+                    .object(|reader, name| message.member(reader, name))?
+                    .then_some(message);
+            }
+            b"provider" => entry.provider = reader.text()?,
+            b"model" => entry.model = reader.text()?,
+            b"modelId" => entry.model_id = reader.text()?,
+            b"usage" => entry.usage = read_usage(reader)?,
+            _ => reader.skip_value()?,
+        }
+        Ok(())
+    })?;
+    reader.end()?;
     Ok(is_object.then_some(entry))
 }
 
-/// Fills the members of one kind of object in place (the decoded structs are never moved
-/// through the visitor layers, which showed up as copying in profiles).
-trait Members<'de> {
-    /// Reads one member's value, the name given raw; unknown members are skipped.
-    fn member<A: MapAccess<'de>>(&mut self, name: &[u8], map: &mut A) -> Result<(), A::Error>;
-}
-
-/// Fills `T` from a JSON object; any other value is consumed and yields `false`.
-struct Fill<'t, T>(&'t mut T);
-
-impl<'de, T: Members<'de>> de::DeserializeSeed<'de> for Fill<'_, T> {
-    type Value = bool;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<bool, D::Error> {
-        deserializer.deserialize_any(self)
+impl<'a> RawMessage<'a> {
+    fn member(&mut self, reader: &mut Reader<'a>, name: &[u8]) -> Result<(), JsonError> {
+        match name {
+            b"role" => self.role = reader.text()?,
+            b"provider" => self.provider = reader.text()?,
+            b"model" => self.model = reader.text()?,
+            b"toolName" => self.tool_name = reader.text()?,
+            b"timestamp" => self.timestamp = reader.number()?,
+            b"usage" => self.usage = read_usage(reader)?,
+            _ => reader.skip_value()?,
+        }
+        Ok(())
     }
 }
 
-impl<'de, T: Members<'de>> Visitor<'de> for Fill<'_, T> {
-    type Value = bool;
-
-    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("any JSON value")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-        while let Some(Name(name)) = map.next_key::<Name<'de>>()? {
-            self.0.member(&name, &mut map)?;
-        }
-        Ok(true)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<bool, E> {
-        Ok(false)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<bool, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(false)
-    }
-}
-
-/// A member name, raw: escapes decoded, but not checked for UTF-8, since it is only compared
-/// with ASCII names (checking every name cost a tenth of the whole scan).
-struct Name<'a>(Cow<'a, [u8]>);
-
-impl<'de> de::Deserialize<'de> for Name<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct NameVisitor;
-        impl<'de> Visitor<'de> for NameVisitor {
-            type Value = Name<'de>;
-            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str("a member name")
-            }
-            fn visit_borrowed_bytes<E: de::Error>(self, name: &'de [u8]) -> Result<Self::Value, E> {
-                Ok(Name(Cow::Borrowed(name)))
-            }
-            fn visit_bytes<E: de::Error>(self, name: &[u8]) -> Result<Self::Value, E> {
-                Ok(Name(Cow::Owned(name.to_owned())))
-            }
-            fn visit_borrowed_str<E: de::Error>(self, name: &'de str) -> Result<Self::Value, E> {
-                Ok(Name(Cow::Borrowed(name.as_bytes())))
-            }
-            fn visit_str<E: de::Error>(self, name: &str) -> Result<Self::Value, E> {
-                Ok(Name(Cow::Owned(name.as_bytes().to_owned())))
-            }
-        }
-        deserializer.deserialize_bytes(NameVisitor)
-    }
-}
-
-/// A member that is kept only when it is a string.
-struct Text<'a>(Option<Cow<'a, str>>);
-
-impl<'de> de::Deserialize<'de> for Text<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct TextVisitor;
-        impl<'de> Visitor<'de> for TextVisitor {
-            type Value = Option<Cow<'de, str>>;
-            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str("any JSON value")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
-                Ok(Some(Cow::Borrowed(text)))
-            }
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
-                Ok(Some(Cow::Owned(text.to_owned())))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(None)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(None)
-            }
-        }
-        deserializer.deserialize_any(TextVisitor).map(Text)
-    }
-}
-
-/// A member that is kept only when it is a number.
-struct Numeric(Option<Number>);
-
-impl<'de> de::Deserialize<'de> for Numeric {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct NumberVisitor;
-        impl<'de> Visitor<'de> for NumberVisitor {
-            type Value = Option<Number>;
-            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str("any JSON value")
-            }
-            fn visit_u64<E: de::Error>(self, value: u64) -> Result<Self::Value, E> {
-                Ok(Some(Number::Unsigned(value)))
-            }
-            fn visit_i64<E: de::Error>(self, value: i64) -> Result<Self::Value, E> {
-                Ok(Some(Number::Signed(value)))
-            }
-            fn visit_f64<E: de::Error>(self, value: f64) -> Result<Self::Value, E> {
-                Ok(Some(Number::Float(value)))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(None)
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(None)
-            }
-        }
-        deserializer.deserialize_any(NumberVisitor).map(Numeric)
-    }
-}
-
-/// Reads a `usage` member into `slot`, classified the way JavaScript's truthiness and Pi's
-/// code treat it.
-fn read_usage<'de, A: MapAccess<'de>>(slot: &mut UsageField, map: &mut A) -> Result<(), A::Error> {
-    struct UsageFieldSeed<'s>(&'s mut UsageField);
-    impl<'de> de::DeserializeSeed<'de> for UsageFieldSeed<'_> {
-        type Value = ();
-        fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-            deserializer.deserialize_any(self)
-        }
-    }
-    impl<'de> Visitor<'de> for UsageFieldSeed<'_> {
-        type Value = ();
-        fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-            formatter.write_str("any JSON value")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+/// Reads a `usage` member, classified the way JavaScript's truthiness and Pi's code see it.
+fn read_usage(reader: &mut Reader<'_>) -> Result<UsageField, JsonError> {
+    Ok(match reader.next_kind()? {
+        b'{' => {
             let mut usage = RawUsage::default();
-            while let Some(Name(name)) = map.next_key::<Name<'de>>()? {
-                usage.member(&name, &mut map)?;
-            }
-            *self.0 = UsageField::Object(usage);
-            Ok(())
-        }
-        fn visit_bool<E: de::Error>(self, value: bool) -> Result<(), E> {
-            *self.0 = if value {
-                UsageField::Other
-            } else {
-                UsageField::Falsy
-            };
-            Ok(())
-        }
-        fn visit_i64<E: de::Error>(self, value: i64) -> Result<(), E> {
-            *self.0 = if value == 0 {
-                UsageField::Falsy
-            } else {
-                UsageField::Other
-            };
-            Ok(())
-        }
-        fn visit_u64<E: de::Error>(self, value: u64) -> Result<(), E> {
-            *self.0 = if value == 0 {
-                UsageField::Falsy
-            } else {
-                UsageField::Other
-            };
-            Ok(())
-        }
-        fn visit_f64<E: de::Error>(self, value: f64) -> Result<(), E> {
-            *self.0 = if value == 0.0 {
-                UsageField::Falsy
-            } else {
-                UsageField::Other
-            };
-            Ok(())
-        }
-        fn visit_str<E: de::Error>(self, value: &str) -> Result<(), E> {
-            *self.0 = if value.is_empty() {
-                UsageField::Falsy
-            } else {
-                UsageField::Other
-            };
-            Ok(())
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-            *self.0 = UsageField::Falsy;
-            Ok(())
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
-            *self.0 = UsageField::Other;
-            Ok(())
-        }
-    }
-    map.next_value_seed(UsageFieldSeed(slot))
-}
-
-fn skip<'de, A: MapAccess<'de>>(map: &mut A) -> Result<(), A::Error> {
-    map.next_value::<IgnoredAny>().map(|_| ())
-}
-
-impl<'de> Members<'de> for RawEntry<'de> {
-    fn member<A: MapAccess<'de>>(&mut self, name: &[u8], map: &mut A) -> Result<(), A::Error> {
-        match name {
-            b"type" => self.kind = map.next_value::<Text<'de>>()?.0,
-            b"id" => self.id = map.next_value::<Text<'de>>()?.0,
-            b"timestamp" => self.timestamp = map.next_value::<Text<'de>>()?.0,
-            b"message" => {
-                let message = self.message.insert(RawMessage::default());
-                if !map.next_value_seed(Fill(message))? {
-                    self.message = None;
+            reader.object(|reader, name| {
+                match name {
+                    b"input" => usage.input = reader.number()?,
+                    b"output" => usage.output = reader.number()?,
+                    b"cacheRead" => usage.cache_read = reader.number()?,
+                    b"cacheWrite" => usage.cache_write = reader.number()?,
+                    b"cost" => {
+                        let mut total = None;
+                        let is_object = reader.object(|reader, name| {
+                            match name {
+                                b"total" => total = reader.number()?,
+                                _ => reader.skip_value()?,
+                            }
+                            Ok(())
+                        })?;
+                        usage.cost_total = if is_object { total } else { None };
+                    }
+                    _ => reader.skip_value()?,
                 }
-            }
-            b"provider" => self.provider = map.next_value::<Text<'de>>()?.0,
-            b"model" => self.model = map.next_value::<Text<'de>>()?.0,
-            b"modelId" => self.model_id = map.next_value::<Text<'de>>()?.0,
-            b"usage" => read_usage(&mut self.usage, map)?,
-            _ => skip(map)?,
+                Ok(())
+            })?;
+            UsageField::Object(usage)
         }
-        Ok(())
-    }
-}
-
-impl<'de> Members<'de> for RawMessage<'de> {
-    fn member<A: MapAccess<'de>>(&mut self, name: &[u8], map: &mut A) -> Result<(), A::Error> {
-        match name {
-            b"role" => self.role = map.next_value::<Text<'de>>()?.0,
-            b"provider" => self.provider = map.next_value::<Text<'de>>()?.0,
-            b"model" => self.model = map.next_value::<Text<'de>>()?.0,
-            b"toolName" => self.tool_name = map.next_value::<Text<'de>>()?.0,
-            b"timestamp" => self.timestamp = map.next_value::<Numeric>()?.0,
-            b"usage" => read_usage(&mut self.usage, map)?,
-            _ => skip(map)?,
+        b'"' => match reader.text()? {
+            Some(text) if text.is_empty() => UsageField::Falsy,
+            _ => UsageField::Other,
+        },
+        b'-' | b'0'..=b'9' => match reader.number()? {
+            Some(Number::Unsigned(0) | Number::Signed(0)) => UsageField::Falsy,
+            Some(Number::Float(0.0)) => UsageField::Falsy,
+            _ => UsageField::Other,
+        },
+        b'[' => {
+            reader.skip_value()?;
+            UsageField::Other
         }
-        Ok(())
-    }
-}
-
-impl<'de> Members<'de> for RawUsage {
-    fn member<A: MapAccess<'de>>(&mut self, name: &[u8], map: &mut A) -> Result<(), A::Error> {
-        match name {
-            b"input" => self.input = map.next_value::<Numeric>()?.0,
-            b"output" => self.output = map.next_value::<Numeric>()?.0,
-            b"cacheRead" => self.cache_read = map.next_value::<Numeric>()?.0,
-            b"cacheWrite" => self.cache_write = map.next_value::<Numeric>()?.0,
-            b"cost" => {
-                let mut cost = RawCost::default();
-                self.cost_total = if map.next_value_seed(Fill(&mut cost))? {
-                    cost.total
-                } else {
-                    None
-                };
-            }
-            _ => skip(map)?,
-        }
-        Ok(())
-    }
-}
-
-/// The one member of `usage.cost` that Pi adds.
-#[derive(Default)]
-struct RawCost {
-    total: Option<Number>,
-}
-
-impl<'de> Members<'de> for RawCost {
-    fn member<A: MapAccess<'de>>(&mut self, name: &[u8], map: &mut A) -> Result<(), A::Error> {
-        match name {
-            b"total" => self.total = map.next_value::<Numeric>()?.0,
-            _ => skip(map)?,
-        }
-        Ok(())
-    }
+        _ => match reader.literal()? {
+            b"true" => UsageField::Other,
+            _ => UsageField::Falsy,
+        },
+    })
 }

@@ -308,7 +308,7 @@ fn damaged_lines_are_warnings_with_their_line_numbers() {
     assert_eq!(
         reasons,
         [
-            "line 3: not valid JSON: EOF while parsing a value at line 1 column 65",
+            "line 3: not valid JSON: unexpected end of line",
             "line 5: assistant message without usage",
             "line 6: usage is not an object",
             "line 7: usage.input is not a token count: -3",
