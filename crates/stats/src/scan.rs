@@ -11,7 +11,9 @@
 //! usage are decoded: in JSON text a `"` inside a string is always escaped, so the bytes
 //! `"usage"` occur only where a key (or a string value) is exactly `usage`. Every other line is
 //! passed over by a vectorised substring search. A line longer than the read buffer that holds
-//! no such key is skipped without ever being held in memory whole.
+//! no such key is skipped without ever being held in memory whole. (So an assistant message
+//! with no `usage` member at all counts nothing and says nothing; Pi's own statistics fail on
+//! it. One whose `usage` is `null` or not an object is a warning.)
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -25,7 +27,9 @@ use jiff::civil::Date;
 use memchr::memmem::Finder;
 use pi_retrospect_core::stats::Usage;
 use pi_retrospect_core::{Timestamp as HeaderInstant, Warning, timestamp};
-use pi_retrospect_header::{Symlinks, describe_io, open_regular, parse_header};
+use pi_retrospect_header::{
+    HeaderError, MAX_HEADER_LINE_BYTES, Symlinks, describe_io, open_regular, parse_header,
+};
 
 use crate::json::{JsonError, Number, Reader};
 use crate::options::StatsOptions;
@@ -221,7 +225,7 @@ impl<'a> Scanner<'a> {
             })
             .map_err(|error| format!("could not read file: {}", describe_io(&error)))?;
         if self.scan.failure.is_none() && !self.is_header_read {
-            return Err(pi_retrospect_header::HeaderError::Empty.to_string());
+            return Err(HeaderError::Empty.to_string());
         }
         Ok(())
     }
@@ -281,14 +285,14 @@ impl<'a> Scanner<'a> {
         buffer: &mut [u8],
     ) -> io::Result<u64> {
         if !self.is_header_read {
-            self.scan.failure = Some(pi_retrospect_header::HeaderError::TooLong.to_string());
+            self.scan.failure = Some(HeaderError::TooLong.to_string());
             return Ok(0);
         }
         let overlap = MODEL_CHANGE_NEEDLE.len() - 1;
         let mut position = start;
         let mut is_needed = false;
         let end = loop {
-            let n_wanted = buffer.len().min((length - position) as usize);
+            let n_wanted = buffer.len().min(remaining(length, position, 0));
             if n_wanted == 0 {
                 break length;
             }
@@ -312,7 +316,7 @@ impl<'a> Scanner<'a> {
             position += (n_read - overlap.min(n_read - 1)) as u64;
         };
         if is_needed {
-            let mut line = vec![0; (end - start) as usize];
+            let mut line = vec![0; remaining(end, start, 0)];
             let n_read = read_at_fully(file, &mut line, start)?;
             line.truncate(n_read);
             self.on_line(&line, start);
@@ -328,6 +332,12 @@ impl<'a> Scanner<'a> {
                 return;
             }
             let end = memchr::memchr(b'\n', region).unwrap_or(region.len());
+            // The bound `list` applies to a header line, so that a file it lists is read here
+            // and one it refuses is refused here too.
+            if end > MAX_HEADER_LINE_BYTES {
+                self.scan.failure = Some(HeaderError::TooLong.to_string());
+                return;
+            }
             match parse_header(&region[..end]) {
                 Ok(header) => {
                     self.scan.instant = Some(header.instant);
