@@ -240,6 +240,7 @@ impl<'a> Reader<'a> {
 
     /// Reads a value that is kept only when it is a string (decoded like Pi decodes a file:
     /// bytes that are not UTF-8 become replacement characters).
+    #[inline]
     pub(crate) fn text(&mut self) -> Result<Option<Cow<'a, str>>> {
         if self.peek()? != b'"' {
             self.skip_value()?;
@@ -252,6 +253,17 @@ impl<'a> Reader<'a> {
             },
             Cow::Owned(bytes) => Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()),
         }))
+    }
+
+    /// Reads a value that is kept only when it is a string, as raw bytes (escapes decoded):
+    /// for values that are only compared, or decoded later when needed.
+    #[inline]
+    pub(crate) fn bytes(&mut self) -> Result<Option<Cow<'a, [u8]>>> {
+        if self.peek()? != b'"' {
+            self.skip_value()?;
+            return Ok(None);
+        }
+        self.string().map(Some)
     }
 
     /// Reads a value that is kept only when it is a number.
@@ -350,7 +362,8 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a string (at its opening quote) and returns its bytes, escapes decoded.
-    fn string(&mut self) -> Result<Cow<'a, [u8]>> {
+    #[inline]
+    pub(crate) fn string(&mut self) -> Result<Cow<'a, [u8]>> {
         let start = self.at + 1;
         let has_escapes = self.skip_string()?;
         let raw = &self.bytes[start..self.at - 1];
@@ -361,6 +374,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Passes over a string (at its opening quote); returns whether it holds escapes.
+    #[inline]
     fn skip_string(&mut self) -> Result<bool> {
         self.at += 1;
         // Most strings are short (names, ids, timestamps): look at them eight bytes at a time
@@ -422,6 +436,7 @@ impl<'a> Reader<'a> {
 
     /// Passes over a number, checking its grammar; returns where it starts and whether it is
     /// an integer (no fraction, no exponent).
+    #[inline]
     fn number_span(&mut self) -> Result<(usize, bool)> {
         let start = self.at;
         let bytes = self.bytes;
@@ -497,6 +512,7 @@ impl<'a> Reader<'a> {
 
 /// Returns whether a byte ends the plain run of a string: a quote, a backslash, or a control
 /// character (which JSON forbids raw in a string).
+#[inline]
 fn is_special(byte: u8) -> bool {
     byte == b'"' || byte == b'\\' || byte < 0x20
 }
@@ -504,6 +520,7 @@ fn is_special(byte: u8) -> bool {
 /// Returns the index of the first special byte (see [`is_special`]) of eight little-endian
 /// bytes, if any. The classic "has a zero byte" test, for three conditions at once; it can
 /// flag bytes after the first real one, never before it.
+#[inline]
 fn first_special(chunk: u64) -> Option<usize> {
     const ONES: u64 = u64::MAX / 255;
     const HIGH: u64 = ONES << 7;

@@ -379,7 +379,7 @@ impl<'a> Scanner<'a> {
 
     /// Decodes one line that may carry usage and counts it as Pi would.
     fn on_line(&mut self, line: &[u8], line_offset: u64) {
-        let entry = match parse_entry(line) {
+        let entry = match parse_entry(line, self.request.options.needs_model()) {
             Ok(Some(entry)) => entry,
             Ok(None) => return,
             Err(error) => {
@@ -387,14 +387,14 @@ impl<'a> Scanner<'a> {
                 return;
             }
         };
-        let kind = entry.kind.as_deref().unwrap_or("");
+        let kind = entry.kind.as_deref().unwrap_or_default();
         let (usage, model, is_required) = match kind {
-            "message" => {
+            b"message" => {
                 let Some(message) = &entry.message else {
                     return;
                 };
                 match message.role.as_deref() {
-                    Some("assistant") => {
+                    Some(b"assistant") => {
                         if self.request.options.needs_model()
                             && let Some(name) = model_name(&message.provider, &message.model)
                         {
@@ -406,7 +406,7 @@ impl<'a> Scanner<'a> {
                             true,
                         )
                     }
-                    Some("toolResult") => (
+                    Some(b"toolResult") => (
                         &message.usage,
                         ModelOf::Tool(message.tool_name.as_deref()),
                         false,
@@ -414,13 +414,13 @@ impl<'a> Scanner<'a> {
                     _ => return,
                 }
             }
-            "usage" => (
+            b"usage" => (
                 &entry.usage,
                 ModelOf::Pair(&entry.provider, &entry.model),
                 true,
             ),
-            "compaction" | "branch_summary" => (&entry.usage, ModelOf::Current, false),
-            "model_change" => {
+            b"compaction" | b"branch_summary" => (&entry.usage, ModelOf::Current, false),
+            b"model_change" => {
                 if let Some(name) = model_name(&entry.provider, &entry.model_id) {
                     self.current_model = Some(name);
                 }
@@ -450,8 +450,13 @@ impl<'a> Scanner<'a> {
                 return;
             }
         };
+        // An entry's identity is needed only to tell a fork's copies from its own entries.
         let key = match (&entry.id, &entry.timestamp) {
-            (Some(id), Some(timestamp)) => Some(entry_key(id, timestamp)),
+            (Some(id), Some(timestamp))
+                if self.request.keeps_keys || self.request.keeps_records =>
+            {
+                Some(entry_key(id, timestamp))
+            }
             _ => None,
         };
         if self.request.keeps_keys
@@ -498,6 +503,7 @@ impl<'a> Scanner<'a> {
         let instant = entry
             .timestamp
             .as_deref()
+            .and_then(|text| std::str::from_utf8(text).ok())
             .and_then(timestamp::parse)
             .and_then(|instant| jiff::Timestamp::new(instant.seconds, instant.nanos as i32).ok())
             .or_else(|| {
@@ -582,25 +588,24 @@ fn write_model_name(
     }
 }
 
-fn describe(kind: &str, entry: &RawEntry<'_>) -> String {
+fn describe(kind: &[u8], entry: &RawEntry<'_>) -> String {
     match kind {
-        "message" => format!(
+        b"message" => format!(
             "{} message",
             entry
                 .message
                 .as_ref()
                 .and_then(|message| message.role.as_deref())
-                .unwrap_or("a")
+                .map_or(Cow::Borrowed("a"), String::from_utf8_lossy)
         ),
-        other => format!("{other} entry"),
+        other => format!("{} entry", String::from_utf8_lossy(other)),
     }
 }
 
-fn entry_key(id: &str, timestamp: &str) -> EntryKey {
-    let mut key = String::with_capacity(id.len() + 1 + timestamp.len());
-    key.push_str(id);
+fn entry_key(id: &[u8], timestamp: &[u8]) -> EntryKey {
+    let mut key = String::from_utf8_lossy(id).into_owned();
     key.push('\n');
-    key.push_str(timestamp);
+    key.push_str(&String::from_utf8_lossy(timestamp));
     key.into_boxed_str()
 }
 
@@ -697,9 +702,9 @@ impl DayCache {
 /// beyond validation. A member that is repeated takes its last value, as in `JSON.parse`.
 #[derive(Default)]
 struct RawEntry<'a> {
-    kind: Option<Cow<'a, str>>,
-    id: Option<Cow<'a, str>>,
-    timestamp: Option<Cow<'a, str>>,
+    kind: Option<Cow<'a, [u8]>>,
+    id: Option<Cow<'a, [u8]>>,
+    timestamp: Option<Cow<'a, [u8]>>,
     message: Option<RawMessage<'a>>,
     provider: Option<Cow<'a, str>>,
     model: Option<Cow<'a, str>>,
@@ -709,7 +714,7 @@ struct RawEntry<'a> {
 
 #[derive(Default)]
 struct RawMessage<'a> {
-    role: Option<Cow<'a, str>>,
+    role: Option<Cow<'a, [u8]>>,
     provider: Option<Cow<'a, str>>,
     model: Option<Cow<'a, str>>,
     tool_name: Option<Cow<'a, str>>,
@@ -741,24 +746,25 @@ struct RawUsage {
     cost_total: Option<Number>,
 }
 
-/// Decodes an entry line; `Ok(None)` when it is valid JSON but not an object.
-fn parse_entry(line: &[u8]) -> Result<Option<RawEntry<'_>>, JsonError> {
+/// Decodes an entry line; `Ok(None)` when it is valid JSON but not an object. Model names
+/// are decoded only when `wants_models`; other values are checked and passed over.
+fn parse_entry(line: &[u8], wants_models: bool) -> Result<Option<RawEntry<'_>>, JsonError> {
     let mut reader = Reader::new(line);
     let mut entry = RawEntry::default();
     let is_object = reader.object(|reader, name| {
         match name {
-            b"type" => entry.kind = reader.text()?,
-            b"id" => entry.id = reader.text()?,
-            b"timestamp" => entry.timestamp = reader.text()?,
+            b"type" => entry.kind = reader.bytes()?,
+            b"id" => entry.id = reader.bytes()?,
+            b"timestamp" => entry.timestamp = reader.bytes()?,
             b"message" => {
                 let mut message = RawMessage::default();
                 entry.message = reader
-                    .object(|reader, name| message.member(reader, name))?
+                    .object(|reader, name| message.member(reader, name, wants_models))?
                     .then_some(message);
             }
-            b"provider" => entry.provider = reader.text()?,
-            b"model" => entry.model = reader.text()?,
-            b"modelId" => entry.model_id = reader.text()?,
+            b"provider" if wants_models => entry.provider = reader.text()?,
+            b"model" if wants_models => entry.model = reader.text()?,
+            b"modelId" if wants_models => entry.model_id = reader.text()?,
             b"usage" => entry.usage = read_usage(reader)?,
             _ => reader.skip_value()?,
         }
@@ -769,12 +775,17 @@ fn parse_entry(line: &[u8]) -> Result<Option<RawEntry<'_>>, JsonError> {
 }
 
 impl<'a> RawMessage<'a> {
-    fn member(&mut self, reader: &mut Reader<'a>, name: &[u8]) -> Result<(), JsonError> {
+    fn member(
+        &mut self,
+        reader: &mut Reader<'a>,
+        name: &[u8],
+        wants_models: bool,
+    ) -> Result<(), JsonError> {
         match name {
-            b"role" => self.role = reader.text()?,
-            b"provider" => self.provider = reader.text()?,
-            b"model" => self.model = reader.text()?,
-            b"toolName" => self.tool_name = reader.text()?,
+            b"role" => self.role = reader.bytes()?,
+            b"provider" if wants_models => self.provider = reader.text()?,
+            b"model" if wants_models => self.model = reader.text()?,
+            b"toolName" if wants_models => self.tool_name = reader.text()?,
             b"timestamp" => self.timestamp = reader.number()?,
             b"usage" => self.usage = read_usage(reader)?,
             _ => reader.skip_value()?,
