@@ -15,8 +15,11 @@ use pi_retrospect_core::{Listing, Session, Warning};
 use crate::options::StatsOptions;
 use crate::scan::{FileScan, ScanRequest, scan_file};
 
-/// Which files a report reads and how they relate; see the [module documentation](self).
-/// It borrows the listing it was planned over.
+/// Which files a report reads and how they relate. A report is made in three steps:
+/// [`StatsPlan::new`] decides which files to read and what to keep of each (forks and their
+/// parents), [`StatsPlan::scan`] reads one file (on any thread, in any order), and
+/// [`StatsPlan::finish`] deduplicates forks, rolls runs up into the sessions that launched
+/// them and groups the rows. It borrows the listing it was planned over.
 #[derive(Debug, Clone)]
 pub struct StatsPlan<'l> {
     options: StatsOptions,

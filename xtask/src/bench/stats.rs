@@ -30,6 +30,8 @@ struct Row {
     threads: usize,
     command: Box<dyn Fn() -> Command>,
     wall_times: Vec<Duration>,
+    /// User plus system time of each timed run, when `/usr/bin/time` reports it.
+    cpu_times: Vec<Duration>,
     peak_rss_kb: Option<u64>,
 }
 
@@ -74,6 +76,7 @@ pub(super) fn run(
                 command
             }),
             wall_times: Vec::new(),
+            cpu_times: Vec::new(),
             peak_rss_kb: None,
         });
         let (rg, root_for_rg) = (rg.clone(), root.clone());
@@ -95,6 +98,7 @@ pub(super) fn run(
                 command
             }),
             wall_times: Vec::new(),
+            cpu_times: Vec::new(),
             peak_rss_kb: None,
         });
     }
@@ -110,8 +114,9 @@ pub(super) fn run(
     for round in 0..options.n_runs {
         for offset in 0..rows.len() {
             let idx = (round + offset) % rows.len();
-            let elapsed = time_once((rows[idx].command)())?;
+            let (elapsed, cpu) = time_once((rows[idx].command)())?;
             rows[idx].wall_times.push(elapsed);
+            rows[idx].cpu_times.extend(cpu);
         }
     }
     for row in &mut rows {
@@ -128,18 +133,22 @@ pub(super) fn run(
     );
     let _ = writeln!(
         out,
-        "| program | threads | median ms | min ms | MB/s | peak RSS MB |"
+        "| program | threads | median ms | min ms | MB/s | median CPU ms (user + sys) | peak RSS MB |"
     );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|");
     for row in &rows {
         let median = median(&row.wall_times);
         let fastest = row.wall_times.iter().min().copied().unwrap_or(median);
         let rss = row
             .peak_rss_kb
             .map_or("?".to_owned(), |kb| format!("{:.1}", kb as f64 / 1024.0));
+        let cpu = match row.cpu_times.is_empty() {
+            true => "?".to_owned(),
+            false => format!("{:.0}", millis(super::median(&row.cpu_times))),
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {:.1} | {:.1} | {:.0} | {rss} |",
+            "| {} | {} | {:.1} | {:.1} | {:.0} | {cpu} | {rss} |",
             row.label,
             row.threads,
             millis(median),
@@ -163,6 +172,21 @@ pub(super) fn run(
             millis(ours),
             millis(rg),
             verdict(ratio <= TARGET_RATIO)
+        );
+    }
+    // CPU time says how much work each does, whatever else the machine is running.
+    let cpu = |label: &str| {
+        rows.iter()
+            .find(|row| row.label == label && row.threads == 1 && !row.cpu_times.is_empty())
+            .map(|row| median(&row.cpu_times))
+    };
+    if let (Some(ours), Some(rg)) = (cpu("stats --by day"), cpu("rg -c -F")) {
+        let _ = writeln!(
+            out,
+            "- for reference, CPU time on 1 thread (medians): {:.0} ms / {:.0} ms = {:.2}x",
+            millis(ours),
+            millis(rg),
+            ours.as_secs_f64() / rg.as_secs_f64()
         );
     }
     if let Some(peak) = rows
@@ -255,15 +279,35 @@ fn count_rg(rg: &Path, root: &Path) -> anyhow::Result<u64> {
         .sum()
 }
 
-fn time_once(mut command: Command) -> anyhow::Result<Duration> {
-    command.stdout(Stdio::null()).stderr(Stdio::null());
+/// Runs `command` once; returns its wall time and, through `/usr/bin/time` when it exists,
+/// its user plus system time (the wrapper's own start-up falls on every program alike).
+fn time_once(command: Command) -> anyhow::Result<(Duration, Option<Duration>)> {
+    let time = Path::new("/usr/bin/time");
+    let mut run = match time.exists() {
+        true => {
+            let mut timed = Command::new(time);
+            timed.args(["-f", "%U %S"]).arg(command.get_program());
+            timed.args(command.get_args());
+            timed
+        }
+        false => command,
+    };
+    run.stdout(Stdio::null()).stderr(Stdio::piped());
     let started = Instant::now();
-    let status = command
-        .status()
-        .with_context(|| format!("cannot run {:?}", command.get_program()))?;
+    let output = run
+        .output()
+        .with_context(|| format!("cannot run {:?}", run.get_program()))?;
     let elapsed = started.elapsed();
-    if !status.success() {
-        bail!("{command:?} failed: {status}");
+    if !output.status.success() {
+        bail!("{run:?} failed: {}", output.status);
     }
-    Ok(elapsed)
+    let cpu = String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .last()
+        .and_then(|line| {
+            let mut seconds = line.split_whitespace().map(str::parse::<f64>);
+            Some(seconds.next()?.ok()? + seconds.next()?.ok()?)
+        })
+        .map(Duration::from_secs_f64);
+    Ok((elapsed, cpu))
 }
