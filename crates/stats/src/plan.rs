@@ -349,14 +349,14 @@ impl<'l> StatsPlan<'l> {
         self.options
             .group_by
             .iter()
-            .filter(|key| **key != GroupKey::Session)
-            .map(|key| {
-                KeyPart::Text(match key {
-                    GroupKey::Session => unreachable!("filtered out above"),
+            .filter_map(|key| {
+                let text = match key {
+                    GroupKey::Session => return None,
                     GroupKey::Project => session.project.to_owned(),
                     GroupKey::Model => model.unwrap_or("unknown").to_owned(),
                     GroupKey::Day | GroupKey::Week | GroupKey::Month => period_label(*key, day),
-                })
+                };
+                Some(KeyPart::Text(text))
             })
             .collect()
     }
