@@ -223,15 +223,13 @@ impl<'a> Reader<'a> {
             if self.peek()? != b'"' {
                 return Err(self.error(Problem::MemberName));
             }
-            // Fast path for the usual name: up to seven plain bytes, its quote and the colon
-            // right after, found with one eight-byte look.
+            // Fast path for the usual name: up to fifteen plain bytes, its quote and the colon
+            // right after, found with one or two eight-byte looks.
             let start = self.at + 1;
-            if let Some(chunk) = self.bytes.get(start..start + 8) {
-                let mut word = [0; 8];
-                word.copy_from_slice(chunk);
-                if let Some(length) = first_special(u64::from_le_bytes(word))
-                    && chunk[length] == b'"'
-                    && self.bytes.get(start + length + 1) == Some(&b':')
+            if let Some(length) = short_name_length(self.bytes, start)
+                && self.bytes[start + length] == b'"'
+                && self.bytes.get(start + length + 1) == Some(&b':')
+            {
                 {
                     self.at = start + length + 2;
                     member(self, &self.bytes[start..start + length])?;
@@ -505,28 +503,43 @@ impl<'a> Reader<'a> {
     }
 
     fn read_number(&mut self) -> Result<Number> {
-        let (start, is_integer) = self.number_span()?;
-        let text = &self.bytes[start..self.at];
-        if is_integer {
-            // Token counts are integers: read the digits without going through `str`.
-            let (is_negative, digits) = match text.split_first() {
-                Some((b'-', digits)) => (true, digits),
-                _ => (false, text),
-            };
-            let magnitude = digits.iter().try_fold(0u64, |value, digit| {
-                value.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
-            });
+        // Token counts are plain integers: read their digits in one pass, without `str`.
+        let bytes = self.bytes;
+        let start = self.at;
+        let is_negative = bytes.get(start) == Some(&b'-');
+        let digits_start = start + usize::from(is_negative);
+        let mut at = digits_start;
+        let mut magnitude = Some(0u64);
+        while let Some(digit) = bytes.get(at).map(|byte| byte.wrapping_sub(b'0')) {
+            if digit > 9 {
+                break;
+            }
+            magnitude = magnitude
+                .and_then(|value| value.checked_mul(10))
+                .and_then(|value| value.checked_add(u64::from(digit)));
+            at += 1;
+        }
+        let is_plain = at > digits_start
+            && (at == digits_start + 1 || bytes[digits_start] != b'0')
+            && !matches!(bytes.get(at), Some(b'.' | b'e' | b'E'));
+        if is_plain {
             match (is_negative, magnitude) {
-                (false, Some(value)) => return Ok(Number::Unsigned(value)),
+                (false, Some(value)) => {
+                    self.at = at;
+                    return Ok(Number::Unsigned(value));
+                }
                 (true, Some(value)) if value <= 1 << 63 => {
+                    self.at = at;
                     return Ok(Number::Signed((value as i64).wrapping_neg()));
                 }
                 _ => {}
             }
         }
-        // The bytes are ASCII (checked by `number_span`); Rust's float parsing rounds
-        // correctly, as JavaScript's does.
-        std::str::from_utf8(text)
+        // Anything else (a fraction, an exponent, an integer too large, or no number at all)
+        // is checked by `number_span` and read as a float; the bytes are ASCII, and Rust's
+        // float parsing rounds correctly, as JavaScript's does.
+        let (start, _) = self.number_span()?;
+        std::str::from_utf8(&bytes[start..self.at])
             .ok()
             .and_then(|text| text.parse::<f64>().ok())
             .map(Number::Float)
@@ -555,6 +568,19 @@ fn first_special(chunk: u64) -> Option<usize> {
         & !(chunk ^ (ONES * u64::from(b'\\')));
     let found = (control | quote | backslash) & HIGH;
     (found != 0).then(|| (found.trailing_zeros() / 8) as usize)
+}
+
+/// Returns where the first special byte (see [`is_special`]) is among the sixteen bytes from
+/// `start`, if there are sixteen and one of them is.
+#[inline]
+fn short_name_length(bytes: &[u8], start: usize) -> Option<usize> {
+    let chunk = bytes.get(start..start + 16)?;
+    let word = |from: usize| {
+        let mut word = [0; 8];
+        word.copy_from_slice(&chunk[from..from + 8]);
+        u64::from_le_bytes(word)
+    };
+    first_special(word(0)).or_else(|| first_special(word(8)).map(|offset| 8 + offset))
 }
 
 /// Returns whether `bytes` holds a byte below 0x20, which JSON forbids raw in a string.
@@ -756,6 +782,39 @@ mod tests {
                     .prop_map(|map| serde_json::Value::Object(map.into_iter().collect())),
             ]
         })
+    }
+
+    #[test]
+    fn reads_numbers_as_javascript_sees_them() {
+        let check = |text: &str, expected: std::result::Result<Number, ()>| {
+            let mut reader = Reader::new(text.as_bytes());
+            let actual = reader
+                .number()
+                .and_then(|number| reader.end().map(|()| number))
+                .map(|number| number.expect("a number"))
+                .map_err(|_| ());
+            assert_eq!(actual, expected, "{text}");
+        };
+        check("0", Ok(Number::Unsigned(0)));
+        check("148785", Ok(Number::Unsigned(148_785)));
+        check("18446744073709551615", Ok(Number::Unsigned(u64::MAX)));
+        check(
+            "18446744073709551616",
+            Ok(Number::Float(18_446_744_073_709_551_616.0)),
+        );
+        check("-0", Ok(Number::Signed(0)));
+        check("-5", Ok(Number::Signed(-5)));
+        check("-9223372036854775808", Ok(Number::Signed(i64::MIN)));
+        check(
+            "-9223372036854775809",
+            Ok(Number::Float(-9_223_372_036_854_775_809.0)),
+        );
+        check("0.006", Ok(Number::Float(0.006)));
+        check("1e3", Ok(Number::Float(1000.0)));
+        check("01", Err(()));
+        check("-", Err(()));
+        check("1.", Err(()));
+        check("1e", Err(()));
     }
 
     #[test]

@@ -379,14 +379,15 @@ impl<'a> Scanner<'a> {
 
     /// Decodes one line that may carry usage and counts it as Pi would.
     fn on_line(&mut self, line: &[u8], line_offset: u64) {
-        let entry = match parse_entry(line, self.request.options.needs_model()) {
-            Ok(Some(entry)) => entry,
-            Ok(None) => return,
+        let mut entry = RawEntry::default();
+        match parse_entry(line, self.request.options.needs_model(), &mut entry) {
+            Ok(true) => {}
+            Ok(false) => return,
             Err(error) => {
                 self.warn_at(line_offset, format!("not valid JSON: {error}"));
                 return;
             }
-        };
+        }
         let kind = entry.kind.as_deref().unwrap_or_default();
         let (usage, model, is_required) = match kind {
             b"message" => {
@@ -746,21 +747,25 @@ struct RawUsage {
     cost_total: Option<Number>,
 }
 
-/// Decodes an entry line; `Ok(None)` when it is valid JSON but not an object. Model names
-/// are decoded only when `wants_models`; other values are checked and passed over.
-fn parse_entry(line: &[u8], wants_models: bool) -> Result<Option<RawEntry<'_>>, JsonError> {
+/// Decodes an entry line into `entry` (filled in place: the decoded members are never moved);
+/// `Ok(false)` when it is valid JSON but not an object. Model names are decoded only when
+/// `wants_models`; other values are checked and passed over.
+fn parse_entry<'a>(
+    line: &'a [u8],
+    wants_models: bool,
+    entry: &mut RawEntry<'a>,
+) -> Result<bool, JsonError> {
     let mut reader = Reader::new(line);
-    let mut entry = RawEntry::default();
     let is_object = reader.object(|reader, name| {
         match name {
             b"type" => entry.kind = reader.bytes()?,
             b"id" => entry.id = reader.bytes()?,
             b"timestamp" => entry.timestamp = reader.bytes()?,
             b"message" => {
-                let mut message = RawMessage::default();
-                entry.message = reader
-                    .object(|reader, name| message.member(reader, name, wants_models))?
-                    .then_some(message);
+                let message = entry.message.insert(RawMessage::default());
+                if !reader.object(|reader, name| message.member(reader, name, wants_models))? {
+                    entry.message = None;
+                }
             }
             b"provider" if wants_models => entry.provider = reader.text()?,
             b"model" if wants_models => entry.model = reader.text()?,
@@ -771,7 +776,7 @@ fn parse_entry(line: &[u8], wants_models: bool) -> Result<Option<RawEntry<'_>>, 
         Ok(())
     })?;
     reader.end()?;
-    Ok(is_object.then_some(entry))
+    Ok(is_object)
 }
 
 impl<'a> RawMessage<'a> {
