@@ -58,6 +58,8 @@ struct ForkParent {
 #[derive(Debug, Clone)]
 struct PlannedFile<'l> {
     path: Cow<'l, str>,
+    /// The header's instant, for a file the listing holds (its header is validated there).
+    listed_instant: Option<pi_retrospect_core::Timestamp>,
     is_counted: bool,
     keeps_records: bool,
     keeps_keys: bool,
@@ -97,6 +99,7 @@ impl<'l> StatsPlan<'l> {
             .iter()
             .map(|planned| PlannedFile {
                 path: Cow::Borrowed(planned.session.path.as_str()),
+                listed_instant: Some(planned.session.instant),
                 is_counted: true,
                 keeps_records: false,
                 keeps_keys: false,
@@ -153,6 +156,7 @@ impl<'l> StatsPlan<'l> {
                     let file = *unlisted.entry(parent.clone()).or_insert_with(|| {
                         files.push(PlannedFile {
                             path: Cow::Owned(parent.clone()),
+                            listed_instant: None,
                             is_counted: false,
                             keeps_records: false,
                             keeps_keys: false,
@@ -205,6 +209,7 @@ impl<'l> StatsPlan<'l> {
             is_counted: file.is_counted,
             keeps_records: file.keeps_records,
             keeps_keys: file.keeps_keys,
+            listed_instant: file.listed_instant,
         };
         scan_file(&file.path, &request)
     }

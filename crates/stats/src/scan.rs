@@ -59,6 +59,9 @@ pub(crate) struct ScanRequest<'a> {
     pub keeps_records: bool,
     /// Whether to keep the identity of every record (a fork parent).
     pub keeps_keys: bool,
+    /// The header's instant, when the listing has already validated this file's header: line
+    /// 1 is then only checked to be a session header, not validated again.
+    pub listed_instant: Option<HeaderInstant>,
 }
 
 /// The identity of an entry across a fork: its `id` and `timestamp`, which Pi copies verbatim.
@@ -338,13 +341,21 @@ impl<'a> Scanner<'a> {
                 self.scan.failure = Some(HeaderError::TooLong.to_string());
                 return;
             }
-            match parse_header(&region[..end]) {
-                Ok(header) => {
-                    self.scan.instant = Some(header.instant);
+            // A header the listing validated is only checked to be one still; any other, or
+            // one that fails the check (the file was replaced), is validated to give the reason.
+            let header = match self.request.listed_instant {
+                Some(instant) if is_session_header(&region[..end]) => Ok(instant),
+                _ => parse_header(&region[..end])
+                    .map(|header| header.instant)
+                    .map_err(|error| error.to_string()),
+            };
+            match header {
+                Ok(instant) => {
+                    self.scan.instant = Some(instant);
                     self.is_header_read = true;
                 }
-                Err(error) => {
-                    self.scan.failure = Some(error.to_string());
+                Err(reason) => {
+                    self.scan.failure = Some(reason);
                     return;
                 }
             }
@@ -380,7 +391,13 @@ impl<'a> Scanner<'a> {
     /// Decodes one line that may carry usage and counts it as Pi would.
     fn on_line(&mut self, line: &[u8], line_offset: u64) {
         let mut entry = RawEntry::default();
-        match parse_entry(line, self.request.options.needs_model(), &mut entry) {
+        let options = self.request.options;
+        match parse_entry(
+            line,
+            options.needs_model(),
+            options.needs_time(),
+            &mut entry,
+        ) {
             Ok(true) => {}
             Ok(false) => return,
             Err(error) => {
@@ -747,12 +764,30 @@ struct RawUsage {
     cost_total: Option<Number>,
 }
 
+/// Returns whether a header line (already validated once, by the listing) is still a JSON
+/// object whose `type` is `session`.
+fn is_session_header(line: &[u8]) -> bool {
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let mut reader = Reader::new(line);
+    let mut is_session = false;
+    let is_object = reader.object(|reader, name| {
+        if name == b"type" {
+            is_session = reader.bytes()?.as_deref() == Some(b"session");
+            Ok(())
+        } else {
+            reader.skip_value()
+        }
+    });
+    matches!(is_object, Ok(true)) && reader.end().is_ok() && is_session
+}
+
 /// Decodes an entry line into `entry` (filled in place: the decoded members are never moved);
 /// `Ok(false)` when it is valid JSON but not an object. Model names are decoded only when
 /// `wants_models`; other values are checked and passed over.
 fn parse_entry<'a>(
     line: &'a [u8],
     wants_models: bool,
+    wants_time: bool,
     entry: &mut RawEntry<'a>,
 ) -> Result<bool, JsonError> {
     let mut reader = Reader::new(line);
@@ -763,7 +798,10 @@ fn parse_entry<'a>(
             b"timestamp" => entry.timestamp = reader.bytes()?,
             b"message" => {
                 let message = entry.message.insert(RawMessage::default());
-                if !reader.object(|reader, name| message.member(reader, name, wants_models))? {
+                let is_object = reader.object(|reader, name| {
+                    message.member(reader, name, wants_models, wants_time)
+                })?;
+                if !is_object {
                     entry.message = None;
                 }
             }
@@ -785,13 +823,14 @@ impl<'a> RawMessage<'a> {
         reader: &mut Reader<'a>,
         name: &[u8],
         wants_models: bool,
+        wants_time: bool,
     ) -> Result<(), JsonError> {
         match name {
             b"role" => self.role = reader.bytes()?,
             b"provider" if wants_models => self.provider = reader.text()?,
             b"model" if wants_models => self.model = reader.text()?,
             b"toolName" if wants_models => self.tool_name = reader.text()?,
-            b"timestamp" => self.timestamp = reader.number()?,
+            b"timestamp" if wants_time => self.timestamp = reader.number()?,
             b"usage" => self.usage = read_usage(reader)?,
             _ => reader.skip_value()?,
         }
