@@ -456,96 +456,131 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Passes over a number, checking its grammar; returns where it starts and whether it is
-    /// an integer (no fraction, no exponent).
+    /// Passes over a number, checking its grammar.
     #[inline]
-    fn number_span(&mut self) -> Result<(usize, bool)> {
-        let start = self.at;
+    fn number_span(&mut self) -> Result<()> {
+        self.scan_number::<false>().map(|_| ())
+    }
+
+    fn read_number(&mut self) -> Result<Number> {
+        self.scan_number::<true>()?
+            .ok_or_else(|| self.error(Problem::Number))
+    }
+
+    /// Reads a number in one pass, checking its grammar, and returns its value when asked:
+    /// a plain integer exactly, anything else as the float JavaScript would read (Clinger's
+    /// exact fast path when the digits and the power of ten are exact, else Rust's float
+    /// parsing, which rounds correctly too).
+    #[inline]
+    fn scan_number<const WANTS_VALUE: bool>(&mut self) -> Result<Option<Number>> {
         let bytes = self.bytes;
-        let digits = |at: &mut usize| {
-            let from = *at;
-            while bytes.get(*at).is_some_and(u8::is_ascii_digit) {
-                *at += 1;
-            }
-            *at - from
-        };
-        let mut at = self.at;
-        if bytes.get(at) == Some(&b'-') {
+        let start = self.at;
+        let mut at = start;
+        let is_negative = bytes.get(at) == Some(&b'-');
+        if is_negative {
             at += 1;
         }
-        let n_integer_digits = digits(&mut at);
-        if n_integer_digits == 0 || (n_integer_digits > 1 && bytes[at - n_integer_digits] == b'0') {
+        // The digits, accumulated while they fit; `exponent` scales them back.
+        let mut mantissa: Option<u64> = Some(0);
+        let mut exponent: i64 = 0;
+        let integer_start = at;
+        while at < bytes.len() && bytes[at].is_ascii_digit() {
+            if WANTS_VALUE {
+                mantissa = mantissa
+                    .and_then(|value| value.checked_mul(10))
+                    .and_then(|value| value.checked_add(u64::from(bytes[at] - b'0')));
+            }
+            at += 1;
+        }
+        let n_integer_digits = at - integer_start;
+        if n_integer_digits == 0 || (n_integer_digits > 1 && bytes[integer_start] == b'0') {
             self.at = at;
             return Err(self.error(Problem::Number));
         }
         let mut is_integer = true;
-        if bytes.get(at) == Some(&b'.') {
+        if at < bytes.len() && bytes[at] == b'.' {
             at += 1;
             is_integer = false;
-            if digits(&mut at) == 0 {
-                self.at = at;
-                return Err(self.error(Problem::Number));
-            }
-        }
-        if let Some(b'e' | b'E') = bytes.get(at) {
-            at += 1;
-            is_integer = false;
-            if let Some(b'+' | b'-') = bytes.get(at) {
+            let fraction_start = at;
+            while at < bytes.len() && bytes[at].is_ascii_digit() {
+                if WANTS_VALUE {
+                    mantissa = mantissa
+                        .and_then(|value| value.checked_mul(10))
+                        .and_then(|value| value.checked_add(u64::from(bytes[at] - b'0')));
+                    exponent -= 1;
+                }
                 at += 1;
             }
-            if digits(&mut at) == 0 {
+            if at == fraction_start {
                 self.at = at;
                 return Err(self.error(Problem::Number));
             }
         }
-        self.at = at;
-        Ok((start, is_integer))
-    }
-
-    fn read_number(&mut self) -> Result<Number> {
-        // Token counts are plain integers: read their digits in one pass, without `str`.
-        let bytes = self.bytes;
-        let start = self.at;
-        let is_negative = bytes.get(start) == Some(&b'-');
-        let digits_start = start + usize::from(is_negative);
-        let mut at = digits_start;
-        let mut magnitude = Some(0u64);
-        while let Some(digit) = bytes.get(at).map(|byte| byte.wrapping_sub(b'0')) {
-            if digit > 9 {
-                break;
-            }
-            magnitude = magnitude
-                .and_then(|value| value.checked_mul(10))
-                .and_then(|value| value.checked_add(u64::from(digit)));
+        if at < bytes.len() && (bytes[at] | 0x20) == b'e' {
             at += 1;
-        }
-        let is_plain = at > digits_start
-            && (at == digits_start + 1 || bytes[digits_start] != b'0')
-            && !matches!(bytes.get(at), Some(b'.' | b'e' | b'E'));
-        if is_plain {
-            match (is_negative, magnitude) {
-                (false, Some(value)) => {
-                    self.at = at;
-                    return Ok(Number::Unsigned(value));
-                }
-                (true, Some(value)) if value <= 1 << 63 => {
-                    self.at = at;
-                    return Ok(Number::Signed((value as i64).wrapping_neg()));
-                }
-                _ => {}
+            is_integer = false;
+            let is_negative_exponent = bytes.get(at) == Some(&b'-');
+            if matches!(bytes.get(at), Some(b'+' | b'-')) {
+                at += 1;
             }
+            let exponent_start = at;
+            let mut written: i64 = 0;
+            while at < bytes.len() && bytes[at].is_ascii_digit() {
+                if WANTS_VALUE {
+                    written = written
+                        .saturating_mul(10)
+                        .saturating_add(i64::from(bytes[at] - b'0'));
+                }
+                at += 1;
+            }
+            if at == exponent_start {
+                self.at = at;
+                return Err(self.error(Problem::Number));
+            }
+            exponent = exponent.saturating_add(if is_negative_exponent {
+                -written
+            } else {
+                written
+            });
         }
-        // Anything else (a fraction, an exponent, an integer too large, or no number at all)
-        // is checked by `number_span` and read as a float; the bytes are ASCII, and Rust's
-        // float parsing rounds correctly, as JavaScript's does.
-        let (start, _) = self.number_span()?;
-        std::str::from_utf8(&bytes[start..self.at])
+        self.at = at;
+        if !WANTS_VALUE {
+            return Ok(None);
+        }
+        match (is_integer, is_negative, mantissa) {
+            (true, false, Some(value)) => return Ok(Some(Number::Unsigned(value))),
+            (true, true, Some(value)) if value <= 1 << 63 => {
+                return Ok(Some(Number::Signed((value as i64).wrapping_neg())));
+            }
+            (_, _, Some(value)) if value <= 1 << 53 && (-22..=22).contains(&exponent) => {
+                // Both operands are exact, so the one rounding is the correct one.
+                let power = POWERS_OF_TEN[exponent.unsigned_abs() as usize];
+                let magnitude = if exponent < 0 {
+                    value as f64 / power
+                } else {
+                    value as f64 * power
+                };
+                return Ok(Some(Number::Float(if is_negative {
+                    -magnitude
+                } else {
+                    magnitude
+                })));
+            }
+            _ => {}
+        }
+        std::str::from_utf8(&bytes[start..at])
             .ok()
             .and_then(|text| text.parse::<f64>().ok())
-            .map(Number::Float)
+            .map(|value| Some(Number::Float(value)))
             .ok_or_else(|| self.error(Problem::Number))
     }
 }
+
+/// The powers of ten that a double holds exactly.
+const POWERS_OF_TEN: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
 
 /// Returns whether a byte ends the plain run of a string: a quote, a backslash, or a control
 /// character (which JSON forbids raw in a string).
@@ -761,6 +796,29 @@ mod tests {
             let text = serde_json::to_string(&value).expect("serialises");
             let mut reader = Reader::new(text.as_bytes());
             proptest::prop_assert!(reader.skip_value().and_then(|()| reader.end()).is_ok(), "{}", text);
+        }
+    }
+
+    proptest::proptest! {
+        /// Every number reads as Rust's correctly rounded float parsing (and JavaScript's)
+        /// reads it, whether it takes the exact fast path or not.
+        #[test]
+        fn reads_numbers_like_correct_float_parsing(
+            text in r"-?(0|[1-9][0-9]{0,20})(\.[0-9]{1,20})?([eE][+-]?[0-9]{1,3})?",
+        ) {
+            let mut reader = Reader::new(text.as_bytes());
+            let ours = reader.number().expect("valid").expect("a number");
+            let expected: f64 = text.parse().expect("Rust parses it");
+            let as_float = match ours {
+                Number::Unsigned(value) => value as f64,
+                Number::Signed(value) => value as f64,
+                Number::Float(value) => value,
+            };
+            if let Number::Float(_) = ours {
+                proptest::prop_assert_eq!(as_float.to_bits(), expected.to_bits(), "{}", text);
+            } else {
+                proptest::prop_assert_eq!(as_float, expected, "{}", text);
+            }
         }
     }
 
