@@ -1,202 +1,152 @@
-//! `pi-retrospect entries`: the stored entries of one session file in file order, one row
-//! each, filtered, as aligned text, a JSON document or JSON lines.
+//! `pi-retrospect entries`: flags -> `app::entries` -> `render::entries`.
 
 use std::io::Write;
 
-use pi_retrospect_transcript::{EntriesFilter, EntryRow, TranscriptWarning, entries};
-use serde::Serialize;
+use clap::Args;
+use pi_retrospect_app::{EntriesRequest, Environment};
 
-use crate::UsageError;
-use crate::opts::EntriesArgs;
-use crate::session_arg::{clean, one_line, print_warnings, resolve_and_open};
-use crate::when::{Bound, parse_when};
+use crate::args::{SESSION_HELP, StoreArgs};
+use crate::output::print_warnings;
 
-/// Characters of `text` shown in a text row.
-const TEXT_CHARS: usize = 160;
+pub const ENTRIES_HELP: &str = concat!(
+    session_help!(),
+    "\n\n",
+    "\
+Rows are `{lineNo, id, parentId, timestamp, type, messageRole, text}` (plus `raw`, the line's \
+JSON unchanged, with --raw). `text` is the entry's human-readable body: never thinking, tool \
+calls or images. `lineNo` is the physical line (line 1 is the header and never a row) and the \
+stable handle; in a version 1 file `id` and `parentId` are null and one warning says so.
 
-/// The `entries --json` document.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct EntriesDocument<'a> {
-    path: &'a str,
-    session_id: Option<&'a str>,
-    version: u64,
-    entries: &'a [EntryRow],
-    warnings: &'a [TranscriptWarning],
+Message rows add what the text leaves out: `stopReason` and `errorMessage` of a response, \
+`isError` of a tool result, `exitCode`, `cancelled`, `truncated` and `excludeFromContext` of \
+a `!` command, the names of the tools a response called (`toolCalls`), and counts of images \
+and thinking blocks. Text output marks failures ([error: ...], [exit 2]) and shows what \
+stands in for a missing text (-> the tools called, (thinking only), (image)); times there \
+are local, in JSON UTC.
+
+Filters combine with AND; repeated --type, --role and --grep values OR. --grep is literal and \
+case-insensitive unless --case-sensitive, and looks in `text` (tool output and system \
+prompts included); --tool-args adds tool-call arguments (\"did it run git push?\"), \
+--thinking adds thinking. --since/--until compare each entry's own timestamp (entries \
+without one are left out) and take the same forms as in `list`.
+
+--json prints `{ \"path\", \"sessionId\", \"version\", \"entries\": [...], \"warnings\": [...] }` \
+(`pi-retrospect schema entries`); --jsonl prints one row per line and the warnings on stderr.
+
+Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
+  pi-retrospect entries 01a22de2-540d --sessions-root $R --role user --jsonl | jq -r .text
+  pi-retrospect entries 01a22de2-540d --sessions-root $R --grep \"git push\" --tool-args
+  pi-retrospect entries 01a22b41-c1e1 --sessions-root $R --lines 5..8 --raw --json
+  pi-retrospect entries 01a22b41-c1e1 --sessions-root $R --grep approach --limit 3
+  pi-retrospect entries 01a22de2-540d --sessions-root $R --since 2026-11-30 --role toolResult"
+);
+
+/// Flags of `entries`.
+#[derive(Debug, Args)]
+#[command(after_help = SESSION_HELP)]
+pub struct EntriesArgs {
+    /// A session file path, a session id or unique id prefix, or `latest`.
+    #[arg(value_name = "SESSION")]
+    pub session: String,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Physical lines A to B inclusive (`A..B`, `A..`, `..B` or `N`; line 1 is the header).
+    #[arg(long, value_name = "A..B", help_heading = "Filters")]
+    pub lines: Option<String>,
+
+    /// Only the entry with this id, or at this `line:N` handle.
+    #[arg(long, value_name = "ID", help_heading = "Filters")]
+    pub id: Option<String>,
+
+    /// Only entries whose parent has this id, or is at this `line:N` handle.
+    #[arg(long, value_name = "ID", help_heading = "Filters")]
+    pub parent_id: Option<String>,
+
+    /// Only entries of this type (`message`, `compaction`, `label`, ...; repeatable).
+    #[arg(long = "type", value_name = "TYPE", help_heading = "Filters")]
+    pub types: Vec<String>,
+
+    /// Only messages with this role (`user`, `assistant`, `toolResult`, ...; repeatable).
+    #[arg(long = "role", value_name = "ROLE", help_heading = "Filters")]
+    pub roles: Vec<String>,
+
+    /// Entries whose own timestamp is at or after WHEN (a date, a local date-time, an RFC 3339 instant, or an age like `2h`).
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub since: Option<String>,
+
+    /// Entries whose own timestamp is at or before WHEN (a date keeps that whole local day).
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub until: Option<String>,
+
+    /// Entries whose text contains TERM literally (repeatable; any term matches).
+    #[arg(long, value_name = "TERM", help_heading = "Filters")]
+    pub grep: Vec<String>,
+
+    /// Match --grep terms case-sensitively.
+    #[arg(long, help_heading = "Filters")]
+    pub case_sensitive: bool,
+
+    /// --grep also looks in tool-call arguments (a `bash` call's command, a `read` call's path).
+    #[arg(long, requires = "grep", help_heading = "Filters")]
+    pub tool_args: bool,
+
+    /// --grep also looks in thinking blocks.
+    #[arg(long, requires = "grep", help_heading = "Filters")]
+    pub thinking: bool,
+
+    /// At most N rows.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Filters")]
+    pub limit: Option<u64>,
+
+    /// Include each line's JSON unchanged as `raw` (in text output: on the line below the row).
+    #[arg(long, help_heading = "Output")]
+    pub raw: bool,
+
+    /// Print a JSON document `{ path, sessionId, version, entries, warnings }`.
+    #[arg(long, group = "entries_format", help_heading = "Output")]
+    pub json: bool,
+
+    /// Print one JSON row per line (warnings go to stderr).
+    #[arg(long, group = "entries_format", help_heading = "Output")]
+    pub jsonl: bool,
 }
 
 /// Runs `entries` with `args`, writing to `out`.
-pub fn run(args: &EntriesArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let filter = resolve_filter(args)?;
-    let (path, session) = resolve_and_open(&args.session, &args.store, None)?;
-    let rows = entries(&session, &filter)?;
-    if args.json {
-        let document = EntriesDocument {
-            path: &path,
-            session_id: session.session_id(),
-            version: session.version(),
-            entries: &rows,
-            warnings: session.warnings(),
-        };
-        serde_json::to_writer_pretty(&mut *out, &document)?;
-        writeln!(out)?;
-        return Ok(());
-    }
-    print_warnings(&path, session.warnings());
-    if args.jsonl {
-        for row in &rows {
-            serde_json::to_writer(&mut *out, row)?;
-            writeln!(out)?;
-        }
-        return Ok(());
-    }
-    write_text(out, &rows)
-}
-
-/// Returns the filter the flags describe, or a usage error.
-fn resolve_filter(args: &EntriesArgs) -> anyhow::Result<EntriesFilter> {
-    let usage = |message: String| anyhow::Error::from(UsageError(message));
-    let (first_line, last_line) = match &args.lines {
-        Some(text) => parse_lines(text).map_err(|message| usage(format!("--lines: {message}")))?,
-        None => (None, None),
-    };
-    let zone = jiff::tz::TimeZone::system();
-    let now = jiff::Timestamp::now();
-    let when = |text: &Option<String>, bound: Bound, flag: &str| {
-        text.as_deref()
-            .map(|text| {
-                parse_when(text, bound, now, &zone)
-                    .map_err(|message| usage(format!("{flag}: {message}")))
-            })
-            .transpose()
-    };
-    let since = when(&args.since, Bound::Start, "--since")?;
-    let until = when(&args.until, Bound::End, "--until")?;
-    if let (Some(since), Some(until)) = (since, until)
-        && until < since
-    {
-        return Err(usage(format!(
-            "--until ({until}) is before --since ({since}): the range is empty"
-        )));
-    }
-    if args.grep.iter().any(String::is_empty) {
-        return Err(usage("--grep needs a non-empty term".to_owned()));
-    }
-    Ok(EntriesFilter {
-        first_line,
-        last_line,
+pub fn run(args: &EntriesArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
+    let request = EntriesRequest {
+        lines: args.lines.clone(),
         id: args.id.clone(),
         parent_id: args.parent_id.clone(),
         types: args.types.clone(),
         roles: args.roles.clone(),
-        since,
-        until,
+        since: args.since.clone(),
+        until: args.until.clone(),
         grep: args.grep.clone(),
-        is_case_sensitive: args.case_sensitive,
-        limit: args
-            .limit
-            .map(|limit| usize::try_from(limit).unwrap_or(usize::MAX)),
-        include_raw: args.raw,
-    })
-}
-
-/// Returns the inclusive line range of `A..B`, `A..`, `..B` or `N`.
-fn parse_lines(text: &str) -> Result<(Option<u64>, Option<u64>), String> {
-    let number = |part: &str| -> Result<Option<u64>, String> {
-        if part.is_empty() {
-            return Ok(None);
-        }
-        match part.parse::<u64>() {
-            Ok(0) => Err("line numbers start at 1".to_owned()),
-            Ok(line) => Ok(Some(line)),
-            Err(_) => Err(format!("{part:?} is not a line number")),
-        }
+        case_sensitive: args.case_sensitive,
+        grep_tool_args: args.tool_args,
+        grep_thinking: args.thinking,
+        limit: args.limit,
+        raw: args.raw,
     };
-    let (first, last) = match text.split_once("..") {
-        Some((first, last)) => (number(first)?, number(last)?),
-        None if text.is_empty() => return Err("expected A..B, A.., ..B or N".to_owned()),
-        None => {
-            let line = number(text)?;
-            (line, line)
-        }
-    };
-    if let (Some(first), Some(last)) = (first, last)
-        && last < first
-    {
-        return Err(format!("{text:?} is an empty range"));
+    let target = args.store.target(&args.session, env)?;
+    let result = pi_retrospect_app::entries(&target, &request, env)?;
+    let session = &result.session;
+    if args.json {
+        pi_retrospect_render::entries::write_json(
+            out,
+            &session.path,
+            &session.transcript,
+            &result.rows,
+        )?;
+        return Ok(());
     }
-    Ok((first, last))
-}
-
-fn write_text(out: &mut dyn Write, rows: &[EntryRow]) -> anyhow::Result<()> {
-    let dash = |value: &Option<String>| {
-        value
-            .as_deref()
-            .map(|value| one_line(value, 80))
-            .unwrap_or_else(|| "-".to_owned())
-    };
-    let cells: Vec<[String; 6]> = rows
-        .iter()
-        .map(|row| {
-            [
-                row.line_no.to_string(),
-                dash(&row.id),
-                dash(&row.parent_id),
-                dash(&row.timestamp),
-                clean(&row.entry_type).into_owned(),
-                dash(&row.message_role),
-            ]
-        })
-        .collect();
-    let headings = ["LINE", "ID", "PARENT", "TIMESTAMP", "TYPE", "ROLE"];
-    let mut widths = headings.map(str::len);
-    for row in &cells {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let pad = |cell: &str, width: usize| {
-        let n_chars = cell.chars().count();
-        format!("{cell}{}", " ".repeat(width.saturating_sub(n_chars)))
-    };
-    let mut heading = String::new();
-    for (cell, width) in headings.iter().zip(widths) {
-        heading.push_str(&pad(cell, width));
-        heading.push_str("  ");
-    }
-    writeln!(out, "{heading}TEXT")?;
-    for (row, cell_row) in rows.iter().zip(&cells) {
-        let mut line = String::new();
-        for (cell, width) in cell_row.iter().zip(widths) {
-            line.push_str(&pad(cell, width));
-            line.push_str("  ");
-        }
-        let text = row
-            .text
-            .as_deref()
-            .map(|text| one_line(text, TEXT_CHARS))
-            .unwrap_or_default();
-        writeln!(out, "{}", format!("{line}{text}").trim_end())?;
-        if let Some(raw) = &row.raw {
-            writeln!(out, "  {}", clean(raw.get()))?;
-        }
+    print_warnings(&session.path, session.transcript.warnings());
+    if args.jsonl {
+        pi_retrospect_render::entries::write_jsonl(out, &result.rows)?;
+    } else {
+        pi_retrospect_render::entries::write_text(out, &result.rows, &env.time_zone)?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn line_ranges() {
-        assert_eq!(parse_lines("3..7"), Ok((Some(3), Some(7))));
-        assert_eq!(parse_lines("3.."), Ok((Some(3), None)));
-        assert_eq!(parse_lines("..7"), Ok((None, Some(7))));
-        assert_eq!(parse_lines("5"), Ok((Some(5), Some(5))));
-        assert_eq!(parse_lines(".."), Ok((None, None)));
-        for bad in ["", "0..3", "7..3", "a..b", "1...3"] {
-            assert!(parse_lines(bad).is_err(), "{bad}");
-        }
-    }
 }

@@ -1,34 +1,142 @@
-//! `pi-retrospect inspect`: bounded pages of checkpoint views over one session (overview,
-//! ancestors, children, search, read), as text or JSON, with cursors that continue the same
-//! snapshot of the file.
+//! `pi-retrospect inspect`: flags -> `app::inspect` -> `render::inspect`.
 
 use std::io::Write;
 
-use pi_retrospect_transcript::{
-    CheckpointItem, Cursor, InspectPage, InspectRequest, InspectView, ReadItem, TranscriptWarning,
-    inspect,
-};
-use serde::Serialize;
+use clap::{Args, Subcommand};
+use pi_retrospect_app::{Environment, InspectRequest};
+use pi_retrospect_transcript::{InspectView, SearchScope};
 
-use crate::opts::{InspectArgs, InspectViewArg};
-use crate::session_arg::{
-    clean, one_line, print_warnings, resolve_and_open, view_error, write_indented,
-};
+use crate::args::{SESSION_HELP, StoreArgs};
+use crate::output::print_warnings;
 
-/// The `inspect --json` document: the page with the file's path and warnings.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct InspectDocument<'a> {
-    path: &'a str,
-    #[serde(flatten)]
-    page: &'a InspectPage,
-    warnings: &'a [TranscriptWarning],
+pub const INSPECT_HELP: &str = concat!(
+    session_help!(),
+    "\n\n",
+    "\
+Views (a checkpoint is the last entry of a completed assistant turn: the response plus the \
+tool results answering its calls):
+  overview           checkpoints across the whole tree, in file order
+  ancestors [ENTRY]  checkpoints on the path from the root to ENTRY (default: the leaf)
+  children ENTRY     the next checkpoint on each path below ENTRY
+  search QUERY       literal, case-insensitive matches in labels, assistant text, user
+                     requests and `!` commands; --tool-results adds tool output, --tool-args
+                     tool-call arguments, --thinking thinking, --system system prompts (the
+                     page says what it did not search)
+  read ENTRY         one entry with --before ancestors and --after descendants; at a branch
+                     point the child ids are listed instead of choosing one. A long entry's
+                     text continues on the next pages (8,000 characters each)
+
+ENTRY is an entry id, or `line:N` (the entry on physical line N; the only handle in version \
+1 files). Results carry entry ids, parent/child checkpoint relations, labels, previews cut \
+to 240 characters, how each response ended (stopReason, errorMessage: marked [error: ...], \
+[aborted], [cut off: output limit] in text), which tool results failed (isError), and token \
+counts that are estimates (serialized characters / 4). Image data is never returned; \
+thinking, tool-call arguments, system prompts and tool output only with the flags above. \
+Times are local in text, UTC in JSON.
+
+Pages hold --limit results (default 20, at most 50). When there are more, the page ends with \
+a cursor: pass it with --cursor to the same command to continue. The cursor remembers how \
+much of the file the first page read, so later pages describe the same snapshot even while \
+Pi appends to the file.
+
+Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
+  pi-retrospect inspect 01a22de2-540d overview --sessions-root $R
+  pi-retrospect inspect 01a22de2-540d search \"git push\" --tool-args --sessions-root $R
+  pi-retrospect inspect 01a22de2-540d search \"no such file\" --tool-results --sessions-root $R
+  pi-retrospect inspect 01a22b41-c1e1 read e0dbe164 --before 2 --after 5 --sessions-root $R
+  pi-retrospect inspect 01a22de2-540d read 8b495b2c --tool-results --sessions-root $R
+  pi-retrospect inspect 01a22de2-5609 overview --limit 5 --sessions-root $R
+  pi-retrospect inspect 01a22b41-c1e1 ancestors --sessions-root $R --json | jq .nTotal"
+);
+
+/// Flags of `inspect`.
+#[derive(Debug, Args)]
+#[command(after_help = SESSION_HELP, subcommand_value_name = "VIEW", subcommand_help_heading = "Views")]
+pub struct InspectArgs {
+    /// A session file path, a session id or unique id prefix, or `latest`.
+    #[arg(value_name = "SESSION")]
+    pub session: String,
+
+    /// Which view.
+    #[command(subcommand)]
+    pub view: InspectViewArg,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Results per page (1 to 50).
+    #[arg(
+        long,
+        value_name = "N",
+        global = true,
+        default_value_t = 20,
+        value_parser = clap::value_parser!(u8).range(1..=50),
+        help_heading = "Paging"
+    )]
+    pub limit: u8,
+
+    /// Continue a previous page: the cursor it printed, with the same view and flags.
+    #[arg(long, value_name = "CURSOR", global = true, help_heading = "Paging")]
+    pub cursor: Option<String>,
+
+    /// Include tool output (search it, preview it); it can hold sensitive source material.
+    #[arg(long, global = true, help_heading = "Scope")]
+    pub tool_results: bool,
+
+    /// Search tool-call arguments too (a `bash` call's command, a `read` call's path).
+    #[arg(long, global = true, help_heading = "Scope")]
+    pub tool_args: bool,
+
+    /// Search thinking blocks too.
+    #[arg(long, global = true, help_heading = "Scope")]
+    pub thinking: bool,
+
+    /// Search system prompts too.
+    #[arg(long, global = true, help_heading = "Scope")]
+    pub system: bool,
+
+    /// Print the page as a JSON document.
+    #[arg(long, global = true, help_heading = "Output")]
+    pub json: bool,
 }
 
-/// Runs `inspect` with `args`, writing to `out`.
-pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let request = InspectRequest {
-        view: match &args.view {
+/// The views of `inspect`.
+#[derive(Debug, Subcommand)]
+pub enum InspectViewArg {
+    /// Checkpoints across the whole tree, in file order.
+    Overview,
+    /// Checkpoints on the path from the root to ENTRY (default: the leaf).
+    Ancestors {
+        /// An entry id or `line:N`.
+        entry: Option<String>,
+    },
+    /// The next checkpoint on each path below ENTRY.
+    Children {
+        /// An entry id or `line:N`.
+        entry: String,
+    },
+    /// Literal, case-insensitive search over labels, assistant text, user requests and `!` commands.
+    Search {
+        /// The text to find.
+        query: String,
+    },
+    /// One entry with its neighbours; at a branch point the child ids are listed.
+    Read {
+        /// An entry id or `line:N`.
+        entry: String,
+        /// Ancestors to show (0 to 10).
+        #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=10))]
+        before: u8,
+        /// Descendants to show along an unbranched path (0 to 10).
+        #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=10))]
+        after: u8,
+    },
+}
+
+impl InspectViewArg {
+    /// Returns the transcript crate's view for these flags.
+    fn view(&self) -> InspectView {
+        match self {
             InspectViewArg::Overview => InspectView::Overview,
             InspectViewArg::Ancestors { entry } => InspectView::Ancestors {
                 entry: entry.clone(),
@@ -48,244 +156,49 @@ pub fn run(args: &InspectArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                 before: usize::from(*before),
                 after: usize::from(*after),
             },
-        },
+        }
+    }
+}
+
+/// Runs `inspect` with `args`, writing to `out`.
+pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
+    let view = pi_retrospect_transcript::InspectRequest {
+        view: args.view.view(),
         limit: Some(usize::from(args.limit)),
         cursor: args.cursor.clone(),
-        include_tool_results: args.tool_results,
+        scope: SearchScope {
+            tool_results: args.tool_results,
+            tool_args: args.tool_args,
+            thinking: args.thinking,
+            system: args.system,
+        },
     };
-    // Requests that can be refused without the file are refused before anything is read.
-    if let InspectView::Search { query } = &request.view
-        && query.is_empty()
-    {
-        return Err(crate::UsageError("search: the query must not be empty".to_owned()).into());
-    }
-    // A cursor fixes how much of the file to read, so later pages see the first page's snapshot.
-    let cursor = args
-        .cursor
-        .as_deref()
-        .map(Cursor::decode)
-        .transpose()
-        .map_err(view_error)?;
-    let snapshot_bytes = cursor.map(|cursor| cursor.snapshot_bytes);
-    let (path, session) = resolve_and_open(&args.session, &args.store, snapshot_bytes)?;
-    let page = inspect(&session, &request).map_err(view_error)?;
+    let request = InspectRequest {
+        target: args.store.target(&args.session, env)?,
+        view,
+    };
+    let result = pi_retrospect_app::inspect(&request, env)?;
+    let session = &result.session;
     if args.json {
-        let document = InspectDocument {
-            path: &path,
-            page: &page,
-            warnings: session.warnings(),
-        };
-        serde_json::to_writer_pretty(&mut *out, &document)?;
-        writeln!(out)?;
+        pi_retrospect_render::inspect::write_json(
+            out,
+            &session.path,
+            &result.page,
+            session.transcript.warnings(),
+        )?;
         return Ok(());
     }
-    print_warnings(&path, session.warnings());
-    let offset = cursor.map_or(0, |cursor| cursor.offset);
-    write_text(out, &path, &page, &request.view, offset)
-}
-
-fn or_dash(value: Option<&str>) -> String {
-    value.map_or_else(|| "-".to_owned(), |value| clean(value).into_owned())
-}
-
-/// Returns `ids` sanitised and joined with commas.
-fn join_clean(ids: &[String]) -> String {
-    let ids: Vec<String> = ids.iter().map(|id| clean(id).into_owned()).collect();
-    ids.join(", ")
-}
-
-/// Returns `texts` each on one line cut to `max_chars` characters, joined with commas.
-fn join_one_line(texts: &[String], max_chars: usize) -> String {
-    let texts: Vec<String> = texts.iter().map(|text| one_line(text, max_chars)).collect();
-    texts.join(", ")
-}
-
-fn write_text(
-    out: &mut dyn Write,
-    path: &str,
-    page: &InspectPage,
-    view: &InspectView,
-    offset: usize,
-) -> anyhow::Result<()> {
-    writeln!(
-        out,
-        "session {}  view {}  active entry {}",
-        or_dash(page.session_id.as_deref()),
-        page.view,
-        or_dash(page.active_entry_id.as_deref())
-    )?;
-    writeln!(out, "path: {}", clean(path))?;
-    writeln!(out, "tokens are estimates: serialized characters / 4")?;
-    let n_shown = page.checkpoints.len() + page.hits.len();
-    match view {
-        InspectView::Read { .. } => {}
-        InspectView::Search { .. } => {
-            writeln!(
-                out,
-                "{}\n",
-                range_line("matches", offset, n_shown, page.n_total)
-            )?;
-        }
-        _ => {
-            writeln!(
-                out,
-                "{}\n",
-                range_line("checkpoints", offset, n_shown, page.n_total)
-            )?;
-        }
-    }
-    for checkpoint in &page.checkpoints {
-        write_checkpoint(out, checkpoint)?;
-    }
-    for hit in &page.hits {
-        let active = if hit.is_on_active_branch {
-            "  active"
-        } else {
-            ""
-        };
-        let field = serde_json::to_value(hit.field)?;
-        writeln!(
-            out,
-            "{}  {}  checkpoint {}  {}{active}",
-            clean(&hit.entry_id),
-            field.as_str().unwrap_or("?"),
-            or_dash(hit.checkpoint_id.as_deref()),
-            or_dash(hit.timestamp.as_deref())
-        )?;
-        writeln!(out, "  {}\n", one_line(&hit.snippet, 240))?;
-    }
-    if let Some(read) = &page.read {
-        writeln!(out)?;
-        for item in &read.before {
-            write_read_item(out, item, " ")?;
-        }
-        write_read_item(out, &read.entry, ">")?;
-        for item in &read.after {
-            write_read_item(out, item, " ")?;
-        }
-        if let Some(branch_point) = &read.branch_point {
-            writeln!(
-                out,
-                "branch point at {}: {} children: {} (read one of them to continue)",
-                clean(&branch_point.entry_id),
-                branch_point.child_ids.len(),
-                join_clean(&branch_point.child_ids)
-            )?;
-        }
-    }
-    if let Some(cursor) = &page.next_cursor {
-        writeln!(out, "next page: --cursor {cursor}")?;
-    }
-    Ok(())
-}
-
-fn range_line(what: &str, offset: usize, n_shown: usize, n_total: usize) -> String {
-    if n_total == 0 {
-        format!("no {what}")
-    } else if n_shown == 0 {
-        format!("{what}: none past {offset} of {n_total}")
-    } else {
-        format!("{what} {}-{} of {n_total}", offset + 1, offset + n_shown)
-    }
-}
-
-fn write_checkpoint(out: &mut dyn Write, checkpoint: &CheckpointItem) -> anyhow::Result<()> {
-    let active = if checkpoint.is_on_active_branch {
-        "  active"
-    } else {
-        ""
+    print_warnings(&session.path, session.transcript.warnings());
+    let style = pi_retrospect_render::inspect::InspectStyle {
+        offset: result.offset,
+        time_zone: &env.time_zone,
     };
-    writeln!(
+    pi_retrospect_render::inspect::write_text(
         out,
-        "{}  {}{active}  ~{} context tokens",
-        clean(&checkpoint.entry_id),
-        or_dash(checkpoint.timestamp.as_deref()),
-        checkpoint.estimated_context_tokens
+        &session.path,
+        &result.page,
+        &request.view.view,
+        &style,
     )?;
-    if checkpoint.assistant_entry_id != checkpoint.entry_id {
-        writeln!(
-            out,
-            "  turn from: {}",
-            clean(&checkpoint.assistant_entry_id)
-        )?;
-    }
-    writeln!(
-        out,
-        "  parent: {}  children: {}",
-        or_dash(checkpoint.parent_checkpoint_id.as_deref()),
-        if checkpoint.child_checkpoint_ids.is_empty() {
-            "-".to_owned()
-        } else {
-            join_clean(&checkpoint.child_checkpoint_ids)
-        }
-    )?;
-    if !checkpoint.labels.is_empty() {
-        writeln!(out, "  labels: {}", join_one_line(&checkpoint.labels, 240))?;
-    }
-    if let Some(request) = &checkpoint.request_preview {
-        writeln!(out, "  request: {}", one_line(request, 240))?;
-    }
-    if let Some(reply) = &checkpoint.preview {
-        writeln!(out, "  reply: {}", one_line(reply, 240))?;
-    }
-    if !checkpoint.tool_names.is_empty() {
-        writeln!(
-            out,
-            "  tools: {}",
-            join_one_line(&checkpoint.tool_names, 80)
-        )?;
-    }
-    for output in &checkpoint.tool_output_previews {
-        writeln!(out, "  output: {}", one_line(output, 240))?;
-    }
-    writeln!(out)?;
-    Ok(())
-}
-
-fn write_read_item(out: &mut dyn Write, item: &ReadItem, marker: &str) -> anyhow::Result<()> {
-    let kind = match (&item.role, &item.tool_name) {
-        (Some(role), Some(tool)) => format!("{} {}", clean(role), clean(tool)),
-        (Some(role), None) => clean(role).into_owned(),
-        (None, _) => clean(&item.entry_type).into_owned(),
-    };
-    let mut notes = Vec::new();
-    if item.is_checkpoint {
-        notes.push("checkpoint".to_owned());
-    }
-    if item.is_on_active_branch {
-        notes.push("active".to_owned());
-    }
-    if item.n_children > 1 {
-        notes.push(format!("{} children", item.n_children));
-    }
-    notes.push(format!("~{} tokens", item.estimated_tokens));
-    writeln!(
-        out,
-        "{marker} {}  {kind}  {}  {}",
-        clean(&item.entry_id),
-        or_dash(item.timestamp.as_deref()),
-        notes.join(", ")
-    )?;
-    if !item.labels.is_empty() {
-        writeln!(out, "    labels: {}", join_one_line(&item.labels, 240))?;
-    }
-    if let Some(text) = &item.text {
-        write_indented(out, text, "    ")?;
-        if item.is_text_truncated {
-            writeln!(out, "    [… cut to 2000 characters]")?;
-        }
-    }
-    if item.is_tool_output_hidden {
-        writeln!(out, "    [tool output hidden; add --tool-results]")?;
-    }
-    for (what, names) in [
-        ("tool calls", &item.tool_calls),
-        ("tools added", &item.tools_added),
-        ("tools removed", &item.tools_removed),
-    ] {
-        if !names.is_empty() {
-            writeln!(out, "    {what}: {}", join_one_line(names, 80))?;
-        }
-    }
     Ok(())
 }

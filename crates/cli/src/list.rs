@@ -1,18 +1,171 @@
-//! `pi-retrospect list`: the sessions index, filtered, sorted and rendered.
+//! `pi-retrospect list`: flags -> an application request -> the sessions index, rendered.
 
-use std::collections::HashMap;
 use std::io::Write;
+use std::path::PathBuf;
 
-use anyhow::Context;
-use pi_retrospect_core::filter::{CwdMatcher, Query, SortKey};
-use pi_retrospect_core::{Listing, Session, SessionSummary, Warning};
+use clap::{Args, ValueEnum};
+
+use pi_retrospect_app::{Environment, ListRequest, ListResult, StoreFlags};
+use pi_retrospect_core::Session;
+use pi_retrospect_core::filter::SortKey;
 use pi_retrospect_render::long::LongOptions;
-use pi_retrospect_walk::{Store, WalkOptions};
+use pi_retrospect_walk::WalkState;
 
 use crate::UsageError;
-use crate::opts::{ListArgs, SortField};
-use crate::store::{Env, StoreFlags, resolve_stores};
-use crate::when::{Bound, parse_when};
+use crate::args::ColorChoice;
+
+pub const LIST_HELP: &str = "\
+Stores: --sessions-root DIR names one store in Pi's default layout. Otherwise the store is \
+found the way Pi finds it: --session-dir, $PI_CODING_AGENT_SESSION_DIR, `sessionDir` in \
+<agent-dir>/settings.json, and the default root <agent-dir>/sessions (<agent-dir> is \
+$PI_CODING_AGENT_DIR or ~/.pi/agent). A custom directory is listed together with the default \
+root, where older sessions stay.
+
+Ordering: oldest first. Sessions are sorted by the instant their header timestamp denotes, \
+ties broken by path, at every nesting level, so the newest session is the last one and a \
+session's subagent runs appear in launch order. --sort changes the key of the top level \
+(ties still fall back to timestamp, then path); --newest-first reverses the top level only.
+
+Two meanings of \"parent\": nesting (a subagent run listed under the session that launched it) \
+comes only from where the file sits on disk; `parentSessionPath` in --json is the header's \
+fork/clone lineage, copied verbatim, and says nothing about nesting.
+
+Filters apply to top-level sessions and combine (AND; repeated --cwd values OR); a session \
+that is kept keeps its whole tree of runs.
+
+Files that cannot be read or have no valid session header are never fatal: each is skipped \
+with one warning naming its path and the reason, and the exit status stays 0.
+
+Examples:
+  pi-retrospect list --here --since 3d --long
+  pi-retrospect list --cwd ~/repos/app --worktrees --newest-first --limit 5
+  pi-retrospect list --since 2026-09-01 --until 2026-09-30 --with-subagents
+  pi-retrospect list --name \"flaky test\" --long
+  pi-retrospect list --json | jq -r '.sessions[-1].path'
+  pi-retrospect list --jsonl --exclude-current | jq -r 'select(.depth == 0) | .path'";
+
+/// Output formats of `list`.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SortField {
+    /// Header timestamp (the default).
+    Timestamp,
+    /// Working directory.
+    Cwd,
+    /// File path.
+    Path,
+    /// Session id.
+    Id,
+}
+
+/// Flags of `list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// A store in Pi's default layout (`DIR/--<cwd-slug>--/<stem>.jsonl`); only this store is listed.
+    #[arg(long, value_name = "DIR", help_heading = "Stores")]
+    pub sessions_root: Option<PathBuf>,
+
+    /// Pi's custom session directory (session files directly inside it), listed with the default root.
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "sessions_root",
+        help_heading = "Stores"
+    )]
+    pub session_dir: Option<PathBuf>,
+
+    /// Also list `sessions-archive/` beside the sessions root, in the same layout.
+    #[arg(long, help_heading = "Stores")]
+    pub include_archive: bool,
+
+    /// Sessions whose cwd is DIR (repeatable; relative to the current directory; `~` expanded).
+    #[arg(long, value_name = "DIR", help_heading = "Filters")]
+    pub cwd: Vec<String>,
+
+    /// Sessions whose cwd is DIR or below it (repeatable).
+    #[arg(long, value_name = "DIR", help_heading = "Filters")]
+    pub cwd_prefix: Vec<String>,
+
+    /// Same as --cwd with the current directory.
+    #[arg(long, help_heading = "Filters")]
+    pub here: bool,
+
+    /// With --cwd/--cwd-prefix/--here, also sibling directories whose name is DIR's plus a dash
+    /// and more (git worktrees beside the main checkout; a lexical rule). Alone, it applies to
+    /// the current directory.
+    #[arg(long, help_heading = "Filters")]
+    pub worktrees: bool,
+
+    /// Sessions at or after WHEN: a date (start of that local day), a local date-time
+    /// (`2026-09-01T14:30`), an RFC 3339 instant, or an age (`30m`, `2h`, `3d`, `1w`).
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub since: Option<String>,
+
+    /// Sessions at or before WHEN (a date keeps that whole local day).
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub until: Option<String>,
+
+    /// Only sessions that launched at least one subagent run.
+    #[arg(long, help_heading = "Filters")]
+    pub with_subagents: bool,
+
+    /// Show at most N levels of subagent nesting (0: top-level sessions only).
+    #[arg(long, value_name = "N", help_heading = "Filters")]
+    pub max_depth: Option<usize>,
+
+    /// Leave out the session at $PI_SESSION_FILE (the one running this command), with its tree.
+    #[arg(long, help_heading = "Filters")]
+    pub exclude_current: bool,
+
+    /// Sessions whose id starts with PREFIX (repeatable).
+    #[arg(long, value_name = "PREFIX", help_heading = "Filters")]
+    pub id: Vec<String>,
+
+    /// Sessions whose name (set with Pi's /name) contains TEXT, case-insensitively. Reads bodies.
+    #[arg(long, value_name = "TEXT", help_heading = "Filters")]
+    pub name: Option<String>,
+
+    /// Order the top level by this field; ties fall back to timestamp, then path.
+    #[arg(long, value_enum, default_value_t = SortField::Timestamp, help_heading = "Order")]
+    pub sort: SortField,
+
+    /// Reverse the top-level order (children stay in launch order).
+    #[arg(long, help_heading = "Order")]
+    pub newest_first: bool,
+
+    /// Keep at most N top-level sessions, after sorting (N >= 1).
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        help_heading = "Order"
+    )]
+    pub limit: Option<i64>,
+
+    /// Print the contract's JSON document `{ "sessions": [...], "warnings": [...] }`.
+    #[arg(long, group = "format", help_heading = "Output")]
+    pub json: bool,
+
+    /// Print one flattened JSON object per line, with `depth` and `parentPath`.
+    #[arg(long, group = "format", help_heading = "Output")]
+    pub jsonl: bool,
+
+    /// With --jsonl: write each session tree as soon as it is read, in no particular order.
+    #[arg(long, requires = "jsonl", help_heading = "Output")]
+    pub unordered: bool,
+
+    /// One aligned line per session: local time, id, cwd, runs, and name or first message.
+    #[arg(long, short = 'l', group = "format", help_heading = "Output")]
+    pub long: bool,
+
+    /// When to use colour.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
+    pub color: ColorChoice,
+
+    /// Worker threads for the walk (default: one per core).
+    #[arg(long, value_name = "N", default_value_t = 0, hide_default_value = true)]
+    pub threads: usize,
+}
 
 /// How to print the listing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,52 +176,54 @@ enum Format {
     Long { color: bool, width: usize },
 }
 
-/// Everything `list` needs, resolved from flags and environment before any file is read.
-struct Config {
-    stores: Vec<Store>,
-    store_warnings: Vec<Warning>,
-    query: Query,
-    format: Format,
-    walk: WalkOptions,
-}
-
 /// Runs `list` with `args`, writing to `out`.
-pub fn run(args: &ListArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let env = Env::from_process()?;
-    let config = resolve(args, &env)?;
-    match config.format {
-        Format::Jsonl { unordered: true } => stream_unordered(&config, out),
+pub fn run(args: &ListArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
+    let request = request(args);
+    // Everything the flags alone can refuse is refused before a settings file is read.
+    let query = request.query(env)?;
+    let format = format(args, &query)?;
+    match format {
+        Format::Jsonl { unordered: true } => stream_unordered(&request, env, format, out),
         _ => {
-            let built = build_listing(&config);
-            write(&config, &built, out)
+            let result = pi_retrospect_app::list(&request, env)?;
+            write(format, &result, env, out)
         }
     }
 }
 
-fn resolve(args: &ListArgs, env: &Env) -> anyhow::Result<Config> {
-    // Everything the flags alone can refuse is refused before a settings file is read.
-    let query = resolve_query(args, env)?;
-    let format = resolve_format(args, &query)?;
-    let (stores, store_warnings) = resolve_stores(
-        &StoreFlags {
+fn request(args: &ListArgs) -> ListRequest {
+    ListRequest {
+        stores: StoreFlags {
             sessions_root: args.sessions_root.clone(),
             session_dir: args.session_dir.clone(),
             include_archive: args.include_archive,
         },
-        env,
-    )?;
-    Ok(Config {
-        stores,
-        store_warnings,
-        query,
-        format,
-        walk: WalkOptions {
-            threads: args.threads,
+        cwd: args.cwd.clone(),
+        cwd_prefix: args.cwd_prefix.clone(),
+        here: args.here,
+        worktrees: args.worktrees,
+        since: args.since.clone(),
+        until: args.until.clone(),
+        with_subagents: args.with_subagents,
+        max_depth: args.max_depth,
+        exclude_current: args.exclude_current,
+        id_prefixes: args.id.clone(),
+        name_contains: args.name.clone(),
+        sort: match args.sort {
+            SortField::Timestamp => SortKey::Timestamp,
+            SortField::Cwd => SortKey::Cwd,
+            SortField::Path => SortKey::Path,
+            SortField::Id => SortKey::Id,
         },
-    })
+        newest_first: args.newest_first,
+        limit: args.limit,
+        read_summaries: args.long,
+        unique_id_width: args.long,
+        threads: args.threads,
+    }
 }
 
-fn resolve_format(args: &ListArgs, query: &Query) -> anyhow::Result<Format> {
+fn format(args: &ListArgs, query: &pi_retrospect_core::filter::Query) -> anyhow::Result<Format> {
     if args.json {
         return Ok(Format::Json);
     }
@@ -94,179 +249,18 @@ fn resolve_format(args: &ListArgs, query: &Query) -> anyhow::Result<Format> {
     Ok(Format::Text)
 }
 
-fn resolve_query(args: &ListArgs, env: &Env) -> anyhow::Result<Query> {
-    let usage = |message: String| anyhow::Error::from(UsageError(message));
-    let mut cwds = Vec::new();
-    let mut exact: Vec<&str> = args.cwd.iter().map(String::as_str).collect();
-    let cwd_text = env
-        .cwd
-        .to_str()
-        .context("the current directory is not valid UTF-8")?;
-    if args.here || (args.worktrees && args.cwd.is_empty() && args.cwd_prefix.is_empty()) {
-        exact.push(cwd_text);
-    }
-    for (values, include_subdirectories) in [
-        (exact, false),
-        (args.cwd_prefix.iter().map(String::as_str).collect(), true),
-    ] {
-        for value in values {
-            if value.is_empty() {
-                return Err(usage("--cwd and --cwd-prefix need a directory".to_owned()));
-            }
-            cwds.push(CwdMatcher {
-                dir: env.absolute(value)?,
-                include_subdirectories,
-                include_worktrees: args.worktrees,
-            });
-        }
-    }
-
-    let zone = jiff::tz::TimeZone::system();
-    let now = jiff::Timestamp::now();
-    let bound = |flag: &str, value: Option<&str>, which: Bound| {
-        value
-            .map(|text| {
-                parse_when(text, which, now, &zone)
-                    .map_err(|message| usage(format!("{flag}: {message}")))
-            })
-            .transpose()
-    };
-    let since = bound("--since", args.since.as_deref(), Bound::Start)?;
-    let until = bound("--until", args.until.as_deref(), Bound::End)?;
-    if let (Some(since), Some(until)) = (since, until)
-        && until < since
-    {
-        return Err(usage(format!(
-            "--until ({until}) is before --since ({since}): the range is empty"
-        )));
-    }
-
-    let limit = match args.limit {
-        None => None,
-        Some(limit) if limit >= 1 => Some(usize::try_from(limit).unwrap_or(usize::MAX)),
-        Some(limit) => return Err(usage(format!("--limit must be at least 1, not {limit}"))),
-    };
-    let exclude_path = if args.exclude_current {
-        env.session_file
-            .as_deref()
-            .map(|file| env.absolute(file))
-            .transpose()?
-    } else {
-        None
-    };
-    Ok(Query {
-        cwds,
-        since,
-        until,
-        with_subagents: args.with_subagents,
-        max_depth: args.max_depth,
-        exclude_path,
-        id_prefixes: args.id.clone(),
-        name_contains: args.name.clone(),
-        sort: match args.sort {
-            SortField::Timestamp => SortKey::Timestamp,
-            SortField::Cwd => SortKey::Cwd,
-            SortField::Path => SortKey::Path,
-            SortField::Id => SortKey::Id,
-        },
-        newest_first: args.newest_first,
-        limit,
-    })
-}
-
-type Summaries = HashMap<String, SessionSummary>;
-
-/// What `build_listing` found: the filtered listing, the body facts read, and for `--long`
-/// the id width that keeps every shown prefix unique among all the sessions walked.
-struct Built {
-    listing: Listing,
-    summaries: Summaries,
-    id_width: Option<usize>,
-}
-
-/// Walks, filters and (when needed) reads bodies.
-fn build_listing(config: &Config) -> Built {
-    let mut listing = pi_retrospect_walk::list_stores(&config.stores, &config.walk);
-    let id_width = matches!(config.format, Format::Long { .. }).then(|| {
-        let mut ids = Vec::new();
-        collect(&listing.sessions, |session| &session.id, &mut ids);
-        pi_retrospect_render::long::unique_prefix_len(ids.into_iter())
-    });
-    listing
-        .warnings
-        .extend(config.store_warnings.iter().cloned());
-    let mut summaries = Summaries::new();
-    read_names_if_needed(config, &mut listing, &mut summaries);
-    config.query.apply(&mut listing, &|path| {
-        summaries
-            .get(path)
-            .and_then(|summary| summary.name.as_deref())
-    });
-    if matches!(config.format, Format::Long { .. }) {
-        let mut all = Vec::new();
-        collect(&listing.sessions, |session| &session.path, &mut all);
-        let missing: Vec<&str> = all
-            .into_iter()
-            .filter(|path| !summaries.contains_key(*path))
-            .collect();
-        read_into(&missing, config, &mut summaries, &mut listing.warnings);
-    }
-    listing.warnings.sort();
-    listing.warnings.dedup();
-    Built {
+fn write(
+    format: Format,
+    result: &ListResult,
+    env: &Environment,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let ListResult {
         listing,
         summaries,
         id_width,
-    }
-}
-
-/// Collects `field` of every session at every level, depth first.
-fn collect<'a>(sessions: &'a [Session], field: fn(&Session) -> &str, out: &mut Vec<&'a str>) {
-    for session in sessions {
-        out.push(field(session));
-        collect(&session.subagent_sessions, field, out);
-    }
-}
-
-/// Reads the body facts of the top-level sessions when a filter needs their names.
-fn read_names_if_needed(config: &Config, listing: &mut Listing, summaries: &mut Summaries) {
-    if !config.query.needs_names() {
-        return;
-    }
-    let paths: Vec<&str> = listing
-        .sessions
-        .iter()
-        .map(|session| session.path.as_str())
-        .collect();
-    read_into(&paths, config, summaries, &mut listing.warnings);
-}
-
-fn read_into(
-    paths: &[&str],
-    config: &Config,
-    summaries: &mut Summaries,
-    warnings: &mut Vec<Warning>,
-) {
-    let results = pi_retrospect_walk::with_threads(config.walk.threads, || {
-        pi_retrospect_walk::read_summaries(paths)
-    });
-    for (path, result) in paths.iter().zip(results) {
-        match result {
-            Ok(summary) => {
-                summaries.insert((*path).to_owned(), summary);
-            }
-            Err(warning) => warnings.push(warning),
-        }
-    }
-}
-
-fn write(config: &Config, built: &Built, out: &mut dyn Write) -> anyhow::Result<()> {
-    let Built {
-        listing,
-        summaries,
-        id_width,
-    } = built;
-    match config.format {
+    } = result;
+    match format {
         Format::Text => pi_retrospect_render::write_text(out, listing)?,
         Format::Json => pi_retrospect_render::write_json(out, listing)?,
         Format::Jsonl { .. } => {
@@ -279,8 +273,7 @@ fn write(config: &Config, built: &Built, out: &mut dyn Write) -> anyhow::Result<
             }
         }
         Format::Long { color, width } => {
-            let zone = jiff::tz::TimeZone::system();
-            let time_of = |session: &Session| local_time(session, &zone);
+            let time_of = |session: &Session| local_time(session, &env.time_zone);
             let summary_of = |path: &str| summaries.get(path);
             let options = LongOptions {
                 color,
@@ -306,66 +299,28 @@ fn local_time(session: &Session, zone: &jiff::tz::TimeZone) -> String {
     }
 }
 
-/// `--jsonl --unordered`: each kept session tree is written as soon as the walk has read it.
-fn stream_unordered(config: &Config, out: &mut dyn Write) -> anyhow::Result<()> {
-    let (sender, receiver) = std::sync::mpsc::channel::<(Option<Session>, Vec<Warning>)>();
-    let mut write_error = None;
-    let mut loose = std::thread::scope(|scope| {
-        let walker = scope.spawn(move || {
-            pi_retrospect_walk::for_each_session(
-                &config.stores,
-                &config.walk,
-                &|session, warnings| {
-                    // A closed receiver means the writer stopped (a broken pipe); the walk just ends.
-                    let _ = sender.send((session, warnings));
-                },
-            )
-        });
-        for (session, warnings) in receiver {
-            if write_error.is_some() {
-                continue;
-            }
-            if let Err(error) = write_streamed(config, session, warnings, out) {
-                write_error = Some(error);
-            }
-        }
-        walker.join().unwrap_or_default()
-    });
-    if let Some(error) = write_error {
-        return Err(error);
-    }
-    loose.extend(config.store_warnings.iter().cloned());
-    loose.sort();
-    for warning in &loose {
-        pi_retrospect_render::jsonl::write_warning(out, warning)?;
-    }
-    Ok(())
-}
-
-fn write_streamed(
-    config: &Config,
-    session: Option<Session>,
-    warnings: Vec<Warning>,
+/// `--jsonl --unordered`: each kept session tree is written as soon as the walk has read it;
+/// a write failure (a closed pipe) stops the walk.
+fn stream_unordered(
+    request: &ListRequest,
+    env: &Environment,
+    format: Format,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let mut listing = Listing {
-        sessions: session.into_iter().collect(),
-        warnings,
-    };
-    let mut summaries = Summaries::new();
-    read_names_if_needed(config, &mut listing, &mut summaries);
-    config.query.apply(&mut listing, &|path| {
-        summaries
-            .get(path)
-            .and_then(|summary| summary.name.as_deref())
-    });
-    listing.warnings.sort();
-    let built = Built {
-        listing,
-        summaries,
-        id_width: None,
-    };
-    write(config, &built, out)?;
-    out.flush()?;
-    Ok(())
+    let mut write_error = None;
+    pi_retrospect_app::list_unordered(
+        request,
+        env,
+        &mut |part| match write(format, &part, env, out).and_then(|()| Ok(out.flush()?)) {
+            Ok(()) => WalkState::Continue,
+            Err(error) => {
+                write_error = Some(error);
+                WalkState::Quit
+            }
+        },
+    )?;
+    match write_error {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
 }

@@ -1,26 +1,69 @@
-//! The `pi-retrospect` binary: parses flags, resolves them into a configuration, runs one
-//! command, and maps the outcome to an exit code.
+//! The `pi-retrospect` binary: parses flags, calls the application layer, renders the result,
+//! and maps the outcome to an exit code. The only crate that touches stdout, stderr, the
+//! process environment and exit codes.
 //!
 //! Exit codes: 0 on success (bad session files are warnings, not failures; a closed pipe such
-//! as `| head` also exits 0), 1 when the tool itself fails (for example stdout cannot be
-//! written), 2 on a usage error.
+//! as `| head` also exits 0), 1 when the tool itself fails (a session that cannot be found or
+//! read, stdout that cannot be written), 2 on a usage error.
 
+#[macro_use]
+mod args;
 mod entries;
+mod handoff;
 mod inspect;
 mod list;
-mod opts;
-mod session_arg;
+mod output;
+mod schema;
 mod show;
-mod store;
 mod term;
-mod when;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
+use pi_retrospect_app::{AppError, Environment, ErrorKind};
 
-use crate::opts::{Command, Opts};
+use crate::entries::{ENTRIES_HELP, EntriesArgs};
+use crate::handoff::{HANDOFF_HELP, HandoffArgs};
+use crate::inspect::{INSPECT_HELP, InspectArgs};
+use crate::list::{LIST_HELP, ListArgs};
+use crate::schema::SchemaArgs;
+use crate::show::{SHOW_HELP, ShowArgs};
+
+/// Look back over the session history of the Pi coding agent.
+#[derive(Debug, Parser)]
+#[command(name = "pi-retrospect", version, about, long_about = None)]
+#[command(
+    after_help = "Exit status: 0 on success (unreadable session files are warnings, not \
+errors), 1 when the tool itself fails, 2 on a usage error."
+)]
+struct Opts {
+    /// What to do.
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List every session with its subagent runs nested under it.
+    #[command(after_long_help = LIST_HELP, after_help = "See --help for ordering, the two kinds of parent, and examples.")]
+    List(Box<ListArgs>),
+    /// Print the JSON Schema of a command's --json output.
+    Schema(SchemaArgs),
+    /// Read one session: its active branch as a transcript, or its whole entry tree.
+    #[command(after_long_help = SHOW_HELP)]
+    Show(Box<ShowArgs>),
+    /// Query one session's checkpoints in bounded pages: overview, ancestors, children, search, read.
+    #[command(after_long_help = INSPECT_HELP)]
+    Inspect(Box<InspectArgs>),
+    /// Print the stored entries of one session file in file order, one row each, for scripts.
+    #[command(after_long_help = ENTRIES_HELP)]
+    Entries(Box<EntriesArgs>),
+    /// Print a bounded, redacted summary of where a session stood, to continue it elsewhere.
+    #[command(after_long_help = HANDOFF_HELP)]
+    Handoff(Box<HandoffArgs>),
+}
 
 fn main() -> ExitCode {
     let opts = match Opts::try_parse() {
@@ -39,33 +82,44 @@ fn main() -> ExitCode {
     };
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    let result = run(opts, &mut out).and_then(|()| out.flush().map_err(anyhow::Error::from));
+    let result = Environment::from_process()
+        .map_err(anyhow::Error::from)
+        .and_then(|env| run(opts, &env, &mut out))
+        .and_then(|()| out.flush().map_err(anyhow::Error::from));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            let _ = writeln!(io::stderr(), "pi-retrospect: {error:#}");
-            match error.downcast_ref::<UsageError>() {
-                Some(_) => ExitCode::from(2),
-                None => ExitCode::from(1),
-            }
+            // The message may carry an id, a path or a settings value from a file or an
+            // argument: escaped, so it can never drive the terminal.
+            let message = pi_retrospect_render::text::terminal_message(&format!("{error:#}"));
+            let _ = writeln!(io::stderr(), "pi-retrospect: {message}");
+            ExitCode::from(exit_code(&error))
         }
     }
 }
 
-fn run(opts: Opts, out: &mut dyn Write) -> anyhow::Result<()> {
+fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
     match opts.command {
-        Command::List(args) => list::run(&args, out),
-        Command::Show(args) => show::run(&args, out),
-        Command::Inspect(args) => inspect::run(&args, out),
-        Command::Entries(args) => entries::run(&args, out),
-        Command::Schema(args) => match args.document {
-            opts::SchemaDocument::List => {
-                out.write_all(pi_retrospect_render::schema::LIST_SCHEMA.as_bytes())?;
-                Ok(())
-            }
-        },
+        Command::List(args) => list::run(&args, env, out),
+        Command::Show(args) => show::run(&args, env, out),
+        Command::Inspect(args) => inspect::run(&args, env, out),
+        Command::Entries(args) => entries::run(&args, env, out),
+        Command::Handoff(args) => handoff::run(&args, env, out),
+        Command::Schema(args) => schema::run(&args, out),
     }
+}
+
+/// Returns the exit code of a failure: 2 for a usage error, 1 for anything else. The one
+/// place exit codes are decided.
+fn exit_code(error: &anyhow::Error) -> u8 {
+    let is_usage = error.chain().any(|cause| {
+        cause.downcast_ref::<UsageError>().is_some()
+            || cause
+                .downcast_ref::<AppError>()
+                .is_some_and(|error| error.kind == ErrorKind::Usage)
+    });
+    if is_usage { 2 } else { 1 }
 }
 
 /// An error in how the tool was called (a bad flag value); exits 2 like clap's own.

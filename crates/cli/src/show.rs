@@ -1,360 +1,146 @@
-//! `pi-retrospect show`: one session's active branch as a readable transcript, or (`--tree`)
-//! its whole entry tree, as text or JSON.
+//! `pi-retrospect show`: flags -> `app::show` -> `render::show`.
 
 use std::io::Write;
 
-use pi_retrospect_transcript::{
-    DisplayItem, SessionFacts, ShowOptions, Transcript, TranscriptWarning, TreeRow,
-    active_branch_items, entry_tree, facts,
+use clap::Args;
+use pi_retrospect_app::{Environment, ShowRequest, ShowView};
+use pi_retrospect_render::show::{
+    Paint, ShowParts, ShowStyle, write_heading, write_items, write_json, write_tree,
 };
-use serde::Serialize;
 
-use crate::opts::ShowArgs;
-use crate::session_arg::{clean, one_line, print_warnings, resolve_and_open, write_indented};
-use crate::term::use_color;
+use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
+use crate::output::print_warnings;
+use crate::term::{use_color, width};
 
-/// The `show --json` document.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ShowDocument<'a> {
-    path: &'a str,
-    session_id: Option<&'a str>,
-    name: Option<&'a str>,
-    cwd: Option<&'a str>,
-    leaf_id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    items: Option<&'a [DisplayItem]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tree: Option<&'a [TreeRow]>,
-    warnings: &'a [TranscriptWarning],
-}
+pub const SHOW_HELP: &str = concat!(
+    session_help!(),
+    "\n\n",
+    "\
+The heading gives the session's first and last activity (local time), the session it was \
+forked from and where the copied entries end, the session that launched it (for a subagent \
+run) and the runs it launched with their first task.
 
-/// ANSI styles, empty when colour is off.
-struct Paint {
-    is_on: bool,
-}
+The transcript follows the active branch (root to the last entry appended, as Pi resumes \
+it). Each block starts with the entry id in brackets, so `inspect SESSION read ID` or \
+`entries SESSION --id ID` can jump to it. A response that failed is marked ([error: ...], \
+[aborted], [cut off: output limit]), and so is a failed tool result ([error]) or `!` command \
+([exit 2]); `!!` marks a command kept out of the model's context. A `bash` call shows its \
+whole command, wrapped; other calls a readable summary of their arguments (--tool-args: all \
+of them). Tool results, `!` output and long notes keep their first and last lines up to \
+--tool-output characters and say how much they left out; Pi's own truncation notice is \
+kept. Thinking is hidden unless --thinking; a system prompt is one line unless --system.
 
-impl Paint {
-    fn wrap(&self, code: &str, text: &str) -> String {
-        if self.is_on {
-            format!("\u{1b}[{code}m{text}\u{1b}[0m")
-        } else {
-            text.to_owned()
-        }
-    }
+--tree draws every entry: the active path flush left (`*`, the leaf `@`), each side branch \
+right under its branch point, marked `|` and starting with `+`; --fold makes each side \
+branch one line. Previews are cut to the terminal's width.
+
+--json carries everything whole: full tool output and arguments (with each call's \
+toolCallId), stop reasons and errors, and UTC timestamps on every item.
+
+Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
+  pi-retrospect show 01a22de2-540d --sessions-root $R
+  pi-retrospect show 01a22de2-540d --sessions-root $R --tool-output 300 --tool-args
+  pi-retrospect show 01a22b41-c0ec --sessions-root $R --thinking --system
+  pi-retrospect show 01a22de2-5609 --sessions-root $R --tree --fold
+  pi-retrospect show 01a22de2-540d --sessions-root $R --json | jq '.items[].toolCallId // empty'"
+);
+
+/// Flags of `show`.
+#[derive(Debug, Args)]
+#[command(after_help = SESSION_HELP)]
+pub struct ShowArgs {
+    /// A session file path, a session id or unique id prefix, or `latest`.
+    #[arg(value_name = "SESSION")]
+    pub session: String,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Draw the whole entry tree with branch points, labels and the active path.
+    #[arg(long)]
+    pub tree: bool,
+
+    /// With --tree: fold each side branch into one line.
+    #[arg(long, requires = "tree")]
+    pub fold: bool,
+
+    /// Show thinking blocks (hidden by default).
+    #[arg(long, conflicts_with = "tree")]
+    pub thinking: bool,
+
+    /// Show system prompts whole (one line each by default).
+    #[arg(long, conflicts_with = "tree")]
+    pub system: bool,
+
+    /// Show every tool call's full arguments under it.
+    #[arg(long, conflicts_with = "tree")]
+    pub tool_args: bool,
+
+    /// Characters kept of each tool result, `!` output and long note, first and last lines
+    /// (at most one line per 50 characters); 0 keeps only the header line. --json keeps all.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 2000,
+        conflicts_with = "tree"
+    )]
+    pub tool_output: usize,
+
+    /// Print a JSON document instead of text (never cut; `pi-retrospect schema show`).
+    #[arg(long, help_heading = "Output")]
+    pub json: bool,
+
+    /// When to use colour.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
+    pub color: ColorChoice,
 }
 
 /// Runs `show` with `args`, writing to `out`.
-pub fn run(args: &ShowArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let (path, session) = resolve_and_open(&args.session, &args.store, None)?;
-    let facts = facts(&session)?;
-    let paint = Paint {
-        is_on: !args.json && use_color(args.color),
+pub fn run(args: &ShowArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
+    let request = ShowRequest {
+        target: args.store.target(&args.session, env)?,
+        tree: args.tree,
+        thinking: args.thinking,
+        tool_output_chars: (!args.json).then_some(args.tool_output),
     };
-    if args.tree {
-        let rows = entry_tree(&session, true)?;
-        if args.json {
-            return write_json(out, &path, &session, &facts, None, Some(&rows));
-        }
-        print_warnings(&path, session.warnings());
-        write_heading(out, &path, &facts, &paint)?;
-        write_tree(out, &rows, &paint)
-    } else {
-        let options = ShowOptions {
-            tool_output_chars: args.tool_output,
-        };
-        let mut items = active_branch_items(&session, options)?;
-        if !args.thinking {
-            items.retain(|item| !matches!(item, DisplayItem::Thinking { .. }));
-        }
-        if args.json {
-            return write_json(out, &path, &session, &facts, Some(&items), None);
-        }
-        print_warnings(&path, session.warnings());
-        write_heading(out, &path, &facts, &paint)?;
-        writeln!(
-            out,
-            "active branch: {} entries\n",
-            session.active_branch().len()
-        )?;
-        write_items(out, &items, args.tool_output, &paint)
-    }
-}
-
-fn write_json(
-    out: &mut dyn Write,
-    path: &str,
-    session: &Transcript,
-    facts: &SessionFacts,
-    items: Option<&[DisplayItem]>,
-    tree: Option<&[TreeRow]>,
-) -> anyhow::Result<()> {
-    let document = ShowDocument {
-        path,
-        session_id: session.session_id(),
-        name: facts.name.as_deref(),
-        cwd: facts.cwd.as_deref(),
-        leaf_id: facts.leaf_id.as_deref(),
-        items,
-        tree,
-        warnings: session.warnings(),
+    let result = pi_retrospect_app::show(&request, env)?;
+    let session = &result.session;
+    let parts = ShowParts {
+        path: &session.path,
+        transcript: &session.transcript,
+        facts: &result.facts,
+        lineage: &result.lineage,
     };
-    serde_json::to_writer_pretty(&mut *out, &document)?;
-    writeln!(out)?;
-    Ok(())
-}
-
-fn write_heading(
-    out: &mut dyn Write,
-    path: &str,
-    facts: &SessionFacts,
-    paint: &Paint,
-) -> anyhow::Result<()> {
-    let id = facts.session_id.as_deref().unwrap_or("(no id)");
-    let name = facts
-        .name
-        .as_deref()
-        .map(|name| format!("  {:?}", one_line(name, 120)))
-        .unwrap_or_default();
-    writeln!(
-        out,
-        "{}{name}",
-        paint.wrap("1", &format!("session {}", clean(id)))
-    )?;
-    writeln!(out, "path: {}", clean(path))?;
-    if let Some(cwd) = &facts.cwd {
-        writeln!(out, "cwd: {}", clean(cwd))?;
+    if args.json {
+        let (items, tree) = match &result.view {
+            ShowView::Items(items) => (Some(items.as_slice()), None),
+            ShowView::Tree(rows) => (None, Some(rows.as_slice())),
+        };
+        write_json(out, &parts, items, tree)?;
+        return Ok(());
     }
-    if let Some(leaf) = &facts.leaf_id {
-        writeln!(out, "leaf: {}", clean(leaf))?;
-    }
-    Ok(())
-}
-
-/// Writes `text` indented by two spaces, sanitised, keeping its lines.
-fn write_body(out: &mut dyn Write, text: &str) -> std::io::Result<()> {
-    write_indented(out, text, "  ")
-}
-
-fn write_items(
-    out: &mut dyn Write,
-    items: &[DisplayItem],
-    tool_output_chars: usize,
-    paint: &Paint,
-) -> anyhow::Result<()> {
-    let id = |entry_id: &str| paint.wrap("2", &format!("[{}]", clean(entry_id)));
-    for item in items {
-        match item {
-            DisplayItem::User {
-                entry_id,
-                text,
-                n_images,
-            } => {
-                let images = match n_images {
-                    0 => String::new(),
-                    1 => " (1 image)".to_owned(),
-                    n => format!(" ({n} images)"),
-                };
-                writeln!(
-                    out,
-                    "{} {}{images}",
-                    id(entry_id),
-                    paint.wrap("1;32", "user")
-                )?;
-                write_body(out, text)?;
-                writeln!(out)?;
-            }
-            DisplayItem::Assistant {
-                entry_id,
-                text,
-                model,
-            } => {
-                let model = model
-                    .as_deref()
-                    .map(|model| format!(" ({})", clean(model)))
-                    .unwrap_or_default();
-                writeln!(
-                    out,
-                    "{} {}{model}",
-                    id(entry_id),
-                    paint.wrap("1;36", "assistant")
-                )?;
-                write_body(out, text)?;
-                writeln!(out)?;
-            }
-            DisplayItem::Thinking { entry_id, text } => {
-                writeln!(out, "{} {}", id(entry_id), paint.wrap("2;3", "thinking"))?;
-                if text.is_empty() {
-                    writeln!(out, "  (redacted)")?;
-                } else if paint.is_on {
-                    for line in clean(text).lines() {
-                        writeln!(out, "  {}", paint.wrap("2;3", line))?;
-                    }
-                } else {
-                    write_body(out, text)?;
-                }
-                writeln!(out)?;
-            }
-            DisplayItem::ToolCall {
-                entry_id,
-                name,
-                argument_summary,
-            } => {
-                let arguments = if argument_summary.is_empty() {
-                    String::new()
-                } else {
-                    format!(" {}", one_line(argument_summary, 200))
-                };
-                writeln!(
-                    out,
-                    "{} {} {}{arguments}",
-                    id(entry_id),
-                    paint.wrap("33", "->"),
-                    paint.wrap("1;33", &one_line(name, 80))
-                )?;
-            }
-            DisplayItem::ToolResult {
-                entry_id,
-                tool_name,
-                text,
-                is_truncated,
-                is_error,
-            } => {
-                let name = tool_name
-                    .as_deref()
-                    .map(|name| one_line(name, 80))
-                    .unwrap_or_else(|| "tool".to_owned());
-                let error = if *is_error {
-                    format!(" {}", paint.wrap("1;31", "(error)"))
-                } else {
-                    String::new()
-                };
-                writeln!(
-                    out,
-                    "{} {} {name} result{error}",
-                    id(entry_id),
-                    paint.wrap("35", "<-")
-                )?;
-                write_body(out, text)?;
-                if *is_truncated {
-                    writeln!(
-                        out,
-                        "  {}",
-                        paint.wrap(
-                            "2",
-                            &format!("[… output cut to {tool_output_chars} characters]")
-                        )
-                    )?;
-                }
-                writeln!(out)?;
-            }
-            DisplayItem::Note {
-                entry_id,
-                entry_type,
-                role,
-                text,
-            } => {
-                let kind = match role {
-                    Some(role) => format!("{} {}", clean(entry_type), clean(role)),
-                    None => clean(entry_type).into_owned(),
-                };
-                if !text.contains('\n') && text.chars().count() <= 100 {
-                    writeln!(
-                        out,
-                        "{} {}: {}",
-                        id(entry_id),
-                        paint.wrap("2", &kind),
-                        clean(text)
-                    )?;
-                } else {
-                    writeln!(out, "{} {}", id(entry_id), paint.wrap("2", &kind))?;
-                    // System prompts and extension messages can run to many kilobytes: they
-                    // are cut like tool output, and `--json` still carries them whole.
-                    match text.char_indices().nth(tool_output_chars) {
-                        Some((cut, _)) => {
-                            write_body(out, &text[..cut])?;
-                            let note = format!(
-                                "[… cut to {tool_output_chars} characters; --json has all of it]"
-                            );
-                            writeln!(out, "  {}", paint.wrap("2", &note))?;
-                        }
-                        None => write_body(out, text)?,
-                    }
-                    writeln!(out)?;
-                }
-            }
+    let style = ShowStyle {
+        paint: Paint {
+            is_on: use_color(args.color),
+        },
+        width: width(),
+        time_zone: &env.time_zone,
+        system: args.system,
+        tool_args: args.tool_args,
+        fold: args.fold,
+    };
+    print_warnings(&session.path, session.transcript.warnings());
+    write_heading(out, &parts, &style)?;
+    match &result.view {
+        ShowView::Tree(rows) => write_tree(out, rows, &style)?,
+        ShowView::Items(items) => {
+            writeln!(
+                out,
+                "active branch: {} entries\n",
+                session.transcript.active_branch().len()
+            )?;
+            write_items(out, items, &style)?;
         }
-    }
-    Ok(())
-}
-
-fn write_tree(out: &mut dyn Write, rows: &[TreeRow], paint: &Paint) -> anyhow::Result<()> {
-    writeln!(
-        out,
-        "tree: {} entries (* active path, @ leaf, + first entry of a branch)\n",
-        rows.len()
-    )?;
-    let n_roots = rows.iter().filter(|row| row.parent_id.is_none()).count();
-    let n_children_of: std::collections::HashMap<&str, usize> = rows
-        .iter()
-        .map(|row| (row.entry_id.as_str(), row.n_children))
-        .collect();
-    for row in rows {
-        let marker = if row.is_leaf {
-            "@"
-        } else if row.is_on_active_path {
-            "*"
-        } else {
-            " "
-        };
-        let starts_branch = match &row.parent_id {
-            None => n_roots > 1,
-            Some(parent) => n_children_of.get(parent.as_str()).copied().unwrap_or(0) > 1,
-        };
-        let indent = if starts_branch && row.indent > 0 {
-            format!("{}+ ", "  ".repeat(row.indent - 1))
-        } else {
-            "  ".repeat(row.indent)
-        };
-        let kind = match &row.role {
-            Some(role) => clean(role).into_owned(),
-            None => clean(&row.entry_type).into_owned(),
-        };
-        let label = row
-            .label
-            .as_deref()
-            .map(|label| {
-                format!(
-                    " {}",
-                    paint.wrap("1;35", &format!("[{}]", one_line(label, 80)))
-                )
-            })
-            .unwrap_or_default();
-        let preview = row
-            .preview
-            .as_deref()
-            .filter(|preview| !preview.is_empty())
-            .map(|preview| format!("  {}", one_line(preview, 80)))
-            .unwrap_or_default();
-        let branches = if row.is_branch_point {
-            format!(
-                "  {}",
-                paint.wrap("1;33", &format!("({} branches)", row.n_children))
-            )
-        } else {
-            String::new()
-        };
-        let marker = if row.is_on_active_path {
-            paint.wrap("1;32", marker)
-        } else {
-            marker.to_owned()
-        };
-        writeln!(
-            out,
-            "{marker} {indent}{} {}{label}{preview}{branches}",
-            paint.wrap("2", &clean(&row.entry_id)),
-            kind
-        )?;
     }
     Ok(())
 }

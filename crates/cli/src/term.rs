@@ -2,7 +2,7 @@
 
 use std::io::IsTerminal;
 
-use crate::opts::ColorChoice;
+use crate::args::ColorChoice;
 
 /// Returns whether to colour standard output for `choice`.
 ///

@@ -191,7 +191,7 @@ fn a_settings_fifo_never_blocks() {
     }
     let output = child.wait_with_output().expect("output");
     let text = stdout_of(&output);
-    assert!(text.contains("settings.json: settings file not readable, its sessionDir is ignored: not a regular file"), "{text}");
+    assert!(text.contains("settings.json: settings file not readable, its sessionDir is ignored: is a FIFO, not a regular file"), "{text}");
 }
 
 #[test]

@@ -15,7 +15,8 @@ pub mod stats;
 pub mod timestamp;
 
 pub use listing::{
-    HeaderFields, Listing, Session, SessionRow, SessionSummary, Warning, sort_sessions,
+    HeaderFields, Listing, MIN_ID_WIDTH, Session, SessionRow, SessionSummary, Warning,
+    sort_sessions, unique_prefix_len,
 };
 pub use nest::nest;
 pub use timestamp::Timestamp;

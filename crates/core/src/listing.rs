@@ -145,3 +145,33 @@ impl SessionSummary {
         self.name.as_deref().or(self.first_user_message.as_deref())
     }
 }
+
+/// The shortest id width `--long` shows.
+pub const MIN_ID_WIDTH: usize = 8;
+
+/// Returns the shortest prefix length (at least eight characters) at which the distinct ids
+/// shown are all told apart, so the id column is a usable `--id` prefix.
+pub fn unique_prefix_len<'a>(ids: impl Iterator<Item = &'a str>) -> usize {
+    let mut distinct: Vec<&str> = ids.collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let longest = distinct
+        .iter()
+        .map(|id| id.chars().count())
+        .max()
+        .unwrap_or(0);
+    // In sorted order, the longest prefix any two ids share is shared by a neighbouring pair.
+    let needed = distinct
+        .windows(2)
+        .map(|pair| {
+            let n_common = pair[0]
+                .chars()
+                .zip(pair[1].chars())
+                .take_while(|(left, right)| left == right)
+                .count();
+            n_common + 1
+        })
+        .max()
+        .unwrap_or(0);
+    needed.max(MIN_ID_WIDTH).min(longest)
+}

@@ -11,14 +11,31 @@ fn is_bidi_control(character: char) -> bool {
     )
 }
 
+/// Returns whether `character` is invisible yet can change what a reader takes a line to say:
+/// zero-width characters (space, joiners, word joiner, BOM), invisible operators, and the
+/// Unicode tag block (used to smuggle hidden text), as fd's sanitiser removes them.
+fn is_invisible(character: char) -> bool {
+    matches!(
+        character,
+        '\u{200B}'..='\u{200D}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{FEFF}'
+            | '\u{180E}'
+            | '\u{E0000}'..='\u{E007F}'
+    )
+}
+
 /// Returns whether `character` must go: a C0 control other than newline and tab, DEL, a C1
-/// control, or a bidi control.
+/// control, a bidi control, or an invisible character.
 fn is_stripped(character: char) -> bool {
-    (character.is_control() && character != '\n' && character != '\t') || is_bidi_control(character)
+    (character.is_control() && character != '\n' && character != '\t')
+        || is_bidi_control(character)
+        || is_invisible(character)
 }
 
 /// Returns `text` without terminal control sequences (ESC/CSI/OSC/DCS and friends), C0/C1
-/// controls except newline and tab, and bidi override characters.
+/// controls except newline and tab, bidi override characters, zero-width characters and
+/// Unicode tag characters.
 ///
 /// Borrows `text` unchanged when there is nothing to strip.
 pub fn sanitize_for_terminal(text: &str) -> Cow<'_, str> {
@@ -53,8 +70,8 @@ pub fn sanitize_for_terminal(text: &str) -> Cow<'_, str> {
     Cow::Owned(clean)
 }
 
-/// Returns `text` with every control character (C0 including newline and tab, DEL, C1) and
-/// every bidi control written as a visible `\u{..}` escape.
+/// Returns `text` with every control character (C0 including newline and tab, DEL, C1), every
+/// bidi control and every invisible character written as a visible `\u{..}` escape.
 ///
 /// For single-line fields of a listing (paths, cwds, warning reasons) shown to a person: unlike
 /// [`sanitize_for_terminal`] nothing is removed, so the text can still be matched against the
@@ -69,7 +86,9 @@ pub fn escape_for_terminal(text: &str) -> Cow<'_, str> {
     if is_printable_ascii {
         return Cow::Borrowed(text);
     }
-    let needs_escape = |character: char| character.is_control() || is_bidi_control(character);
+    let needs_escape = |character: char| {
+        character.is_control() || is_bidi_control(character) || is_invisible(character)
+    };
     if !text.chars().any(needs_escape) {
         return Cow::Borrowed(text);
     }
@@ -141,6 +160,9 @@ mod tests {
             ("tail\u{1B}", "tail"),
             ("tail\u{1B}]unterminated", "tail"),
             ("é ✓ 日本", "é ✓ 日本"),
+            // Issue 8: zero-width and tag characters hide text from the reader.
+            ("rm\u{200B}-rf\u{200D}\u{2060}\u{FEFF}", "rm-rf"),
+            ("ok\u{E0001}\u{E0068}\u{E0069}\u{E007F}", "ok"),
         ] {
             check(input, expected);
         }
@@ -162,6 +184,7 @@ mod tests {
             escape_for_terminal("x\u{202e}y\u{85}"),
             "x\\u{202e}y\\u{85}"
         );
+        assert_eq!(escape_for_terminal("a\u{200b}b"), "a\\u{200b}b");
     }
 
     #[test]

@@ -1,14 +1,22 @@
-//! Writers that turn a [`Listing`] into the contract's text and JSON formats.
+//! The one presentation layer: writers that turn every command's typed result into text or
+//! JSON: the [`Listing`] of `list` in the contract's formats (this module, [`jsonl`], [`long`],
+//! [`schema`]), one session's [`show`], [`inspect`] and [`entries`] views, and the [`text`]
+//! helpers (sanitising, folding, warning lines) they share.
 //!
 //! Every writer takes `&mut dyn io::Write` and never prints by itself; the CLI decides where
 //! the bytes go and what an I/O error means.
 
 #![deny(missing_docs)]
 
+pub mod entries;
+pub mod handoff;
+pub mod inspect;
 pub mod jsonl;
 pub mod long;
 pub mod schema;
+pub mod show;
 pub mod stats;
+pub mod text;
 
 use std::io::{self, Write};
 

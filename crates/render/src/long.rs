@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use pi_retrospect_core::sanitize::escape_for_terminal;
-use pi_retrospect_core::{Listing, Session, SessionSummary};
+use pi_retrospect_core::{Listing, Session, SessionSummary, unique_prefix_len};
 
 /// Options for [`write_long`].
 pub struct LongOptions<'a> {
@@ -21,7 +21,6 @@ pub struct LongOptions<'a> {
     pub id_width: Option<usize>,
 }
 
-const MIN_ID_WIDTH: usize = 8;
 const MAX_CWD_WIDTH: usize = 40;
 const MIN_TITLE_WIDTH: usize = 20;
 
@@ -95,33 +94,6 @@ pub fn write_long(
         }
     }
     Ok(())
-}
-
-/// Returns the shortest prefix length (at least eight characters) at which the distinct ids
-/// shown are all told apart, so the id column is a usable `--id` prefix.
-pub fn unique_prefix_len<'a>(ids: impl Iterator<Item = &'a str>) -> usize {
-    let mut distinct: Vec<&str> = ids.collect();
-    distinct.sort_unstable();
-    distinct.dedup();
-    let longest = distinct
-        .iter()
-        .map(|id| id.chars().count())
-        .max()
-        .unwrap_or(0);
-    // In sorted order, the longest prefix any two ids share is shared by a neighbouring pair.
-    let needed = distinct
-        .windows(2)
-        .map(|pair| {
-            let n_common = pair[0]
-                .chars()
-                .zip(pair[1].chars())
-                .take_while(|(left, right)| left == right)
-                .count();
-            n_common + 1
-        })
-        .max()
-        .unwrap_or(0);
-    needed.max(MIN_ID_WIDTH).min(longest)
 }
 
 fn collect<'a>(sessions: &'a [Session], depth: usize, rows: &mut Vec<(&'a Session, usize)>) {

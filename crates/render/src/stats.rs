@@ -6,10 +6,10 @@ use std::io::{self, Write};
 
 use jiff::ToSpan;
 use jiff::civil::Date;
-use pi_retrospect_core::sanitize::escape_for_terminal;
 use pi_retrospect_core::stats::{Figures, GroupKey, StatsReport, StatsRow, Usage};
+use pi_retrospect_core::unique_prefix_len;
 
-use crate::long::unique_prefix_len;
+use crate::text::{field, thousands};
 
 /// Options for [`write_table`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -24,7 +24,8 @@ pub struct TableOptions {
 /// prefix, runs indented under the session that launched them, forks marked `(fork)`; when a
 /// fork's file holds copies of its parent's records, a `Pi total` column gives what Pi reports
 /// for the file. A cost some of whose records had no recorded cost ends in `*`, one with none
-/// known is `?`, and a note says so. Warnings follow, as in the listing's text.
+/// known is `?`, and a note says so. The report's warnings are the caller's to print (the CLI
+/// writes warnings to stderr).
 pub fn write_table(
     out: &mut dyn Write,
     report: &StatsReport,
@@ -107,7 +108,6 @@ pub fn write_table(
             format_count(report.total.n_entries)
         ));
     }
-    write_warnings(&mut text, report);
     out.write_all(text.as_bytes())
 }
 
@@ -194,7 +194,7 @@ pub fn write_bar_chart(
             ChartMetric::Cost => "Cost",
         },
         key.as_str(),
-        escape_for_terminal(&report.time_zone)
+        field(&report.time_zone)
     );
     for ((label, usage), cost) in bars.iter().zip(&costs) {
         let bar = if max > 0.0 {
@@ -221,17 +221,9 @@ pub fn write_json(out: &mut dyn Write, report: &StatsReport) -> io::Result<()> {
     out.write_all(b"\n")
 }
 
-/// Returns a count with thousands separators: `1,234,567`.
+/// Returns a token count with thousands separators: `1,234,567` ([`thousands`] for `u64`).
 pub fn format_count(count: u64) -> String {
-    let digits = count.to_string();
-    let mut text = String::with_capacity(digits.len() + digits.len() / 3);
-    for (idx, digit) in digits.chars().enumerate() {
-        if idx > 0 && (digits.len() - idx).is_multiple_of(3) {
-            text.push(',');
-        }
-        text.push(digit);
-    }
-    text
+    usize::try_from(count).map_or_else(|_| count.to_string(), thousands)
 }
 
 /// Returns a figure's cost in dollars: cents from one dollar up (`$1,234.56`), four decimals
@@ -285,18 +277,14 @@ fn key_cell(row: &StatsRow, key: GroupKey, id_width: usize) -> String {
         && let Some(session) = &row.session
     {
         let mut cell = "  ".repeat(session.depth);
-        cell.extend(
-            escape_for_terminal(&session.session_id)
-                .chars()
-                .take(id_width),
-        );
+        cell.extend(field(&session.session_id).chars().take(id_width));
         if session.fork_of.is_some() {
             cell.push_str(" (fork)");
         }
         return cell;
     }
     row.key_text(key)
-        .map(|text| escape_for_terminal(text).into_owned())
+        .map(|text| field(text).into_owned())
         .unwrap_or_default()
 }
 
@@ -326,20 +314,6 @@ fn column_widths(lines: &[Vec<String>]) -> Vec<usize> {
         }
     }
     widths
-}
-
-fn write_warnings(text: &mut String, report: &StatsReport) {
-    if report.warnings.is_empty() {
-        return;
-    }
-    text.push_str(&format!("\nWarnings ({})\n", report.warnings.len()));
-    for warning in &report.warnings {
-        text.push_str("- ");
-        text.push_str(&escape_for_terminal(&warning.path));
-        text.push_str(": ");
-        text.push_str(&escape_for_terminal(&warning.reason));
-        text.push('\n');
-    }
 }
 
 /// Returns the periods from the first to the last, those without records as zero, oldest first.
@@ -608,6 +582,7 @@ Total       1,520       0           0            0  1,520  $0.2500*
             ],
             usage(700, 1.0, 0),
         );
+        // Warnings are the caller's to print, never part of the table.
         report
             .warnings
             .push(Warning::new("/s/x.jsonl", "line 3: not valid JSON"));
@@ -619,9 +594,6 @@ Session (with runs)  Input  Output  Cache read  Cache write  Total     Cost  Pi 
 0199aaaa-1             750       0           0            0    750  $0.5000
   0199aaaa-2 (fork)    400       0           0            0    400  $0.5000       700
 Total                  700       0           0            0    700    $1.00
-
-Warnings (1)
-- /s/x.jsonl: line 3: not valid JSON
 "
         );
     }

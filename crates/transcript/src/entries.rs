@@ -5,7 +5,7 @@ use pi_retrospect_core::timestamp;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::content::entry_text;
+use crate::content::{MessageFacts, SearchScope, entry_text, extra_search_texts, message_facts};
 use crate::error::TranscriptError;
 use crate::session::{Transcript, decode_lossy, raw_json};
 use crate::text::Needle;
@@ -33,6 +33,9 @@ pub struct EntriesFilter {
     pub grep: Vec<String>,
     /// Match `grep` terms case-sensitively.
     pub is_case_sensitive: bool,
+    /// Where `grep` looks besides `text`: tool-call arguments, thinking (the other fields
+    /// of the scope are in `text` already).
+    pub grep_scope: SearchScope,
     /// At most this many rows.
     pub limit: Option<usize>,
     /// Include each line's JSON verbatim as `raw`.
@@ -49,7 +52,7 @@ pub struct EntryRow {
     pub id: Option<String>,
     /// The stored parent id; null in version 1 files and for roots.
     pub parent_id: Option<String>,
-    /// The entry's own timestamp as stored.
+    /// The entry's own timestamp, UTC RFC 3339 (as stored when it is not a real instant).
     pub timestamp: Option<String>,
     /// The stored type.
     #[serde(rename = "type")]
@@ -58,6 +61,9 @@ pub struct EntryRow {
     pub message_role: Option<String>,
     /// The human-readable body (never thinking, tool calls or images).
     pub text: Option<String>,
+    /// Messages: how it ended, tools called, images and thinking blocks counted.
+    #[serde(flatten)]
+    pub facts: MessageFacts,
     /// The line's JSON, unchanged, when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw: Option<Box<RawValue>>,
@@ -127,24 +133,27 @@ pub fn entries(
         }
         // One read of the line serves both the text and, with `include_raw`, the raw JSON.
         let bytes = session.line_bytes(idx)?;
-        let text = entry_text(entry, &decode_lossy(&bytes));
-        if !needles.is_empty() {
-            let Some(text) = &text else {
-                continue;
-            };
-            if !needles.iter().any(|needle| needle.is_match(text)) {
-                continue;
-            }
+        let value = decode_lossy(&bytes);
+        let text = entry_text(entry, &value);
+        let is_match = |text: &str| needles.iter().any(|needle| needle.is_match(text));
+        if !needles.is_empty()
+            && !text.as_deref().is_some_and(is_match)
+            && !extra_search_texts(entry, &value, filter.grep_scope)
+                .iter()
+                .any(|text| is_match(text))
+        {
+            continue;
         }
         let raw = filter.include_raw.then(|| raw_json(&bytes));
         rows.push(EntryRow {
             line_no: entry.line_no,
             id,
             parent_id,
-            timestamp: entry.timestamp.clone(),
+            timestamp: entry.timestamp.as_deref().map(crate::text::utc_timestamp),
             entry_type: entry.entry_type.clone(),
             message_role: role,
             text,
+            facts: message_facts(entry, &value),
             raw,
         });
     }

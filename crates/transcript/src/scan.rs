@@ -1,44 +1,79 @@
-//! Splits a byte stream into physical lines without holding more than the longest line.
+//! Splits a byte stream into physical lines without holding more than one capped line.
 //!
 //! Lines end at `\n` only: U+2028 and U+2029 are ordinary characters inside JSON strings, and
 //! splitting on them (as some JavaScript line readers do) would corrupt entries.
+//!
+//! A line longer than the cap (a crash's zero-filled tail, a sparse file, a pasted binary) is
+//! never held: its bytes are skipped up to the next newline and the visitor is told only its
+//! length, so memory stays at most the cap plus one read whatever the file holds. Every
+//! reader of session bodies (the transcript parser, the list's name read, search and stats)
+//! goes through [`for_each_line`], so these rules exist once.
 
 use std::io::{self, Read};
 
-/// Returns one physical line as handed to the visitor.
-pub(crate) struct RawLine<'a> {
+/// The default longest line held in memory: 64 MiB. Pi writes one entry per line, and the
+/// largest real entries (a big tool output, an image) stay well below this.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// One physical line as handed to the visitor.
+#[derive(Debug, Clone, Copy)]
+pub struct RawLine<'a> {
     /// 1-based physical line number.
     pub line_no: u64,
     /// Byte offset of the line's first byte in the stream.
     pub offset: u64,
-    /// The line's bytes without the terminating `\n` (a `\r` before it is kept).
+    /// The line's bytes without the terminating `\n` (a `\r` before it is kept); empty when
+    /// the line was over long (see [`RawLine::over_long`]).
     pub bytes: &'a [u8],
     /// Whether a `\n` terminated the line.
     pub has_newline: bool,
+    /// The line's whole length in bytes (without its newline) when it was longer than the
+    /// cap and therefore skipped; `None` for an ordinary line.
+    pub over_long: Option<u64>,
 }
 
-/// Size of one read; lines longer than this grow the buffer.
+/// Size of one read; lines longer than this grow the buffer up to the cap.
 const CHUNK: usize = 1 << 20;
 
-/// Calls `visit` for every line among the first `limit` bytes of `reader`.
+/// Calls `visit` for every line among the first `limit` bytes of `reader`, holding at most
+/// `max_line_bytes` of any one line (longer lines are reported with [`RawLine::over_long`]).
 ///
 /// Returns the number of bytes read, which is below `limit` only when the stream ended early.
-pub(crate) fn for_each_line<R: Read>(
+pub fn for_each_line<R: Read>(
     mut reader: R,
     limit: u64,
+    max_line_bytes: usize,
     mut visit: impl FnMut(RawLine<'_>),
 ) -> io::Result<u64> {
-    let mut buffer = vec![0u8; CHUNK.min(usize::try_from(limit).unwrap_or(CHUNK)).max(1)];
+    let max_line_bytes = max_line_bytes.max(1);
+    let first = CHUNK
+        .min(usize::try_from(limit).unwrap_or(CHUNK))
+        .min(max_line_bytes.saturating_add(1))
+        .max(1);
+    let mut buffer = vec![0u8; first];
     let mut filled = 0usize;
     // Bytes of buffer[..filled] already searched for a newline.
     let mut searched = 0usize;
     let mut base_offset = 0u64;
     let mut remaining = limit;
     let mut line_no = 0u64;
+    // While skipping an over-long line: its start offset and the bytes dropped so far.
+    let mut skipping: Option<(u64, u64)> = None;
     loop {
         if filled == buffer.len() {
-            // One line fills the whole buffer: grow it to fit a longer line.
-            buffer.resize(buffer.len() * 2, 0);
+            if buffer.len() > max_line_bytes {
+                // The line in the buffer is longer than the cap: drop what is held and skip
+                // on to its newline, remembering only where it started and how long it is.
+                let (start, dropped) = skipping.unwrap_or((base_offset, 0));
+                skipping = Some((start, dropped + filled as u64));
+                base_offset += filled as u64;
+                filled = 0;
+                searched = 0;
+            } else {
+                // One line fills the whole buffer: grow it, but never past the cap plus one.
+                let grown = (buffer.len() * 2).min(max_line_bytes.saturating_add(1));
+                buffer.resize(grown, 0);
+            }
         }
         let room = buffer.len() - filled;
         let want = usize::try_from(remaining).map_or(room, |remaining| remaining.min(room));
@@ -58,12 +93,29 @@ pub(crate) fn for_each_line<R: Read>(
         while let Some(position) = memchr::memchr(b'\n', &buffer[searched..filled]) {
             let end = searched + position;
             line_no += 1;
-            visit(RawLine {
-                line_no,
-                offset: base_offset + start as u64,
-                bytes: &buffer[start..end],
-                has_newline: true,
-            });
+            match skipping.take() {
+                Some((line_start, dropped)) => visit(RawLine {
+                    line_no,
+                    offset: line_start,
+                    bytes: &[],
+                    has_newline: true,
+                    over_long: Some(dropped + end as u64),
+                }),
+                None if end - start > max_line_bytes => visit(RawLine {
+                    line_no,
+                    offset: base_offset + start as u64,
+                    bytes: &[],
+                    has_newline: true,
+                    over_long: Some((end - start) as u64),
+                }),
+                None => visit(RawLine {
+                    line_no,
+                    offset: base_offset + start as u64,
+                    bytes: &buffer[start..end],
+                    has_newline: true,
+                    over_long: None,
+                }),
+            }
             start = end + 1;
             searched = start;
         }
@@ -75,14 +127,32 @@ pub(crate) fn for_each_line<R: Read>(
             base_offset += start as u64;
         }
     }
-    if filled > 0 {
+    if filled > 0 || skipping.is_some() {
         line_no += 1;
-        visit(RawLine {
-            line_no,
-            offset: base_offset,
-            bytes: &buffer[..filled],
-            has_newline: false,
-        });
+        let line = match skipping {
+            Some((line_start, dropped)) => RawLine {
+                line_no,
+                offset: line_start,
+                bytes: &[],
+                has_newline: false,
+                over_long: Some(dropped + filled as u64),
+            },
+            None if filled > max_line_bytes => RawLine {
+                line_no,
+                offset: base_offset,
+                bytes: &[],
+                has_newline: false,
+                over_long: Some(filled as u64),
+            },
+            None => RawLine {
+                line_no,
+                offset: base_offset,
+                bytes: &buffer[..filled],
+                has_newline: false,
+                over_long: None,
+            },
+        };
+        visit(line);
     }
     Ok(base_offset + filled as u64)
 }
@@ -93,7 +163,7 @@ mod tests {
 
     fn check(input: &[u8], limit: u64, expected: &[(u64, u64, &str, bool)]) {
         let mut actual = Vec::new();
-        for_each_line(input, limit, |line| {
+        for_each_line(input, limit, DEFAULT_MAX_LINE_BYTES, |line| {
             actual.push((
                 line.line_no,
                 line.offset,
@@ -138,10 +208,81 @@ mod tests {
         let long = "x".repeat(CHUNK * 3 + 17);
         let input = format!("{long}\nshort\n");
         let mut lengths = Vec::new();
-        for_each_line(input.as_bytes(), u64::MAX, |line| {
+        for_each_line(input.as_bytes(), u64::MAX, DEFAULT_MAX_LINE_BYTES, |line| {
             lengths.push(line.bytes.len())
         })
         .expect("slice");
         assert_eq!(lengths, vec![long.len(), 5]);
+    }
+
+    /// Issue 9: a line longer than the cap is skipped, reported with its length, and never
+    /// held; the lines around it are intact, wherever the chunk boundaries fall.
+    #[test]
+    fn over_long_lines_are_skipped_and_measured() {
+        for cap in [1usize, 3, 5, 8, 4096] {
+            for long_len in [cap + 1, cap * 2 + 3, CHUNK + 5] {
+                let long = "z".repeat(long_len);
+                for tail in ["", "\n"] {
+                    let input = format!("ab\n{long}\nc{tail}");
+                    let mut seen = Vec::new();
+                    let mut max_held = 0;
+                    for_each_line(input.as_bytes(), u64::MAX, cap, |line| {
+                        max_held = max_held.max(line.bytes.len());
+                        seen.push((
+                            line.line_no,
+                            line.offset,
+                            line.bytes.to_vec(),
+                            line.over_long,
+                        ));
+                    })
+                    .expect("slice");
+                    assert!(max_held <= cap, "cap {cap} held {max_held}");
+                    let short = |text: &str| {
+                        if text.len() > cap {
+                            (Vec::new(), Some(text.len() as u64))
+                        } else {
+                            (text.as_bytes().to_vec(), None)
+                        }
+                    };
+                    let (ab, ab_long) = short("ab");
+                    let (c, c_long) = short("c");
+                    assert_eq!(
+                        seen,
+                        vec![
+                            (1, 0, ab, ab_long),
+                            (2, 3, Vec::new(), Some(long_len as u64)),
+                            (3, 4 + long_len as u64, c, c_long),
+                        ],
+                        "cap {cap} long {long_len} tail {tail:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Issue 9: a run of NUL bytes with no newline (a crash's zero-filled tail) is one
+    /// over-long line, read in bounded memory.
+    #[test]
+    fn a_nul_tail_is_one_over_long_line() {
+        let mut input = b"{}\n".to_vec();
+        input.extend(std::iter::repeat_n(0u8, 3 * CHUNK + 1));
+        let mut seen = Vec::new();
+        let n_read = for_each_line(input.as_slice(), u64::MAX, 1024, |line| {
+            seen.push((
+                line.line_no,
+                line.bytes.len(),
+                line.over_long,
+                line.has_newline,
+            ));
+        })
+        .expect("slice");
+        assert_eq!(n_read, input.len() as u64);
+        assert_eq!(
+            seen,
+            vec![
+                (1, 2, None, true),
+                (2, 0, Some(3 * CHUNK as u64 + 1), false)
+            ]
+        );
     }
 }

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::entry::{Entry, EntryKind, entry_from_envelope};
 use crate::error::TranscriptError;
 use crate::json::{EnvelopeError, Loose, parse_envelope};
-use crate::scan::{RawLine, for_each_line};
+use crate::scan::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
 use crate::warning::{TranscriptWarning, WarningKind};
 
 /// Returns the session header (line 1 of a well-formed file).
@@ -68,6 +68,24 @@ pub struct Transcript {
     is_linear: bool,
 }
 
+/// How much of a session file a reader may take in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// Read only this many bytes (a cursor's snapshot); `None` reads the size seen at open.
+    pub snapshot_bytes: Option<u64>,
+    /// The longest line held in memory; a longer line is skipped with a warning.
+    pub max_line_bytes: usize,
+}
+
+impl Default for ReadLimits {
+    fn default() -> Self {
+        ReadLimits {
+            snapshot_bytes: None,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+}
+
 /// A line that failed to parse, kept to explain the entries it orphaned.
 struct MalformedLine {
     line_no: u64,
@@ -85,11 +103,13 @@ struct Builder {
     n_crlf: u64,
     first_crlf_line: u64,
     has_seen_record: bool,
+    max_line_bytes: usize,
 }
 
 impl Builder {
-    fn new() -> Self {
+    fn new(max_line_bytes: usize) -> Self {
         Builder {
+            max_line_bytes,
             header: None,
             version: 3,
             entries: Vec::new(),
@@ -104,6 +124,22 @@ impl Builder {
 
     fn push_line(&mut self, line: RawLine<'_>) {
         self.n_lines = line.line_no;
+        if let Some(length) = line.over_long {
+            let line_no = line.line_no;
+            self.warnings.push(TranscriptWarning::new(
+                Some(line_no),
+                WarningKind::OverLongLine,
+                format!(
+                    "line {line_no} is {length} bytes, longer than the {} byte line limit; skipped",
+                    self.max_line_bytes
+                ),
+            ));
+            self.malformed.push(MalformedLine {
+                line_no,
+                salvaged_id: None,
+            });
+            return;
+        }
         let mut bytes = line.bytes;
         let mut offset = line.offset;
         if line.line_no == 1 && bytes.starts_with(b"\xEF\xBB\xBF") {
@@ -290,6 +326,21 @@ impl Transcript {
         path: &Path,
         max_bytes: Option<u64>,
     ) -> Result<Transcript, TranscriptError> {
+        Transcript::open_with(
+            path,
+            &ReadLimits {
+                snapshot_bytes: max_bytes,
+                ..ReadLimits::default()
+            },
+        )
+    }
+
+    /// Returns the session at `path` read within `limits`: up to `limits.snapshot_bytes` (or
+    /// its whole size at open time), holding no line longer than `limits.max_line_bytes`.
+    ///
+    /// Fails with [`TranscriptError::SnapshotGone`] when the file is shorter than the snapshot.
+    pub fn open_with(path: &Path, limits: &ReadLimits) -> Result<Transcript, TranscriptError> {
+        let max_bytes = limits.snapshot_bytes;
         let (file, size) = open_regular(path)?;
         let limit = match max_bytes {
             Some(max_bytes) if max_bytes > size => {
@@ -302,14 +353,14 @@ impl Transcript {
             Some(max_bytes) => max_bytes,
             None => size,
         };
-        let mut builder = Builder::new();
-        let n_bytes =
-            for_each_line(&file, limit, |line| builder.push_line(line)).map_err(|source| {
-                TranscriptError::Read {
-                    path: path.to_owned(),
-                    source,
-                }
-            })?;
+        let mut builder = Builder::new(limits.max_line_bytes);
+        let n_bytes = for_each_line(&file, limit, limits.max_line_bytes, |line| {
+            builder.push_line(line)
+        })
+        .map_err(|source| TranscriptError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
         let source = Source::File {
             path: path.to_owned(),
             file,
@@ -319,10 +370,12 @@ impl Transcript {
 
     /// Returns the session held in `bytes` (a whole file's contents).
     pub fn from_bytes(bytes: Vec<u8>) -> Transcript {
-        let mut builder = Builder::new();
+        let mut builder = Builder::new(DEFAULT_MAX_LINE_BYTES);
         let n_bytes = bytes.len() as u64;
         // Reading from a slice cannot fail.
-        let _ = for_each_line(bytes.as_slice(), n_bytes, |line| builder.push_line(line));
+        let _ = for_each_line(bytes.as_slice(), n_bytes, DEFAULT_MAX_LINE_BYTES, |line| {
+            builder.push_line(line)
+        });
         Transcript::finish(builder, Source::Memory(bytes), n_bytes)
     }
 

@@ -18,6 +18,8 @@ pub enum WarningKind {
     CrlfLineEndings,
     /// A line is not valid JSON (or not valid UTF-8).
     MalformedLine,
+    /// A line is longer than the line cap; it was skipped without being held in memory.
+    OverLongLine,
     /// A line is valid JSON but not an entry object with a string `type`.
     NotAnEntry,
     /// The final line has no newline and is not complete JSON: a write in progress.

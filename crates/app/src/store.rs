@@ -3,84 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use pi_retrospect_core::Warning;
+use pi_retrospect_header::{OpenError, Symlinks, open_regular};
 use pi_retrospect_walk::{Layout, Store};
 
-/// The process environment the resolution reads, gathered in one place so tests can fake it.
-#[derive(Debug, Clone, Default)]
-pub struct Env {
-    /// Current directory.
-    pub cwd: PathBuf,
-    /// `$HOME`.
-    pub home: Option<PathBuf>,
-    /// `$PI_CODING_AGENT_DIR`.
-    pub agent_dir: Option<String>,
-    /// `$PI_CODING_AGENT_SESSION_DIR`.
-    pub session_dir: Option<String>,
-    /// `$PI_SESSION_FILE`: the session running this command, when Pi runs it.
-    pub session_file: Option<String>,
-}
-
-impl Env {
-    /// Reads the real process environment.
-    pub fn from_process() -> anyhow::Result<Env> {
-        let cwd = std::env::current_dir().context("cannot read the current directory")?;
-        let non_empty = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
-        Ok(Env {
-            cwd,
-            home: std::env::var_os("HOME")
-                .filter(|home| !home.is_empty())
-                .map(PathBuf::from),
-            agent_dir: non_empty("PI_CODING_AGENT_DIR"),
-            session_dir: non_empty("PI_CODING_AGENT_SESSION_DIR"),
-            session_file: non_empty("PI_SESSION_FILE"),
-        })
-    }
-
-    /// Returns Pi's agent directory: `$PI_CODING_AGENT_DIR` (with `~` expanded) or `~/.pi/agent`.
-    pub fn agent_dir(&self) -> anyhow::Result<PathBuf> {
-        match &self.agent_dir {
-            Some(dir) => self.expand_tilde(dir),
-            None => Ok(self.home()?.join(".pi").join("agent")),
-        }
-    }
-
-    /// Expands a leading `~` or `~/` the way Pi does.
-    pub fn expand_tilde(&self, text: &str) -> anyhow::Result<PathBuf> {
-        if text == "~" {
-            return self.home();
-        }
-        match text.strip_prefix("~/") {
-            Some(rest) => Ok(self.home()?.join(rest)),
-            None => Ok(PathBuf::from(text)),
-        }
-    }
-
-    /// Returns `text` with `~` expanded, made absolute against the current directory and
-    /// normalised lexically, as a string.
-    pub fn absolute(&self, text: &str) -> anyhow::Result<String> {
-        let expanded = self.expand_tilde(text)?;
-        let joined = self.cwd.join(expanded);
-        let joined = joined
-            .to_str()
-            .with_context(|| format!("{}: path is not valid UTF-8", joined.display()))?;
-        Ok(pi_retrospect_core::path::normalize_absolute(joined))
-    }
-
-    fn home(&self) -> anyhow::Result<PathBuf> {
-        self.home
-            .clone()
-            .context("cannot find the home directory: $HOME is not set")
-    }
-
-    fn store(&self, root: &Path, layout: Layout, missing_ok: bool) -> anyhow::Result<Store> {
-        let mut store = Store::resolve(root, &self.cwd, layout)
-            .map_err(|warning| anyhow::anyhow!("{}: {}", warning.path, warning.reason))?;
-        store.missing_ok = missing_ok;
-        Ok(store)
-    }
-}
+use crate::env::Environment;
+use crate::error::AppError;
 
 /// Where the user pointed the tool.
 #[derive(Debug, Clone, Default)]
@@ -102,7 +30,10 @@ pub struct StoreFlags {
 /// layout together with the default root `<agent-dir>/sessions`; otherwise the default root.
 /// With `--include-archive`, `sessions-archive/` beside the sessions root is listed too, in
 /// the default layout. Optional stores that do not exist are not warned about.
-pub fn resolve_stores(flags: &StoreFlags, env: &Env) -> anyhow::Result<(Vec<Store>, Vec<Warning>)> {
+pub fn resolve_stores(
+    flags: &StoreFlags,
+    env: &Environment,
+) -> Result<(Vec<Store>, Vec<Warning>), AppError> {
     let mut warnings = Vec::new();
     let mut stores = Vec::new();
     let sessions_root = match &flags.sessions_root {
@@ -150,33 +81,42 @@ const MAX_SETTINGS_BYTES: u64 = 1024 * 1024;
 /// non-blocking (a FIFO planted in a cloned repository's `.pi/` must not hang every command),
 /// must be a regular file (a symlink to one is fine, as for Pi), and may hold at most
 /// [`MAX_SETTINGS_BYTES`].
-fn read_settings_file(path: &Path) -> std::io::Result<Vec<u8>> {
+fn read_settings_file(path: &Path) -> Result<Vec<u8>, SettingsError> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::File::options()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)?;
-    let metadata = file.metadata()?;
-    if !metadata.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
+    let (file, metadata) = open_regular(path, Symlinks::Follow)?;
     if metadata.len() > MAX_SETTINGS_BYTES {
-        return Err(std::io::Error::other(format!(
-            "larger than {MAX_SETTINGS_BYTES} bytes"
-        )));
+        return Err(SettingsError::TooLarge);
     }
     let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
-    file.take(MAX_SETTINGS_BYTES).read_to_end(&mut bytes)?;
+    file.take(MAX_SETTINGS_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(SettingsError::Read)?;
     Ok(bytes)
+}
+
+/// Why a settings file was not used.
+#[derive(Debug, thiserror::Error)]
+enum SettingsError {
+    #[error("{}", .0.reason())]
+    Open(#[from] OpenError),
+    #[error("larger than {MAX_SETTINGS_BYTES} bytes")]
+    TooLarge,
+    #[error("{}", pi_retrospect_header::describe_io(.0))]
+    Read(std::io::Error),
+}
+
+impl SettingsError {
+    fn is_not_found(&self) -> bool {
+        matches!(self, SettingsError::Open(OpenError::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound)
+    }
 }
 
 /// Returns `sessionDir` from Pi's settings files, the project's overriding the global one.
 fn settings_session_dir(
-    env: &Env,
+    env: &Environment,
     agent_dir: &Path,
     warnings: &mut Vec<Warning>,
-) -> anyhow::Result<Option<PathBuf>> {
+) -> Result<Option<PathBuf>, AppError> {
     let candidates = [
         env.cwd.join(".pi").join("settings.json"),
         env.cwd.join(agent_dir).join("settings.json"),
@@ -184,14 +124,11 @@ fn settings_session_dir(
     for path in candidates {
         let bytes = match read_settings_file(&path) {
             Ok(bytes) => bytes,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(error) if error.is_not_found() => continue,
             Err(error) => {
                 warnings.push(Warning::new(
                     path.display().to_string(),
-                    format!(
-                        "settings file not readable, its sessionDir is ignored: {}",
-                        pi_retrospect_header::describe_io(&error)
-                    ),
+                    format!("settings file not readable, its sessionDir is ignored: {error}"),
                 ));
                 continue;
             }
@@ -223,15 +160,15 @@ fn settings_session_dir(
 mod tests {
     use super::*;
 
-    fn env(dir: &Path) -> Env {
-        Env {
+    fn env(dir: &Path) -> Environment {
+        Environment {
             cwd: dir.join("work"),
             home: Some(dir.join("home")),
-            ..Env::default()
+            ..Environment::default()
         }
     }
 
-    fn roots(flags: &StoreFlags, env: &Env) -> (Vec<String>, Vec<String>) {
+    fn roots(flags: &StoreFlags, env: &Environment) -> (Vec<String>, Vec<String>) {
         let (stores, warnings) = resolve_stores(flags, env).expect("resolves");
         let base = env
             .home
@@ -362,14 +299,18 @@ mod tests {
         assert_eq!(stores, ["Projects /home/.pi/agent/sessions"]);
         assert_eq!(
             warnings,
-            ["settings file not readable, its sessionDir is ignored: not a regular file"]
+            [
+                "settings file not readable, its sessionDir is ignored: is a FIFO, not a regular file"
+            ]
         );
         std::fs::remove_file(agent.join("settings.json")).expect("remove");
         std::os::unix::fs::symlink("/dev/zero", agent.join("settings.json")).expect("symlink");
         let (_, warnings) = roots(&StoreFlags::default(), &env);
         assert_eq!(
             warnings,
-            ["settings file not readable, its sessionDir is ignored: not a regular file"]
+            [
+                "settings file not readable, its sessionDir is ignored: is a device, not a regular file"
+            ]
         );
         std::fs::remove_file(agent.join("settings.json")).expect("remove");
         std::fs::write(agent.join("settings.json"), vec![b' '; 2 * 1024 * 1024]).expect("write");

@@ -1,4 +1,4 @@
-//! Cheap facts from a session file's body: its name and first user message.
+//! Cheap facts from a session file's body, read by streaming: its name and first user message.
 //!
 //! Listing reads only headers; these facts are read only when a filter or an output field
 //! asks for them. The body is streamed line by line up to the size the file had when it was
@@ -6,50 +6,43 @@
 //! that can matter are decoded: a line is parsed as JSON only when it contains
 //! `"session_info"`, or, until the first user message is found, `"user"`.
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use memchr::memmem;
-use pi_retrospect_core::{SessionSummary, Warning};
-use pi_retrospect_header::{describe_io, open_session_file};
-use rayon::prelude::*;
+use pi_retrospect_core::SessionSummary;
+use pi_retrospect_header::{OpenError, Symlinks, open_regular};
 use serde_json::Value;
 
-/// Reads the summaries of many session files in parallel, in the order given.
-pub fn read_summaries(paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
-    paths
-        .par_iter()
-        .map(|path| read_summary(Path::new(path)).map_err(|reason| Warning::new(*path, reason)))
-        .collect()
+use crate::scan::for_each_line;
+
+/// Why a summary could not be read: the file could not be opened or read.
+#[derive(Debug, thiserror::Error)]
+pub enum SummaryError {
+    /// Opening failed, or the path is not a regular file.
+    #[error("could not open session body: {}", .0.reason())]
+    Open(#[from] OpenError),
+    /// Reading failed part way.
+    #[error("could not read session body: {}", pi_retrospect_header::describe_io(.0))]
+    Read(#[from] std::io::Error),
 }
 
-/// Reads the name and first user message of one session file; the error is a warning reason.
-pub fn read_summary(path: &Path) -> Result<SessionSummary, String> {
-    let file = open_session_file(path)
-        .map_err(|error| format!("could not open session body: {}", describe_io(&error)))?;
-    let metadata = file
-        .metadata()
-        .map_err(|error| format!("could not read session body: {}", describe_io(&error)))?;
-    if !metadata.is_file() {
-        return Err("could not read session body: not a regular file".to_owned());
-    }
-    let mut reader = BufReader::with_capacity(256 * 1024, file.take(metadata.len()));
+/// Reads the name and first user message of one session file.
+///
+/// The file is streamed once through the shared line reader ([`for_each_line`]) up to the
+/// size it had when opened, holding at most [`MAX_FACT_LINE_BYTES`] of any line: a longer line
+/// (a pasted log, an image) cannot hold a name and is skipped.
+pub fn read_summary(path: &Path) -> Result<SessionSummary, SummaryError> {
+    let (file, metadata) = open_regular(path, Symlinks::Refuse)?;
     let session_info = memmem::Finder::new(b"\"session_info\"");
     let user = memmem::Finder::new(b"\"user\"");
     let mut summary = SessionSummary::default();
-    let mut line = Vec::new();
-    let mut is_header = true;
-    loop {
-        let (n_read, is_whole) = read_bounded_line(&mut reader, &mut line)
-            .map_err(|error| format!("could not read session body: {}", describe_io(&error)))?;
-        if n_read == 0 {
-            break;
+    for_each_line(&file, metadata.len(), MAX_FACT_LINE_BYTES, |line| {
+        if line.line_no == 1 || line.over_long.is_some() {
+            return;
         }
-        if std::mem::take(&mut is_header) || !is_whole {
-            continue;
-        }
-        if session_info.find(&line).is_some() {
-            if let Some(entry) = parse_object(&line)
+        let bytes = line.bytes;
+        if session_info.find(bytes).is_some() {
+            if let Some(entry) = parse_object(bytes)
                 && entry.get("type").and_then(Value::as_str) == Some("session_info")
             {
                 summary.name = entry
@@ -60,56 +53,19 @@ pub fn read_summary(path: &Path) -> Result<SessionSummary, String> {
                     .map(str::to_owned);
             }
         } else if summary.first_user_message.is_none()
-            && user.find(&line).is_some()
-            && let Some(entry) = parse_object(&line)
+            && user.find(bytes).is_some()
+            && let Some(entry) = parse_object(bytes)
         {
             summary.first_user_message = user_text(&entry);
         }
-    }
+    })?;
     Ok(summary)
 }
 
 /// The longest line decoded for these facts. A session name is a few words and most first
-/// messages are short; a longer line (a pasted log, an image) is skipped rather than held in
-/// memory, so reading facts costs a bounded buffer whatever the file holds.
-const MAX_FACT_LINE_BYTES: usize = 1024 * 1024;
-
-/// Reads the next line into `line` (cleared first), keeping at most
-/// [`MAX_FACT_LINE_BYTES`] of it; returns the bytes consumed and whether the whole line fits.
-fn read_bounded_line(
-    reader: &mut impl BufRead,
-    line: &mut Vec<u8>,
-) -> std::io::Result<(usize, bool)> {
-    line.clear();
-    let mut n_consumed = 0;
-    let mut is_whole = true;
-    loop {
-        let available = match reader.fill_buf() {
-            Ok(available) => available,
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(error) => return Err(error),
-        };
-        if available.is_empty() {
-            return Ok((n_consumed, is_whole));
-        }
-        let (chunk, is_end) = match memchr::memchr(b'\n', available) {
-            Some(newline) => (&available[..=newline], true),
-            None => (available, false),
-        };
-        if is_whole && line.len() + chunk.len() <= MAX_FACT_LINE_BYTES {
-            line.extend_from_slice(chunk);
-        } else {
-            is_whole = false;
-            line.clear();
-        }
-        let n_chunk = chunk.len();
-        reader.consume(n_chunk);
-        n_consumed += n_chunk;
-        if is_end {
-            return Ok((n_consumed, is_whole));
-        }
-    }
-}
+/// messages are short; a longer line is skipped rather than held in memory, so reading facts
+/// costs a bounded buffer whatever the file holds.
+pub const MAX_FACT_LINE_BYTES: usize = 1024 * 1024;
 
 fn parse_object(line: &[u8]) -> Option<serde_json::Map<String, Value>> {
     match serde_json::from_slice(line) {

@@ -1,0 +1,38 @@
+//! The application layer of pi-retrospect: everything a front end (the CLI, the MCP server,
+//! the terminal picker) needs between parsing its input and rendering its output.
+//!
+//! - [`Environment`]: the process facts the tool depends on (current directory, `$HOME`,
+//!   Pi's variables, the clock and time zone), read in one place and passed in as a value so
+//!   tests and servers can supply their own.
+//! - [`resolve_stores`]: which stores to read, from flags, environment and Pi's settings.
+//! - [`resolve_session`]: the SESSION argument (a path, an id or unique id prefix, `latest`).
+//! - [`parse_when`]: time bounds (`--since`, `--until`).
+//! - One call per capability ([`list()`], [`show()`], [`inspect()`], [`entries()`]) taking
+//!   plain typed requests and returning typed results.
+//! - [`AppError`]: one error type whose [`ErrorKind`] a front end maps to its own exit codes.
+//!
+//! The layer never prints, never exits and never reads a flag parser's types.
+
+#![deny(missing_docs)]
+
+mod env;
+mod error;
+mod handoff;
+mod list;
+mod read;
+mod session_ref;
+mod store;
+mod when;
+
+pub use env::Environment;
+pub use error::{AppError, ErrorKind};
+pub use handoff::{HandoffRequest, handoff};
+pub use list::{ListRequest, ListResult, list, list_unordered, read_summaries};
+pub use pi_retrospect_transcript::{Lineage, RunInfo};
+pub use read::{
+    EntriesRequest, EntriesResult, InspectRequest, InspectResult, SessionTarget, ShowRequest,
+    ShowResult, ShowView, entries, inspect, lineage, show, time_range,
+};
+pub use session_ref::{OpenedSession, SessionRef, open_session, resolve_session};
+pub use store::{StoreFlags, resolve_stores};
+pub use when::{Bound, parse_when};

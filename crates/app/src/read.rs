@@ -1,0 +1,405 @@
+//! The reading capabilities over one session: `show`, `inspect` and `entries`, each a typed
+//! request in and a typed result out. A file whose first line is not a session header is
+//! refused the way `list` skips it, with the same reason.
+
+use std::path::Path;
+
+use pi_retrospect_core::Timestamp;
+use pi_retrospect_transcript::{
+    Cursor, DisplayItem, EntriesFilter, EntryRow, InspectPage, Lineage, OutputLimit, ReadLimits,
+    RunInfo, SearchScope, SessionFacts, ShowOptions, TreeRow, utc_timestamp,
+};
+use pi_retrospect_walk::SessionFile;
+
+use crate::env::Environment;
+use crate::error::AppError;
+use crate::session_ref::{OpenedSession, SessionRef, open_session};
+use crate::store::StoreFlags;
+use crate::when::{Bound, parse_when};
+
+/// Which session to read and where to look for it.
+#[derive(Debug, Clone)]
+pub struct SessionTarget {
+    /// The session.
+    pub session: SessionRef,
+    /// The stores an id or `latest` is looked up in.
+    pub stores: StoreFlags,
+}
+
+/// A `show` request.
+#[derive(Debug, Clone)]
+pub struct ShowRequest {
+    /// The session.
+    pub target: SessionTarget,
+    /// The whole entry tree instead of the active branch.
+    pub tree: bool,
+    /// Keep thinking blocks in the active-branch items.
+    pub thinking: bool,
+    /// Characters kept of each tool result, `!` command output and long note, head and
+    /// tail; `None` keeps everything (what `--json` shows).
+    pub tool_output_chars: Option<usize>,
+}
+
+/// What `show` shows: the active branch as items, or the whole tree.
+#[derive(Debug)]
+pub enum ShowView {
+    /// The active branch, root first.
+    Items(Vec<DisplayItem>),
+    /// Every entry, in tree order.
+    Tree(Vec<TreeRow>),
+}
+
+/// The result of `show`.
+#[derive(Debug)]
+pub struct ShowResult {
+    /// The file read.
+    pub session: OpenedSession,
+    /// Facts about the whole file.
+    pub facts: SessionFacts,
+    /// Which sessions it came from and launched.
+    pub lineage: Lineage,
+    /// What to show.
+    pub view: ShowView,
+}
+
+/// Runs whose first task is read for `show`'s heading.
+const MAX_RUN_TASKS: usize = 50;
+
+/// Reads the session of `request` and builds its active branch or tree.
+pub fn show(request: &ShowRequest, env: &Environment) -> Result<ShowResult, AppError> {
+    let session = open(&request.target, env, &ReadLimits::default())?;
+    let facts = pi_retrospect_transcript::facts(&session.transcript)?;
+    let view = if request.tree {
+        ShowView::Tree(pi_retrospect_transcript::entry_tree(
+            &session.transcript,
+            true,
+        )?)
+    } else {
+        let options = ShowOptions {
+            output_limit: request.tool_output_chars.map(OutputLimit::chars),
+            include_thinking: request.thinking,
+        };
+        ShowView::Items(pi_retrospect_transcript::active_branch_items(
+            &session.transcript,
+            options,
+        )?)
+    };
+    let lineage = lineage(&session.path, &facts);
+    Ok(ShowResult {
+        session,
+        facts,
+        lineage,
+        view,
+    })
+}
+
+/// Returns where the session at `path` sits: its fork parent's existence, the session that
+/// launched it and the runs it launched. Nothing here is written or followed through a link.
+pub fn lineage(path: &str, facts: &SessionFacts) -> Lineage {
+    let parent_session_exists = facts
+        .parent_session
+        .as_deref()
+        .map(|parent| Path::new(parent).is_file());
+    let (session, _) = pi_retrospect_walk::list_session_file(&SessionFile {
+        path: path.to_owned(),
+        has_container: true,
+    });
+    let runs = session
+        .map(|session| session.subagent_sessions)
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .map(|(idx, run)| RunInfo {
+            first_task: (idx < MAX_RUN_TASKS)
+                .then(|| pi_retrospect_transcript::read_summary(Path::new(&run.path)).ok())
+                .flatten()
+                .and_then(|summary| summary.first_user_message),
+            n_runs: run.n_runs(),
+            path: run.path,
+            id: run.id,
+            timestamp: utc_timestamp(&run.timestamp),
+        })
+        .collect();
+    Lineage {
+        parent_session_exists,
+        launched_by: launcher_of(path),
+        runs,
+    }
+}
+
+/// Returns the session that launched the run at `path`: the nearest ancestor directory `D`
+/// with a session file `D.jsonl` beside it (a session's container holds its runs). Only a
+/// pi-subagents transcript (`session.jsonl`, or a `.jsonl` in a `forks` directory) is a run.
+fn launcher_of(path: &str) -> Option<String> {
+    let path = Path::new(path);
+    let parent = path.parent()?;
+    let is_run = path.file_name().is_some_and(|name| name == "session.jsonl")
+        || parent.file_name().is_some_and(|name| name == "forks");
+    if !is_run {
+        return None;
+    }
+    parent.ancestors().take(64).find_map(|dir| {
+        let candidate = format!("{}.jsonl", dir.to_str()?);
+        let metadata = std::fs::symlink_metadata(&candidate).ok()?;
+        metadata.file_type().is_file().then_some(candidate)
+    })
+}
+
+/// An `inspect` request: the transcript crate's view request plus the session.
+#[derive(Debug, Clone)]
+pub struct InspectRequest {
+    /// The session.
+    pub target: SessionTarget,
+    /// The view, page size, cursor and options.
+    pub view: pi_retrospect_transcript::InspectRequest,
+}
+
+/// The result of `inspect`.
+#[derive(Debug)]
+pub struct InspectResult {
+    /// The file read (up to the cursor's snapshot when continuing).
+    pub session: OpenedSession,
+    /// The page.
+    pub page: InspectPage,
+    /// Where the page starts in its view (0 without a cursor).
+    pub offset: usize,
+}
+
+/// Reads one page of an inspect view. A cursor fixes how much of the file is read, so later
+/// pages see the first page's snapshot; requests that can be refused without the file are
+/// refused before anything is read.
+pub fn inspect(request: &InspectRequest, env: &Environment) -> Result<InspectResult, AppError> {
+    if let pi_retrospect_transcript::InspectView::Search { query } = &request.view.view
+        && query.is_empty()
+    {
+        return Err(AppError::usage("search: the query must not be empty"));
+    }
+    let cursor = request
+        .view
+        .cursor
+        .as_deref()
+        .map(Cursor::decode)
+        .transpose()?;
+    let limits = ReadLimits {
+        snapshot_bytes: cursor.map(|cursor| cursor.snapshot_bytes),
+        ..ReadLimits::default()
+    };
+    let session = open(&request.target, env, &limits)?;
+    let page = pi_retrospect_transcript::inspect(&session.transcript, &request.view)?;
+    Ok(InspectResult {
+        session,
+        page,
+        offset: cursor.map_or(0, |cursor| cursor.offset),
+    })
+}
+
+/// An `entries` request: the session and the filters, as a front end received them.
+#[derive(Debug, Clone, Default)]
+pub struct EntriesRequest {
+    /// Physical line range `A..B`, `A..`, `..B` or `N`.
+    pub lines: Option<String>,
+    /// The entry with this id (or `line:N` handle).
+    pub id: Option<String>,
+    /// Children of the entry with this id (or `line:N` handle).
+    pub parent_id: Option<String>,
+    /// Entry types.
+    pub types: Vec<String>,
+    /// Message roles.
+    pub roles: Vec<String>,
+    /// Entries at or after this bound (`parse_when` syntax).
+    pub since: Option<String>,
+    /// Entries at or before this bound.
+    pub until: Option<String>,
+    /// Terms of which any must occur in the entry's text.
+    pub grep: Vec<String>,
+    /// Match `grep` terms case-sensitively.
+    pub case_sensitive: bool,
+    /// `grep` also looks in tool-call arguments.
+    pub grep_tool_args: bool,
+    /// `grep` also looks in thinking blocks.
+    pub grep_thinking: bool,
+    /// At most this many rows.
+    pub limit: Option<u64>,
+    /// Carry each entry's raw JSON.
+    pub raw: bool,
+}
+
+/// The result of `entries`.
+#[derive(Debug)]
+pub struct EntriesResult {
+    /// The file read.
+    pub session: OpenedSession,
+    /// The rows, in file order.
+    pub rows: Vec<EntryRow>,
+}
+
+/// Reads the rows of `target` that `request` selects; bad filter values are refused before
+/// the file is read.
+pub fn entries(
+    target: &SessionTarget,
+    request: &EntriesRequest,
+    env: &Environment,
+) -> Result<EntriesResult, AppError> {
+    let filter = entries_filter(request, env)?;
+    let session = open(target, env, &ReadLimits::default())?;
+    let rows = pi_retrospect_transcript::entries(&session.transcript, &filter)?;
+    Ok(EntriesResult { session, rows })
+}
+
+/// Opens the session `target` names, after checking its first line the way `list` does: a
+/// file that is not a session (empty, text, other JSON, binary) is an error naming the path
+/// and the reason, never an empty session.
+fn open(
+    target: &SessionTarget,
+    env: &Environment,
+    limits: &ReadLimits,
+) -> Result<OpenedSession, AppError> {
+    let session = open_session(&target.session, &target.stores, env, limits)?;
+    if let Err(error) = pi_retrospect_header::read_header(Path::new(&session.path)) {
+        return Err(AppError::io(format!(
+            "{}: not a session file: {error}",
+            session.path
+        )));
+    }
+    Ok(session)
+}
+
+/// Returns the filter `request` describes, or a usage error.
+fn entries_filter(request: &EntriesRequest, env: &Environment) -> Result<EntriesFilter, AppError> {
+    let (first_line, last_line) = match &request.lines {
+        Some(text) => {
+            parse_lines(text).map_err(|message| AppError::usage(format!("--lines: {message}")))?
+        }
+        None => (None, None),
+    };
+    let (since, until) = time_range(request.since.as_deref(), request.until.as_deref(), env)?;
+    if request.grep.iter().any(String::is_empty) {
+        return Err(AppError::usage("--grep needs a non-empty term"));
+    }
+    Ok(EntriesFilter {
+        first_line,
+        last_line,
+        id: request.id.clone(),
+        parent_id: request.parent_id.clone(),
+        types: request.types.clone(),
+        roles: request.roles.clone(),
+        since,
+        until,
+        grep: request.grep.clone(),
+        is_case_sensitive: request.case_sensitive,
+        grep_scope: SearchScope {
+            tool_args: request.grep_tool_args,
+            thinking: request.grep_thinking,
+            ..SearchScope::default()
+        },
+        limit: request
+            .limit
+            .map(|limit| usize::try_from(limit).unwrap_or(usize::MAX)),
+        include_raw: request.raw,
+    })
+}
+
+/// Returns the inclusive instants `--since` and `--until` denote, refusing an empty range.
+pub fn time_range(
+    since: Option<&str>,
+    until: Option<&str>,
+    env: &Environment,
+) -> Result<(Option<Timestamp>, Option<Timestamp>), AppError> {
+    let bound = |flag: &str, value: Option<&str>, which: Bound| {
+        value
+            .map(|text| {
+                parse_when(text, which, env.now, &env.time_zone)
+                    .map_err(|message| AppError::usage(format!("{flag}: {message}")))
+            })
+            .transpose()
+    };
+    let since = bound("--since", since, Bound::Start)?;
+    let until = bound("--until", until, Bound::End)?;
+    if let (Some(since), Some(until)) = (since, until)
+        && until < since
+    {
+        return Err(AppError::usage(format!(
+            "--until ({until}) is before --since ({since}): the range is empty"
+        )));
+    }
+    Ok((since, until))
+}
+
+/// Returns the inclusive line range of `A..B`, `A..`, `..B` or `N`.
+fn parse_lines(text: &str) -> Result<(Option<u64>, Option<u64>), String> {
+    let number = |part: &str| -> Result<Option<u64>, String> {
+        if part.is_empty() {
+            return Ok(None);
+        }
+        match part.parse::<u64>() {
+            Ok(0) => Err("line numbers start at 1".to_owned()),
+            Ok(line) => Ok(Some(line)),
+            Err(_) => Err(format!("{part:?} is not a line number")),
+        }
+    };
+    let (first, last) = match text.split_once("..") {
+        Some((first, last)) => (number(first)?, number(last)?),
+        None if text.is_empty() => return Err("expected A..B, A.., ..B or N".to_owned()),
+        None => {
+            let line = number(text)?;
+            (line, line)
+        }
+    };
+    if let (Some(first), Some(last)) = (first, last)
+        && last < first
+    {
+        return Err(format!("{text:?} is an empty range"));
+    }
+    Ok((first, last))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 10: a run names the session that launched it, found from the on-disk nesting.
+    #[test]
+    fn a_run_names_its_launcher() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().to_str().expect("utf-8").to_owned();
+        for relative in [
+            "p/x.jsonl",
+            "p/x/launch/run-0/session.jsonl",
+            "p/x/launch/run-0/session/inner/run-0/session.jsonl",
+            "p/x/forks/f.jsonl",
+            "p/y.jsonl",
+            "p/z/session.jsonl",
+        ] {
+            let path = dir.path().join(relative);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&path, "").expect("write");
+        }
+        let check = |relative: &str, expected: Option<&str>| {
+            assert_eq!(
+                launcher_of(&format!("{root}/{relative}")),
+                expected.map(|launcher| format!("{root}/{launcher}")),
+                "{relative}"
+            );
+        };
+        check("p/x/launch/run-0/session.jsonl", Some("p/x.jsonl"));
+        check(
+            "p/x/launch/run-0/session/inner/run-0/session.jsonl",
+            Some("p/x/launch/run-0/session.jsonl"),
+        );
+        check("p/x/forks/f.jsonl", Some("p/x.jsonl"));
+        check("p/y.jsonl", None);
+        check("p/z/session.jsonl", None);
+    }
+
+    #[test]
+    fn line_ranges() {
+        assert_eq!(parse_lines("3..7"), Ok((Some(3), Some(7))));
+        assert_eq!(parse_lines("3.."), Ok((Some(3), None)));
+        assert_eq!(parse_lines("..7"), Ok((None, Some(7))));
+        assert_eq!(parse_lines("5"), Ok((Some(5), Some(5))));
+        assert_eq!(parse_lines(".."), Ok((None, None)));
+        for bad in ["", "0..3", "7..3", "a..b", "1...3"] {
+            assert!(parse_lines(bad).is_err(), "{bad}");
+        }
+    }
+}

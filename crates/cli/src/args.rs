@@ -1,0 +1,74 @@
+//! Flags and help text shared by several commands: the stores of the reading commands and
+//! the colour choice.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+/// The paragraph on SESSION, damage and sanitising shared by `show`, `inspect` and `entries`.
+macro_rules! session_help {
+    () => {
+        "\
+SESSION is a path to a session file (relative to the current directory, `~` expanded), a \
+session id or a unique prefix of one (looked up in the store the way `list` finds it, \
+subagent runs included), or `latest`: the newest top-level session (by header timestamp) \
+whose cwd is the current directory. A prefix that matches several sessions is a usage error \
+(exit 2) listing their paths; a session that cannot be found or opened, or a file whose \
+first line is not a session header (checked as `list` checks it), exits 1 with the reason.
+
+Damage in the file (a line that is not JSON, a missing parent, a version 1 file without \
+ids) never fails the command: text output lists it on stderr (the first 20 warnings, then \
+a count), --json in `warnings` (all of them). Text output strips terminal control sequences \
+and bidi overrides from session content and escapes one-line fields (ids, types, roles, \
+paths) visibly; times are local there and UTC in JSON. The file is only read, never written."
+    };
+}
+
+pub const SESSION_HELP: &str = session_help!();
+
+/// Store flags of the commands that read one session, used only to look up an id or `latest`.
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// Look ids up in this store in Pi's default layout (`DIR/--<cwd-slug>--/<stem>.jsonl`).
+    #[arg(long, value_name = "DIR", global = true, help_heading = "Stores")]
+    pub sessions_root: Option<PathBuf>,
+
+    /// Pi's custom session directory, searched with the default root.
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "sessions_root",
+        global = true,
+        help_heading = "Stores"
+    )]
+    pub session_dir: Option<PathBuf>,
+}
+
+/// When to colour output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Only on a terminal (or with CLICOLOR_FORCE), and never when NO_COLOR is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl StoreArgs {
+    /// Returns the session SESSION names, with these stores to look it up in.
+    pub fn target(
+        &self,
+        session: &str,
+        env: &pi_retrospect_app::Environment,
+    ) -> Result<pi_retrospect_app::SessionTarget, pi_retrospect_app::AppError> {
+        Ok(pi_retrospect_app::SessionTarget {
+            session: pi_retrospect_app::SessionRef::parse(session, env)?,
+            stores: pi_retrospect_app::StoreFlags {
+                sessions_root: self.sessions_root.clone(),
+                session_dir: self.session_dir.clone(),
+                include_archive: false,
+            },
+        })
+    }
+}
