@@ -114,7 +114,7 @@ impl GroupKey {
 /// The session file a row of a report grouped by session is about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionRef {
+pub struct RowSession {
     /// Absolute path of the session file.
     pub path: String,
     /// Session id from the header.
@@ -173,7 +173,7 @@ impl Figures {
 pub struct StatsRow {
     /// The session file, when grouped by session.
     #[serde(flatten)]
-    pub session: Option<SessionRef>,
+    pub session: Option<RowSession>,
     /// The project (a top-level session's cwd), when grouped by project.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,

@@ -455,7 +455,7 @@ pub const STATS_SCHEMA: &str = r##"{
 mod tests {
     use super::*;
     use pi_retrospect_core::Warning;
-    use pi_retrospect_core::stats::SessionRef;
+    use pi_retrospect_core::stats::RowSession;
 
     fn usage(total: u64, cost: f64, n_cost_unknown: u64) -> Usage {
         Usage {
@@ -555,7 +555,7 @@ Total       1,520       0           0            0  1,520  $0.2500*
     fn table_of_sessions_shows_runs_forks_and_what_pi_counts() {
         let session_row =
             |id: &str, depth: usize, fork: bool, pi: u64, own: u64, runs: u64| StatsRow {
-                session: Some(SessionRef {
+                session: Some(RowSession {
                     path: format!("/s/{id}.jsonl"),
                     session_id: id.to_owned(),
                     cwd: "/w".to_owned(),

@@ -34,7 +34,7 @@ mod scan;
 
 pub use error::StatsError;
 pub use options::{StatsOptions, parse_group_keys};
-pub use pi_retrospect_core::stats::{Figures, GroupKey, SessionRef, StatsReport, StatsRow, Usage};
+pub use pi_retrospect_core::stats::{Figures, GroupKey, RowSession, StatsReport, StatsRow, Usage};
 pub use plan::StatsPlan;
 pub use scan::FileScan;
 

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use jiff::civil::Date;
 use pi_retrospect_core::path::normalize_absolute;
-use pi_retrospect_core::stats::{Figures, GroupKey, SessionRef, StatsReport, StatsRow, Usage};
+use pi_retrospect_core::stats::{Figures, GroupKey, RowSession, StatsReport, StatsRow, Usage};
 use pi_retrospect_core::{Listing, Session, Warning};
 
 use crate::options::StatsOptions;
@@ -381,7 +381,7 @@ impl<'l> StatsPlan<'l> {
             match part {
                 KeyPart::Session(idx) => {
                     let session = &self.sessions[*idx];
-                    row.session = Some(SessionRef {
+                    row.session = Some(RowSession {
                         path: session.session.path.clone(),
                         session_id: session.session.id.clone(),
                         cwd: session.session.cwd.clone(),
