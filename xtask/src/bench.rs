@@ -1,6 +1,7 @@
 //! `cargo xtask bench`: `list --json` against the I/O floor, side by side, with medians; then
 //! opening one 128 MiB session against Pi itself (the `transcript` section, in
-//! `bench/transcript.rs`). `--only list` or `--only transcript` runs one section.
+//! `bench/transcript.rs`); then `stats --by day` against `rg -c -F` (the `stats` section, in
+//! `bench/stats.rs`). `--only list|transcript|stats` runs one section.
 //!
 //! It builds the release binaries (`pi-retrospect` and `io_floor`), generates the benchmark
 //! stores under `target/bench-store/` when they are missing, checks that `list` sees every
@@ -15,6 +16,7 @@
 //! `list --jsonl` (which read every session's body facts); then the targets of the
 //! performance issues, each with its ratio and PASS or MISS.
 
+mod stats;
 mod transcript;
 
 use std::collections::HashMap;
@@ -58,14 +60,17 @@ pub enum Section {
     List,
     /// Opening one large session (tree, leaf, active branch, context) against Pi.
     Transcript,
+    /// `stats --by day` on the largest generated store against `rg -c -F`.
+    Stats,
 }
 
 impl Section {
-    /// Returns the section named `name` (`list` or `transcript`).
+    /// Returns the section named `name` (`list`, `transcript` or `stats`).
     pub fn from_name(name: &str) -> Option<Section> {
         match name {
             "list" => Some(Section::List),
             "transcript" => Some(Section::Transcript),
+            "stats" => Some(Section::Stats),
             _ => None,
         }
     }
@@ -79,7 +84,7 @@ impl Default for BenchOptions {
             n_wide_runs: 5_000,
             seed: 1,
             list_binary: None,
-            sections: vec![Section::List, Section::Transcript],
+            sections: vec![Section::List, Section::Transcript, Section::Stats],
             pi_node: None,
             oracle_cache: None,
         }
@@ -237,7 +242,10 @@ impl Binaries {
 pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
     let has_list = options.sections.contains(&Section::List);
     let has_transcript = options.sections.contains(&Section::Transcript);
-    if options.n_runs == 0 || (!has_transcript && (!has_list || options.sizes.is_empty())) {
+    let has_stats = options.sections.contains(&Section::Stats);
+    if options.n_runs == 0
+        || (!has_transcript && !has_stats && (!has_list || options.sizes.is_empty()))
+    {
         bail!("nothing to measure");
     }
     if has_list && options.sizes.is_empty() {
@@ -253,7 +261,10 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
     if has_transcript {
         targets.push(("xtask", "transcript_open"));
     }
-    let mut built = build(workspace, &targets)?;
+    let mut built = match targets.is_empty() {
+        true => HashMap::new(),
+        false => build(workspace, &targets)?,
+    };
     let n_cores = std::thread::available_parallelism().map_or(1, usize::from);
 
     let mut report = String::new();
@@ -276,6 +287,7 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
                 let binary = take(&mut built, "transcript_open")?;
                 report.push_str(&transcript::run(workspace, options, &binary, n_cores)?);
             }
+            Section::Stats => report.push_str(&stats::run(workspace, options, n_cores)?),
         }
     }
     print!("{report}");

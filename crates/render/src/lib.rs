@@ -15,6 +15,7 @@ pub mod jsonl;
 pub mod long;
 pub mod schema;
 pub mod show;
+pub mod stats;
 pub mod text;
 
 use std::io::{self, Write};

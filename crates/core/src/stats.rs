@@ -1,0 +1,233 @@
+//! The result types of token and cost statistics (`pi-retrospect-stats` computes them, the
+//! renderers print them). Field names in JSON are Pi's usage names: `input`, `output`,
+//! `cacheRead`, `cacheWrite`, `total`, `cost`.
+
+use serde::Serialize;
+
+use crate::listing::Warning;
+
+/// Token and cost totals over some usage records, counted the way Pi's session statistics
+/// count them.
+///
+/// `total` is `input + output + cacheRead + cacheWrite` (Pi's `/session` total; a record's own
+/// `totalTokens` is not read). `cost` is the sum of the recorded `usage.cost.total` values; a
+/// record whose provider recorded no cost (no `cost.total`, or a zero cost for tokens that were
+/// spent) adds its tokens but no cost and is counted in `n_cost_unknown`, so a row whose
+/// `n_cost_unknown` is not zero shows a lower bound of its cost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Input tokens not read from or written to a cache.
+    pub input: u64,
+    /// Output tokens (reasoning included).
+    pub output: u64,
+    /// Input tokens read from the provider's cache.
+    pub cache_read: u64,
+    /// Input tokens written to the provider's cache.
+    pub cache_write: u64,
+    /// `input + output + cache_read + cache_write`.
+    pub total: u64,
+    /// Sum of the recorded costs, in the provider's currency (US dollars for Pi's catalog).
+    pub cost: f64,
+    /// How many usage records were added.
+    pub n_entries: u64,
+    /// How many of them carried no cost (see the type's documentation).
+    pub n_cost_unknown: u64,
+}
+
+impl Usage {
+    /// Adds `other` to `self`.
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.total += other.total;
+        self.cost += other.cost;
+        self.n_entries += other.n_entries;
+        self.n_cost_unknown += other.n_cost_unknown;
+    }
+
+    /// Returns whether every record added carried a cost.
+    pub fn is_cost_known(&self) -> bool {
+        self.n_cost_unknown == 0
+    }
+
+    /// Returns whether nothing was added.
+    pub fn is_empty(&self) -> bool {
+        self.n_entries == 0
+    }
+}
+
+/// One dimension a statistics report can be grouped by (`--by`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum GroupKey {
+    /// Each session file (subagent runs included, each on its own row).
+    Session,
+    /// The cwd of the top-level session a file belongs to (a run counts for its launcher's).
+    Project,
+    /// `provider/model` of the record.
+    Model,
+    /// The calendar day of the record's timestamp in the report's time zone.
+    Day,
+    /// The week (Monday to Sunday) of the record's timestamp in the report's time zone.
+    Week,
+    /// The calendar month of the record's timestamp in the report's time zone.
+    Month,
+}
+
+impl GroupKey {
+    /// Every key, in the order `--by` documents them.
+    pub const ALL: [GroupKey; 6] = [
+        GroupKey::Session,
+        GroupKey::Project,
+        GroupKey::Model,
+        GroupKey::Day,
+        GroupKey::Week,
+        GroupKey::Month,
+    ];
+
+    /// Returns the key's name as `--by` and the JSON rows spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GroupKey::Session => "session",
+            GroupKey::Project => "project",
+            GroupKey::Model => "model",
+            GroupKey::Day => "day",
+            GroupKey::Week => "week",
+            GroupKey::Month => "month",
+        }
+    }
+
+    /// Returns the key named `name`, if any.
+    pub fn from_name(name: &str) -> Option<GroupKey> {
+        GroupKey::ALL.into_iter().find(|key| key.as_str() == name)
+    }
+
+    /// Returns whether the key is a calendar period (day, week or month).
+    pub fn is_period(self) -> bool {
+        matches!(self, GroupKey::Day | GroupKey::Week | GroupKey::Month)
+    }
+}
+
+/// The session file a row of a report grouped by session is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RowSession {
+    /// Absolute path of the session file.
+    pub path: String,
+    /// Session id from the header.
+    pub session_id: String,
+    /// Absolute working directory from the header.
+    pub cwd: String,
+    /// How many launches deep the file sits: 0 for a top-level session, 1 for its runs, ...
+    pub depth: usize,
+    /// The session whose run this file is (on-disk nesting), for a subagent run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launched_by: Option<String>,
+    /// The fork parent whose copied entries `own` leaves out: the header's `parentSession`, or
+    /// for a run under `forks/` without one, the session that launched it. Absent when the file
+    /// is no fork, and when the parent could not be read (every entry is then `own`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fork_of: Option<String>,
+}
+
+/// The figures of one row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Figures {
+    /// A row of a report grouped by session.
+    #[serde(rename_all = "camelCase")]
+    Session {
+        /// What Pi's own session statistics report for the file (every entry of the file,
+        /// copies from a fork parent included).
+        pi: Usage,
+        /// The file's own figure: without the entries copied from its fork parent. This is
+        /// what the row adds to every aggregate.
+        own: Usage,
+        /// `own` plus the `own` of every subagent run below the file (its runs, their runs,
+        /// ...): what the delegated work really cost.
+        with_runs: Usage,
+    },
+    /// A row of any other grouping: every record counted once.
+    Group {
+        /// The row's figure.
+        usage: Usage,
+    },
+}
+
+impl Figures {
+    /// Returns what the row adds to the report's total (`own` for a session row).
+    pub fn counted(&self) -> &Usage {
+        match self {
+            Figures::Session { own, .. } => own,
+            Figures::Group { usage } => usage,
+        }
+    }
+}
+
+/// One row of a statistics report: its key (only the grouped dimensions are set) and figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatsRow {
+    /// The session file, when grouped by session.
+    #[serde(flatten)]
+    pub session: Option<RowSession>,
+    /// The project (a top-level session's cwd), when grouped by project.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// `provider/model`, when grouped by model. Usage that names no model is `unknown`; a tool
+    /// result's nested usage is `tool:<tool name>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// `YYYY-MM-DD`, when grouped by day.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub day: Option<String>,
+    /// `YYYY-MM-DD` of the week's Monday, when grouped by week.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub week: Option<String>,
+    /// `YYYY-MM`, when grouped by month.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub month: Option<String>,
+    /// The figures.
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+impl StatsRow {
+    /// Returns the row's value for `key` as text (a session is its path), if it is set.
+    pub fn key_text(&self, key: GroupKey) -> Option<&str> {
+        match key {
+            GroupKey::Session => self.session.as_ref().map(|session| session.path.as_str()),
+            GroupKey::Project => self.project.as_deref(),
+            GroupKey::Model => self.model.as_deref(),
+            GroupKey::Day => self.day.as_deref(),
+            GroupKey::Week => self.week.as_deref(),
+            GroupKey::Month => self.month.as_deref(),
+        }
+    }
+}
+
+/// A statistics report: rows in order, the deduplicated total and the warnings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatsReport {
+    /// The grouping, in the order asked for; empty for the total alone.
+    pub group_by: Vec<GroupKey>,
+    /// The IANA name (or POSIX TZ string) of the time zone periods are counted in.
+    pub time_zone: String,
+    /// The inclusive lower bound on each record's timestamp (RFC 3339, UTC), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// The inclusive upper bound on each record's timestamp (RFC 3339, UTC), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
+    /// Rows ordered by their key, dimension by dimension: sessions in listing order (each
+    /// followed by its runs), other values ascending (periods chronologically).
+    pub rows: Vec<StatsRow>,
+    /// Every record counted once: entries copied into a fork are counted in their parent only.
+    pub total: Usage,
+    /// Files and lines that could not be counted, sorted by path then reason.
+    pub warnings: Vec<Warning>,
+}

@@ -1,0 +1,697 @@
+//! Writers for a token and cost report ([`StatsReport`]): an aligned table with a total row,
+//! a compact bar chart for a day, week or month grouping, JSON, and the JSON Schema.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use jiff::ToSpan;
+use jiff::civil::Date;
+use pi_retrospect_core::stats::{Figures, GroupKey, StatsReport, StatsRow, Usage};
+use pi_retrospect_core::unique_prefix_len;
+
+use crate::text::{field, thousands};
+
+/// Options for [`write_table`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TableOptions {
+    /// Shows each session row's figure with its subagent runs (`withRuns`) instead of its own.
+    pub rollup: bool,
+}
+
+/// Writes the report as an aligned table: one column per grouped dimension, then `Input`,
+/// `Output`, `Cache read`, `Cache write`, `Total` and `Cost`, one line per row and a `Total`
+/// line (the deduplicated store total). Sessions are shown by their shortest distinct id
+/// prefix, runs indented under the session that launched them, forks marked `(fork)`; when a
+/// fork's file holds copies of its parent's records, a `Pi total` column gives what Pi reports
+/// for the file. A cost some of whose records had no recorded cost ends in `*`, one with none
+/// known is `?`, and a note says so. The report's warnings are the caller's to print (the CLI
+/// writes warnings to stderr).
+pub fn write_table(
+    out: &mut dyn Write,
+    report: &StatsReport,
+    options: &TableOptions,
+) -> io::Result<()> {
+    let id_width = unique_prefix_len(
+        report
+            .rows
+            .iter()
+            .filter_map(|row| row.session.as_ref())
+            .map(|session| session.session_id.as_str()),
+    );
+    let shows_pi = report.rows.iter().any(|row| match &row.figures {
+        Figures::Session { pi, own, .. } => pi.total != own.total,
+        Figures::Group { .. } => false,
+    });
+    let mut header: Vec<String> = report
+        .group_by
+        .iter()
+        .map(|key| column_title(*key, options.rollup).to_owned())
+        .collect();
+    if header.is_empty() {
+        header.push(String::new());
+    }
+    let n_keys = header.len();
+    header.extend(FIGURE_TITLES.iter().map(|title| (*title).to_owned()));
+    if shows_pi {
+        header.push("Pi total".to_owned());
+    }
+
+    let mut lines = vec![header];
+    for row in &report.rows {
+        let mut cells: Vec<String> = report
+            .group_by
+            .iter()
+            .map(|key| key_cell(row, *key, id_width))
+            .collect();
+        let usage = shown_figure(row, options.rollup);
+        cells.extend(figure_cells(usage));
+        if shows_pi {
+            cells.push(match &row.figures {
+                Figures::Session { pi, own, .. } if pi.total != own.total => format_count(pi.total),
+                _ => String::new(),
+            });
+        }
+        lines.push(cells);
+    }
+    let mut total = vec![String::new(); n_keys];
+    total[0] = "Total".to_owned();
+    total.extend(figure_cells(&report.total));
+    if shows_pi {
+        total.push(String::new());
+    }
+    lines.push(total);
+
+    let widths = column_widths(&lines);
+    let mut text = String::new();
+    for cells in &lines {
+        let mut line = String::new();
+        for (idx, cell) in cells.iter().enumerate() {
+            if idx > 0 {
+                line.push_str("  ");
+            }
+            let padding = widths[idx].saturating_sub(cell.chars().count());
+            if idx < n_keys {
+                line.push_str(cell);
+                line.extend(std::iter::repeat_n(' ', padding));
+            } else {
+                line.extend(std::iter::repeat_n(' ', padding));
+                line.push_str(cell);
+            }
+        }
+        text.push_str(line.trim_end());
+        text.push('\n');
+    }
+    if !report.total.is_cost_known() {
+        text.push_str(&format!(
+            "* cost unknown for {} of {} records (the provider recorded none): costs shown are lower bounds\n",
+            format_count(report.total.n_cost_unknown),
+            format_count(report.total.n_entries)
+        ));
+    }
+    out.write_all(text.as_bytes())
+}
+
+/// What [`write_bar_chart`] draws bars of.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ChartMetric {
+    /// Total tokens (known for every record).
+    #[default]
+    Tokens,
+    /// Recorded cost.
+    Cost,
+}
+
+/// Options for [`write_bar_chart`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChartOptions {
+    /// The line width to fit (the terminal's width, or a default).
+    pub width: usize,
+    /// What the bars measure.
+    pub metric: ChartMetric,
+}
+
+impl Default for ChartOptions {
+    fn default() -> Self {
+        ChartOptions {
+            width: 80,
+            metric: ChartMetric::Tokens,
+        }
+    }
+}
+
+/// Writes one bar per period of the report's first period grouping (day, week or month),
+/// oldest first, periods without records included as empty bars so gaps show, each with its
+/// total tokens and cost; other dimensions are summed. Writes nothing when the report is not
+/// grouped by a period.
+pub fn write_bar_chart(
+    out: &mut dyn Write,
+    report: &StatsReport,
+    options: &ChartOptions,
+) -> io::Result<()> {
+    let Some(key) = report.group_by.iter().copied().find(|key| key.is_period()) else {
+        return Ok(());
+    };
+    let mut periods: BTreeMap<&str, Usage> = BTreeMap::new();
+    for row in &report.rows {
+        if let Some(label) = row.key_text(key) {
+            periods.entry(label).or_default().add(row.figures.counted());
+        }
+    }
+    let unknown = periods.remove("unknown");
+    let mut bars: Vec<(String, Usage)> = with_gaps(key, &periods);
+    if let Some(unknown) = unknown {
+        bars.push(("unknown".to_owned(), unknown));
+    }
+    let value = |usage: &Usage| match options.metric {
+        ChartMetric::Tokens => usage.total as f64,
+        ChartMetric::Cost => usage.cost,
+    };
+    let max = bars
+        .iter()
+        .map(|(_, usage)| value(usage))
+        .fold(0.0, f64::max);
+    let label_width = bars.iter().map(|(label, _)| label.len()).max().unwrap_or(0);
+    let tokens_width = bars
+        .iter()
+        .map(|(_, usage)| format_count(usage.total).len())
+        .max()
+        .unwrap_or(0);
+    let costs: Vec<String> = bars.iter().map(|(_, usage)| format_cost(usage)).collect();
+    let cost_width = costs
+        .iter()
+        .map(|cost| cost.chars().count())
+        .max()
+        .unwrap_or(0);
+    let bar_width = options
+        .width
+        .saturating_sub(label_width + tokens_width + cost_width + 6)
+        .max(10);
+
+    let mut text = format!(
+        "{} by {} ({})\n",
+        match options.metric {
+            ChartMetric::Tokens => "Tokens",
+            ChartMetric::Cost => "Cost",
+        },
+        key.as_str(),
+        field(&report.time_zone)
+    );
+    for ((label, usage), cost) in bars.iter().zip(&costs) {
+        let bar = if max > 0.0 {
+            bar_of(value(usage) / max * bar_width as f64)
+        } else {
+            String::new()
+        };
+        let padding = bar_width.saturating_sub(bar.chars().count());
+        text.push_str(&format!(
+            "{label:<label_width$}  {bar}{}  {:>tokens_width$}  {cost:>cost_width$}\n",
+            " ".repeat(padding),
+            format_count(usage.total),
+        ));
+    }
+    if !report.total.is_cost_known() {
+        text.push_str("* cost unknown for some records (the provider recorded none)\n");
+    }
+    out.write_all(text.as_bytes())
+}
+
+/// Writes the report as pretty-printed JSON (two-space indentation) and a final newline.
+pub fn write_json(out: &mut dyn Write, report: &StatsReport) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, report).map_err(io::Error::from)?;
+    out.write_all(b"\n")
+}
+
+/// Returns a token count with thousands separators: `1,234,567` ([`thousands`] for `u64`).
+pub fn format_count(count: u64) -> String {
+    usize::try_from(count).map_or_else(|_| count.to_string(), thousands)
+}
+
+/// Returns a figure's cost in dollars: cents from one dollar up (`$1,234.56`), four decimals
+/// below (`$0.0151`); `*` after it when some records had no recorded cost (a lower bound), and
+/// `?` when none did.
+pub fn format_cost(usage: &Usage) -> String {
+    if usage.n_entries > 0 && usage.n_cost_unknown == usage.n_entries {
+        return "?".to_owned();
+    }
+    let dollars = if usage.cost.abs() >= 1.0 {
+        let cents = (usage.cost * 100.0).round() as i64;
+        let sign = if cents < 0 { "-" } else { "" };
+        format!(
+            "{sign}${}.{:02}",
+            format_count(cents.unsigned_abs() / 100),
+            cents.unsigned_abs() % 100
+        )
+    } else {
+        format!("${:.4}", usage.cost)
+    };
+    if usage.is_cost_known() {
+        dollars
+    } else {
+        format!("{dollars}*")
+    }
+}
+
+const FIGURE_TITLES: [&str; 6] = [
+    "Input",
+    "Output",
+    "Cache read",
+    "Cache write",
+    "Total",
+    "Cost",
+];
+
+fn column_title(key: GroupKey, rollup: bool) -> &'static str {
+    match key {
+        GroupKey::Session if rollup => "Session (with runs)",
+        GroupKey::Session => "Session",
+        GroupKey::Project => "Project",
+        GroupKey::Model => "Model",
+        GroupKey::Day => "Day",
+        GroupKey::Week => "Week of",
+        GroupKey::Month => "Month",
+    }
+}
+
+fn key_cell(row: &StatsRow, key: GroupKey, id_width: usize) -> String {
+    if key == GroupKey::Session
+        && let Some(session) = &row.session
+    {
+        let mut cell = "  ".repeat(session.depth);
+        cell.extend(field(&session.session_id).chars().take(id_width));
+        if session.fork_of.is_some() {
+            cell.push_str(" (fork)");
+        }
+        return cell;
+    }
+    row.key_text(key)
+        .map(|text| field(text).into_owned())
+        .unwrap_or_default()
+}
+
+fn shown_figure(row: &StatsRow, rollup: bool) -> &Usage {
+    match &row.figures {
+        Figures::Session { with_runs, .. } if rollup => with_runs,
+        figures => figures.counted(),
+    }
+}
+
+fn figure_cells(usage: &Usage) -> [String; 6] {
+    [
+        format_count(usage.input),
+        format_count(usage.output),
+        format_count(usage.cache_read),
+        format_count(usage.cache_write),
+        format_count(usage.total),
+        format_cost(usage),
+    ]
+}
+
+fn column_widths(lines: &[Vec<String>]) -> Vec<usize> {
+    let mut widths = vec![0; lines.first().map_or(0, Vec::len)];
+    for cells in lines {
+        for (width, cell) in widths.iter_mut().zip(cells) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    widths
+}
+
+/// Returns the periods from the first to the last, those without records as zero, oldest first.
+/// Labels that are no period (never produced by the library) are kept as they are.
+fn with_gaps(key: GroupKey, periods: &BTreeMap<&str, Usage>) -> Vec<(String, Usage)> {
+    let parse = |label: &str| match key {
+        GroupKey::Month => format!("{label}-01").parse::<Date>().ok(),
+        _ => label.parse::<Date>().ok(),
+    };
+    let dates: Option<Vec<Date>> = periods.keys().map(|label| parse(label)).collect();
+    let (Some(dates), Some(first), Some(last)) = (
+        dates,
+        periods.keys().next().and_then(|label| parse(label)),
+        periods.keys().last().and_then(|label| parse(label)),
+    ) else {
+        return periods
+            .iter()
+            .map(|(label, usage)| ((*label).to_owned(), *usage))
+            .collect();
+    };
+    let by_date: BTreeMap<Date, Usage> = dates.into_iter().zip(periods.values().copied()).collect();
+    let step = match key {
+        GroupKey::Week => 1.week(),
+        GroupKey::Month => 1.month(),
+        _ => 1.day(),
+    };
+    let mut bars = Vec::new();
+    let mut date = first;
+    while date <= last {
+        let label = match key {
+            GroupKey::Month => format!("{:04}-{:02}", date.year(), date.month()),
+            _ => date.to_string(),
+        };
+        bars.push((label, by_date.get(&date).copied().unwrap_or_default()));
+        match date.checked_add(step) {
+            Ok(next) => date = next,
+            Err(_) => break,
+        }
+    }
+    bars
+}
+
+/// Returns a bar `width` columns long (fractional: drawn in eighths).
+fn bar_of(width: f64) -> String {
+    const EIGHTHS: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
+    let n_eighths = (width * 8.0).round().max(0.0) as usize;
+    let mut bar: String = std::iter::repeat_n('█', n_eighths / 8).collect();
+    if !n_eighths.is_multiple_of(8) {
+        bar.push(EIGHTHS[n_eighths % 8]);
+    }
+    bar
+}
+
+/// The JSON Schema (draft 2020-12) of [`write_json`]'s document.
+pub const STATS_SCHEMA: &str = r##"{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "$id": "https://pi-retrospect.invalid/schema/stats.json",
+  "title": "pi-retrospect stats --json",
+  "description": "Tokens and cost counted the way Pi's session statistics count them (assistant messages, usage entries, compaction and branch-summary usage, tool results' nested usage; every entry of every branch once), grouped as asked. Entries a fork copied from its parent are counted once, in the parent; subagent runs are counted once, on their own rows.",
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["groupBy", "timeZone", "rows", "total", "warnings"],
+  "properties": {
+    "groupBy": {
+      "type": "array",
+      "description": "The dimensions of each row, in order; empty for the total alone.",
+      "items": { "enum": ["session", "project", "model", "day", "week", "month"] }
+    },
+    "timeZone": { "type": "string", "description": "The zone days, weeks and months are counted in: an IANA name, a fixed offset, or `unnamed`." },
+    "since": { "type": "string", "format": "date-time", "description": "Inclusive lower bound on each record's own timestamp (UTC)." },
+    "until": { "type": "string", "format": "date-time", "description": "Inclusive upper bound on each record's own timestamp (UTC)." },
+    "rows": {
+      "type": "array",
+      "description": "Ordered by key, dimension by dimension: sessions in listing order (oldest first, each followed by its runs), other values ascending (periods chronologically).",
+      "items": { "$ref": "#/$defs/Row" }
+    },
+    "total": { "$ref": "#/$defs/Usage", "description": "Every record counted once." },
+    "warnings": {
+      "type": "array",
+      "description": "Files and lines that could not be counted, sorted by path then reason.",
+      "items": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["path", "reason"],
+        "properties": {
+          "path": { "type": "string" },
+          "reason": { "type": "string" }
+        }
+      }
+    }
+  },
+  "$defs": {
+    "Usage": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["input", "output", "cacheRead", "cacheWrite", "total", "cost", "nEntries", "nCostUnknown"],
+      "properties": {
+        "input": { "type": "integer", "minimum": 0 },
+        "output": { "type": "integer", "minimum": 0 },
+        "cacheRead": { "type": "integer", "minimum": 0 },
+        "cacheWrite": { "type": "integer", "minimum": 0 },
+        "total": { "type": "integer", "minimum": 0, "description": "input + output + cacheRead + cacheWrite, as Pi's /session totals it." },
+        "cost": { "type": "number", "description": "Sum of the recorded usage.cost.total values; a lower bound when nCostUnknown > 0." },
+        "nEntries": { "type": "integer", "minimum": 0, "description": "Usage records added." },
+        "nCostUnknown": { "type": "integer", "minimum": 0, "description": "Records whose provider recorded no cost (none, or zero for spent tokens): their tokens count, their cost is unknown." }
+      }
+    },
+    "Row": {
+      "type": "object",
+      "description": "Key fields are present exactly for the grouped dimensions. A row grouped by session has pi, own and withRuns; any other row has usage.",
+      "properties": {
+        "path": { "type": "string", "description": "Session: absolute path of the session file." },
+        "sessionId": { "type": "string", "description": "Session: id from the header." },
+        "cwd": { "type": "string", "description": "Session: working directory from the header." },
+        "depth": { "type": "integer", "minimum": 0, "description": "Session: 0 for a top-level session, 1 for its runs, ..." },
+        "launchedBy": { "type": "string", "description": "Session: path of the session whose subagent run this file is." },
+        "forkOf": { "type": "string", "description": "Session: path of the fork parent whose copied entries own leaves out." },
+        "project": { "type": "string", "description": "The cwd of the top-level session the file belongs to." },
+        "model": { "type": "string", "description": "provider/model; `unknown` when none is named; `tool:<name>` for a tool result's nested usage." },
+        "day": { "type": "string", "pattern": "^([0-9]{4}-[0-9]{2}-[0-9]{2}|unknown)$" },
+        "week": { "type": "string", "pattern": "^([0-9]{4}-[0-9]{2}-[0-9]{2}|unknown)$", "description": "The Monday the week starts on." },
+        "month": { "type": "string", "pattern": "^([0-9]{4}-[0-9]{2}|unknown)$" },
+        "pi": { "$ref": "#/$defs/Usage", "description": "Session: what Pi's own session statistics report for the file, copies from a fork parent included." },
+        "own": { "$ref": "#/$defs/Usage", "description": "Session: without entries copied from the fork parent; what the row adds to every aggregate." },
+        "withRuns": { "$ref": "#/$defs/Usage", "description": "Session: own plus the own of every subagent run below it." },
+        "usage": { "$ref": "#/$defs/Usage", "description": "Any other row: its records, each counted once." }
+      },
+      "oneOf": [
+        { "required": ["path", "sessionId", "cwd", "depth", "pi", "own", "withRuns"], "not": { "required": ["usage"] } },
+        { "required": ["usage"], "not": { "anyOf": [{ "required": ["path"] }, { "required": ["pi"] }, { "required": ["own"] }, { "required": ["withRuns"] }] } }
+      ],
+      "additionalProperties": false
+    }
+  }
+}
+"##;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_retrospect_core::Warning;
+    use pi_retrospect_core::stats::RowSession;
+
+    fn usage(total: u64, cost: f64, n_cost_unknown: u64) -> Usage {
+        Usage {
+            input: total,
+            total,
+            cost,
+            n_entries: 2,
+            n_cost_unknown,
+            ..Usage::default()
+        }
+    }
+
+    fn group_row(key: GroupKey, label: &str, usage: Usage) -> StatsRow {
+        let mut row = StatsRow {
+            session: None,
+            project: None,
+            model: None,
+            day: None,
+            week: None,
+            month: None,
+            figures: Figures::Group { usage },
+        };
+        let slot = match key {
+            GroupKey::Model => &mut row.model,
+            GroupKey::Day => &mut row.day,
+            GroupKey::Week => &mut row.week,
+            GroupKey::Month => &mut row.month,
+            _ => &mut row.project,
+        };
+        *slot = Some(label.to_owned());
+        row
+    }
+
+    fn report(group_by: Vec<GroupKey>, rows: Vec<StatsRow>, total: Usage) -> StatsReport {
+        StatsReport {
+            group_by,
+            time_zone: "Europe/Berlin".to_owned(),
+            since: None,
+            until: None,
+            rows,
+            total,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn text_of(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> String {
+        let mut out = Vec::new();
+        write(&mut out).expect("write to a Vec");
+        String::from_utf8(out).expect("UTF-8")
+    }
+
+    #[test]
+    fn formats_counts_and_costs() {
+        let check = |usage: Usage, expected: &str| assert_eq!(format_cost(&usage), expected);
+        check(usage(1, 0.015_06, 0), "$0.0151");
+        check(usage(1, 1234.567, 0), "$1,234.57");
+        check(usage(1, 0.5, 1), "$0.5000*");
+        check(usage(1, 0.0, 2), "?");
+        check(Usage::default(), "$0.0000");
+        for (count, expected) in [
+            (0, "0"),
+            (999, "999"),
+            (1000, "1,000"),
+            (1_234_567, "1,234,567"),
+        ] {
+            assert_eq!(format_count(count), expected);
+        }
+    }
+
+    #[test]
+    fn table_of_days_with_total_and_unknown_cost() {
+        let report = report(
+            vec![GroupKey::Day],
+            vec![
+                group_row(GroupKey::Day, "2026-03-29", usage(1500, 0.25, 0)),
+                group_row(GroupKey::Day, "2026-03-30", usage(20, 0.0, 2)),
+            ],
+            Usage {
+                n_entries: 4,
+                ..usage(1520, 0.25, 2)
+            },
+        );
+        let text = text_of(|out| write_table(out, &report, &TableOptions::default()));
+        assert_eq!(
+            text,
+            "\
+Day         Input  Output  Cache read  Cache write  Total      Cost
+2026-03-29  1,500       0           0            0  1,500   $0.2500
+2026-03-30     20       0           0            0     20         ?
+Total       1,520       0           0            0  1,520  $0.2500*
+* cost unknown for 2 of 4 records (the provider recorded none): costs shown are lower bounds
+"
+        );
+    }
+
+    #[test]
+    fn table_of_sessions_shows_runs_forks_and_what_pi_counts() {
+        let session_row =
+            |id: &str, depth: usize, fork: bool, pi: u64, own: u64, runs: u64| StatsRow {
+                session: Some(RowSession {
+                    path: format!("/s/{id}.jsonl"),
+                    session_id: id.to_owned(),
+                    cwd: "/w".to_owned(),
+                    depth,
+                    launched_by: None,
+                    fork_of: fork.then(|| "/s/p.jsonl".to_owned()),
+                }),
+                project: None,
+                model: None,
+                day: None,
+                week: None,
+                month: None,
+                figures: Figures::Session {
+                    pi: usage(pi, 0.5, 0),
+                    own: usage(own, 0.5, 0),
+                    with_runs: usage(runs, 0.5, 0),
+                },
+            };
+        let mut report = report(
+            vec![GroupKey::Session],
+            vec![
+                session_row("0199aaaa-1111", 0, false, 300, 300, 750),
+                session_row("0199aaaa-2222", 1, true, 700, 400, 400),
+            ],
+            usage(700, 1.0, 0),
+        );
+        // Warnings are the caller's to print, never part of the table.
+        report
+            .warnings
+            .push(Warning::new("/s/x.jsonl", "line 3: not valid JSON"));
+        let text = text_of(|out| write_table(out, &report, &TableOptions { rollup: true }));
+        assert_eq!(
+            text,
+            "\
+Session (with runs)  Input  Output  Cache read  Cache write  Total     Cost  Pi total
+0199aaaa-1             750       0           0            0    750  $0.5000
+  0199aaaa-2 (fork)    400       0           0            0    400  $0.5000       700
+Total                  700       0           0            0    700    $1.00
+"
+        );
+    }
+
+    #[test]
+    fn bar_chart_fills_gaps_and_scales_to_the_largest() {
+        let report = report(
+            vec![GroupKey::Day, GroupKey::Model],
+            vec![
+                group_row(GroupKey::Day, "2026-03-28", usage(400, 1.0, 0)),
+                group_row(GroupKey::Day, "2026-03-30", usage(800, 2.0, 0)),
+                group_row(GroupKey::Day, "2026-03-30", usage(800, 2.0, 0)),
+            ],
+            usage(2000, 5.0, 0),
+        );
+        let text = text_of(|out| {
+            write_bar_chart(
+                out,
+                &report,
+                &ChartOptions {
+                    width: 44,
+                    metric: ChartMetric::Tokens,
+                },
+            )
+        });
+        assert_eq!(
+            text,
+            "\
+Tokens by day (Europe/Berlin)
+2026-03-28  ████                400    $1.00
+2026-03-29                        0  $0.0000
+2026-03-30  ████████████████  1,600    $4.00
+"
+        );
+        // Weeks step by seven days, months by one month; a report without a period draws nothing.
+        let months = report_with(GroupKey::Month, &["2026-01", "2026-03"]);
+        let text = text_of(|out| write_bar_chart(out, &months, &ChartOptions::default()));
+        let labels: Vec<&str> = text.lines().skip(1).map(|line| &line[..7]).collect();
+        assert_eq!(labels, ["2026-01", "2026-02", "2026-03"]);
+        let weeks = report_with(GroupKey::Week, &["2026-03-23", "2026-04-06"]);
+        let text = text_of(|out| write_bar_chart(out, &weeks, &ChartOptions::default()));
+        let labels: Vec<&str> = text.lines().skip(1).map(|line| &line[..10]).collect();
+        assert_eq!(labels, ["2026-03-23", "2026-03-30", "2026-04-06"]);
+        let models = report_with(GroupKey::Model, &["a/b"]);
+        assert_eq!(
+            text_of(|out| write_bar_chart(out, &models, &ChartOptions::default())),
+            ""
+        );
+    }
+
+    fn report_with(key: GroupKey, labels: &[&str]) -> StatsReport {
+        report(
+            vec![key],
+            labels
+                .iter()
+                .map(|label| group_row(key, label, usage(10, 0.1, 0)))
+                .collect(),
+            usage(10 * labels.len() as u64, 0.1, 0),
+        )
+    }
+
+    #[test]
+    fn json_uses_pis_usage_names_and_matches_the_schema_keys() {
+        let report = report(
+            vec![GroupKey::Model],
+            vec![group_row(
+                GroupKey::Model,
+                "anthropic/claude",
+                usage(5, 0.5, 0),
+            )],
+            usage(5, 0.5, 0),
+        );
+        let text = text_of(|out| write_json(out, &report));
+        let value: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(
+            value["rows"][0],
+            serde_json::json!({
+                "model": "anthropic/claude",
+                "usage": { "input": 5, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 5,
+                           "cost": 0.5, "nEntries": 2, "nCostUnknown": 0 }
+            })
+        );
+        assert!(value.get("since").is_none());
+        let schema: serde_json::Value = serde_json::from_str(STATS_SCHEMA).expect("schema is JSON");
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .expect("required")
+            .iter()
+            .filter_map(|key| key.as_str())
+            .collect();
+        for key in required {
+            assert!(value.get(key).is_some(), "{key}");
+        }
+        for key in value["total"].as_object().expect("total").keys() {
+            assert!(
+                schema["$defs"]["Usage"]["properties"].get(key).is_some(),
+                "{key}"
+            );
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! `stats --by day` until the CLI has it: walks the stores given as arguments (Pi's default
+//! layout), counts with this crate and prints the day table (or `--json`). Used by
+//! `cargo xtask bench` to measure the speed target.
+//!
+//! Usage: `stats_by_day [--json] [--threads N] [--time-zone NAME] SESSIONS_ROOT...`
+
+use std::io::Write;
+use std::path::Path;
+
+use jiff::tz::TimeZone;
+use pi_retrospect_stats::{GroupKey, StatsOptions, stats};
+use pi_retrospect_walk::{Layout, Store, WalkOptions, list_stores, with_threads};
+
+fn main() -> std::process::ExitCode {
+    let mut args = std::env::args().skip(1);
+    let mut is_json = false;
+    let mut threads = 0;
+    let mut time_zone = TimeZone::system();
+    let mut roots = Vec::new();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--json" => is_json = true,
+            "--threads" => threads = args.next().and_then(|n| n.parse().ok()).unwrap_or(0),
+            "--time-zone" => {
+                let name = args.next().unwrap_or_default();
+                match TimeZone::get(&name) {
+                    Ok(zone) => time_zone = zone,
+                    Err(error) => {
+                        eprintln!("stats_by_day: {error}");
+                        return std::process::ExitCode::from(2);
+                    }
+                }
+            }
+            _ => roots.push(arg),
+        }
+    }
+    let Ok(cwd) = std::env::current_dir() else {
+        eprintln!("stats_by_day: no current directory");
+        return std::process::ExitCode::FAILURE;
+    };
+    let stores: Vec<Store> = roots
+        .iter()
+        .filter_map(|root| Store::resolve(Path::new(root), &cwd, Layout::Projects).ok())
+        .collect();
+    let report = with_threads(threads, || {
+        let listing = list_stores(&stores, &WalkOptions { threads: 0 });
+        let mut options = StatsOptions::new(time_zone);
+        options.group_by = vec![GroupKey::Day];
+        let mut report = stats(&listing, options);
+        report.warnings.extend(listing.warnings);
+        report
+    });
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let written = if is_json {
+        pi_retrospect_render::stats::write_json(&mut out, &report)
+    } else {
+        pi_retrospect_render::stats::write_table(&mut out, &report, &Default::default())
+    };
+    match written.and_then(|()| out.flush()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            std::process::ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("stats_by_day: {error}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

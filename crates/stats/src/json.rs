@@ -1,0 +1,883 @@
+//! A small strict JSON reader for the scan's one job: take the few members that carry usage
+//! out of an entry line and pass over everything else (message content above all) as fast as
+//! the bytes can be searched.
+//!
+//! It accepts what `JSON.parse` accepts, which is what decides whether Pi counts a line: the
+//! RFC 8259 grammar, raw control characters refused inside strings, repeated members allowed
+//! (the last one wins), nesting deeper than [`MAX_DEPTH`] refused (`JSON.parse` has a larger
+//! limit; no Pi entry comes near it). Bytes that are not UTF-8 are not an error, as Pi decodes
+//! a file with replacement characters before parsing it; strings that are kept are decoded
+//! the same way. Strings are skipped with a vectorised search for `"` and `\`; only the
+//! members named here are decoded, so a line costs little more than one pass over its bytes.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// The deepest nesting of arrays and objects accepted.
+const MAX_DEPTH: usize = 128;
+
+/// Strings up to this many bytes are scanned byte by byte, longer ones with `memchr2`.
+const SHORT_STRING: usize = 32;
+
+/// Why a line is not JSON: what was wrong and at which byte of the line. Eight bytes, so
+/// that every `Result` of the reader travels in registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct JsonError {
+    what: Problem,
+    /// The byte (from 0), or `u32::MAX` when the line ended too soon.
+    at: u32,
+}
+
+/// What was wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Problem {
+    /// `unexpected end of line`.
+    EndOfLine,
+    /// `trailing characters`.
+    Trailing,
+    /// `expected a member name`.
+    MemberName,
+    /// `expected ',' or '}'`.
+    ObjectSeparator,
+    /// `expected ',' or ']'`.
+    ArraySeparator,
+    /// `expected a value`.
+    Value,
+    /// `nested too deeply`.
+    TooDeep,
+    /// `control character in a string`.
+    ControlCharacter,
+    /// `unterminated string`.
+    Unterminated,
+    /// `invalid escape`.
+    Escape,
+    /// `invalid number`.
+    Number,
+    /// `expected ':'`.
+    Colon,
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.what {
+            Problem::EndOfLine => "unexpected end of line",
+            Problem::Trailing => "trailing characters",
+            Problem::MemberName => "expected a member name",
+            Problem::ObjectSeparator => "expected ',' or '}'",
+            Problem::ArraySeparator => "expected ',' or ']'",
+            Problem::Value => "expected a value",
+            Problem::TooDeep => "nested too deeply",
+            Problem::ControlCharacter => "control character in a string",
+            Problem::Unterminated => "unterminated string",
+            Problem::Escape => "invalid escape",
+            Problem::Number => "invalid number",
+            Problem::Colon => "expected ':'",
+        };
+        match self.at {
+            u32::MAX => formatter.write_str(what),
+            at => write!(formatter, "{what} at byte {}", u64::from(at) + 1),
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, JsonError>;
+
+/// A JSON number as written: an integer that fits, or any other number as a float.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Number {
+    /// A non-negative integer below 2^64.
+    Unsigned(u64),
+    /// A negative integer at or above -2^63.
+    Signed(i64),
+    /// Any other number (a fraction, an exponent, or an integer out of those ranges).
+    Float(f64),
+}
+
+impl Number {
+    /// Returns the number as a token count: a non-negative integer.
+    pub(crate) fn as_token_count(self) -> Option<u64> {
+        match self {
+            Number::Unsigned(count) => Some(count),
+            Number::Signed(count) => u64::try_from(count).ok(),
+            // 2^53: above it a float no longer holds every integer.
+            Number::Float(count)
+                if count >= 0.0 && count.fract() == 0.0 && count <= 9_007_199_254_740_992.0 =>
+            {
+                Some(count as u64)
+            }
+            Number::Float(_) => None,
+        }
+    }
+
+    /// Returns the number as a float.
+    pub(crate) fn as_f64(self) -> Option<f64> {
+        Some(match self {
+            Number::Unsigned(value) => value as f64,
+            Number::Signed(value) => value as f64,
+            Number::Float(value) => value,
+        })
+    }
+
+    /// Returns the number as an integer, a float cut toward zero.
+    pub(crate) fn as_i64(self) -> Option<i64> {
+        match self {
+            Number::Unsigned(value) => i64::try_from(value).ok(),
+            Number::Signed(value) => Some(value),
+            Number::Float(value) if value.is_finite() => Some(value as i64),
+            Number::Float(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Number::Unsigned(value) => write!(formatter, "{value}"),
+            Number::Signed(value) => write!(formatter, "{value}"),
+            Number::Float(value) => write!(formatter, "{value}"),
+        }
+    }
+}
+
+/// A reader positioned in one line.
+pub(crate) struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    depth: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// Returns a reader at the start of `bytes`.
+    pub(crate) fn new(bytes: &'a [u8]) -> Reader<'a> {
+        Reader {
+            bytes,
+            at: 0,
+            depth: 0,
+        }
+    }
+
+    fn error(&self, what: Problem) -> JsonError {
+        let at = match self.at < self.bytes.len() {
+            true => u32::try_from(self.at).unwrap_or(u32::MAX - 1),
+            false => u32::MAX,
+        };
+        JsonError { what, at }
+    }
+
+    #[inline]
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    /// Returns the next byte that is not white space, without consuming it.
+    #[inline]
+    fn peek(&mut self) -> Result<u8> {
+        self.skip_whitespace();
+        self.bytes
+            .get(self.at)
+            .copied()
+            .ok_or_else(|| self.error(Problem::EndOfLine))
+    }
+
+    #[inline]
+    fn expect(&mut self, byte: u8, what: Problem) -> Result<()> {
+        if self.peek()? == byte {
+            self.at += 1;
+            Ok(())
+        } else {
+            Err(self.error(what))
+        }
+    }
+
+    /// Checks that only white space is left.
+    pub(crate) fn end(&mut self) -> Result<()> {
+        self.skip_whitespace();
+        if self.at == self.bytes.len() {
+            Ok(())
+        } else {
+            Err(self.error(Problem::Trailing))
+        }
+    }
+
+    /// Reads an object member by member: `member` gets each name (raw: escapes decoded only
+    /// when there are any) and must read the value. Returns `false`, having skipped the value,
+    /// when the value is not an object.
+    pub(crate) fn object(
+        &mut self,
+        mut member: impl FnMut(&mut Reader<'a>, &[u8]) -> Result<()>,
+    ) -> Result<bool> {
+        if self.peek()? != b'{' {
+            self.skip_value()?;
+            return Ok(false);
+        }
+        self.enter()?;
+        self.at += 1;
+        if self.peek()? == b'}' {
+            self.at += 1;
+            self.depth -= 1;
+            return Ok(true);
+        }
+        loop {
+            if self.peek()? != b'"' {
+                return Err(self.error(Problem::MemberName));
+            }
+            // Fast path for the usual name: up to fifteen plain bytes, its quote and the colon
+            // right after, found with one or two eight-byte looks.
+            let start = self.at + 1;
+            if let Some(length) = short_name_length(self.bytes, start)
+                && self.bytes[start + length] == b'"'
+                && self.bytes.get(start + length + 1) == Some(&b':')
+            {
+                {
+                    self.at = start + length + 2;
+                    member(self, &self.bytes[start..start + length])?;
+                    match self.peek()? {
+                        b',' => self.at += 1,
+                        b'}' => {
+                            self.at += 1;
+                            self.depth -= 1;
+                            return Ok(true);
+                        }
+                        _ => return Err(self.error(Problem::ObjectSeparator)),
+                    }
+                    continue;
+                }
+            }
+            let name = self.string()?;
+            self.expect(b':', Problem::Colon)?;
+            member(self, &name)?;
+            match self.peek()? {
+                b',' => self.at += 1,
+                b'}' => {
+                    self.at += 1;
+                    self.depth -= 1;
+                    return Ok(true);
+                }
+                _ => return Err(self.error(Problem::ObjectSeparator)),
+            }
+        }
+    }
+
+    /// Reads a value that is kept only when it is a string (decoded like Pi decodes a file:
+    /// bytes that are not UTF-8 become replacement characters).
+    #[inline]
+    pub(crate) fn text(&mut self) -> Result<Option<Cow<'a, str>>> {
+        if self.peek()? != b'"' {
+            self.skip_value()?;
+            return Ok(None);
+        }
+        Ok(Some(match self.string()? {
+            Cow::Borrowed(bytes) => match std::str::from_utf8(bytes) {
+                Ok(text) => Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(bytes),
+            },
+            Cow::Owned(bytes) => Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()),
+        }))
+    }
+
+    /// Reads a value that is kept only when it is a string, as raw bytes (escapes decoded):
+    /// for values that are only compared, or decoded later when needed.
+    #[inline]
+    pub(crate) fn bytes(&mut self) -> Result<Option<Cow<'a, [u8]>>> {
+        if self.peek()? != b'"' {
+            self.skip_value()?;
+            return Ok(None);
+        }
+        self.string().map(Some)
+    }
+
+    /// Reads a value that is kept only when it is a number.
+    pub(crate) fn number(&mut self) -> Result<Option<Number>> {
+        match self.peek()? {
+            b'-' | b'0'..=b'9' => self.read_number().map(Some),
+            _ => {
+                self.skip_value()?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Returns the first byte of the next value (`{`, `[`, `"`, `t`, `f`, `n`, `-` or a
+    /// digit) without reading it.
+    pub(crate) fn next_kind(&mut self) -> Result<u8> {
+        self.peek()
+    }
+
+    /// Reads a `true`, `false` or `null` literal and returns it.
+    pub(crate) fn literal(&mut self) -> Result<&'static [u8]> {
+        let rest = &self.bytes[self.at..];
+        for literal in [&b"true"[..], b"false", b"null"] {
+            if rest.starts_with(literal) {
+                self.at += literal.len();
+                return Ok(literal);
+            }
+        }
+        Err(self.error(Problem::Value))
+    }
+
+    /// Passes over one value of any kind, checking its grammar.
+    pub(crate) fn skip_value(&mut self) -> Result<()> {
+        match self.peek()? {
+            b'"' => self.skip_string().map(|_| ()),
+            b'{' => {
+                // As `object`, without decoding the member names.
+                self.enter()?;
+                self.at += 1;
+                if self.peek()? == b'}' {
+                    self.at += 1;
+                    self.depth -= 1;
+                    return Ok(());
+                }
+                loop {
+                    if self.peek()? != b'"' {
+                        return Err(self.error(Problem::MemberName));
+                    }
+                    self.skip_string()?;
+                    self.expect(b':', Problem::Colon)?;
+                    self.skip_value()?;
+                    match self.peek()? {
+                        b',' => self.at += 1,
+                        b'}' => {
+                            self.at += 1;
+                            self.depth -= 1;
+                            return Ok(());
+                        }
+                        _ => return Err(self.error(Problem::ObjectSeparator)),
+                    }
+                }
+            }
+            b'[' => {
+                self.enter()?;
+                self.at += 1;
+                if self.peek()? == b']' {
+                    self.at += 1;
+                    self.depth -= 1;
+                    return Ok(());
+                }
+                loop {
+                    self.skip_value()?;
+                    match self.peek()? {
+                        b',' => self.at += 1,
+                        b']' => {
+                            self.at += 1;
+                            self.depth -= 1;
+                            return Ok(());
+                        }
+                        _ => return Err(self.error(Problem::ArraySeparator)),
+                    }
+                }
+            }
+            b'-' | b'0'..=b'9' => self.number_span().map(|_| ()),
+            _ => self.literal().map(|_| ()),
+        }
+    }
+
+    #[inline]
+    fn enter(&mut self) -> Result<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.error(Problem::TooDeep));
+        }
+        Ok(())
+    }
+
+    /// Reads a string (at its opening quote) and returns its bytes, escapes decoded.
+    #[inline]
+    pub(crate) fn string(&mut self) -> Result<Cow<'a, [u8]>> {
+        let start = self.at + 1;
+        let has_escapes = self.skip_string()?;
+        let raw = &self.bytes[start..self.at - 1];
+        if !has_escapes {
+            return Ok(Cow::Borrowed(raw));
+        }
+        Ok(Cow::Owned(unescape(raw)))
+    }
+
+    /// Passes over a string (at its opening quote); returns whether it holds escapes.
+    #[inline]
+    fn skip_string(&mut self) -> Result<bool> {
+        self.at += 1;
+        // Most strings are short (names, ids, timestamps): look at them eight bytes at a time
+        // before paying for the call of the vectorised search.
+        let start = self.at;
+        let short_end = self.bytes.len().min(start + SHORT_STRING);
+        let mut at = start;
+        while at + 8 <= short_end {
+            let mut chunk = [0; 8];
+            chunk.copy_from_slice(&self.bytes[at..at + 8]);
+            if let Some(offset) = first_special(u64::from_le_bytes(chunk)) {
+                at += offset;
+                break;
+            }
+            at += 8;
+        }
+        while at < short_end && !is_special(self.bytes[at]) {
+            at += 1;
+        }
+        self.at = at;
+        match self.bytes.get(at) {
+            Some(b'"') => {
+                self.at += 1;
+                return Ok(false);
+            }
+            Some(byte) if *byte < 0x20 => return Err(self.error(Problem::ControlCharacter)),
+            _ => {}
+        }
+        let mut has_escapes = false;
+        loop {
+            let rest = &self.bytes[self.at..];
+            let Some(found) = memchr::memchr2(b'"', b'\\', rest) else {
+                self.at = self.bytes.len();
+                return Err(self.error(Problem::Unterminated));
+            };
+            if has_control(&rest[..found]) {
+                return Err(self.error(Problem::ControlCharacter));
+            }
+            self.at += found;
+            if self.bytes[self.at] == b'"' {
+                self.at += 1;
+                return Ok(has_escapes);
+            }
+            has_escapes = true;
+            match self.bytes.get(self.at + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.at += 2,
+                Some(b'u')
+                    if self
+                        .bytes
+                        .get(self.at + 2..self.at + 6)
+                        .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)) =>
+                {
+                    self.at += 6;
+                }
+                _ => return Err(self.error(Problem::Escape)),
+            }
+        }
+    }
+
+    /// Passes over a number, checking its grammar.
+    #[inline]
+    fn number_span(&mut self) -> Result<()> {
+        self.scan_number::<false>().map(|_| ())
+    }
+
+    fn read_number(&mut self) -> Result<Number> {
+        self.scan_number::<true>()?
+            .ok_or_else(|| self.error(Problem::Number))
+    }
+
+    /// Reads a number in one pass, checking its grammar, and returns its value when asked:
+    /// a plain integer exactly, anything else as the float JavaScript would read (Clinger's
+    /// exact fast path when the digits and the power of ten are exact, else Rust's float
+    /// parsing, which rounds correctly too).
+    #[inline]
+    fn scan_number<const WANTS_VALUE: bool>(&mut self) -> Result<Option<Number>> {
+        let bytes = self.bytes;
+        let start = self.at;
+        let mut at = start;
+        let is_negative = bytes.get(at) == Some(&b'-');
+        if is_negative {
+            at += 1;
+        }
+        // The digits, accumulated while they fit; `exponent` scales them back.
+        let mut mantissa: Option<u64> = Some(0);
+        let mut exponent: i64 = 0;
+        let integer_start = at;
+        while at < bytes.len() && bytes[at].is_ascii_digit() {
+            if WANTS_VALUE {
+                mantissa = mantissa
+                    .and_then(|value| value.checked_mul(10))
+                    .and_then(|value| value.checked_add(u64::from(bytes[at] - b'0')));
+            }
+            at += 1;
+        }
+        let n_integer_digits = at - integer_start;
+        if n_integer_digits == 0 || (n_integer_digits > 1 && bytes[integer_start] == b'0') {
+            self.at = at;
+            return Err(self.error(Problem::Number));
+        }
+        let mut is_integer = true;
+        if at < bytes.len() && bytes[at] == b'.' {
+            at += 1;
+            is_integer = false;
+            let fraction_start = at;
+            while at < bytes.len() && bytes[at].is_ascii_digit() {
+                if WANTS_VALUE {
+                    mantissa = mantissa
+                        .and_then(|value| value.checked_mul(10))
+                        .and_then(|value| value.checked_add(u64::from(bytes[at] - b'0')));
+                    exponent -= 1;
+                }
+                at += 1;
+            }
+            if at == fraction_start {
+                self.at = at;
+                return Err(self.error(Problem::Number));
+            }
+        }
+        if at < bytes.len() && (bytes[at] | 0x20) == b'e' {
+            at += 1;
+            is_integer = false;
+            let is_negative_exponent = bytes.get(at) == Some(&b'-');
+            if matches!(bytes.get(at), Some(b'+' | b'-')) {
+                at += 1;
+            }
+            let exponent_start = at;
+            let mut written: i64 = 0;
+            while at < bytes.len() && bytes[at].is_ascii_digit() {
+                if WANTS_VALUE {
+                    written = written
+                        .saturating_mul(10)
+                        .saturating_add(i64::from(bytes[at] - b'0'));
+                }
+                at += 1;
+            }
+            if at == exponent_start {
+                self.at = at;
+                return Err(self.error(Problem::Number));
+            }
+            exponent = exponent.saturating_add(if is_negative_exponent {
+                -written
+            } else {
+                written
+            });
+        }
+        self.at = at;
+        if !WANTS_VALUE {
+            return Ok(None);
+        }
+        match (is_integer, is_negative, mantissa) {
+            (true, false, Some(value)) => return Ok(Some(Number::Unsigned(value))),
+            (true, true, Some(value)) if value <= 1 << 63 => {
+                return Ok(Some(Number::Signed((value as i64).wrapping_neg())));
+            }
+            (_, _, Some(value)) if value <= 1 << 53 && (-22..=22).contains(&exponent) => {
+                // Both operands are exact, so the one rounding is the correct one.
+                let power = POWERS_OF_TEN[exponent.unsigned_abs() as usize];
+                let magnitude = if exponent < 0 {
+                    value as f64 / power
+                } else {
+                    value as f64 * power
+                };
+                return Ok(Some(Number::Float(if is_negative {
+                    -magnitude
+                } else {
+                    magnitude
+                })));
+            }
+            _ => {}
+        }
+        std::str::from_utf8(&bytes[start..at])
+            .ok()
+            .and_then(|text| text.parse::<f64>().ok())
+            .map(|value| Some(Number::Float(value)))
+            .ok_or_else(|| self.error(Problem::Number))
+    }
+}
+
+/// The powers of ten that a double holds exactly.
+const POWERS_OF_TEN: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// Returns whether a byte ends the plain run of a string: a quote, a backslash, or a control
+/// character (which JSON forbids raw in a string).
+#[inline]
+fn is_special(byte: u8) -> bool {
+    byte == b'"' || byte == b'\\' || byte < 0x20
+}
+
+/// Returns the index of the first special byte (see [`is_special`]) of eight little-endian
+/// bytes, if any. The classic "has a zero byte" test, for three conditions at once; it can
+/// flag bytes after the first real one, never before it.
+#[inline]
+fn first_special(chunk: u64) -> Option<usize> {
+    const ONES: u64 = u64::MAX / 255;
+    const HIGH: u64 = ONES << 7;
+    let control = chunk.wrapping_sub(ONES * 0x20) & !chunk;
+    let quote =
+        (chunk ^ (ONES * u64::from(b'"'))).wrapping_sub(ONES) & !(chunk ^ (ONES * u64::from(b'"')));
+    let backslash = (chunk ^ (ONES * u64::from(b'\\'))).wrapping_sub(ONES)
+        & !(chunk ^ (ONES * u64::from(b'\\')));
+    let found = (control | quote | backslash) & HIGH;
+    (found != 0).then(|| (found.trailing_zeros() / 8) as usize)
+}
+
+/// Returns where the first special byte (see [`is_special`]) is among the sixteen bytes from
+/// `start`, if there are sixteen and one of them is.
+#[inline]
+fn short_name_length(bytes: &[u8], start: usize) -> Option<usize> {
+    let chunk = bytes.get(start..start + 16)?;
+    let word = |from: usize| {
+        let mut word = [0; 8];
+        word.copy_from_slice(&chunk[from..from + 8]);
+        u64::from_le_bytes(word)
+    };
+    first_special(word(0)).or_else(|| first_special(word(8)).map(|offset| 8 + offset))
+}
+
+/// Returns whether `bytes` holds a byte below 0x20, which JSON forbids raw in a string.
+fn has_control(bytes: &[u8]) -> bool {
+    // A fold without an early exit, so that it compiles to a vectorised minimum.
+    bytes.iter().fold(u8::MAX, |lowest, byte| lowest.min(*byte)) < 0x20
+}
+
+/// Decodes the escapes of a string's raw bytes (already checked by `skip_string`).
+fn unescape(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut idx = 0;
+    while idx < raw.len() {
+        let byte = raw[idx];
+        if byte != b'\\' {
+            out.push(byte);
+            idx += 1;
+            continue;
+        }
+        let escaped = raw.get(idx + 1).copied().unwrap_or(b'\\');
+        idx += 2;
+        let simple = match escaped {
+            b'b' => Some(0x08),
+            b'f' => Some(0x0c),
+            b'n' => Some(b'\n'),
+            b'r' => Some(b'\r'),
+            b't' => Some(b'\t'),
+            b'u' => None,
+            other => Some(other),
+        };
+        if let Some(simple) = simple {
+            out.push(simple);
+            continue;
+        }
+        let unit = hex4(raw, idx);
+        idx += 4;
+        let code = if (0xD800..0xDC00).contains(&unit)
+            && raw.get(idx) == Some(&b'\\')
+            && raw.get(idx + 1) == Some(&b'u')
+            && (0xDC00..0xE000).contains(&hex4(raw, idx + 2))
+        {
+            let low = hex4(raw, idx + 2);
+            idx += 6;
+            0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+        } else {
+            unit
+        };
+        // A lone surrogate is kept as a replacement character, as Pi's text would show it.
+        let character = char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER);
+        let mut buffer = [0; 4];
+        out.extend_from_slice(character.encode_utf8(&mut buffer).as_bytes());
+    }
+    out
+}
+
+/// Returns the value of the four hex digits at `idx` (checked by `skip_string`; 0 if absent).
+fn hex4(raw: &[u8], idx: usize) -> u32 {
+    raw.get(idx..idx + 4)
+        .and_then(|hex| std::str::from_utf8(hex).ok())
+        .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Returns whether `text` is accepted as one JSON value, and agrees with serde_json on it
+    /// (serde_json follows RFC 8259 as `JSON.parse` does, for everything tested here).
+    fn check(text: &str, is_valid: bool) {
+        let mut reader = Reader::new(text.as_bytes());
+        let ours = reader.skip_value().and_then(|()| reader.end()).is_ok();
+        assert_eq!(ours, is_valid, "{text:?}");
+        let serde = serde_json::from_str::<serde_json::Value>(text).is_ok();
+        assert_eq!(ours, serde, "serde_json disagrees on {text:?}");
+    }
+
+    #[test]
+    fn accepts_exactly_json() {
+        for text in [
+            "{}",
+            "[]",
+            r#"{"a":[1,-2,3.5e-3,0,-0,1E+2,true,false,null,"x\"y\\z\u00e9\n"],"b":{"c":{}}}"#,
+            " \t{ \"a\" : 1 } \r\n",
+            r#""\ud83d\ude00""#,
+            "18446744073709551616",
+        ] {
+            check(text, true);
+        }
+        for text in [
+            "",
+            "{",
+            r#"{"a":1"#,
+            r#"{"a":1,}"#,
+            "[1,]",
+            "[01]",
+            "[1.]",
+            "[.5]",
+            "[1e]",
+            "[-]",
+            "[+1]",
+            "{a:1}",
+            r#"{"a" 1}"#,
+            r#""unterminated"#,
+            r#""bad \x escape""#,
+            r#""bad \u12 escape""#,
+            "\"raw\ttab\"",
+            "[tru]",
+            "[1] [2]",
+            "nul",
+        ] {
+            check(text, false);
+        }
+        let deep = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
+        let mut reader = Reader::new(deep.as_bytes());
+        assert!(reader.skip_value().is_err(), "too deep");
+    }
+
+    #[test]
+    fn reads_members_texts_and_numbers() {
+        let line = br#"{"n\u0061me":"caf\u00e9","big":18446744073709551615,"neg":-5,"f":0.1,"s":"x","o":{"k":1}}"#;
+        let mut reader = Reader::new(line);
+        let mut seen = Vec::new();
+        let is_object = reader
+            .object(|reader, name| {
+                match name {
+                    b"name" => seen.push(format!("name={:?}", reader.text()?)),
+                    b"big" | b"neg" | b"f" => {
+                        seen.push(format!(
+                            "{}={:?}",
+                            String::from_utf8_lossy(name),
+                            reader.number()?
+                        ));
+                    }
+                    b"s" => seen.push(format!("s as number={:?}", reader.number()?)),
+                    _ => reader.skip_value()?,
+                }
+                Ok(())
+            })
+            .expect("valid");
+        assert!(is_object);
+        reader.end().expect("nothing after");
+        assert_eq!(
+            seen,
+            [
+                r#"name=Some("café")"#,
+                "big=Some(Unsigned(18446744073709551615))",
+                "neg=Some(Signed(-5))",
+                "f=Some(Float(0.1))",
+                "s as number=None",
+            ]
+        );
+        let mut reader = Reader::new(b"[1]");
+        assert_eq!(reader.object(|reader, _| reader.skip_value()), Ok(false));
+        assert_eq!(
+            Reader::new(b"{\"a\":}").object(|reader, _| reader.skip_value()),
+            Err(JsonError {
+                what: Problem::Value,
+                at: 5
+            })
+        );
+    }
+
+    proptest::proptest! {
+        /// On any ASCII text built from JSON's own characters, the reader accepts exactly
+        /// what serde_json (RFC 8259, like `JSON.parse`) accepts, and never panics.
+        #[test]
+        fn agrees_with_serde_json_on_arbitrary_text(text in r#"[\[\]{}":,\\ tfrueanls0-9.eE+\-xu\t]{0,40}"#) {
+            let mut reader = Reader::new(text.as_bytes());
+            let ours = reader.skip_value().and_then(|()| reader.end()).is_ok();
+            let serde = serde_json::from_str::<serde_json::Value>(&text).is_ok();
+            proptest::prop_assert_eq!(ours, serde, "{:?}", text);
+        }
+
+        /// Valid documents (serde_json's own output for generated values) are accepted.
+        #[test]
+        fn accepts_every_serialised_value(value in json_value()) {
+            let text = serde_json::to_string(&value).expect("serialises");
+            let mut reader = Reader::new(text.as_bytes());
+            proptest::prop_assert!(reader.skip_value().and_then(|()| reader.end()).is_ok(), "{}", text);
+        }
+    }
+
+    proptest::proptest! {
+        /// Every number reads as Rust's correctly rounded float parsing (and JavaScript's)
+        /// reads it, whether it takes the exact fast path or not.
+        #[test]
+        fn reads_numbers_like_correct_float_parsing(
+            text in r"-?(0|[1-9][0-9]{0,20})(\.[0-9]{1,20})?([eE][+-]?[0-9]{1,3})?",
+        ) {
+            let mut reader = Reader::new(text.as_bytes());
+            let ours = reader.number().expect("valid").expect("a number");
+            let expected: f64 = text.parse().expect("Rust parses it");
+            let as_float = match ours {
+                Number::Unsigned(value) => value as f64,
+                Number::Signed(value) => value as f64,
+                Number::Float(value) => value,
+            };
+            if let Number::Float(_) = ours {
+                proptest::prop_assert_eq!(as_float.to_bits(), expected.to_bits(), "{}", text);
+            } else {
+                proptest::prop_assert_eq!(as_float, expected, "{}", text);
+            }
+        }
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<f64>()
+                .prop_filter("finite", |x| x.is_finite())
+                .prop_map(serde_json::Value::from),
+            "[\\PC\\t\\n\"\\\\]{0,12}".prop_map(serde_json::Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                proptest::collection::btree_map("[a-z\"]{0,6}", inner, 0..6)
+                    .prop_map(|map| serde_json::Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    #[test]
+    fn reads_numbers_as_javascript_sees_them() {
+        let check = |text: &str, expected: std::result::Result<Number, ()>| {
+            let mut reader = Reader::new(text.as_bytes());
+            let actual = reader
+                .number()
+                .and_then(|number| reader.end().map(|()| number))
+                .map(|number| number.expect("a number"))
+                .map_err(|_| ());
+            assert_eq!(actual, expected, "{text}");
+        };
+        check("0", Ok(Number::Unsigned(0)));
+        check("148785", Ok(Number::Unsigned(148_785)));
+        check("18446744073709551615", Ok(Number::Unsigned(u64::MAX)));
+        check(
+            "18446744073709551616",
+            Ok(Number::Float(18_446_744_073_709_551_616.0)),
+        );
+        check("-0", Ok(Number::Signed(0)));
+        check("-5", Ok(Number::Signed(-5)));
+        check("-9223372036854775808", Ok(Number::Signed(i64::MIN)));
+        check(
+            "-9223372036854775809",
+            Ok(Number::Float(-9_223_372_036_854_775_809.0)),
+        );
+        check("0.006", Ok(Number::Float(0.006)));
+        check("1e3", Ok(Number::Float(1000.0)));
+        check("01", Err(()));
+        check("-", Err(()));
+        check("1.", Err(()));
+        check("1e", Err(()));
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_replaced_not_refused() {
+        let mut reader = Reader::new(b"\"a\xffb\"");
+        assert_eq!(reader.text(), Ok(Some(Cow::Owned("a\u{fffd}b".to_owned()))));
+    }
+}

@@ -1,0 +1,509 @@
+//! A report over a listing in three steps: [`StatsPlan::new`] decides which files to read and
+//! what to keep of each (forks and their parents), [`StatsPlan::scan`] reads one file (on any
+//! thread, in any order), and [`StatsPlan::finish`] deduplicates forks, rolls runs up into the
+//! sessions that launched them and groups the rows.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use jiff::civil::Date;
+use pi_retrospect_core::path::normalize_absolute;
+use pi_retrospect_core::stats::{Figures, GroupKey, RowSession, StatsReport, StatsRow, Usage};
+use pi_retrospect_core::{Listing, Session, Warning};
+
+use crate::options::StatsOptions;
+use crate::scan::{FileScan, ScanRequest, scan_file};
+
+/// Which files a report reads and how they relate. A report is made in three steps:
+/// [`StatsPlan::new`] decides which files to read and what to keep of each (forks and their
+/// parents), [`StatsPlan::scan`] reads one file (on any thread, in any order), and
+/// [`StatsPlan::finish`] deduplicates forks, rolls runs up into the sessions that launched
+/// them and groups the rows. It borrows the listing it was planned over.
+#[derive(Debug, Clone)]
+pub struct StatsPlan<'l> {
+    options: StatsOptions,
+    /// Every session of the listing, depth first: each session, then its runs in order.
+    sessions: Vec<PlannedSession<'l>>,
+    /// Files to read: `files[idx]` is `sessions[idx]` for every session, then the fork parents
+    /// that are not in the listing (read only for their entries' identities).
+    files: Vec<PlannedFile<'l>>,
+}
+
+#[derive(Debug, Clone)]
+struct PlannedSession<'l> {
+    session: &'l Session,
+    /// The cwd of the top-level session this file belongs to.
+    project: &'l str,
+    depth: usize,
+    /// The session whose run this is (index into `sessions`).
+    launcher: Option<usize>,
+    /// The fork parent, when the file is a fork.
+    fork_parent: Option<ForkParent>,
+}
+
+/// Where a fork's parent is read.
+#[derive(Debug, Clone)]
+struct ForkParent {
+    /// The parent's normalised path.
+    path: String,
+    /// The parent's index in `files`.
+    file: usize,
+    /// A listed session with the same file name, used when `path` cannot be read: a store
+    /// that was moved or copied keeps its file names (`<timestamp>_<uuid>.jsonl`) but not the
+    /// absolute paths its headers name.
+    by_name: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+struct PlannedFile<'l> {
+    path: Cow<'l, str>,
+    /// The header's instant, for a file the listing holds (its header is validated there).
+    listed_instant: Option<pi_retrospect_core::Timestamp>,
+    is_counted: bool,
+    keeps_records: bool,
+    keeps_keys: bool,
+}
+
+/// One session's figures for one row key.
+#[derive(Debug, Clone, Copy, Default)]
+struct SessionFigures {
+    pi: Usage,
+    own: Usage,
+    with_runs: Usage,
+}
+
+/// One dimension's value in a row key.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum KeyPart {
+    /// A session, ordered as in the listing.
+    Session(usize),
+    /// Any other value, ordered as text (periods are ISO dates, so chronologically).
+    Text(String),
+}
+
+impl<'l> StatsPlan<'l> {
+    /// Plans a report over every session of `listing` (runs included; a listing pruned by a
+    /// depth limit leaves the pruned runs out).
+    ///
+    /// A session is a fork when its header names a `parentSession`, or when it is a run in a
+    /// `forks/` directory (pi-subagents' fork context), whose parent is then the session that
+    /// launched it. A fork's parent is read too, for the identities of its entries, also when
+    /// the listing does not hold it.
+    pub fn new(listing: &'l Listing, options: StatsOptions) -> StatsPlan<'l> {
+        let mut sessions = Vec::new();
+        for session in &listing.sessions {
+            flatten(session, &session.cwd, 0, None, &mut sessions);
+        }
+        let mut files: Vec<PlannedFile<'l>> = sessions
+            .iter()
+            .map(|planned| PlannedFile {
+                path: Cow::Borrowed(planned.session.path.as_str()),
+                listed_instant: Some(planned.session.instant),
+                is_counted: true,
+                keeps_records: false,
+                keeps_keys: false,
+            })
+            .collect();
+        let forks: Vec<(usize, String)> = sessions
+            .iter()
+            .enumerate()
+            .filter_map(|(idx, planned)| {
+                let parent = match &planned.session.parent_session_path {
+                    Some(parent) if parent.starts_with('/') => normalize_absolute(parent),
+                    // A relative parent names no file we could find; the file is then counted
+                    // whole, with the warning `finish` gives for a missing parent.
+                    Some(parent) => parent.clone(),
+                    None if is_fork_context_run(planned) => {
+                        sessions[planned.launcher?].session.path.clone()
+                    }
+                    None => return None,
+                };
+                (parent != planned.session.path).then_some((idx, parent))
+            })
+            .collect();
+        if forks.is_empty() {
+            return StatsPlan {
+                options,
+                sessions,
+                files,
+            };
+        }
+
+        let listed: HashMap<&str, usize> = sessions
+            .iter()
+            .enumerate()
+            .map(|(idx, planned)| (planned.session.path.as_str(), idx))
+            .collect();
+        let mut by_name: HashMap<&str, Option<usize>> = HashMap::new();
+        for (idx, planned) in sessions.iter().enumerate() {
+            by_name
+                .entry(file_name(&planned.session.path))
+                .and_modify(|unique| *unique = None)
+                .or_insert(Some(idx));
+        }
+        let mut unlisted: HashMap<String, usize> = HashMap::new();
+        let mut fork_parents = Vec::with_capacity(forks.len());
+        for (idx, parent) in forks {
+            let (file, named) = match listed.get(parent.as_str()) {
+                Some(file) => (*file, None),
+                None => {
+                    let named = by_name
+                        .get(file_name(&parent))
+                        .copied()
+                        .flatten()
+                        .filter(|named| *named != idx);
+                    let file = *unlisted.entry(parent.clone()).or_insert_with(|| {
+                        files.push(PlannedFile {
+                            path: Cow::Owned(parent.clone()),
+                            listed_instant: None,
+                            is_counted: false,
+                            keeps_records: false,
+                            keeps_keys: false,
+                        });
+                        files.len() - 1
+                    });
+                    (file, named)
+                }
+            };
+            if let Some(named) = named {
+                files[named].keeps_keys = true;
+            }
+            files[file].keeps_keys = true;
+            files[idx].keeps_records = true;
+            fork_parents.push((
+                idx,
+                ForkParent {
+                    path: parent,
+                    file,
+                    by_name: named,
+                },
+            ));
+        }
+        for (idx, fork_parent) in fork_parents {
+            sessions[idx].fork_parent = Some(fork_parent);
+        }
+        StatsPlan {
+            options,
+            sessions,
+            files,
+        }
+    }
+
+    /// Returns how many files [`StatsPlan::scan`] reads (indices `0..n_files()`).
+    pub fn n_files(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Returns the path of file `idx`.
+    pub fn path(&self, idx: usize) -> &str {
+        &self.files[idx].path
+    }
+
+    /// Reads file `idx` once and returns what it contributes. Safe to call from any thread,
+    /// in any order; each index once.
+    pub fn scan(&self, idx: usize) -> FileScan {
+        let file = &self.files[idx];
+        let request = ScanRequest {
+            options: &self.options,
+            is_counted: file.is_counted,
+            keeps_records: file.keeps_records,
+            keeps_keys: file.keeps_keys,
+            listed_instant: file.listed_instant,
+        };
+        scan_file(&file.path, &request)
+    }
+
+    /// Builds the report from `scans[idx]`, the result of `scan(idx)` for every file.
+    ///
+    /// Every record is counted once: a fork's records that its parent holds too (same `id` and
+    /// `timestamp`) are left out of its `own` figure and of every aggregate. Only a parent that
+    /// is older than the fork (header instant, then path) is used, so a loop of parents cannot
+    /// leave a record uncounted. A parent that cannot be read leaves the fork counted whole,
+    /// with a warning.
+    ///
+    /// # Panics
+    ///
+    /// When `scans` does not hold one scan per file.
+    pub fn finish(&self, scans: Vec<FileScan>) -> StatsReport {
+        assert_eq!(scans.len(), self.files.len(), "one scan per planned file");
+        let group_by = &self.options.group_by;
+        let session_position = group_by.iter().position(|key| *key == GroupKey::Session);
+        let mut warnings = Vec::new();
+        let mut fork_of: Vec<Option<String>> = vec![None; self.sessions.len()];
+        let mut per_session: Vec<BTreeMap<Vec<KeyPart>, SessionFigures>> =
+            vec![BTreeMap::new(); self.sessions.len()];
+        let mut groups: BTreeMap<Vec<KeyPart>, Usage> = BTreeMap::new();
+        let mut is_counted = vec![false; self.sessions.len()];
+        let mut total = Usage::default();
+
+        for (idx, session) in self.sessions.iter().enumerate() {
+            let scan = &scans[idx];
+            if let Some(reason) = &scan.failure {
+                warnings.push(Warning::new(&session.session.path, reason.as_str()));
+                continue;
+            }
+            is_counted[idx] = true;
+            warnings.extend(scan.warnings.iter().cloned());
+            let parent = session.fork_parent.as_ref().and_then(|parent| {
+                let mut found = usable_parent(session, scan, &parent.path, &scans[parent.file]);
+                if let (Err(_), Some(named)) = (&found, parent.by_name)
+                    && scans[parent.file].failure.is_some()
+                {
+                    let named_path = &self.sessions[named].session.path;
+                    if let Ok(usable) = usable_parent(session, scan, named_path, &scans[named]) {
+                        found = Ok(usable);
+                    }
+                }
+                match found {
+                    Ok((path, parent)) => {
+                        fork_of[idx] = Some(path);
+                        Some(parent)
+                    }
+                    Err(reason) => {
+                        warnings.push(Warning::new(&session.session.path, reason));
+                        None
+                    }
+                }
+            });
+            let own = own_figures(scan, parent);
+            for (bucket, own) in scan.buckets.iter().zip(&own) {
+                let rest = self.rest_key(session, bucket.model.as_deref(), bucket.day);
+                total.add(own);
+                if session_position.is_some() {
+                    let figures = per_session[idx].entry(rest).or_default();
+                    figures.pi.add(&bucket.usage);
+                    figures.own.add(own);
+                    figures.with_runs.add(own);
+                } else {
+                    groups.entry(rest).or_default().add(own);
+                }
+            }
+        }
+
+        let mut rows = Vec::new();
+        if let Some(position) = session_position {
+            if group_by.len() == 1 {
+                // One row per session file, also for a file that recorded no usage.
+                for (idx, figures) in per_session.iter_mut().enumerate() {
+                    if is_counted[idx] {
+                        figures.entry(Vec::new()).or_default();
+                    }
+                }
+            }
+            // Runs come after their launcher, so going backwards rolls each run's figure (with
+            // its own runs') into its launcher before the launcher is itself rolled up.
+            for idx in (0..self.sessions.len()).rev() {
+                let Some(launcher) = self.sessions[idx].launcher else {
+                    continue;
+                };
+                let run = std::mem::take(&mut per_session[idx]);
+                for (rest, figures) in &run {
+                    per_session[launcher]
+                        .entry(rest.clone())
+                        .or_default()
+                        .with_runs
+                        .add(&figures.with_runs);
+                }
+                per_session[idx] = run;
+            }
+            let mut keyed = Vec::new();
+            for (idx, figures) in per_session.into_iter().enumerate() {
+                for (mut key, figures) in figures {
+                    key.insert(position, KeyPart::Session(idx));
+                    keyed.push((
+                        key,
+                        Figures::Session {
+                            pi: figures.pi,
+                            own: figures.own,
+                            with_runs: figures.with_runs,
+                        },
+                    ));
+                }
+            }
+            keyed.sort_by(|left, right| left.0.cmp(&right.0));
+            for (key, figures) in keyed {
+                rows.push(self.row(&key, figures, &fork_of));
+            }
+        } else if !group_by.is_empty() {
+            for (key, usage) in groups {
+                rows.push(self.row(&key, Figures::Group { usage }, &fork_of));
+            }
+        }
+
+        warnings.sort();
+        warnings.dedup();
+        StatsReport {
+            group_by: group_by.clone(),
+            time_zone: self.options.time_zone_name.clone(),
+            since: self.options.since.map(|since| since.to_string()),
+            until: self.options.until.map(|until| until.to_string()),
+            rows,
+            total,
+            warnings,
+        }
+    }
+
+    /// Returns a row's key without the session: the values of the other dimensions, in order.
+    fn rest_key(
+        &self,
+        session: &PlannedSession,
+        model: Option<&str>,
+        day: Option<Date>,
+    ) -> Vec<KeyPart> {
+        self.options
+            .group_by
+            .iter()
+            .filter_map(|key| {
+                let text = match key {
+                    GroupKey::Session => return None,
+                    GroupKey::Project => session.project.to_owned(),
+                    GroupKey::Model => model.unwrap_or("unknown").to_owned(),
+                    GroupKey::Day | GroupKey::Week | GroupKey::Month => period_label(*key, day),
+                };
+                Some(KeyPart::Text(text))
+            })
+            .collect()
+    }
+
+    /// Returns the row for a full key (one part per grouped dimension, in order).
+    fn row(&self, key: &[KeyPart], figures: Figures, fork_of: &[Option<String>]) -> StatsRow {
+        let mut row = StatsRow {
+            session: None,
+            project: None,
+            model: None,
+            day: None,
+            week: None,
+            month: None,
+            figures,
+        };
+        for (dimension, part) in self.options.group_by.iter().zip(key) {
+            match part {
+                KeyPart::Session(idx) => {
+                    let session = &self.sessions[*idx];
+                    row.session = Some(RowSession {
+                        path: session.session.path.clone(),
+                        session_id: session.session.id.clone(),
+                        cwd: session.session.cwd.clone(),
+                        depth: session.depth,
+                        launched_by: session
+                            .launcher
+                            .map(|launcher| self.sessions[launcher].session.path.clone()),
+                        fork_of: fork_of[*idx].clone(),
+                    });
+                }
+                KeyPart::Text(text) => {
+                    let slot = match dimension {
+                        GroupKey::Project => &mut row.project,
+                        GroupKey::Model => &mut row.model,
+                        GroupKey::Day => &mut row.day,
+                        GroupKey::Week => &mut row.week,
+                        GroupKey::Month => &mut row.month,
+                        GroupKey::Session => continue,
+                    };
+                    *slot = Some(text.clone());
+                }
+            }
+        }
+        row
+    }
+}
+
+/// Appends `session` and its runs, depth first, to `out`.
+fn flatten<'l>(
+    session: &'l Session,
+    project: &'l str,
+    depth: usize,
+    launcher: Option<usize>,
+    out: &mut Vec<PlannedSession<'l>>,
+) {
+    let idx = out.len();
+    out.push(PlannedSession {
+        session,
+        project,
+        depth,
+        launcher,
+        fork_parent: None,
+    });
+    for run in &session.subagent_sessions {
+        flatten(run, project, depth + 1, Some(idx), out);
+    }
+}
+
+/// Returns whether a run sits directly in a `forks/` directory of its launcher's container:
+/// pi-subagents' fork context, a branched copy of the launcher.
+fn is_fork_context_run(planned: &PlannedSession<'_>) -> bool {
+    planned.launcher.is_some()
+        && Path::new(&planned.session.path)
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|name| name == "forks")
+}
+
+/// Returns a path's last component.
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Returns the fork's parent (its path and scan) when its entries may be subtracted, or the
+/// warning why not.
+fn usable_parent<'s>(
+    session: &PlannedSession,
+    scan: &FileScan,
+    parent_path: &str,
+    parent: &'s FileScan,
+) -> Result<(String, &'s FileScan), String> {
+    if let Some(reason) = &parent.failure {
+        return Err(format!(
+            "fork parent {parent_path} could not be read ({reason}): every entry is counted as this session's own"
+        ));
+    }
+    let (Some(parent_instant), Some(own_instant)) = (parent.instant, scan.instant) else {
+        return Err(format!(
+            "fork parent {parent_path} could not be read: every entry is counted as this session's own"
+        ));
+    };
+    if (parent_instant, parent_path) >= (own_instant, session.session.path.as_str()) {
+        return Err(format!(
+            "fork parent {parent_path} is not older than this session: entries are not deduplicated against it"
+        ));
+    }
+    Ok((parent_path.to_owned(), parent))
+}
+
+/// Returns a file's own figure per cell: all of it, or for a fork, the records its parent
+/// does not hold.
+fn own_figures(scan: &FileScan, parent: Option<&FileScan>) -> Vec<Usage> {
+    let Some(parent) = parent else {
+        return scan.buckets.iter().map(|bucket| bucket.usage).collect();
+    };
+    let mut own = vec![Usage::default(); scan.buckets.len()];
+    for record in &scan.records {
+        let is_copied = record
+            .key
+            .as_ref()
+            .is_some_and(|key| parent.keys.contains(key));
+        if !is_copied {
+            own[record.bucket].add(&record.usage);
+        }
+    }
+    own
+}
+
+/// Returns the label of the period `day` falls in: the day itself, its week's Monday or its
+/// month; `unknown` for a record without a timestamp.
+fn period_label(key: GroupKey, day: Option<Date>) -> String {
+    let Some(day) = day else {
+        return "unknown".to_owned();
+    };
+    match key {
+        GroupKey::Week => {
+            let back = i64::from(day.weekday().to_monday_zero_offset());
+            day.checked_sub(jiff::Span::new().days(back))
+                .unwrap_or(day)
+                .to_string()
+        }
+        GroupKey::Month => format!("{:04}-{:02}", day.year(), day.month()),
+        _ => day.to_string(),
+    }
+}

@@ -1,0 +1,887 @@
+//! One pass over one session file, collecting its usage records the way Pi's session
+//! statistics (`AgentSession.getSessionStats`) count them.
+//!
+//! Pi adds, over every entry of the file (all branches, in file order): the `usage` of an
+//! assistant message, of a tool result that has one (nested model work), of a `usage` entry
+//! (any `kind`), and of a `compaction` or `branch_summary` that has one. Its total is
+//! `input + output + cacheRead + cacheWrite` and its cost the sum of `usage.cost.total`.
+//!
+//! The file is opened with the one safe open ([`open_regular`]: no symlink, never blocking, no
+//! lock) and read once, up to the length it had when it was opened. Only lines that can carry
+//! usage are decoded: in JSON text a `"` inside a string is always escaped, so the bytes
+//! `"usage"` occur only where a key (or a string value) is exactly `usage`. Every other line is
+//! passed over by a vectorised substring search. A line longer than the read buffer that holds
+//! no such key is skipped without ever being held in memory whole. (So an assistant message
+//! with no `usage` member at all counts nothing and says nothing; Pi's own statistics fail on
+//! it. One whose `usage` is `null` or not an object is a warning.)
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use jiff::civil::Date;
+use memchr::memmem::Finder;
+use pi_retrospect_core::stats::Usage;
+use pi_retrospect_core::{Timestamp as HeaderInstant, Warning, timestamp};
+use pi_retrospect_header::{
+    HeaderError, MAX_HEADER_LINE_BYTES, Symlinks, describe_io, open_regular, parse_header,
+};
+
+use crate::json::{JsonError, Number, Reader};
+use crate::options::StatsOptions;
+
+/// Bytes read at a time; a line that fits is decoded from the buffer in place.
+const READ_BYTES: usize = 1024 * 1024;
+
+/// The substring every line that can carry usage contains.
+const USAGE_NEEDLE: &[u8] = b"\"usage\"";
+/// The substring of a `model_change` entry, read only when rows are keyed by model (it names
+/// the model a later compaction or branch summary is attributed to).
+const MODEL_CHANGE_NEEDLE: &[u8] = b"\"model_change\"";
+
+thread_local! {
+    /// One read buffer per thread, reused for every file the thread scans.
+    static BUFFER: RefCell<Vec<u8>> = RefCell::new(vec![0; READ_BYTES]);
+}
+
+/// What to collect from one file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ScanRequest<'a> {
+    /// Grouping and time range.
+    pub options: &'a StatsOptions,
+    /// Whether the file's records are counted (false for a fork parent read only for its keys).
+    pub is_counted: bool,
+    /// Whether to keep every counted record (a fork, whose copied records are subtracted later).
+    pub keeps_records: bool,
+    /// Whether to keep the identity of every record (a fork parent).
+    pub keeps_keys: bool,
+    /// The header's instant, when the listing has already validated this file's header: line
+    /// 1 is then only checked to be a session header, not validated again.
+    pub listed_instant: Option<HeaderInstant>,
+}
+
+/// The identity of an entry across a fork: its `id` and `timestamp`, which Pi copies verbatim.
+pub(crate) type EntryKey = Box<str>;
+
+/// The figures of one (model, day) cell of one file.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Bucket {
+    /// `provider/model`, when rows are keyed by model.
+    pub model: Option<Box<str>>,
+    /// The record's calendar day in the report's zone, when rows are keyed by a period;
+    /// `None` there means the record had no valid timestamp.
+    pub day: Option<Date>,
+    /// The sum of the records in the cell.
+    pub usage: Usage,
+}
+
+/// One counted record of a fork, kept until its parent's keys are known.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Record {
+    /// The entry's identity, when it has an `id` and a `timestamp`.
+    pub key: Option<EntryKey>,
+    /// Index of its cell in [`FileScan::buckets`].
+    pub bucket: usize,
+    /// Its figures.
+    pub usage: Usage,
+}
+
+/// What one session file contributes to a report. Built by
+/// [`StatsPlan::scan`](crate::StatsPlan::scan) on any thread, consumed by
+/// [`StatsPlan::finish`](crate::StatsPlan::finish).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileScan {
+    /// The header's instant; `None` when the file is no readable session.
+    pub(crate) instant: Option<HeaderInstant>,
+    /// Why the file could not be read as a session at all.
+    pub(crate) failure: Option<String>,
+    /// Per-cell figures of every counted record (what Pi reports, within the time range).
+    pub(crate) buckets: Vec<Bucket>,
+    /// Every counted record, when asked for.
+    pub(crate) records: Vec<Record>,
+    /// The identity of every record carrying usage, in range or not, when asked for.
+    pub(crate) keys: HashSet<EntryKey>,
+    /// Lines that could not be counted.
+    pub(crate) warnings: Vec<Warning>,
+}
+
+/// Reads the session file at `path` and collects what `request` asks for.
+pub(crate) fn scan_file(path: &str, request: &ScanRequest<'_>) -> FileScan {
+    let mut scanner = Scanner::new(path, request);
+    if let Err(reason) = scanner.read(Path::new(path)) {
+        scanner.scan.failure = Some(reason);
+    }
+    if scanner.scan.failure.is_some() {
+        // A file that could not be read to its end contributes nothing but its warning.
+        return FileScan {
+            failure: scanner.scan.failure,
+            ..FileScan::default()
+        };
+    }
+    scanner.finish()
+}
+
+/// The state of one pass over one file.
+struct Scanner<'a> {
+    path: &'a str,
+    request: &'a ScanRequest<'a>,
+    scan: FileScan,
+    usage_finder: Finder<'static>,
+    model_change_finder: Option<Finder<'static>>,
+    is_header_read: bool,
+    /// The model a compaction or branch summary is attributed to: the latest assistant
+    /// message's or `model_change`'s, in file order.
+    current_model: Option<String>,
+    /// Scratch space for a record's model name.
+    model: String,
+    days: DayCache,
+    n_without_time: u64,
+    is_time_bounded: bool,
+    /// Problems found on lines, by the byte offset where the line starts.
+    line_warnings: Vec<(u64, String)>,
+}
+
+impl<'a> Scanner<'a> {
+    fn new(path: &'a str, request: &'a ScanRequest<'a>) -> Scanner<'a> {
+        let options = request.options;
+        Scanner {
+            path,
+            request,
+            scan: FileScan::default(),
+            usage_finder: Finder::new(USAGE_NEEDLE),
+            model_change_finder: options
+                .needs_model()
+                .then(|| Finder::new(MODEL_CHANGE_NEEDLE)),
+            is_header_read: false,
+            current_model: None,
+            model: String::new(),
+            days: DayCache::default(),
+            n_without_time: 0,
+            is_time_bounded: options.since.is_some() || options.until.is_some(),
+            line_warnings: Vec::new(),
+        }
+    }
+
+    fn finish(mut self) -> FileScan {
+        if self.n_without_time > 0 {
+            let what = if self.is_time_bounded {
+                "left out of the time range"
+            } else {
+                "counted under the period `unknown`"
+            };
+            self.warn(format!(
+                "{} usage records have no valid timestamp: {what}",
+                self.n_without_time
+            ));
+        }
+        self.scan
+    }
+
+    fn warn(&mut self, reason: String) {
+        self.scan.warnings.push(Warning::new(self.path, reason));
+    }
+
+    /// Notes a problem with the line starting at byte `line_offset`. Its line number is found
+    /// once the file has been read (see [`Scanner::number_lines`]): counting every newline as
+    /// the file goes by would cost a pass over all of its bytes for warnings that are rare.
+    fn warn_at(&mut self, line_offset: u64, reason: String) {
+        self.line_warnings.push((line_offset, reason));
+    }
+
+    /// Turns the problems noted by [`Scanner::warn_at`] into warnings naming their line,
+    /// counting the newlines before each offset (the offsets ascend, so the file's prefix is
+    /// read once).
+    fn number_lines(&mut self, file: &File, buffer: &mut [u8]) -> io::Result<()> {
+        let mut position: u64 = 0;
+        let mut line_no: u64 = 1;
+        for (offset, reason) in std::mem::take(&mut self.line_warnings) {
+            while position < offset {
+                let n_wanted = buffer
+                    .len()
+                    .min(usize::try_from(offset - position).unwrap_or(usize::MAX));
+                let n_read = read_at_fully(file, &mut buffer[..n_wanted], position)?;
+                if n_read == 0 {
+                    break;
+                }
+                line_no += count_newlines(&buffer[..n_read]);
+                position += n_read as u64;
+            }
+            self.warn(format!("line {line_no}: {reason}"));
+        }
+        Ok(())
+    }
+
+    /// Reads the file once, a buffer at a time, handing every line that may carry usage to
+    /// [`Scanner::on_line`]. The error is the reason the file could not be read at all.
+    fn read(&mut self, path: &Path) -> Result<(), String> {
+        let (file, metadata) =
+            open_regular(path, Symlinks::Refuse).map_err(|error| error.reason())?;
+        BUFFER
+            .with(|buffer| {
+                let mut buffer = buffer.borrow_mut();
+                self.read_lines(&file, metadata.len(), &mut buffer)?;
+                self.number_lines(&file, &mut buffer)
+            })
+            .map_err(|error| format!("could not read file: {}", describe_io(&error)))?;
+        if self.scan.failure.is_none() && !self.is_header_read {
+            return Err(HeaderError::Empty.to_string());
+        }
+        Ok(())
+    }
+
+    fn read_lines(&mut self, file: &File, length: u64, buffer: &mut [u8]) -> io::Result<()> {
+        // `buffer[..n_filled]` holds the file's bytes from `offset` on, and starts a line.
+        // Positioned reads (`pread`) keep no cursor, so a long line can be passed over and
+        // read again whole without seeking.
+        let mut offset: u64 = 0;
+        let mut n_filled = 0;
+        loop {
+            let n_wanted = (buffer.len() - n_filled).min(remaining(length, offset, n_filled));
+            let n_read = read_at_fully(
+                file,
+                &mut buffer[n_filled..n_filled + n_wanted],
+                offset + n_filled as u64,
+            )?;
+            n_filled += n_read;
+            let is_at_end = n_filled < buffer.len();
+            let region_end = if is_at_end {
+                n_filled
+            } else {
+                match memchr::memrchr(b'\n', &buffer[..n_filled]) {
+                    Some(newline) => newline + 1,
+                    None => {
+                        // One line fills the whole buffer: pass over it, then go on after it.
+                        offset += self.read_long_line(file, length, offset, buffer)?;
+                        if self.scan.failure.is_some() || offset >= length {
+                            return Ok(());
+                        }
+                        n_filled = 0;
+                        continue;
+                    }
+                }
+            };
+            self.on_region(&buffer[..region_end], offset);
+            if self.scan.failure.is_some() {
+                return Ok(());
+            }
+            buffer.copy_within(region_end..n_filled, 0);
+            n_filled -= region_end;
+            offset += region_end as u64;
+            if is_at_end {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Handles a line longer than the buffer that starts at `start`: finds where it ends,
+    /// reads it whole only when it may carry usage (or is the header), and returns how many
+    /// bytes it takes with its newline.
+    fn read_long_line(
+        &mut self,
+        file: &File,
+        length: u64,
+        start: u64,
+        buffer: &mut [u8],
+    ) -> io::Result<u64> {
+        if !self.is_header_read {
+            self.scan.failure = Some(HeaderError::TooLong.to_string());
+            return Ok(0);
+        }
+        let overlap = MODEL_CHANGE_NEEDLE.len() - 1;
+        let mut position = start;
+        let mut is_needed = false;
+        let end = loop {
+            let n_wanted = buffer.len().min(remaining(length, position, 0));
+            if n_wanted == 0 {
+                break length;
+            }
+            let n_read = read_at_fully(file, &mut buffer[..n_wanted], position)?;
+            if n_read == 0 {
+                break position;
+            }
+            let chunk = &buffer[..n_read];
+            let newline = memchr::memchr(b'\n', chunk);
+            let searched = &chunk[..newline.unwrap_or(n_read)];
+            is_needed = is_needed
+                || self.usage_finder.find(searched).is_some()
+                || self
+                    .model_change_finder
+                    .as_ref()
+                    .is_some_and(|finder| finder.find(searched).is_some());
+            if let Some(newline) = newline {
+                break position + newline as u64;
+            }
+            // Step back a little so that a needle across two reads is still found.
+            position += (n_read - overlap.min(n_read - 1)) as u64;
+        };
+        if is_needed {
+            let mut line = vec![0; remaining(end, start, 0)];
+            let n_read = read_at_fully(file, &mut line, start)?;
+            line.truncate(n_read);
+            self.on_line(&line, start);
+        }
+        Ok((end + 1).min(length) - start)
+    }
+
+    /// Handles whole lines `region`, which starts at byte `offset` of the file.
+    fn on_region(&mut self, region: &[u8], offset: u64) {
+        let mut position = 0;
+        if !self.is_header_read {
+            if region.is_empty() {
+                return;
+            }
+            let end = memchr::memchr(b'\n', region).unwrap_or(region.len());
+            // The bound `list` applies to a header line, so that a file it lists is read here
+            // and one it refuses is refused here too.
+            if end > MAX_HEADER_LINE_BYTES {
+                self.scan.failure = Some(HeaderError::TooLong.to_string());
+                return;
+            }
+            // A header the listing validated is only checked to be one still; any other, or
+            // one that fails the check (the file was replaced), is validated to give the reason.
+            let header = match self.request.listed_instant {
+                Some(instant) if is_session_header(&region[..end]) => Ok(instant),
+                _ => parse_header(&region[..end])
+                    .map(|header| header.instant)
+                    .map_err(|error| error.to_string()),
+            };
+            match header {
+                Ok(instant) => {
+                    self.scan.instant = Some(instant);
+                    self.is_header_read = true;
+                }
+                Err(reason) => {
+                    self.scan.failure = Some(reason);
+                    return;
+                }
+            }
+            position = (end + 1).min(region.len());
+        }
+        let mut next_usage = self.usage_finder.find(&region[position..]);
+        let mut next_model_change = self
+            .model_change_finder
+            .as_ref()
+            .and_then(|finder| finder.find(&region[position..]));
+        loop {
+            let hit = match (next_usage, next_model_change) {
+                (Some(usage), Some(change)) => usage.min(change),
+                (Some(hit), None) | (None, Some(hit)) => hit,
+                (None, None) => break,
+            };
+            let at = position + hit;
+            let line_start = memchr::memrchr(b'\n', &region[..at]).map_or(0, |newline| newline + 1);
+            let line_end = memchr::memchr(b'\n', &region[at..]).map_or(region.len(), |i| at + i);
+            self.on_line(&region[line_start..line_end], offset + line_start as u64);
+            if line_end >= region.len() {
+                break;
+            }
+            position = line_end + 1;
+            next_usage = self.usage_finder.find(&region[position..]);
+            next_model_change = self
+                .model_change_finder
+                .as_ref()
+                .and_then(|finder| finder.find(&region[position..]));
+        }
+    }
+
+    /// Decodes one line that may carry usage and counts it as Pi would.
+    fn on_line(&mut self, line: &[u8], line_offset: u64) {
+        let mut entry = RawEntry::default();
+        let options = self.request.options;
+        match parse_entry(
+            line,
+            options.needs_model(),
+            options.needs_time(),
+            &mut entry,
+        ) {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(error) => {
+                self.warn_at(line_offset, format!("not valid JSON: {error}"));
+                return;
+            }
+        }
+        let kind = entry.kind.as_deref().unwrap_or_default();
+        let (usage, model, is_required) = match kind {
+            b"message" => {
+                let Some(message) = &entry.message else {
+                    return;
+                };
+                match message.role.as_deref() {
+                    Some(b"assistant") => {
+                        if self.request.options.needs_model()
+                            && let Some(name) = model_name(&message.provider, &message.model)
+                        {
+                            self.current_model = Some(name);
+                        }
+                        (
+                            &message.usage,
+                            ModelOf::Pair(&message.provider, &message.model),
+                            true,
+                        )
+                    }
+                    Some(b"toolResult") => (
+                        &message.usage,
+                        ModelOf::Tool(message.tool_name.as_deref()),
+                        false,
+                    ),
+                    _ => return,
+                }
+            }
+            b"usage" => (
+                &entry.usage,
+                ModelOf::Pair(&entry.provider, &entry.model),
+                true,
+            ),
+            b"compaction" | b"branch_summary" => (&entry.usage, ModelOf::Current, false),
+            b"model_change" => {
+                if let Some(name) = model_name(&entry.provider, &entry.model_id) {
+                    self.current_model = Some(name);
+                }
+                return;
+            }
+            _ => return,
+        };
+        let raw = match usage {
+            UsageField::Object(raw) => raw,
+            UsageField::Absent | UsageField::Falsy if !is_required => return,
+            UsageField::Absent | UsageField::Falsy => {
+                self.warn_at(
+                    line_offset,
+                    format!("{} without usage", describe(kind, &entry)),
+                );
+                return;
+            }
+            UsageField::Other => {
+                self.warn_at(line_offset, "usage is not an object".to_owned());
+                return;
+            }
+        };
+        let usage = match usage_of(raw) {
+            Ok(usage) => usage,
+            Err(problem) => {
+                self.warn_at(line_offset, problem);
+                return;
+            }
+        };
+        // An entry's identity is needed only to tell a fork's copies from its own entries.
+        let key = match (&entry.id, &entry.timestamp) {
+            (Some(id), Some(timestamp))
+                if self.request.keeps_keys || self.request.keeps_records =>
+            {
+                Some(entry_key(id, timestamp))
+            }
+            _ => None,
+        };
+        if self.request.keeps_keys
+            && let Some(key) = &key
+        {
+            self.scan.keys.insert(key.clone());
+        }
+        if !self.request.is_counted {
+            return;
+        }
+        let Some(day) = self.day_of(&entry) else {
+            return;
+        };
+        if self.request.options.needs_model() {
+            self.model.clear();
+            match model {
+                ModelOf::Pair(provider, name) => {
+                    write_model_name(&mut self.model, provider, name);
+                }
+                ModelOf::Tool(tool) => {
+                    self.model.push_str("tool:");
+                    self.model.push_str(tool.unwrap_or("unknown"));
+                }
+                ModelOf::Current => self
+                    .model
+                    .push_str(self.current_model.as_deref().unwrap_or("unknown")),
+            }
+        }
+        let bucket = self.bucket_index(day);
+        self.scan.buckets[bucket].usage.add(&usage);
+        if self.request.keeps_records {
+            self.scan.records.push(Record { key, bucket, usage });
+        }
+    }
+
+    /// Returns the cell a record falls in by time: `Some(None)` when periods do not matter
+    /// (or the record has no timestamp and is still counted), `Some(Some(day))` for its day,
+    /// and `None` when it is not counted (outside the range, or no timestamp with a range).
+    fn day_of(&mut self, entry: &RawEntry<'_>) -> Option<Option<Date>> {
+        let options = self.request.options;
+        if !options.needs_time() {
+            return Some(None);
+        }
+        let instant = entry
+            .timestamp
+            .as_deref()
+            .and_then(|text| std::str::from_utf8(text).ok())
+            .and_then(timestamp::parse)
+            .and_then(|instant| jiff::Timestamp::new(instant.seconds, instant.nanos as i32).ok())
+            .or_else(|| {
+                let millis = entry.message.as_ref()?.timestamp?.as_i64()?;
+                jiff::Timestamp::from_millisecond(millis).ok()
+            });
+        let Some(instant) = instant else {
+            self.n_without_time += 1;
+            return if self.is_time_bounded {
+                None
+            } else {
+                Some(None)
+            };
+        };
+        if !options.is_in_range(instant) {
+            return None;
+        }
+        if !options.needs_period() {
+            return Some(None);
+        }
+        Some(Some(self.days.day_of(instant, &options.time_zone)))
+    }
+
+    /// Returns the index of the cell for the current model name and `day`, adding it if new.
+    fn bucket_index(&mut self, day: Option<Date>) -> usize {
+        let needs_model = self.request.options.needs_model();
+        let model = needs_model.then_some(self.model.as_str());
+        // Records come in runs of the same cell; look at the latest cells first.
+        if let Some(idx) = self
+            .scan
+            .buckets
+            .iter()
+            .rposition(|bucket| bucket.day == day && bucket.model.as_deref() == model)
+        {
+            return idx;
+        }
+        self.scan.buckets.push(Bucket {
+            model: model.map(Box::from),
+            day,
+            usage: Usage::default(),
+        });
+        self.scan.buckets.len() - 1
+    }
+}
+
+/// Which model a record is attributed to.
+enum ModelOf<'e, 'a> {
+    /// The `provider` and `model` the record names.
+    Pair(&'e Option<Cow<'a, str>>, &'e Option<Cow<'a, str>>),
+    /// A tool result's nested usage: `tool:<name>`.
+    Tool(Option<&'e str>),
+    /// A summary: the model in effect at that point of the file.
+    Current,
+}
+
+fn model_name(provider: &Option<Cow<'_, str>>, model: &Option<Cow<'_, str>>) -> Option<String> {
+    if provider.is_none() && model.is_none() {
+        return None;
+    }
+    let mut name = String::new();
+    write_model_name(&mut name, provider, model);
+    Some(name)
+}
+
+fn write_model_name(
+    out: &mut String,
+    provider: &Option<Cow<'_, str>>,
+    model: &Option<Cow<'_, str>>,
+) {
+    match (provider.as_deref(), model.as_deref()) {
+        (Some(provider), Some(model)) => {
+            out.push_str(provider);
+            out.push('/');
+            out.push_str(model);
+        }
+        (None, Some(model)) => out.push_str(model),
+        (Some(provider), None) => {
+            out.push_str(provider);
+            out.push_str("/unknown");
+        }
+        (None, None) => out.push_str("unknown"),
+    }
+}
+
+fn describe(kind: &[u8], entry: &RawEntry<'_>) -> String {
+    match kind {
+        b"message" => format!(
+            "{} message",
+            entry
+                .message
+                .as_ref()
+                .and_then(|message| message.role.as_deref())
+                .map_or(Cow::Borrowed("a"), String::from_utf8_lossy)
+        ),
+        other => format!("{} entry", String::from_utf8_lossy(other)),
+    }
+}
+
+fn entry_key(id: &[u8], timestamp: &[u8]) -> EntryKey {
+    let mut key = String::from_utf8_lossy(id).into_owned();
+    key.push('\n');
+    key.push_str(&String::from_utf8_lossy(timestamp));
+    key.into_boxed_str()
+}
+
+/// Returns a record's figures, or what is wrong with its token counts.
+fn usage_of(raw: &RawUsage) -> Result<Usage, String> {
+    let tokens = |value: Option<Number>, name: &str| -> Result<u64, String> {
+        match value {
+            None => Ok(0),
+            Some(number) => number
+                .as_token_count()
+                .ok_or_else(|| format!("usage.{name} is not a token count: {number}")),
+        }
+    };
+    let input = tokens(raw.input, "input")?;
+    let output = tokens(raw.output, "output")?;
+    let cache_read = tokens(raw.cache_read, "cacheRead")?;
+    let cache_write = tokens(raw.cache_write, "cacheWrite")?;
+    let total = input + output + cache_read + cache_write;
+    // A provider without prices records a zero cost: the tokens were spent all the same.
+    let cost = raw
+        .cost_total
+        .and_then(Number::as_f64)
+        .filter(|cost| cost.is_finite() && !(*cost == 0.0 && total > 0));
+    Ok(Usage {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        total,
+        cost: cost.unwrap_or(0.0),
+        n_entries: 1,
+        n_cost_unknown: u64::from(cost.is_none()),
+    })
+}
+
+fn count_newlines(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
+}
+
+/// Returns how many bytes of a file of `length` bytes lie beyond `offset + n_filled`.
+fn remaining(length: u64, offset: u64, n_filled: usize) -> usize {
+    usize::try_from(length.saturating_sub(offset + n_filled as u64)).unwrap_or(usize::MAX)
+}
+
+/// Reads at `offset` until `buffer` is full or the file ends; returns the bytes read.
+fn read_at_fully(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut n_filled = 0;
+    while n_filled < buffer.len() {
+        match file.read_at(&mut buffer[n_filled..], offset + n_filled as u64) {
+            Ok(0) => break,
+            Ok(n_read) => n_filled += n_read,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(n_filled)
+}
+
+/// The calendar day of the latest instant looked up, with the instants it spans.
+#[derive(Debug, Default)]
+struct DayCache {
+    span: Option<(jiff::Timestamp, jiff::Timestamp, Date)>,
+}
+
+impl DayCache {
+    /// Returns the day `instant` falls on in `zone`. Records of one file mostly share a day,
+    /// so the day's span is kept and most lookups are two comparisons.
+    fn day_of(&mut self, instant: jiff::Timestamp, zone: &jiff::tz::TimeZone) -> Date {
+        if let Some((start, end, day)) = self.span
+            && start <= instant
+            && instant < end
+        {
+            return day;
+        }
+        let day = zone.to_datetime(instant).date();
+        let start_of = |day: Date| {
+            zone.to_ambiguous_timestamp(day.to_datetime(jiff::civil::Time::midnight()))
+                .compatible()
+                .ok()
+        };
+        self.span = match (start_of(day), day.tomorrow().ok().and_then(start_of)) {
+            (Some(start), Some(end)) if start <= instant && instant < end => {
+                Some((start, end, day))
+            }
+            _ => None,
+        };
+        day
+    }
+}
+
+// ---------------------------------------------------------------- decoding one line
+
+/// The members of an entry line that matter here; every other member is skipped unparsed
+/// beyond validation. A member that is repeated takes its last value, as in `JSON.parse`.
+#[derive(Default)]
+struct RawEntry<'a> {
+    kind: Option<Cow<'a, [u8]>>,
+    id: Option<Cow<'a, [u8]>>,
+    timestamp: Option<Cow<'a, [u8]>>,
+    message: Option<RawMessage<'a>>,
+    provider: Option<Cow<'a, str>>,
+    model: Option<Cow<'a, str>>,
+    model_id: Option<Cow<'a, str>>,
+    usage: UsageField,
+}
+
+#[derive(Default)]
+struct RawMessage<'a> {
+    role: Option<Cow<'a, [u8]>>,
+    provider: Option<Cow<'a, str>>,
+    model: Option<Cow<'a, str>>,
+    tool_name: Option<Cow<'a, str>>,
+    timestamp: Option<Number>,
+    usage: UsageField,
+}
+
+/// A `usage` member as JavaScript's truthiness sees it.
+#[derive(Default)]
+enum UsageField {
+    /// No such member.
+    #[default]
+    Absent,
+    /// `null`, `false`, `0` or `""`: Pi skips it where usage is optional.
+    Falsy,
+    /// An object.
+    Object(RawUsage),
+    /// Anything else.
+    Other,
+}
+
+#[derive(Default)]
+struct RawUsage {
+    input: Option<Number>,
+    output: Option<Number>,
+    cache_read: Option<Number>,
+    cache_write: Option<Number>,
+    /// `cost.total`, when `cost` is an object holding a number there.
+    cost_total: Option<Number>,
+}
+
+/// Returns whether a header line (already validated once, by the listing) is still a JSON
+/// object whose `type` is `session`.
+fn is_session_header(line: &[u8]) -> bool {
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    let mut reader = Reader::new(line);
+    let mut is_session = false;
+    let is_object = reader.object(|reader, name| {
+        if name == b"type" {
+            is_session = reader.bytes()?.as_deref() == Some(b"session");
+            Ok(())
+        } else {
+            reader.skip_value()
+        }
+    });
+    matches!(is_object, Ok(true)) && reader.end().is_ok() && is_session
+}
+
+/// Decodes an entry line into `entry` (filled in place: the decoded members are never moved);
+/// `Ok(false)` when it is valid JSON but not an object. Model names are decoded only when
+/// `wants_models`; other values are checked and passed over.
+fn parse_entry<'a>(
+    line: &'a [u8],
+    wants_models: bool,
+    wants_time: bool,
+    entry: &mut RawEntry<'a>,
+) -> Result<bool, JsonError> {
+    let mut reader = Reader::new(line);
+    let is_object = reader.object(|reader, name| {
+        match name {
+            b"type" => entry.kind = reader.bytes()?,
+            b"id" => entry.id = reader.bytes()?,
+            b"timestamp" => entry.timestamp = reader.bytes()?,
+            b"message" => {
+                let message = entry.message.insert(RawMessage::default());
+                let is_object = reader.object(|reader, name| {
+                    message.member(reader, name, wants_models, wants_time)
+                })?;
+                if !is_object {
+                    entry.message = None;
+                }
+            }
+            b"provider" if wants_models => entry.provider = reader.text()?,
+            b"model" if wants_models => entry.model = reader.text()?,
+            b"modelId" if wants_models => entry.model_id = reader.text()?,
+            b"usage" => entry.usage = read_usage(reader)?,
+            _ => reader.skip_value()?,
+        }
+        Ok(())
+    })?;
+    reader.end()?;
+    Ok(is_object)
+}
+
+impl<'a> RawMessage<'a> {
+    fn member(
+        &mut self,
+        reader: &mut Reader<'a>,
+        name: &[u8],
+        wants_models: bool,
+        wants_time: bool,
+    ) -> Result<(), JsonError> {
+        match name {
+            b"role" => self.role = reader.bytes()?,
+            b"provider" if wants_models => self.provider = reader.text()?,
+            b"model" if wants_models => self.model = reader.text()?,
+            b"toolName" if wants_models => self.tool_name = reader.text()?,
+            b"timestamp" if wants_time => self.timestamp = reader.number()?,
+            b"usage" => self.usage = read_usage(reader)?,
+            _ => reader.skip_value()?,
+        }
+        Ok(())
+    }
+}
+
+/// Reads a `usage` member, classified the way JavaScript's truthiness and Pi's code see it.
+fn read_usage(reader: &mut Reader<'_>) -> Result<UsageField, JsonError> {
+    Ok(match reader.next_kind()? {
+        b'{' => {
+            let mut usage = RawUsage::default();
+            reader.object(|reader, name| {
+                match name {
+                    b"input" => usage.input = reader.number()?,
+                    b"output" => usage.output = reader.number()?,
+                    b"cacheRead" => usage.cache_read = reader.number()?,
+                    b"cacheWrite" => usage.cache_write = reader.number()?,
+                    b"cost" => {
+                        let mut total = None;
+                        let is_object = reader.object(|reader, name| {
+                            match name {
+                                b"total" => total = reader.number()?,
+                                _ => reader.skip_value()?,
+                            }
+                            Ok(())
+                        })?;
+                        usage.cost_total = if is_object { total } else { None };
+                    }
+                    _ => reader.skip_value()?,
+                }
+                Ok(())
+            })?;
+            UsageField::Object(usage)
+        }
+        b'"' => match reader.text()? {
+            Some(text) if text.is_empty() => UsageField::Falsy,
+            _ => UsageField::Other,
+        },
+        b'-' | b'0'..=b'9' => match reader.number()? {
+            Some(Number::Unsigned(0) | Number::Signed(0)) => UsageField::Falsy,
+            Some(Number::Float(0.0)) => UsageField::Falsy,
+            _ => UsageField::Other,
+        },
+        b'[' => {
+            reader.skip_value()?;
+            UsageField::Other
+        }
+        _ => match reader.literal()? {
+            b"true" => UsageField::Other,
+            _ => UsageField::Falsy,
+        },
+    })
+}
