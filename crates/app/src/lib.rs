@@ -21,6 +21,7 @@ mod handoff;
 mod list;
 mod read;
 mod session_ref;
+mod stats;
 mod store;
 mod when;
 
@@ -36,5 +37,6 @@ pub use read::{
 pub use session_ref::{
     LocatedSession, OpenedSession, SessionRef, locate_session, open_session, resolve_session,
 };
+pub use stats::{StatsRequest, stats};
 pub use store::{StoreFlags, resolve_stores};
 pub use when::{ACCEPTED as ACCEPTED_TIMES, Bound, parse_when};

@@ -16,6 +16,7 @@ mod list;
 mod output;
 mod schema;
 mod show;
+mod stats;
 mod term;
 
 use std::io::{self, Write};
@@ -31,6 +32,7 @@ use crate::inspect::{INSPECT_HELP, InspectArgs};
 use crate::list::{LIST_HELP, ListArgs};
 use crate::schema::SchemaArgs;
 use crate::show::{SHOW_HELP, ShowArgs};
+use crate::stats::{STATS_HELP, StatsArgs};
 
 /// Look back over the session history of the Pi coding agent.
 #[derive(Debug, Parser)]
@@ -62,6 +64,9 @@ enum Command {
     /// Print the stored entries of one session file in file order, one row each, for scripts.
     #[command(after_long_help = ENTRIES_HELP)]
     Entries(Box<EntriesArgs>),
+    /// Count tokens and cost as Pi does, by session, project, model, day, week or month.
+    #[command(after_long_help = STATS_HELP)]
+    Stats(Box<StatsArgs>),
     /// Print a bounded, redacted summary of where a session stood, to continue it elsewhere.
     #[command(after_long_help = HANDOFF_HELP)]
     Handoff(Box<HandoffArgs>),
@@ -114,6 +119,7 @@ fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()>
         Command::Inspect(args) => inspect::run(&args, env, out),
         Command::Entries(args) => entries::run(&args, env, out),
         Command::Handoff(args) => handoff::run(&args, env, out),
+        Command::Stats(args) => stats::run(&args, env, out),
         Command::Schema(args) => schema::run(&args, out),
         Command::Completions(args) => completions::run(&args, out),
         Command::Man(args) => completions::run_man(&args),

@@ -25,6 +25,8 @@ pub enum SchemaDocument {
     Entries,
     /// The `handoff --json` document.
     Handoff,
+    /// The `stats --json` report.
+    Stats,
 }
 
 /// Runs `schema` with `args`, writing to `out`.
@@ -35,6 +37,7 @@ pub fn run(args: &SchemaArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         SchemaDocument::Inspect => pi_retrospect_render::schema::INSPECT_SCHEMA,
         SchemaDocument::Entries => pi_retrospect_render::schema::ENTRIES_SCHEMA,
         SchemaDocument::Handoff => pi_retrospect_render::handoff::HANDOFF_SCHEMA,
+        SchemaDocument::Stats => pi_retrospect_render::stats::STATS_SCHEMA,
     };
     out.write_all(schema.as_bytes())?;
     Ok(())

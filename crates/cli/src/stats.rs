@@ -1,0 +1,171 @@
+//! `pi-retrospect stats`: flags -> `app::stats` -> `render::stats`.
+
+use std::io::Write;
+
+use clap::Args;
+use pi_retrospect_app::{Environment, ListRequest, StatsRequest};
+use pi_retrospect_render::stats::{ChartMetric, ChartOptions, TableOptions};
+
+use crate::UsageError;
+use crate::args::StoreArgs;
+use crate::output::print_listing_warnings;
+
+/// The long help of `stats`.
+pub const STATS_HELP: &str = "\
+Counts tokens (input, output, cache read, cache write, total) and cost the way Pi counts a \
+session's totals: assistant messages' usage, `usage` entries, compaction and branch-summary \
+usage and tool results' nested usage, over every entry of the file (all branches), each \
+entry once. Cost is what Pi recorded; where a provider recorded none (or zero for tokens \
+spent), tokens still count and the cost is marked unknown (`?`/`*`).
+
+Subagent runs are counted once, on their own rows; --rollup adds each run into the session \
+that launched it. A fork starts with a verbatim copy of its parent's entries: per session, \
+`pi` is what Pi reports for that file and `own` leaves the copied entries out; every \
+aggregate (project, model, period, total) counts each copied entry once. Copies under \
+`subagent-artifacts/` are never read.
+
+--since/--until bound each record's own timestamp (not the session's start); --by day, \
+week and month use --timezone (default: the local zone). Grouped by a period on a terminal, \
+a bar chart of the trend follows the table.
+
+Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
+  pi-retrospect stats --sessions-root $R
+  pi-retrospect stats --sessions-root $R --by model
+  pi-retrospect stats --sessions-root $R --by day,model --timezone Europe/Berlin
+  pi-retrospect stats --sessions-root $R --by session --rollup
+  pi-retrospect stats --sessions-root $R --session 01a22de2-5685 --json";
+
+/// Flags of `stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Only this session (a path, an id or unique prefix, or `latest`) with its runs.
+    #[arg(long, value_name = "SESSION", help_heading = "Filters")]
+    pub session: Option<String>,
+
+    /// Sessions whose cwd equals DIR (repeatable).
+    #[arg(long, value_name = "DIR", help_heading = "Filters")]
+    pub cwd: Vec<String>,
+
+    /// Sessions whose cwd is DIR or below it (repeatable).
+    #[arg(long, value_name = "DIR", help_heading = "Filters")]
+    pub cwd_prefix: Vec<String>,
+
+    /// Sessions of the current directory.
+    #[arg(long, help_heading = "Filters")]
+    pub here: bool,
+
+    /// Let the cwd filters also match sibling worktrees `DIR-<suffix>`.
+    #[arg(long, help_heading = "Filters")]
+    pub worktrees: bool,
+
+    /// Leave out `$PI_SESSION_FILE` (the session running the command) with its runs.
+    #[arg(long, help_heading = "Filters")]
+    pub exclude_current: bool,
+
+    /// Sessions whose id starts with PREFIX (repeatable).
+    #[arg(long, value_name = "PREFIX", help_heading = "Filters")]
+    pub id: Vec<String>,
+
+    /// Sessions whose name contains TEXT, case-insensitively.
+    #[arg(long, value_name = "TEXT", help_heading = "Filters")]
+    pub name: Option<String>,
+
+    /// Count records at or after WHEN (a date, a date-time, RFC 3339, or an age like 3d).
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub since: Option<String>,
+
+    /// Count records at or before WHEN.
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub until: Option<String>,
+
+    /// Group rows by these, comma-separated: session, project, model, day, week, month.
+    #[arg(long, value_name = "KEYS", help_heading = "Grouping")]
+    pub by: Option<String>,
+
+    /// The IANA time zone of days, weeks and months (default: the local zone).
+    #[arg(long, value_name = "ZONE", help_heading = "Grouping")]
+    pub timezone: Option<String>,
+
+    /// Add each subagent run's usage into the session that launched it (with --by session).
+    #[arg(long, help_heading = "Grouping")]
+    pub rollup: bool,
+
+    /// Print the report as JSON (`pi-retrospect schema stats`).
+    #[arg(long, help_heading = "Output")]
+    pub json: bool,
+
+    /// Bars of cost instead of tokens in the chart.
+    #[arg(long, help_heading = "Output")]
+    pub chart_cost: bool,
+
+    /// Worker threads (default: one per core).
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        hide_default_value = true,
+        help_heading = "Output"
+    )]
+    pub threads: usize,
+}
+
+/// Runs `stats` with `args`, writing to `out`.
+pub fn run(args: &StatsArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
+    let group_by = match &args.by {
+        None => Vec::new(),
+        Some(text) => pi_retrospect_stats::parse_group_keys(text)
+            .map_err(|error| UsageError(format!("--by: {error}")))?,
+    };
+    let session = args
+        .session
+        .as_deref()
+        .map(|session| args.store.target(session, env))
+        .transpose()?;
+    let request = StatsRequest {
+        sessions: ListRequest {
+            stores: args.store.flags(),
+            cwd: args.cwd.clone(),
+            cwd_prefix: args.cwd_prefix.clone(),
+            here: args.here,
+            worktrees: args.worktrees,
+            exclude_current: args.exclude_current,
+            id_prefixes: args.id.clone(),
+            name_contains: args.name.clone(),
+            threads: args.threads,
+            ..ListRequest::default()
+        },
+        session,
+        group_by,
+        time_zone: args.timezone.clone(),
+        since: args.since.clone(),
+        until: args.until.clone(),
+    };
+    let report = pi_retrospect_app::stats(&request, env)?;
+    if args.json {
+        pi_retrospect_render::stats::write_json(out, &report)?;
+        return Ok(());
+    }
+    print_listing_warnings(&report.warnings);
+    pi_retrospect_render::stats::write_table(
+        out,
+        &report,
+        &TableOptions {
+            rollup: args.rollup,
+        },
+    )?;
+    if let Some(width) = crate::term::fit_width() {
+        let options = ChartOptions {
+            width,
+            metric: if args.chart_cost {
+                ChartMetric::Cost
+            } else {
+                ChartMetric::Tokens
+            },
+        };
+        pi_retrospect_render::stats::write_bar_chart(out, &report, &options)?;
+    }
+    Ok(())
+}
