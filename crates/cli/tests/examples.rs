@@ -163,7 +163,10 @@ fn sandbox() -> Sandbox {
 impl Sandbox {
     fn run(&self, example: &str) -> std::process::Output {
         let home = self.home.to_str().expect("utf-8");
-        let words = shell_words(example, home);
+        // Help texts name the committed store as `$R` (`R=fixtures/pi-real/sessions`, from the
+        // repository root; `fixtures/` in the project directory points there).
+        let example = example.replace("$R", "fixtures/pi-real/sessions");
+        let words = shell_words(&example, home);
         assert_eq!(words[0], "pi-retrospect", "{example}");
         common::binary()
             .args(&words[1..])
