@@ -57,19 +57,29 @@ pub struct EntriesArgs {
     pub lines: Option<String>,
 
     /// Only the entry with this id, or at this `line:N` handle.
-    #[arg(long, value_name = "ID", help_heading = "Filters")]
+    #[arg(
+        long = "entry",
+        alias = "id",
+        value_name = "ENTRY",
+        help_heading = "Filters"
+    )]
     pub id: Option<String>,
 
     /// Only entries whose parent has this id, or is at this `line:N` handle.
-    #[arg(long, value_name = "ID", help_heading = "Filters")]
+    #[arg(
+        long = "parent",
+        alias = "parent-id",
+        value_name = "ENTRY",
+        help_heading = "Filters"
+    )]
     pub parent_id: Option<String>,
 
     /// Only entries of this type (`message`, `compaction`, `label`, ...; repeatable).
-    #[arg(long = "type", value_name = "TYPE", help_heading = "Filters")]
+    #[arg(long = "type", value_name = "TYPE", value_parser = clap::builder::PossibleValuesParser::new(ENTRY_TYPES), help_heading = "Filters")]
     pub types: Vec<String>,
 
     /// Only messages with this role (`user`, `assistant`, `toolResult`, ...; repeatable).
-    #[arg(long = "role", value_name = "ROLE", help_heading = "Filters")]
+    #[arg(long = "role", value_name = "ROLE", value_parser = clap::builder::PossibleValuesParser::new(ROLES), help_heading = "Filters")]
     pub roles: Vec<String>,
 
     /// Entries whose own timestamp is at or after WHEN (a date, a local date-time, an RFC 3339 instant, or an age like `2h`).
@@ -112,6 +122,33 @@ pub struct EntriesArgs {
     #[arg(long, group = "entries_format", help_heading = "Output")]
     pub jsonl: bool,
 }
+
+/// The entry types `--type` accepts: every type Pi 1.6.0 writes.
+const ENTRY_TYPES: [&str; 11] = [
+    "message",
+    "model_change",
+    "thinking_level_change",
+    "compaction",
+    "branch_summary",
+    "custom",
+    "custom_message",
+    "label",
+    "session_info",
+    "context_edit",
+    "usage",
+];
+
+/// The message roles `--role` accepts (version 3 spellings).
+const ROLES: [&str; 8] = [
+    "system",
+    "user",
+    "assistant",
+    "toolResult",
+    "bashExecution",
+    "custom",
+    "branchSummary",
+    "compactionSummary",
+];
 
 /// Runs `entries` with `args`, writing to `out`.
 pub fn run(args: &EntriesArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {

@@ -174,10 +174,6 @@ pub struct ListArgs {
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
     pub color: ColorChoice,
 
-    /// Do not write warnings and notes to stderr (--long); documents still carry theirs.
-    #[arg(long, short = 'q', help_heading = "Output")]
-    pub quiet: bool,
-
     /// Worker threads for the walk and body reads (N >= 1; default: one per core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
@@ -202,13 +198,13 @@ pub fn run(args: &ListArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
         Format::Jsonl { unordered: true } => stream_unordered(&request, env, format, out),
         _ => {
             let result = pi_retrospect_app::list(&request, env)?;
-            if !args.quiet {
+            {
                 for note in &result.notes {
                     crate::output::print_note(note);
                 }
             }
             write(format, &result, env, out)?;
-            if matches!(format, Format::Long { .. }) && !args.quiet {
+            if matches!(format, Format::Long { .. }) {
                 // Written once the rows are out, so they follow the listing on a terminal.
                 out.flush()?;
                 crate::output::print_listing_warnings(&result.listing.warnings);

@@ -45,6 +45,10 @@ struct Opts {
     /// What to do.
     #[command(subcommand)]
     command: Command,
+
+    /// Write no warnings or notes to stderr (documents still carry theirs); errors still show.
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
 }
 
 /// The subcommands.
@@ -113,6 +117,7 @@ fn main() -> ExitCode {
 }
 
 fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
+    output::set_quiet(opts.quiet);
     match opts.command {
         Command::List(args) => list::run(&args, env, out),
         Command::Show(args) => show::run(&args, env, out),

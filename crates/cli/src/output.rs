@@ -3,13 +3,29 @@
 //! person at the terminal).
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use pi_retrospect_core::Warning;
 use pi_retrospect_transcript::TranscriptWarning;
 
+/// Whether `-q/--quiet` was given: set once by `main` before a command runs.
+static IS_QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Records whether warnings and notes are silenced (`-q/--quiet`).
+pub fn set_quiet(is_quiet: bool) {
+    IS_QUIET.store(is_quiet, Ordering::Relaxed);
+}
+
+fn is_quiet() -> bool {
+    IS_QUIET.load(Ordering::Relaxed)
+}
+
 /// Writes a note (advice, or how an argument was understood) to stderr as one escaped
 /// message.
 pub fn print_note(note: &str) {
+    if is_quiet() {
+        return;
+    }
     // Nothing sensible can be done when stderr itself is closed.
     let _ = writeln!(
         std::io::stderr(),
@@ -20,6 +36,9 @@ pub fn print_note(note: &str) {
 
 /// Writes each warning of a listing to stderr as one escaped line, `path: reason`.
 pub fn print_listing_warnings(warnings: &[Warning]) {
+    if is_quiet() {
+        return;
+    }
     let stderr = std::io::stderr();
     let mut stderr = stderr.lock();
     for warning in warnings {
@@ -34,6 +53,9 @@ pub fn print_listing_warnings(warnings: &[Warning]) {
 /// Writes the warnings about `path` to stderr, each as one escaped line: the first twenty,
 /// then a line counting the rest (`--json` carries all of them).
 pub fn print_warnings(path: &str, warnings: &[TranscriptWarning]) {
+    if is_quiet() {
+        return;
+    }
     let stderr = std::io::stderr();
     let mut stderr = stderr.lock();
     // Nothing sensible can be done when stderr itself is closed.

@@ -22,12 +22,12 @@ run) and the runs it launched with their first task.
 
 The transcript follows the active branch (root to the last entry appended, as Pi resumes \
 it). Each block starts with the entry id in brackets, so `inspect SESSION read ID` or \
-`entries SESSION --id ID` can jump to it. A response that failed is marked ([error: ...], \
+`entries SESSION --entry ID` can jump to it. A response that failed is marked ([error: ...], \
 [aborted], [cut off: output limit]), and so is a failed tool result ([error]) or `!` command \
 ([exit 2]); `!!` marks a command kept out of the model's context. A `bash` call shows its \
 whole command, wrapped; other calls a readable summary of their arguments (--tool-args: all \
 of them). Tool results, `!` output and long notes keep their first and last lines up to \
---tool-output characters and say how much they left out; Pi's own truncation notice is \
+--output-chars characters and say how much they left out; Pi's own truncation notice is \
 kept. Thinking is hidden unless --thinking; a system prompt is one line unless --system.
 
 --tree draws every entry: the active path flush left (`*`, the leaf `@`), each side branch \
@@ -39,7 +39,7 @@ toolCallId), stop reasons and errors, and UTC timestamps on every item.
 
 Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
   pi-retrospect show 01a22de2-540d --sessions-root $R
-  pi-retrospect show 01a22de2-540d --sessions-root $R --tool-output 300 --tool-args
+  pi-retrospect show 01a22de2-540d --sessions-root $R --output-chars 300 --tool-args
   pi-retrospect show 01a22b41-c0ec --sessions-root $R --thinking --system
   pi-retrospect show 01a22de2-5609 --sessions-root $R --tree --fold
   pi-retrospect show 01a22de2-540d --sessions-root $R --json | jq '.items[].toolCallId // empty'"
@@ -79,7 +79,8 @@ pub struct ShowArgs {
     /// Characters kept of each tool result, `!` output and long note, first and last lines
     /// (at most one line per 50 characters); 0 keeps only the header line. --json keeps all.
     #[arg(
-        long,
+        long = "output-chars",
+        alias = "tool-output",
         value_name = "N",
         default_value_t = 2000,
         conflicts_with = "tree"
