@@ -19,6 +19,7 @@ mod env;
 mod error;
 mod handoff;
 mod list;
+pub mod picker;
 mod read;
 mod session_ref;
 mod stats;
