@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use pi_retrospect_core::{Listing, Session, SessionRow};
-use pi_retrospect_handoff::{HandoffMessage, HandoffOptions};
+use pi_retrospect_handoff::HandoffOptions;
+/// The messages of a preview are those of a handoff excerpt.
+pub use pi_retrospect_handoff::{HandoffMessage, HandoffRole};
 use pi_retrospect_transcript::Transcript;
 use pi_retrospect_walk::{Layout, Store, WalkOptions};
 

@@ -14,6 +14,7 @@ mod handoff;
 mod inspect;
 mod list;
 mod output;
+mod pick;
 mod schema;
 mod show;
 mod stats;
@@ -30,6 +31,7 @@ use crate::entries::{ENTRIES_HELP, EntriesArgs};
 use crate::handoff::{HANDOFF_HELP, HandoffArgs};
 use crate::inspect::{INSPECT_HELP, InspectArgs};
 use crate::list::{LIST_HELP, ListArgs};
+use crate::pick::{PICK_HELP, PickArgs};
 use crate::schema::SchemaArgs;
 use crate::show::{SHOW_HELP, ShowArgs};
 use crate::stats::{STATS_HELP, StatsArgs};
@@ -74,6 +76,9 @@ enum Command {
     /// Print a bounded, redacted summary of where a session stood, to continue it elsewhere.
     #[command(after_long_help = HANDOFF_HELP)]
     Handoff(Box<HandoffArgs>),
+    /// Find a session in a terminal picker and resume it in Pi (or print its path).
+    #[command(after_long_help = PICK_HELP)]
+    Pick(Box<PickArgs>),
     /// Print a completion script for bash, zsh, fish, elvish or powershell.
     #[command(after_long_help = COMPLETIONS_HELP)]
     Completions(CompletionsArgs),
@@ -106,6 +111,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        // The picker was left, or Pi failed and said why itself: no message of ours.
+        Err(error) if pick::silent_exit(&error).is_some() => {
+            ExitCode::from(pick::silent_exit(&error).unwrap_or(1))
+        }
         Err(error) => {
             // The message may carry an id, a path or a settings value from a file or an
             // argument: escaped, so it can never drive the terminal.
@@ -125,6 +134,7 @@ fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()>
         Command::Entries(args) => entries::run(&args, env, out),
         Command::Handoff(args) => handoff::run(&args, env, out),
         Command::Stats(args) => stats::run(&args, env, out),
+        Command::Pick(args) => pick::run(&args, env, out),
         Command::Schema(args) => schema::run(&args, out),
         Command::Completions(args) => completions::run(&args, out),
         Command::Man(args) => completions::run_man(&args),
