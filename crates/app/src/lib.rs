@@ -15,6 +15,7 @@
 
 #![deny(missing_docs)]
 
+mod confine;
 mod env;
 mod error;
 mod list;
@@ -23,6 +24,7 @@ mod session_ref;
 mod store;
 mod when;
 
+pub use confine::confine_to_stores;
 pub use env::Environment;
 pub use error::{AppError, ErrorKind};
 pub use list::{ListRequest, ListResult, list, list_unordered, read_summaries};
