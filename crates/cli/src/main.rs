@@ -11,6 +11,7 @@ mod args;
 mod entries;
 mod inspect;
 mod list;
+mod mcp;
 mod output;
 mod schema;
 mod show;
@@ -25,6 +26,7 @@ use pi_retrospect_app::{AppError, Environment, ErrorKind};
 use crate::entries::{ENTRIES_HELP, EntriesArgs};
 use crate::inspect::{INSPECT_HELP, InspectArgs};
 use crate::list::{LIST_HELP, ListArgs};
+use crate::mcp::{MCP_HELP, McpArgs};
 use crate::schema::SchemaArgs;
 use crate::show::{SHOW_HELP, ShowArgs};
 
@@ -58,6 +60,9 @@ enum Command {
     /// Print the stored entries of one session file in file order, one row each, for scripts.
     #[command(after_long_help = ENTRIES_HELP)]
     Entries(Box<EntriesArgs>),
+    /// Serve the read-only tools over MCP on stdio (for Pi's MCP client and others).
+    #[command(after_long_help = MCP_HELP)]
+    Mcp(McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,10 +81,14 @@ fn main() -> ExitCode {
         }
     };
     let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    // The MCP server writes stdout from its runtime's threads, so it must stay unlocked.
+    let mut out: Box<dyn Write> = match opts.command {
+        Command::Mcp(_) => Box::new(io::sink()),
+        _ => Box::new(io::BufWriter::new(stdout.lock())),
+    };
     let result = Environment::from_process()
         .map_err(anyhow::Error::from)
-        .and_then(|env| run(opts, &env, &mut out))
+        .and_then(|env| run(opts, &env, &mut *out))
         .and_then(|()| out.flush().map_err(anyhow::Error::from));
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -100,6 +109,7 @@ fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()>
         Command::Show(args) => show::run(&args, env, out),
         Command::Inspect(args) => inspect::run(&args, env, out),
         Command::Entries(args) => entries::run(&args, env, out),
+        Command::Mcp(args) => mcp::run(&args, env),
         Command::Schema(args) => schema::run(&args, out),
     }
 }
