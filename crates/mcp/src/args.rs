@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use pi_retrospect_app::{Bound, ErrorKind, SessionRef, SessionTarget, StoreFlags};
+use pi_retrospect_app::{Bound, SessionRef, SessionTarget, StoreFlags};
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -99,7 +99,10 @@ pub(crate) fn check_time_range(
     {
         return Err(ToolError::argument(
             end.0,
-            format!("{until} is before {} ({since}): the range is empty", start.0),
+            format!(
+                "{until} is before {} ({since}): the range is empty",
+                start.0
+            ),
         ));
     }
     Ok(())
@@ -134,14 +137,9 @@ pub(crate) fn session_target(
 }
 
 fn confine(context: &CallContext, path: &str) -> Result<PathBuf, ToolError> {
-    pi_retrospect_app::confine_to_stores(path, &context.stores, &context.env).map_err(|error| {
-        match error.kind {
-            ErrorKind::Usage | ErrorKind::NotFound => {
-                ToolError::argument("sessionPath", error.message)
-            }
-            ErrorKind::Io => ToolError::App(error),
-        }
-    })
+    // Every failure here is about the path the caller gave: refused, missing or unreadable.
+    pi_retrospect_app::confine_to_stores(path, &context.stores, &context.env)
+        .map_err(|error| ToolError::argument("sessionPath", error.message))
 }
 
 /// Returns the store flags of a call: the ones the server was started with.

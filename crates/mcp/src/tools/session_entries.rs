@@ -389,10 +389,7 @@ fn bound_rows(rows: &mut [EntryRow]) -> Page {
 
 /// Adds `isTextTruncated` and `rawBytes` to the rows of `document` that were cut.
 fn mark_cut_rows(document: &mut Value, page: &Page) {
-    let Some(rows) = document
-        .get_mut("entries")
-        .and_then(Value::as_array_mut)
-    else {
+    let Some(rows) = document.get_mut("entries").and_then(Value::as_array_mut) else {
         return;
     };
     for &idx in &page.cut_text {
@@ -427,8 +424,9 @@ mod tests {
 
     #[test]
     fn rows_are_cut_and_pages_bounded() {
-        // (rows as (text chars, raw bytes), rows kept, cut texts, omitted raws)
-        let cases: &[(&[(usize, usize)], usize, &[usize], &[usize])] = &[
+        /// Rows as (text characters, raw bytes), rows kept, cut texts, omitted raws.
+        type Case<'a> = (&'a [(usize, usize)], usize, &'a [usize], &'a [usize]);
+        let cases: &[Case] = &[
             (&[(10, 100), (10, 100)], 2, &[], &[]),
             (&[(MAX_TEXT_CHARS + 1, 100)], 1, &[0], &[]),
             (&[(10, MAX_RAW_BYTES + 1), (10, 100)], 2, &[], &[0]),
@@ -439,7 +437,9 @@ mod tests {
             let mut rows: Vec<EntryRow> = shape
                 .iter()
                 .enumerate()
-                .map(|(idx, (n_chars, raw_bytes))| row(idx as u64 + 2, &"é".repeat(*n_chars), *raw_bytes))
+                .map(|(idx, (n_chars, raw_bytes))| {
+                    row(idx as u64 + 2, &"é".repeat(*n_chars), *raw_bytes)
+                })
                 .collect();
             let page = bound_rows(&mut rows);
             assert_eq!(page.n_rows, *n_rows, "{shape:?}");
