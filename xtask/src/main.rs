@@ -9,10 +9,15 @@
 //!   [--list-bin PATH] [--only list|transcript]` measures `list --json` against the I/O
 //!   floor, and opening a 128 MiB session against Pi (`PI_NODE`, `ORACLE_CACHE`; see
 //!   `xtask::bench`).
+//! - `cargo xtask pi-e2e [--bin PATH]` registers the MCP server with the real Pi and calls
+//!   every tool through Pi's MCP client from a codemode script (needs Node 22 and Pi 1.6;
+//!   see `pi_e2e.rs`).
 
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
+
+mod pi_e2e;
 
 use anyhow::{Context, bail};
 use xtask::bench::{self, BenchOptions, Section};
@@ -24,7 +29,9 @@ const USAGE: &str = "usage:
   cargo xtask bench [--runs N] [--sizes 1000,10000] [--wide N] [--seed S] [--list-bin PATH]
                     [--only list|transcript]
     (the transcript section compares with Pi when it finds Node 22 and Pi's SDK: env PI_NODE,
-    ORACLE_CACHE, default /tmp/oracle-cache)";
+    ORACLE_CACHE, default /tmp/oracle-cache)
+  cargo xtask pi-e2e [--bin PATH]
+    (the MCP server through the real Pi 1.6: same PI_NODE and ORACLE_CACHE)";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -71,6 +78,7 @@ fn main() -> anyhow::Result<()> {
             }
             bench::run(&workspace, &options)
         }
+        Some("pi-e2e") => pi_e2e::run(&workspace, &args[1..]),
         _ => bail!("{USAGE}"),
     }
 }
