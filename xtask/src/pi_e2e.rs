@@ -13,7 +13,8 @@
 //!    pi-ai's scripted offline `faux` model, whose one reply is a `codemode` call running a
 //!    script that calls every tool through Pi's MCP client (including a confinement escape
 //!    and a bad argument);
-//! 3. compares what the script received with the CLI's `--json` output on the same store.
+//! 3. compares what the script received with the CLI's `--json` output on the same store;
+//! 4. installs `skills/pi-retrospect` with `pi install` and checks Pi loads the skill cleanly.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,7 +22,8 @@ use std::process::Command;
 use anyhow::{Context, bail, ensure};
 use serde_json::{Value, json};
 
-/// The Node script that drives a Pi session: it prints the codemode tool result's text.
+/// The Node script that drives a Pi session: it prints the codemode tool result's text and the
+/// skills Pi loaded, as JSON.
 const DRIVER: &str = r#"
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -67,7 +69,12 @@ try {
   if (results.length !== 1) {
     throw new Error(`expected one tool result, got ${JSON.stringify(results)}`);
   }
-  process.stdout.write(results[0].message.content.map((block) => block.text ?? "").join(""));
+  const { skills, diagnostics } = resourceLoader.getSkills();
+  process.stdout.write(JSON.stringify({
+    toolResult: results[0].message.content.map((block) => block.text ?? "").join(""),
+    skills: skills.map((skill) => skill.name),
+    skillDiagnostics: diagnostics,
+  }));
 } catch (error) {
   console.error(error);
   process.exitCode = 1;
@@ -112,6 +119,22 @@ out.badArgument = await settle(tools.mcp__retrospect__inspect_session({ sessionP
   view: "read" }));
 out.afterErrors = (await tools.mcp__retrospect__list_sessions({ limit: 1 }))
   .structuredContent.sessions.length;
+// The skill's recipes: compare the runs of the newest launch, sum a session's usage.
+const parent = (await tools.mcp__retrospect__list_sessions({ withSubagents: true,
+  sortDirection: "desc", limit: 1 })).structuredContent.sessions[0];
+out.runs = await Promise.all(parent.subagentSessions.map(async (run) => {
+  const page = (await tools.mcp__retrospect__inspect_session({ sessionPath: run.path,
+    view: "overview", limit: 50 })).structuredContent;
+  return { path: run.path, turns: page.nTotal };
+}));
+let output = 0, start;
+do {
+  const page = (await tools.mcp__retrospect__session_entries({ sessionPath: first,
+    messageRoles: ["assistant"], limit: 2, startLineNo: start })).structuredContent;
+  for (const row of page.entries) output += row.raw?.message?.usage?.output ?? 0;
+  start = page.nextStartLineNo;
+} while (start);
+out.outputTokens = output;
 text("<<<E2E>>>" + JSON.stringify(out) + "<<<E2E>>>");
 "#;
 
@@ -141,7 +164,7 @@ pub fn run(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
     let store = std::fs::canonicalize(workspace.join("fixtures/pi-real/sessions"))
         .context("fixtures/pi-real/sessions")?;
     let dir = std::env::temp_dir().join(format!("pi-retrospect-e2e-{}", std::process::id()));
-    let result = check(&pi, &binary, &store, &dir);
+    let result = check(workspace, &pi, &binary, &store, &dir);
     let _ = std::fs::remove_dir_all(&dir);
     let n_checks = result?;
     println!("pi-e2e: ok ({n_checks} checks through Pi's MCP client and codemode)");
@@ -237,7 +260,13 @@ impl Checks {
     }
 }
 
-fn check(pi: &Pi, binary: &Path, store: &Path, dir: &Path) -> anyhow::Result<usize> {
+fn check(
+    workspace: &Path,
+    pi: &Pi,
+    binary: &Path,
+    store: &Path,
+    dir: &Path,
+) -> anyhow::Result<usize> {
     for sub in ["home", "agent", "project"] {
         std::fs::create_dir_all(dir.join(sub))
             .with_context(|| format!("cannot create {}", dir.display()))?;
@@ -276,6 +305,13 @@ fn check(pi: &Pi, binary: &Path, store: &Path, dir: &Path) -> anyhow::Result<usi
         &json!(["list_sessions", "session_entries", "inspect_session"]),
     )?;
 
+    // The skill, installed as a Pi package from the working tree.
+    let skill = workspace.join("skills/pi-retrospect").display().to_string();
+    stdout_of(
+        &mut pi_command(&["install", &skill]),
+        "pi install the skill",
+    )?;
+
     let script = dir.join("script.js");
     let driver = dir.join("driver.mjs");
     std::fs::write(&script, SCRIPT).context("write the script")?;
@@ -288,6 +324,18 @@ fn check(pi: &Pi, binary: &Path, store: &Path, dir: &Path) -> anyhow::Result<usi
             .env("E2E_SCRIPT", &script),
         "the Pi session",
     )?;
+    let session: Value = serde_json::from_str(&output).context("the Pi session's output")?;
+    checks.equal(
+        "the skills Pi loads",
+        &session["skills"],
+        &json!(["pi-retrospect"]),
+    )?;
+    checks.equal(
+        "the skill's diagnostics",
+        &session["skillDiagnostics"],
+        &json!([]),
+    )?;
+    let output = session["toolResult"].as_str().unwrap_or("");
     let got = output
         .split("<<<E2E>>>")
         .nth(1)
@@ -392,6 +440,22 @@ fn check(pi: &Pi, binary: &Path, store: &Path, dir: &Path) -> anyhow::Result<usi
         "a missing entryId is an error naming it",
         bad_text.is_some_and(|text| text.contains("entryId")),
         bad,
+    )?;
+    let runs = got["runs"].as_array().context("runs")?;
+    checks.holds(
+        "the skill's compare-runs recipe",
+        runs.len() == 3 && runs.iter().all(|run| run["turns"].as_u64() >= Some(1)),
+        &got["runs"],
+    )?;
+    let expected_output: u64 = rows
+        .iter()
+        .filter(|row| row["messageRole"] == json!("assistant"))
+        .filter_map(|row| row["raw"]["message"]["usage"]["output"].as_u64())
+        .sum();
+    checks.holds(
+        "the skill's cost recipe",
+        expected_output > 0 && got["outputTokens"] == json!(expected_output),
+        &got["outputTokens"],
     )?;
     checks.equal(
         "the server serves after errors",
