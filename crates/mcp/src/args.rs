@@ -110,7 +110,7 @@ pub(crate) fn check_time_range(
 
 /// Returns the session a reading tool works on: `sessionPath` when given, else the session
 /// the server knows is calling it (`$PI_SESSION_FILE`, which Pi 1.6.0 does not set for MCP
-/// servers); either way confined to the resolved stores.
+/// servers); either way confined to the resolved stores and to `*.jsonl` files.
 pub(crate) fn session_target(
     context: &CallContext,
     session_path: Option<String>,
@@ -130,6 +130,14 @@ pub(crate) fn session_target(
     let path = confined.to_str().ok_or_else(|| {
         ToolError::argument(NAME, format!("{} is not valid UTF-8", confined.display()))
     })?;
+    // Pi's session files all end in `.jsonl`; other files in a store (settings, notes, a
+    // custom directory that holds more than sessions) are not read.
+    if !path.ends_with(".jsonl") {
+        return Err(ToolError::argument(
+            NAME,
+            format!("{path} is not a session file (*.jsonl)"),
+        ));
+    }
     Ok(SessionTarget {
         session: SessionRef::Path(path.to_owned()),
         stores: context.stores.clone(),

@@ -640,6 +640,7 @@ fn only_files_inside_the_stores_are_read() {
         "{\"type\":\"session\",\"version\":3,\"id\":\"a\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"/w\"}\n",
     )
     .expect("write");
+    std::fs::write(store.join("notes.txt"), "not a session\n").expect("write");
     let outside = dir.join("outside.jsonl");
     std::fs::copy(&inside, &outside).expect("copy");
     std::os::unix::fs::symlink(&outside, project.join("link.jsonl")).expect("symlink");
@@ -659,6 +660,8 @@ fn only_files_inside_the_stores_are_read() {
         format!("{}/up/outside.jsonl", project.display()),
         "--w--/2026-01-01T00-00-00-000Z_a.jsonl".to_owned(),
         "/etc/passwd".to_owned(),
+        // Inside the store, but not a session file.
+        format!("{}/notes.txt", store.display()),
         "~/.bashrc".to_owned(),
         String::new(),
     ];

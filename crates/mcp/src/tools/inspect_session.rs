@@ -45,9 +45,9 @@ root to entryId, default the leaf); children (the next checkpoint on each path b
 entryId); search (literal, case-insensitive matches of query in labels, assistant text, user \
 requests, and tool output with includeToolResults); read (entryId with `before` ancestors \
 and `after` descendants; at a branch point it lists the child ids instead of choosing).
-- sessionPath is a `path` from list_sessions (absolute, inside the session stores); Pi 1.6.0 \
-does not tell the server which session is calling, so it is required. entryId is an entry id \
-or `line:N`.
+- sessionPath is a `path` from list_sessions (absolute; only *.jsonl files inside the session \
+stores can be read); Pi 1.6.0 does not tell the server which session is calling, so it is \
+required. entryId is an entry id or `line:N`.
 - Previews are cut to 240 characters, read text to 2000 per entry; token counts are estimates \
 (characters / 4), not provider usage. Thinking, image data and tool-call arguments are never \
 returned; tool output only with includeToolResults (it can hold sensitive material).

@@ -41,8 +41,8 @@ const MAX_HANDLE_COMBINATIONS: usize = 64;
 const DESCRIPTION: &str = "\
 Reads the stored entries of one session file in file order, one row each: {lineNo, id, \
 parentId, timestamp, type, messageRole, text, raw}. Never writes.
-- sessionPath is a `path` from list_sessions (absolute; only files inside the session stores \
-can be read). Pi 1.6.0 does not tell the server which session is calling, so it is required.
+- sessionPath is a `path` from list_sessions (absolute; only *.jsonl files inside the session \
+stores can be read). Pi 1.6.0 does not tell the server which session is calling, so it is required.
 - lineNo is the physical line (line 1 is the header, never a row) and the stable handle; in \
 version 1 files id and parentId are null and `line:N` names an entry in ids/parentIds.
 - text is the readable body (message text, summaries, `!cmd` for bash); never thinking, tool \
