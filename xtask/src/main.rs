@@ -11,10 +11,15 @@
 //!   `stats --by day` against `rg -c -F` (see `xtask::bench`).
 //! - `cargo xtask man [--out DIR]` writes the manual pages (`pi-retrospect.1` and one per
 //!   command, generated from the flags by clap_mangen) into DIR, by default `target/man`.
+//! - `cargo xtask pi-e2e [--bin PATH]` registers the MCP server with the real Pi and calls
+//!   every tool through Pi's MCP client from a codemode script (needs Node 22 and Pi 1.6;
+//!   see `pi_e2e.rs`).
 
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
+
+mod pi_e2e;
 
 use anyhow::{Context, bail};
 use xtask::bench::{self, BenchOptions, Section};
@@ -27,7 +32,9 @@ const USAGE: &str = "usage:
                     [--only list|transcript|stats]
   cargo xtask man [--out DIR]
     (the transcript section compares with Pi when it finds Node 22 and Pi's SDK: env PI_NODE,
-    ORACLE_CACHE, default /tmp/oracle-cache)";
+    ORACLE_CACHE, default /tmp/oracle-cache)
+  cargo xtask pi-e2e [--bin PATH]
+    (the MCP server through the real Pi 1.6: same PI_NODE and ORACLE_CACHE)";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -82,6 +89,7 @@ fn main() -> anyhow::Result<()> {
                 .map_or_else(|| workspace.join("target/man"), PathBuf::from);
             man(&workspace, &out)
         }
+        Some("pi-e2e") => pi_e2e::run(&workspace, &args[1..]),
         _ => bail!("{USAGE}"),
     }
 }

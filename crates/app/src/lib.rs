@@ -15,6 +15,7 @@
 
 #![deny(missing_docs)]
 
+mod confine;
 mod env;
 mod error;
 mod handoff;
@@ -26,6 +27,7 @@ mod stats;
 mod store;
 mod when;
 
+pub use confine::confine_to_stores;
 pub use env::Environment;
 pub use error::{AppError, ErrorKind};
 pub use handoff::{HandoffRequest, handoff};

@@ -13,6 +13,7 @@ mod entries;
 mod handoff;
 mod inspect;
 mod list;
+mod mcp;
 mod output;
 mod pick;
 mod schema;
@@ -31,6 +32,7 @@ use crate::entries::{ENTRIES_HELP, EntriesArgs};
 use crate::handoff::{HANDOFF_HELP, HandoffArgs};
 use crate::inspect::{INSPECT_HELP, InspectArgs};
 use crate::list::{LIST_HELP, ListArgs};
+use crate::mcp::{MCP_HELP, McpArgs};
 use crate::pick::{PICK_HELP, PickArgs};
 use crate::schema::SchemaArgs;
 use crate::show::{SHOW_HELP, ShowArgs};
@@ -85,6 +87,9 @@ enum Command {
     /// Write the manual pages into a directory (`cargo xtask man` runs it).
     #[command(hide = true)]
     Man(ManArgs),
+    /// Serve the read-only tools over MCP on stdio (for Pi's MCP client and others).
+    #[command(after_long_help = MCP_HELP)]
+    Mcp(McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -103,10 +108,14 @@ fn main() -> ExitCode {
         }
     };
     let stdout = io::stdout();
-    let mut out = io::BufWriter::new(output::Stdout(stdout.lock()));
+    // The MCP server writes stdout from its runtime's threads, so it must stay unlocked.
+    let mut out: Box<dyn Write> = match opts.command {
+        Command::Mcp(_) => Box::new(io::sink()),
+        _ => Box::new(io::BufWriter::new(output::Stdout(stdout.lock()))),
+    };
     let result = Environment::from_process()
         .map_err(anyhow::Error::from)
-        .and_then(|env| run(opts, &env, &mut out))
+        .and_then(|env| run(opts, &env, &mut *out))
         .and_then(|()| out.flush().map_err(anyhow::Error::from));
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -135,6 +144,7 @@ fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()>
         Command::Handoff(args) => handoff::run(&args, env, out),
         Command::Stats(args) => stats::run(&args, env, out),
         Command::Pick(args) => pick::run(&args, env, out),
+        Command::Mcp(args) => mcp::run(&args, env),
         Command::Schema(args) => schema::run(&args, out),
         Command::Completions(args) => completions::run(&args, out),
         Command::Man(args) => completions::run_man(&args),

@@ -1,0 +1,53 @@
+//! `pi-retrospect mcp`: serves the tools of `pi-retrospect-mcp` over stdio until the client
+//! closes stdin.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use pi_retrospect_app::{Environment, StoreFlags};
+use pi_retrospect_mcp::ServerOptions;
+
+pub const MCP_HELP: &str = "\
+Runs a Model Context Protocol server on stdin and stdout, for Pi's built-in MCP client or any \
+other. Register it with Pi:
+
+  pi mcp add retrospect -- pi-retrospect mcp
+
+Tools (all read-only): list_sessions (the `list --json` document), session_entries (one \
+session's entries in pages), inspect_session (checkpoint views in pages). A session path \
+argument must lie inside the session stores. The stores are found as `list` finds them (these \
+flags, else $PI_CODING_AGENT_SESSION_DIR, Pi's settings and the default root) and are read \
+again on every call. The server writes nothing but protocol messages to stdout and stops when \
+stdin closes.";
+
+/// Flags of `mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Serve this store in Pi's default layout (`DIR/--<cwd-slug>--/<stem>.jsonl`) only.
+    #[arg(long, value_name = "DIR", help_heading = "Stores")]
+    pub sessions_root: Option<PathBuf>,
+
+    /// Pi's custom session directory, served with the default root.
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "sessions_root",
+        help_heading = "Stores"
+    )]
+    pub session_dir: Option<PathBuf>,
+
+    /// Also serve `sessions-archive/` beside the sessions root.
+    #[arg(long, help_heading = "Stores")]
+    pub include_archive: bool,
+}
+
+/// Serves MCP on stdio with the stores of `args` until stdin closes.
+pub fn run(args: &McpArgs, env: &Environment) -> anyhow::Result<()> {
+    let stores = StoreFlags {
+        sessions_root: args.sessions_root.clone(),
+        session_dir: args.session_dir.clone(),
+        include_archive: args.include_archive,
+    };
+    pi_retrospect_mcp::serve_stdio(ServerOptions::new(stores, env.clone()))?;
+    Ok(())
+}

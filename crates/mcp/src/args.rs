@@ -1,0 +1,156 @@
+//! Tool arguments: decoding a call's JSON arguments into a tool's typed parameters, and the
+//! checks several tools share (time bounds, absolute directories, the session path), each
+//! failing with an error that names the argument.
+
+use std::path::PathBuf;
+
+use pi_retrospect_app::{Bound, SessionRef, SessionTarget, StoreFlags};
+use rmcp::model::JsonObject;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::ToolError;
+use crate::server::CallContext;
+
+/// Returns the tool parameters `arguments` decode to; a wrong type or value names the
+/// argument (`limit: invalid type: string "x", expected u64`), an unknown or missing one is
+/// named by serde's own message.
+pub(crate) fn parse<T: DeserializeOwned>(arguments: JsonObject) -> Result<T, ToolError> {
+    let value = serde_json::Value::Object(arguments);
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let path = error.path().to_string();
+        let message = error.into_inner().to_string();
+        if path == "." {
+            ToolError::Arguments(message)
+        } else {
+            ToolError::argument(path, message)
+        }
+    })
+}
+
+/// One string or an array of strings, for arguments that are naturally repeated.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum OneOrMany {
+    /// One value.
+    One(String),
+    /// Several values (any of them matches).
+    Many(Vec<String>),
+}
+
+impl Default for OneOrMany {
+    fn default() -> OneOrMany {
+        OneOrMany::Many(Vec::new())
+    }
+}
+
+impl OneOrMany {
+    /// Returns the values as a list.
+    pub(crate) fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(value) => vec![value],
+            OneOrMany::Many(values) => values,
+        }
+    }
+}
+
+/// Returns `values` after checking that each names an absolute directory (or starts with
+/// `~`): the server's working directory is not the caller's, so a relative one is refused.
+pub(crate) fn absolute_dirs(name: &str, values: Vec<String>) -> Result<Vec<String>, ToolError> {
+    for value in &values {
+        if !is_absolute_text(value) {
+            return Err(ToolError::argument(
+                name,
+                format!(
+                    "{value:?} is not an absolute path (the server's working directory is not yours)"
+                ),
+            ));
+        }
+    }
+    Ok(values)
+}
+
+/// Returns whether `text` is an absolute path or starts with `~` (`~` or `~/...`).
+pub(crate) fn is_absolute_text(text: &str) -> bool {
+    text.starts_with('/') || text == "~" || text.starts_with("~/")
+}
+
+/// Checks a pair of time bounds (`parse_when` syntax: an RFC 3339 instant, a date, a local
+/// date-time or an age) and that the range is not empty, naming the argument that is wrong.
+pub(crate) fn check_time_range(
+    context: &CallContext,
+    start: (&str, Option<&str>),
+    end: (&str, Option<&str>),
+) -> Result<(), ToolError> {
+    let env = &context.env;
+    let parse = |(name, value): (&str, Option<&str>), bound| {
+        value
+            .map(|text| {
+                pi_retrospect_app::parse_when(text, bound, env.now, &env.time_zone)
+                    .map_err(|message| ToolError::argument(name, message))
+            })
+            .transpose()
+    };
+    let since = parse(start, Bound::Start)?;
+    let until = parse(end, Bound::End)?;
+    if let (Some(since), Some(until)) = (since, until)
+        && until < since
+    {
+        return Err(ToolError::argument(
+            end.0,
+            format!(
+                "{until} is before {} ({since}): the range is empty",
+                start.0
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Returns the session a reading tool works on: `sessionPath` when given, else the session
+/// the server knows is calling it (`$PI_SESSION_FILE`, which Pi 1.6.0 does not set for MCP
+/// servers); either way confined to the resolved stores and to `*.jsonl` files.
+pub(crate) fn session_target(
+    context: &CallContext,
+    session_path: Option<String>,
+) -> Result<SessionTarget, ToolError> {
+    const NAME: &str = "sessionPath";
+    let path = match session_path {
+        Some(path) => path,
+        None => context.env.session_file.clone().ok_or_else(|| {
+            ToolError::argument(
+                NAME,
+                "required: this server does not know which session is calling it; pass a \
+                 `path` from list_sessions",
+            )
+        })?,
+    };
+    let confined = confine(context, &path)?;
+    let path = confined.to_str().ok_or_else(|| {
+        ToolError::argument(NAME, format!("{} is not valid UTF-8", confined.display()))
+    })?;
+    // Pi's session files all end in `.jsonl`; other files in a store (settings, notes, a
+    // custom directory that holds more than sessions) are not read.
+    if !path.ends_with(".jsonl") {
+        return Err(ToolError::argument(
+            NAME,
+            format!("{path} is not a session file (*.jsonl)"),
+        ));
+    }
+    Ok(SessionTarget {
+        session: SessionRef::Path(path.to_owned()),
+        stores: context.stores.clone(),
+    })
+}
+
+fn confine(context: &CallContext, path: &str) -> Result<PathBuf, ToolError> {
+    // Every failure here is about the path the caller gave: refused, missing or unreadable.
+    pi_retrospect_app::confine_to_stores(path, &context.stores, &context.env)
+        .map_err(|error| ToolError::argument("sessionPath", error.message))
+}
+
+/// Returns the store flags of a call: the ones the server was started with.
+pub(crate) fn stores(context: &CallContext) -> StoreFlags {
+    context.stores.clone()
+}

@@ -1,0 +1,209 @@
+//! `list_sessions`: the sessions index. With `{}` its `structuredContent` is exactly the
+//! document `pi-retrospect list --json` prints, and its text is `list`'s rendered text.
+
+use std::sync::Arc;
+
+use pi_retrospect_app::ListRequest;
+use pi_retrospect_core::filter::SortKey;
+use rmcp::model::JsonObject;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::args::{OneOrMany, absolute_dirs, check_time_range, is_absolute_text, parse, stores};
+use crate::error::ToolError;
+use crate::output::{ToolOutput, json_from_writer, text_from_writer};
+use crate::server::CallContext;
+use crate::tools::{ToolSpec, input_schema, schema_from_text};
+
+pub(crate) const TOOL: ToolSpec = ToolSpec {
+    name: "list_sessions",
+    title: "List Pi sessions",
+    description: DESCRIPTION,
+    input_schema: input_schema::<ListSessionsParams>,
+    output_schema,
+    run,
+};
+
+const DESCRIPTION: &str = "\
+Lists the Pi sessions recorded in the session store, with the subagent runs each session \
+launched nested under it. Only reads file headers; never writes.
+Returns {sessions, warnings} as structuredContent (the same document as `pi-retrospect list \
+--json`) and the rendered index as text.
+- Oldest first at every level (header timestamp, ties by path), so the newest session is the \
+last one: sessions.at(-1). sortBy/sortDirection change only the top level; runs stay in \
+launch order.
+- Key on `path`: it is unique and is the `sessionPath` the other tools take. Ids can repeat.
+- `subagentSessions` is nesting (runs launched by the session, from where files sit on disk); \
+`parentSessionPath` is fork/clone lineage copied from the header. They are unrelated.
+- An empty `sessions` with warnings means the history could not be read, not that there is \
+none. Each unreadable file is one warning naming it.
+- Filters select top-level sessions (AND; values within one filter OR) and a kept session \
+keeps its runs.
+- The calling session is left out (with its runs) unless includeCurrentSession is true, but \
+only when the server knows it: Pi 1.6.0 does not tell an MCP server which session is calling. \
+Pass your own session file as excludeSessionPath to leave it out.";
+
+/// The arguments of `list_sessions`: the upstream tool's (`cwds` to `limit`) plus ours.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct ListSessionsParams {
+    /// Keep sessions whose cwd is one of these absolute directories (`~` expanded).
+    #[serde(default)]
+    cwds: OneOrMany,
+    /// How `cwds` and `cwdPrefix` match: `exact` (default), or `sibling-prefix` to also match
+    /// sibling directories named DIR-<suffix> (git worktrees beside the checkout;
+    /// `/repos/app` matches `/repos/app-fix`, not `/repos/application`).
+    #[serde(default)]
+    cwd_match: CwdMatch,
+    /// Keep the calling session when the server knows it (default false: it is left out with
+    /// its runs; Pi 1.6.0 does not tell the server which session calls).
+    #[serde(default)]
+    include_current_session: bool,
+    /// Keep sessions that started at or after this: an RFC 3339 instant, a date (its first
+    /// local instant), a local date-time, or an age such as `30m`, `2h`, `3d`, `1w`.
+    start_timestamp: Option<String>,
+    /// Keep sessions that started at or before this (a date keeps that whole local day).
+    end_timestamp: Option<String>,
+    /// The top-level sort key (default `timestamp`); ties fall back to timestamp, then path.
+    #[serde(default)]
+    sort_by: SortBy,
+    /// `asc` (default: oldest first) or `desc` (top level reversed; runs keep launch order).
+    #[serde(default)]
+    sort_direction: SortDirection,
+    /// Keep at most this many top-level sessions, after sorting.
+    #[schemars(range(min = 1))]
+    limit: Option<u64>,
+    /// Keep sessions whose cwd is one of these absolute directories or below it.
+    #[serde(default)]
+    cwd_prefix: OneOrMany,
+    /// Keep only sessions that launched at least one subagent run.
+    #[serde(default)]
+    with_subagents: bool,
+    /// Show at most this many levels of runs (0: top-level sessions only).
+    max_depth: Option<u64>,
+    /// Keep sessions whose id starts with one of these prefixes.
+    #[serde(default)]
+    id: OneOrMany,
+    /// Keep sessions whose name (Pi's /name) contains this text, case-insensitively; reads
+    /// session bodies, so it is slower.
+    name: Option<String>,
+    /// Leave out the session at this absolute path, with its runs: pass your own session file
+    /// to list only the others. Replaces the server's own knowledge of the calling session.
+    exclude_session_path: Option<String>,
+}
+
+/// How the directory filters match a session's cwd.
+#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+enum CwdMatch {
+    /// The cwd is the directory (or below it, for `cwdPrefix`).
+    #[default]
+    Exact,
+    /// Also sibling directories named like the directory plus `-<suffix>`.
+    SiblingPrefix,
+}
+
+/// The top-level sort key.
+#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum SortBy {
+    /// Header timestamp.
+    #[default]
+    Timestamp,
+    /// Working directory, bytewise.
+    Cwd,
+    /// File path, bytewise.
+    Path,
+    /// Session id, bytewise.
+    Id,
+}
+
+/// The top-level order.
+#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum SortDirection {
+    /// Ascending: oldest first.
+    #[default]
+    Asc,
+    /// Descending: the top level reversed.
+    Desc,
+}
+
+fn output_schema() -> Arc<JsonObject> {
+    schema_from_text(pi_retrospect_render::schema::LIST_SCHEMA)
+}
+
+fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
+    let params: ListSessionsParams = parse(arguments)?;
+    let (request, env) = request(context, params)?;
+    let result = pi_retrospect_app::list(&request, &env)?;
+    let listing = &result.listing;
+    Ok(ToolOutput {
+        structured: json_from_writer(|out| pi_retrospect_render::write_json(out, listing))?,
+        text: text_from_writer(|out| pi_retrospect_render::write_text(out, listing))?,
+    })
+}
+
+/// Returns the application request the arguments describe, and the environment to run it in
+/// (its `session_file` is the session to leave out, if any).
+fn request(
+    context: &CallContext,
+    params: ListSessionsParams,
+) -> Result<(ListRequest, pi_retrospect_app::Environment), ToolError> {
+    check_time_range(
+        context,
+        ("startTimestamp", params.start_timestamp.as_deref()),
+        ("endTimestamp", params.end_timestamp.as_deref()),
+    )?;
+    let limit = match params.limit {
+        None => None,
+        Some(0) => return Err(ToolError::argument("limit", "must be at least 1")),
+        Some(limit) => Some(i64::try_from(limit).unwrap_or(i64::MAX)),
+    };
+    let max_depth = params
+        .max_depth
+        .map(|depth| usize::try_from(depth).unwrap_or(usize::MAX));
+    let cwds = absolute_dirs("cwds", params.cwds.into_vec())?;
+    let cwd_prefix = absolute_dirs("cwdPrefix", params.cwd_prefix.into_vec())?;
+    if let Some(path) = &params.exclude_session_path
+        && !is_absolute_text(path)
+    {
+        return Err(ToolError::argument(
+            "excludeSessionPath",
+            format!("{path:?} is not an absolute path"),
+        ));
+    }
+    let mut env = context.env.clone();
+    env.session_file = match params.exclude_session_path {
+        Some(path) => Some(path),
+        None if params.include_current_session => None,
+        None => env.session_file,
+    };
+    // `sibling-prefix` widens the directories given; without any it means nothing (the
+    // CLI's `--worktrees` alone would mean the current directory, which is the server's).
+    let worktrees = matches!(params.cwd_match, CwdMatch::SiblingPrefix)
+        && !(cwds.is_empty() && cwd_prefix.is_empty());
+    let request = ListRequest {
+        stores: stores(context),
+        cwd: cwds,
+        cwd_prefix,
+        worktrees,
+        since: params.start_timestamp,
+        until: params.end_timestamp,
+        with_subagents: params.with_subagents,
+        max_depth,
+        exclude_current: env.session_file.is_some(),
+        id_prefixes: params.id.into_vec(),
+        name_contains: params.name,
+        sort: match params.sort_by {
+            SortBy::Timestamp => SortKey::Timestamp,
+            SortBy::Cwd => SortKey::Cwd,
+            SortBy::Path => SortKey::Path,
+            SortBy::Id => SortKey::Id,
+        },
+        newest_first: matches!(params.sort_direction, SortDirection::Desc),
+        limit,
+        ..ListRequest::default()
+    };
+    Ok((request, env))
+}

@@ -1,0 +1,83 @@
+//! The tools, one module each, and the table that registers them. A tool is a
+//! [`ToolSpec`]: its name, description, input and output schemas and the function that runs
+//! it. Adding a tool is a new module with its `TOOL` and one line in [`ALL`].
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+
+use crate::error::ToolError;
+use crate::output::{ToolOutput, error_result};
+use crate::server::CallContext;
+
+mod inspect_session;
+mod list_sessions;
+mod session_entries;
+
+/// Every tool the server offers, in the order `tools/list` gives them.
+pub(crate) const ALL: &[ToolSpec] = &[
+    list_sessions::TOOL,
+    session_entries::TOOL,
+    inspect_session::TOOL,
+];
+
+/// Returns the tool named `name`.
+pub(crate) fn find(name: &str) -> Option<&'static ToolSpec> {
+    ALL.iter().find(|tool| tool.name == name)
+}
+
+/// One tool: how it is described to clients and how it runs.
+#[derive(Debug)]
+pub(crate) struct ToolSpec {
+    /// The tool's name (`list_sessions`).
+    pub name: &'static str,
+    /// A short human-readable title.
+    pub title: &'static str,
+    /// What a caller needs to know that the schemas do not say.
+    pub description: &'static str,
+    /// The JSON Schema of the arguments.
+    pub input_schema: fn() -> Arc<JsonObject>,
+    /// The JSON Schema of `structuredContent`.
+    pub output_schema: fn() -> Arc<JsonObject>,
+    /// Runs the tool.
+    pub run: fn(&CallContext, JsonObject) -> Result<ToolOutput, ToolError>,
+}
+
+impl ToolSpec {
+    /// Returns the tool as `tools/list` describes it: schemas, and annotations saying it only
+    /// reads local files (read-only, not destructive, idempotent, closed world).
+    pub(crate) fn describe(&self) -> Tool {
+        let annotations = ToolAnnotations::with_title(self.title)
+            .read_only(true)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(false);
+        Tool::new(self.name, self.description, (self.input_schema)())
+            .with_title(self.title)
+            .with_raw_output_schema((self.output_schema)())
+            .with_annotations(annotations)
+    }
+
+    /// Runs the tool; a failure is a tool error result whose text says why.
+    pub(crate) fn run(&self, context: &CallContext, arguments: JsonObject) -> CallToolResult {
+        match (self.run)(context, arguments) {
+            Ok(output) => output.into_result(),
+            Err(error) => error_result(&error),
+        }
+    }
+}
+
+/// Returns the input schema generated from a parameter type (object at the top, as MCP
+/// requires).
+pub(crate) fn input_schema<T: schemars::JsonSchema + std::any::Any>() -> Arc<JsonObject> {
+    // The parameter types are structs, so the schema is always an object and the check in
+    // `schema_for_input` cannot fail; the unchecked schema is the same document.
+    rmcp::handler::server::common::schema_for_input::<T>()
+        .unwrap_or_else(|_| rmcp::handler::server::common::schema_for_type::<T>())
+}
+
+/// Returns a JSON Schema written as text, as an object.
+pub(crate) fn schema_from_text(text: &str) -> Arc<JsonObject> {
+    // The schemas are constants of this crate; a test parses every one of them.
+    Arc::new(serde_json::from_str(text).unwrap_or_default())
+}

@@ -1,0 +1,461 @@
+//! `session_entries`: one session's stored entries in file order, one row each, filtered, in
+//! pages of bounded size that continue with `startLineNo`.
+
+use std::sync::Arc;
+
+use pi_retrospect_app::{EntriesRequest, EntriesResult};
+use pi_retrospect_transcript::EntryRow;
+use rmcp::model::JsonObject;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::args::{OneOrMany, check_time_range, parse, session_target};
+use crate::error::ToolError;
+use crate::output::{
+    MAX_PAGE_BYTES, ToolOutput, bound_warnings, bounded_text, json_from_writer, text_from_writer,
+};
+use crate::server::CallContext;
+use crate::tools::{ToolSpec, input_schema, schema_from_text};
+
+pub(crate) const TOOL: ToolSpec = ToolSpec {
+    name: "session_entries",
+    title: "Read a session's entries",
+    description: DESCRIPTION,
+    input_schema: input_schema::<SessionEntriesParams>,
+    output_schema,
+    run,
+};
+
+/// Rows per page when `limit` is not given.
+const DEFAULT_LIMIT: u64 = 100;
+/// The largest `limit`.
+const MAX_LIMIT: u64 = 500;
+/// Characters of `text` kept in a row.
+const MAX_TEXT_CHARS: usize = 8_000;
+/// The largest `raw` kept in a row, in bytes.
+const MAX_RAW_BYTES: usize = 64 * 1024;
+/// The most `ids` × `parentIds` combinations one call may ask for.
+const MAX_HANDLE_COMBINATIONS: usize = 64;
+
+const DESCRIPTION: &str = "\
+Reads the stored entries of one session file in file order, one row each: {lineNo, id, \
+parentId, timestamp, type, messageRole, text, raw}. Never writes.
+- sessionPath is a `path` from list_sessions (absolute; only *.jsonl files inside the session \
+stores can be read). Pi 1.6.0 does not tell the server which session is calling, so it is required.
+- lineNo is the physical line (line 1 is the header, never a row) and the stable handle; in \
+version 1 files id and parentId are null and `line:N` names an entry in ids/parentIds.
+- text is the readable body (message text, summaries, `!cmd` for bash); never thinking, tool \
+calls or images. raw is the line's JSON exactly as stored.
+- Filters combine with AND; values within ids, parentIds, types, messageRoles and \
+search.terms OR. search is literal, case-insensitive unless caseSensitive.
+- Pages: at most `limit` rows (default 100, at most 500) and at most 256 KiB of rows; text is \
+cut to 8000 characters (isTextTruncated) and raw over 64 KiB is left out (rawBytes gives its \
+size). When nextStartLineNo is not null, call again with the same arguments and startLineNo \
+= nextStartLineNo for the next page.
+- Damage in the file is in warnings (at most 50; nWarnings counts them all), never a failure.";
+
+/// The arguments of `session_entries`: the upstream tool's.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct SessionEntriesParams {
+    /// The session file: an absolute `path` from list_sessions, inside the session stores.
+    session_path: Option<String>,
+    /// Only entries on this physical line or after it (line 1 is the header).
+    #[schemars(range(min = 1))]
+    start_line_no: Option<u64>,
+    /// Only entries on this physical line or before it.
+    #[schemars(range(min = 1))]
+    end_line_no: Option<u64>,
+    /// Only the entries with these ids (or `line:N` handles).
+    #[serde(default)]
+    ids: OneOrMany,
+    /// Only the entries whose parent has one of these ids (or `line:N` handles).
+    #[serde(default)]
+    parent_ids: OneOrMany,
+    /// Only entries of these types (`message`, `compaction`, `label`, `session_info`, ...).
+    #[serde(default)]
+    types: OneOrMany,
+    /// Only messages with these roles (`user`, `assistant`, `toolResult`, `bashExecution`, ...).
+    #[serde(default)]
+    message_roles: OneOrMany,
+    /// Only entries whose text contains one of the terms.
+    search: Option<Search>,
+    /// Only entries whose own timestamp is at or after this (RFC 3339, a date, a local
+    /// date-time, or an age such as `2h`).
+    start_timestamp: Option<String>,
+    /// Only entries whose own timestamp is at or before this.
+    end_timestamp: Option<String>,
+    /// At most this many rows in this page (default 100, at most 500).
+    #[schemars(range(min = 1, max = 500))]
+    limit: Option<u64>,
+}
+
+/// A text search over the rows' `text`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Search {
+    /// Literal terms; an entry matches when its text contains any of them.
+    terms: OneOrMany,
+    /// Match case-sensitively (default false).
+    #[serde(default)]
+    case_sensitive: bool,
+}
+
+fn output_schema() -> Arc<JsonObject> {
+    schema_from_text(OUTPUT_SCHEMA)
+}
+
+/// The JSON Schema of a `session_entries` page.
+const OUTPUT_SCHEMA: &str = r##"{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "title": "session_entries page",
+  "type": "object",
+  "required": ["path", "sessionId", "version", "entries", "nextStartLineNo", "nWarnings", "warnings"],
+  "properties": {
+    "path": { "type": "string", "description": "Absolute path of the file read." },
+    "sessionId": { "type": ["string", "null"], "description": "The header's id." },
+    "version": { "type": "integer", "minimum": 0, "description": "The header's format version." },
+    "entries": {
+      "type": "array",
+      "maxItems": 500,
+      "description": "Rows in file order.",
+      "items": { "$ref": "#/$defs/EntryRow" }
+    },
+    "nextStartLineNo": {
+      "type": ["integer", "null"],
+      "minimum": 2,
+      "description": "Pass as startLineNo with the same arguments for the next page; null when no more rows match."
+    },
+    "nWarnings": { "type": "integer", "minimum": 0, "description": "How many warnings the file has." },
+    "warnings": {
+      "type": "array",
+      "maxItems": 50,
+      "description": "Damage found in the file (the first 50).",
+      "items": { "$ref": "#/$defs/Warning" }
+    }
+  },
+  "$defs": {
+    "EntryRow": {
+      "type": "object",
+      "required": ["lineNo", "id", "parentId", "timestamp", "type", "messageRole", "text"],
+      "properties": {
+        "lineNo": { "type": "integer", "minimum": 2, "description": "Physical line number: the stable handle." },
+        "id": { "type": ["string", "null"], "description": "Stored id; null in version 1 files." },
+        "parentId": { "type": ["string", "null"], "description": "Stored parent id; null for roots and in version 1 files." },
+        "timestamp": { "type": ["string", "null"], "description": "The entry's own timestamp as stored." },
+        "type": { "type": "string", "description": "Stored entry type." },
+        "messageRole": { "type": ["string", "null"], "description": "The role of a message entry." },
+        "text": { "type": ["string", "null"], "maxLength": 8000, "description": "Readable body: never thinking, tool calls or images." },
+        "isTextTruncated": { "const": true, "description": "Present when text was cut to 8000 characters." },
+        "raw": { "description": "The line's JSON exactly as stored; absent when larger than 64 KiB." },
+        "rawBytes": { "type": "integer", "minimum": 0, "description": "Present when raw was left out: its size in bytes." }
+      }
+    },
+    "Warning": {
+      "type": "object",
+      "required": ["lineNo", "kind", "message"],
+      "properties": {
+        "lineNo": { "type": ["integer", "null"], "minimum": 1 },
+        "kind": { "type": "string" },
+        "message": { "type": "string" }
+      }
+    }
+  }
+}
+"##;
+
+/// The filters of one call, checked.
+struct Filters {
+    target: pi_retrospect_app::SessionTarget,
+    base: EntriesRequest,
+    ids: Vec<String>,
+    parent_ids: Vec<String>,
+    limit: usize,
+}
+
+fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
+    let params: SessionEntriesParams = parse(arguments)?;
+    let filters = filters(context, params)?;
+    let EntriesResult { session, mut rows } = read(context, &filters)?;
+    let mut is_more = rows.len() > filters.limit;
+    rows.truncate(filters.limit);
+    let page = bound_rows(&mut rows);
+    if page.n_rows < rows.len() {
+        rows.truncate(page.n_rows);
+        is_more = true;
+    }
+    let next_start_line_no = if is_more {
+        rows.last().map(|row| row.line_no + 1)
+    } else {
+        None
+    };
+    let mut document = json_from_writer(|out| {
+        pi_retrospect_render::entries::write_json(out, &session.path, &session.transcript, &rows)
+    })?;
+    mark_cut_rows(&mut document, &page);
+    bound_warnings(&mut document);
+    if let Some(object) = document.as_object_mut() {
+        object.insert(
+            "nextStartLineNo".to_owned(),
+            next_start_line_no.map_or(Value::Null, Value::from),
+        );
+    }
+    // The text shows rows, not their raw JSON (that is in the document).
+    for row in &mut rows {
+        row.raw = None;
+    }
+    let mut text = format!("path: {}\n", session.path);
+    text.push_str(&text_from_writer(|out| {
+        pi_retrospect_render::entries::write_text(out, &rows, &context.env.time_zone)
+    })?);
+    if let Some(line) = next_start_line_no {
+        text.push_str(&format!(
+            "more rows: call again with startLineNo = {line}\n"
+        ));
+    }
+    Ok(ToolOutput {
+        structured: document,
+        text: bounded_text(text),
+    })
+}
+
+/// Checks the arguments and returns the filters; nothing is read yet except to confine
+/// `sessionPath`.
+fn filters(context: &CallContext, params: SessionEntriesParams) -> Result<Filters, ToolError> {
+    let limit = params.limit.unwrap_or(DEFAULT_LIMIT);
+    if !(1..=MAX_LIMIT).contains(&limit) {
+        return Err(ToolError::argument(
+            "limit",
+            format!("must be between 1 and {MAX_LIMIT}, not {limit}"),
+        ));
+    }
+    for (name, line) in [
+        ("startLineNo", params.start_line_no),
+        ("endLineNo", params.end_line_no),
+    ] {
+        if line == Some(0) {
+            return Err(ToolError::argument(name, "line numbers start at 1"));
+        }
+    }
+    if let (Some(start), Some(end)) = (params.start_line_no, params.end_line_no)
+        && end < start
+    {
+        return Err(ToolError::argument(
+            "endLineNo",
+            format!("{end} is before startLineNo ({start}): the range is empty"),
+        ));
+    }
+    let lines = match (params.start_line_no, params.end_line_no) {
+        (None, None) => None,
+        (start, end) => Some(format!(
+            "{}..{}",
+            start.map(|line| line.to_string()).unwrap_or_default(),
+            end.map(|line| line.to_string()).unwrap_or_default()
+        )),
+    };
+    let (terms, case_sensitive) = match params.search {
+        Some(search) => (search.terms.into_vec(), search.case_sensitive),
+        None => (Vec::new(), false),
+    };
+    if terms.iter().any(String::is_empty) {
+        return Err(ToolError::argument(
+            "search.terms",
+            "a term must not be empty",
+        ));
+    }
+    check_time_range(
+        context,
+        ("startTimestamp", params.start_timestamp.as_deref()),
+        ("endTimestamp", params.end_timestamp.as_deref()),
+    )?;
+    let ids = params.ids.into_vec();
+    let parent_ids = params.parent_ids.into_vec();
+    if ids.len().max(1) * parent_ids.len().max(1) > MAX_HANDLE_COMBINATIONS {
+        return Err(ToolError::argument(
+            "ids",
+            format!(
+                "{} ids with {} parentIds are too many; at most {MAX_HANDLE_COMBINATIONS} \
+                 combinations",
+                ids.len(),
+                parent_ids.len()
+            ),
+        ));
+    }
+    for (name, handles) in [("ids", &ids), ("parentIds", &parent_ids)] {
+        if handles.iter().any(String::is_empty) {
+            return Err(ToolError::argument(name, "an id must not be empty"));
+        }
+    }
+    let target = session_target(context, params.session_path)?;
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    Ok(Filters {
+        target,
+        base: EntriesRequest {
+            lines,
+            types: params.types.into_vec(),
+            roles: params.message_roles.into_vec(),
+            since: params.start_timestamp,
+            until: params.end_timestamp,
+            grep: terms,
+            case_sensitive,
+            // One row more than the page shows tells whether another page follows.
+            limit: Some(limit as u64 + 1),
+            raw: true,
+            ..EntriesRequest::default()
+        },
+        ids,
+        parent_ids,
+        limit,
+    })
+}
+
+/// Reads the rows the filters select. The application layer filters on one id and one
+/// parent id at a time, so several are read as one request per combination and merged in
+/// file order (each request's first `limit + 1` rows hold the union's first `limit + 1`).
+fn read(context: &CallContext, filters: &Filters) -> Result<EntriesResult, ToolError> {
+    let choices = |handles: &[String]| -> Vec<Option<String>> {
+        if handles.is_empty() {
+            vec![None]
+        } else {
+            handles.iter().cloned().map(Some).collect()
+        }
+    };
+    let mut merged: Option<EntriesResult> = None;
+    for id in choices(&filters.ids) {
+        for parent_id in choices(&filters.parent_ids) {
+            let request = EntriesRequest {
+                id: id.clone(),
+                parent_id,
+                ..filters.base.clone()
+            };
+            let result = pi_retrospect_app::entries(&filters.target, &request, &context.env)?;
+            merged = Some(match merged {
+                None => result,
+                Some(mut so_far) => {
+                    so_far.rows.extend(result.rows);
+                    so_far
+                }
+            });
+        }
+    }
+    let mut result = merged.ok_or_else(|| ToolError::Internal("no request was made".into()))?;
+    if filters.ids.len() > 1 || filters.parent_ids.len() > 1 {
+        result.rows.sort_by_key(|row| row.line_no);
+        result.rows.dedup_by_key(|row| row.line_no);
+    }
+    Ok(result)
+}
+
+/// Which rows of a page were cut, and how many rows fit.
+#[derive(Debug, Default)]
+struct Page {
+    /// Rows that fit in [`MAX_PAGE_BYTES`] (at least one).
+    n_rows: usize,
+    /// Indexes of rows whose text was cut.
+    cut_text: Vec<usize>,
+    /// Indexes of rows whose raw JSON was left out, with its size.
+    omitted_raw: Vec<(usize, usize)>,
+}
+
+/// Cuts each row's text and raw JSON to their limits and returns how many rows fit in one
+/// page.
+fn bound_rows(rows: &mut [EntryRow]) -> Page {
+    let mut page = Page::default();
+    let mut n_bytes = 0;
+    for (idx, row) in rows.iter_mut().enumerate() {
+        if let Some(text) = &mut row.text
+            && let Some((cut, _)) = text.char_indices().nth(MAX_TEXT_CHARS)
+        {
+            text.truncate(cut);
+            page.cut_text.push(idx);
+        }
+        if let Some(raw) = &row.raw
+            && raw.get().len() > MAX_RAW_BYTES
+        {
+            page.omitted_raw.push((idx, raw.get().len()));
+            row.raw = None;
+        }
+        // The flags added later are a few dozen bytes; the margin covers them.
+        let row_bytes = serde_json::to_vec(&*row).map_or(0, |bytes| bytes.len()) + 64;
+        if idx > 0 && n_bytes + row_bytes > MAX_PAGE_BYTES {
+            break;
+        }
+        n_bytes += row_bytes;
+        page.n_rows = idx + 1;
+    }
+    page
+}
+
+/// Adds `isTextTruncated` and `rawBytes` to the rows of `document` that were cut.
+fn mark_cut_rows(document: &mut Value, page: &Page) {
+    let Some(rows) = document.get_mut("entries").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for &idx in &page.cut_text {
+        if let Some(row) = rows.get_mut(idx).and_then(Value::as_object_mut) {
+            row.insert("isTextTruncated".to_owned(), Value::Bool(true));
+        }
+    }
+    for &(idx, n_bytes) in &page.omitted_raw {
+        if let Some(row) = rows.get_mut(idx).and_then(Value::as_object_mut) {
+            row.insert("rawBytes".to_owned(), Value::from(n_bytes));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(line_no: u64, text: &str, raw_bytes: usize) -> EntryRow {
+        let raw = format!("\"{}\"", "r".repeat(raw_bytes.saturating_sub(2)));
+        EntryRow {
+            line_no,
+            id: Some(format!("e{line_no}")),
+            parent_id: None,
+            timestamp: None,
+            entry_type: "message".into(),
+            message_role: Some("user".into()),
+            text: Some(text.into()),
+            raw: serde_json::value::RawValue::from_string(raw).ok(),
+            facts: pi_retrospect_transcript::MessageFacts::default(),
+        }
+    }
+
+    #[test]
+    fn rows_are_cut_and_pages_bounded() {
+        /// Rows as (text characters, raw bytes), rows kept, cut texts, omitted raws.
+        type Case<'a> = (&'a [(usize, usize)], usize, &'a [usize], &'a [usize]);
+        let cases: &[Case] = &[
+            (&[(10, 100), (10, 100)], 2, &[], &[]),
+            (&[(MAX_TEXT_CHARS + 1, 100)], 1, &[0], &[]),
+            (&[(10, MAX_RAW_BYTES + 1), (10, 100)], 2, &[], &[0]),
+            // Each row is about 63 KiB of raw: four fit in 256 KiB, the fifth does not.
+            (&[(10, MAX_RAW_BYTES - 1000); 6], 4, &[], &[]),
+        ];
+        for (shape, n_rows, cut_text, omitted_raw) in cases {
+            let mut rows: Vec<EntryRow> = shape
+                .iter()
+                .enumerate()
+                .map(|(idx, (n_chars, raw_bytes))| {
+                    row(idx as u64 + 2, &"é".repeat(*n_chars), *raw_bytes)
+                })
+                .collect();
+            let page = bound_rows(&mut rows);
+            assert_eq!(page.n_rows, *n_rows, "{shape:?}");
+            assert_eq!(page.cut_text, *cut_text, "{shape:?}");
+            let omitted: Vec<usize> = page.omitted_raw.iter().map(|(idx, _)| *idx).collect();
+            assert_eq!(omitted, *omitted_raw, "{shape:?}");
+            let kept: usize = rows[..page.n_rows]
+                .iter()
+                .map(|row| serde_json::to_vec(row).map_or(0, |bytes| bytes.len()))
+                .sum();
+            assert!(kept <= MAX_PAGE_BYTES, "{shape:?}: {kept}");
+            for row in &rows[..page.n_rows] {
+                let n_chars = row.text.as_deref().map_or(0, |text| text.chars().count());
+                assert!(n_chars <= MAX_TEXT_CHARS);
+            }
+        }
+    }
+}

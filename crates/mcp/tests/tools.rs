@@ -1,0 +1,714 @@
+//! The tools called in process through [`Server::call`] over the committed fixture stores:
+//! every result validates against its tool's declared output schema, pages continue, bad
+//! arguments and confinement escapes are tool errors that name the argument.
+
+use std::path::{Path, PathBuf};
+
+use pi_retrospect_app::{Environment, StoreFlags};
+use pi_retrospect_mcp::{Server, ServerOptions};
+use rmcp::model::{CallToolResult, JsonObject};
+use serde_json::{Value, json};
+
+/// Returns the fixture directory `name` under the repository's `fixtures/`.
+fn fixture(name: &str) -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(name);
+    std::fs::canonicalize(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+/// Returns a temporary copy of the first run of the real-Pi corpus (the seven files of the
+/// tools, tree, fork and api sessions written at 07:00), whose listing these tables spell out;
+/// later scenarios (failures, branches, usage) are left out.
+fn first_corpus() -> (tempfile::TempDir, PathBuf) {
+    fn copy(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).expect("mkdir");
+        for entry in std::fs::read_dir(from).expect("read dir") {
+            let entry = entry.expect("entry");
+            let name = entry.file_name();
+            if name.to_string_lossy().starts_with("2026-11-30T19-") {
+                continue;
+            }
+            let target = to.join(&name);
+            if entry.file_type().expect("type").is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), &target).expect("copy");
+            }
+        }
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("sessions");
+    copy(&fixture("pi-real/sessions"), &root);
+    let root = std::fs::canonicalize(&root).expect("canonical");
+    (dir, root)
+}
+
+/// Returns a server over the store `root` with a fixed clock and no `$HOME` or Pi variables.
+fn server(root: &Path) -> Server {
+    let env = Environment {
+        cwd: std::env::temp_dir(),
+        now: "2026-12-01T00:00:00Z".parse().expect("instant"),
+        ..Environment::default()
+    };
+    let stores = StoreFlags {
+        sessions_root: Some(root.to_owned()),
+        ..StoreFlags::default()
+    };
+    Server::new(ServerOptions {
+        stores,
+        env,
+        is_clock_live: false,
+    })
+}
+
+fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(object) => object,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
+        .collect::<Vec<_>>()
+        .join("")
+}
+
+/// Calls `tool` and returns its structured content after checking it against the declared
+/// output schema, or fails with the error text.
+fn call_ok(server: &Server, tool: &str, arguments: Value) -> Value {
+    let result = server
+        .call(tool, object(arguments.clone()))
+        .expect("a tool");
+    assert_ne!(
+        result.is_error,
+        Some(true),
+        "{tool} {arguments}: {}",
+        text_of(&result)
+    );
+    let structured = result
+        .structured_content
+        .clone()
+        .expect("structuredContent");
+    let schema = Server::tools()
+        .into_iter()
+        .find(|described| described.name == tool)
+        .and_then(|described| described.output_schema)
+        .expect("an output schema");
+    let validator = jsonschema::validator_for(&Value::Object((*schema).clone()))
+        .expect("the output schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&structured)
+        .map(|error| format!("{} at {}", error, error.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{tool} {arguments}: {errors:#?}");
+    assert!(!text_of(&result).is_empty(), "{tool}: text content");
+    structured
+}
+
+/// Calls `tool` and returns the text of the tool error it must fail with.
+fn call_err(server: &Server, tool: &str, arguments: Value) -> String {
+    let result = server
+        .call(tool, object(arguments.clone()))
+        .expect("a tool");
+    assert_eq!(result.is_error, Some(true), "{tool} {arguments} succeeded");
+    assert!(result.structured_content.is_none());
+    text_of(&result)
+}
+
+fn session_paths(server: &Server) -> Vec<String> {
+    fn flatten(sessions: &Value, out: &mut Vec<String>) {
+        for session in sessions.as_array().expect("sessions") {
+            out.push(session["path"].as_str().expect("path").to_owned());
+            flatten(&session["subagentSessions"], out);
+        }
+    }
+    let document = call_ok(server, "list_sessions", json!({}));
+    let mut paths = Vec::new();
+    flatten(&document["sessions"], &mut paths);
+    paths
+}
+
+#[test]
+fn tools_are_described_with_schemas_and_read_only() {
+    let tools = Server::tools();
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        ["list_sessions", "session_entries", "inspect_session"]
+    );
+    for tool in &tools {
+        assert_eq!(tool.input_schema.get("type"), Some(&json!("object")));
+        let annotations = tool.annotations.as_ref().expect("annotations");
+        assert_eq!(annotations.read_only_hint, Some(true), "{}", tool.name);
+        assert_eq!(annotations.destructive_hint, Some(false), "{}", tool.name);
+        assert_eq!(annotations.open_world_hint, Some(false), "{}", tool.name);
+        let output = tool.output_schema.as_ref().expect("output schema");
+        assert_eq!(output.get("type"), Some(&json!("object")), "{}", tool.name);
+        jsonschema::validator_for(&Value::Object((**output).clone()))
+            .unwrap_or_else(|error| panic!("{}: {error}", tool.name));
+        let description = tool.description.as_deref().unwrap_or("");
+        assert!(description.len() > 200, "{}", tool.name);
+    }
+    let list = &tools[0];
+    let description = list.description.as_deref().unwrap_or("");
+    for needed in [
+        "oldest first",
+        "sessions.at(-1)",
+        "`path`",
+        "Ids can repeat",
+        "`subagentSessions` is nesting",
+        "`parentSessionPath` is fork",
+        "could not be read",
+        "Pi 1.6.0 does not tell",
+    ] {
+        assert!(
+            description.to_lowercase().contains(&needed.to_lowercase()),
+            "list_sessions description lacks {needed:?}"
+        );
+    }
+    let properties = list.input_schema["properties"]
+        .as_object()
+        .expect("properties");
+    for upstream in [
+        "cwds",
+        "cwdMatch",
+        "includeCurrentSession",
+        "startTimestamp",
+        "endTimestamp",
+        "sortBy",
+        "sortDirection",
+        "limit",
+        "cwdPrefix",
+        "withSubagents",
+        "maxDepth",
+        "id",
+        "name",
+        "excludeSessionPath",
+    ] {
+        assert!(
+            properties.contains_key(upstream),
+            "list_sessions lacks {upstream}"
+        );
+    }
+}
+
+#[test]
+fn list_sessions_with_no_arguments_is_the_list_document() {
+    let root = fixture("sessions");
+    let server = server(&root);
+    let document = call_ok(&server, "list_sessions", json!({}));
+    let request = pi_retrospect_app::ListRequest {
+        stores: StoreFlags {
+            sessions_root: Some(root.clone()),
+            ..StoreFlags::default()
+        },
+        ..pi_retrospect_app::ListRequest::default()
+    };
+    let env = Environment {
+        cwd: std::env::temp_dir(),
+        ..Environment::default()
+    };
+    let listing = pi_retrospect_app::list(&request, &env)
+        .expect("listed")
+        .listing;
+    let mut expected = Vec::new();
+    pi_retrospect_render::write_json(&mut expected, &listing).expect("write");
+    let expected: Value = serde_json::from_slice(&expected).expect("json");
+    assert_eq!(document, expected);
+    assert!(
+        !document["warnings"]
+            .as_array()
+            .expect("warnings")
+            .is_empty()
+    );
+
+    let result = server
+        .call("list_sessions", JsonObject::new())
+        .expect("a tool");
+    let mut text = Vec::new();
+    pi_retrospect_render::write_text(&mut text, &listing).expect("write");
+    assert_eq!(text_of(&result), String::from_utf8(text).expect("utf-8"));
+}
+
+/// Returns the top-level session ids a `list_sessions` call returns, runs as `+id`.
+fn listed(server: &Server, arguments: Value) -> Vec<String> {
+    fn flatten(sessions: &Value, depth: usize, out: &mut Vec<String>) {
+        for session in sessions.as_array().expect("sessions") {
+            let id = session["id"].as_str().expect("id");
+            out.push(format!(
+                "{}{}",
+                "+".repeat(depth),
+                &id[id.len().saturating_sub(4)..]
+            ));
+            flatten(&session["subagentSessions"], depth + 1, out);
+        }
+    }
+    let document = call_ok(server, "list_sessions", arguments);
+    let mut ids = Vec::new();
+    flatten(&document["sessions"], 0, &mut ids);
+    ids
+}
+
+#[test]
+fn list_sessions_filters_and_orders() {
+    let (_corpus, corpus_root) = first_corpus();
+    let server = server(&corpus_root);
+    let all = ["f796", "+c7f9", "+0ac1", "+5307", "f4c8", "40d2", "c9f7"];
+    let forked = session_paths(&server)
+        .into_iter()
+        .find(|path| path.ends_with("40d2.jsonl"))
+        .expect("the fork session");
+    let cwd = "/tmp/pi-real-fixture/home/user/project";
+    let cases: Vec<(Value, Vec<&str>)> = vec![
+        (json!({}), all.to_vec()),
+        (
+            json!({ "limit": 2 }),
+            vec!["f796", "+c7f9", "+0ac1", "+5307", "f4c8"],
+        ),
+        (json!({ "sortDirection": "desc", "limit": 1 }), vec!["c9f7"]),
+        (
+            json!({ "maxDepth": 0 }),
+            vec!["f796", "f4c8", "40d2", "c9f7"],
+        ),
+        (
+            json!({ "withSubagents": true, "maxDepth": 0 }),
+            vec!["f796"],
+        ),
+        (json!({ "cwds": [cwd] }), all.to_vec()),
+        (json!({ "cwds": "/tmp/pi-real-fixture/home/user" }), vec![]),
+        (
+            json!({ "cwdPrefix": "/tmp/pi-real-fixture/home/user" }),
+            all.to_vec(),
+        ),
+        (
+            json!({ "cwds": ["/tmp/pi-real-fixture/home/user/proj"], "cwdMatch": "sibling-prefix" }),
+            vec![],
+        ),
+        (json!({ "id": "01a22b41-c1e1" }), vec!["f4c8"]),
+        (
+            json!({ "id": ["01a22b41-c1e1", "01a22b41-c1f6"] }),
+            vec!["f4c8", "c9f7"],
+        ),
+        (
+            json!({ "startTimestamp": "2026-11-30T07:00:59.500Z" }),
+            vec!["40d2", "c9f7"],
+        ),
+        (
+            json!({ "endTimestamp": "2026-11-30T07:00:59.300Z", "maxDepth": 0 }),
+            vec!["f796"],
+        ),
+        (
+            json!({ "startTimestamp": "2026-11-30", "endTimestamp": "2026-11-30" }),
+            all.to_vec(),
+        ),
+        (
+            json!({ "excludeSessionPath": forked }),
+            vec!["f796", "+c7f9", "+0ac1", "+5307", "f4c8", "c9f7"],
+        ),
+        (
+            json!({ "sortBy": "id", "sortDirection": "desc", "maxDepth": 0 }),
+            vec!["c9f7", "40d2", "f4c8", "f796"],
+        ),
+    ];
+    for (arguments, expected) in cases {
+        assert_eq!(listed(&server, arguments.clone()), expected, "{arguments}");
+    }
+}
+
+#[test]
+fn the_current_session_is_left_out_when_the_server_knows_it() {
+    let (_corpus, corpus_root) = first_corpus();
+    let root = corpus_root.clone();
+    let paths = session_paths(&server(&root));
+    let current = paths
+        .iter()
+        .find(|path| path.ends_with("c9f7.jsonl"))
+        .expect("the api session")
+        .clone();
+    let env = Environment {
+        cwd: std::env::temp_dir(),
+        session_file: Some(current.clone()),
+        ..Environment::default()
+    };
+    let server = Server::new(ServerOptions {
+        stores: StoreFlags {
+            sessions_root: Some(root),
+            ..StoreFlags::default()
+        },
+        env,
+        is_clock_live: false,
+    });
+    let top = json!({ "maxDepth": 0 });
+    assert_eq!(listed(&server, top.clone()), ["f796", "f4c8", "40d2"]);
+    assert_eq!(
+        listed(
+            &server,
+            json!({ "maxDepth": 0, "includeCurrentSession": true })
+        ),
+        ["f796", "f4c8", "40d2", "c9f7"]
+    );
+    // The known session is also the default of the reading tools.
+    let page = call_ok(&server, "session_entries", json!({ "limit": 1 }));
+    assert_eq!(page["path"], json!(current));
+    let page = call_ok(&server, "inspect_session", json!({ "view": "overview" }));
+    assert_eq!(page["path"], json!(current));
+}
+
+#[test]
+fn entries_pages_continue_to_the_whole_file() {
+    let (_corpus, corpus_root) = first_corpus();
+    let server = server(&corpus_root);
+    for path in session_paths(&server) {
+        let whole = call_ok(&server, "session_entries", json!({ "sessionPath": path }));
+        assert_eq!(whole["nextStartLineNo"], Value::Null, "{path}");
+        let whole_rows = whole["entries"].as_array().expect("entries").clone();
+        assert!(!whole_rows.is_empty(), "{path}");
+        for row in &whole_rows {
+            assert!(row.get("raw").is_some(), "{path}: raw");
+        }
+        let mut paged = Vec::new();
+        let mut start = None;
+        loop {
+            let mut arguments = json!({ "sessionPath": path, "limit": 3 });
+            if let Some(start) = start {
+                arguments["startLineNo"] = json!(start);
+            }
+            let page = call_ok(&server, "session_entries", arguments);
+            let rows = page["entries"].as_array().expect("entries");
+            assert!(rows.len() <= 3);
+            paged.extend(rows.iter().cloned());
+            match page["nextStartLineNo"].as_u64() {
+                Some(next) => start = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(paged, whole_rows, "{path}");
+    }
+}
+
+#[test]
+fn entries_filters() {
+    let server = server(&fixture("pi-real/sessions"));
+    let path = session_paths(&server)
+        .into_iter()
+        .find(|path| path.ends_with("0959dd92f796.jsonl"))
+        .expect("the tools session");
+    let lines = |arguments: Value| -> Vec<u64> {
+        let mut arguments = arguments;
+        arguments["sessionPath"] = json!(path);
+        call_ok(&server, "session_entries", arguments)["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .map(|row| row["lineNo"].as_u64().expect("lineNo"))
+            .collect()
+    };
+    let all = lines(json!({}));
+    assert_eq!(all.first(), Some(&2));
+    let users = lines(json!({ "messageRoles": ["user"] }));
+    assert!(!users.is_empty() && users.len() < all.len());
+    assert_eq!(
+        lines(json!({ "startLineNo": 4, "endLineNo": 6 })),
+        [4, 5, 6]
+    );
+    assert_eq!(lines(json!({ "types": "label" })).len(), 1);
+    let ids: Vec<String> = call_ok(
+        &server,
+        "session_entries",
+        json!({ "sessionPath": path, "startLineNo": 5, "endLineNo": 7 }),
+    )["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|row| row["id"].as_str().expect("id").to_owned())
+        .collect();
+    // Several ids are read in file order whatever order they are given in.
+    assert_eq!(lines(json!({ "ids": [ids[2], ids[0]] })), [5, 7]);
+    assert_eq!(lines(json!({ "ids": ["line:6"] })), [6]);
+    assert_eq!(
+        lines(json!({ "search": { "terms": ["README"] } })),
+        lines(json!({ "search": { "terms": ["readme"], "caseSensitive": false } }))
+    );
+    assert!(lines(json!({ "search": { "terms": ["README"] } })).len() > 1);
+    assert!(lines(json!({ "search": { "terms": ["readme"], "caseSensitive": true } })).is_empty());
+    assert_eq!(
+        lines(json!({ "startTimestamp": "2030-01-01" })),
+        Vec::<u64>::new()
+    );
+}
+
+#[test]
+fn inspect_views_and_cursors() {
+    let server = server(&fixture("pi-real/sessions"));
+    let path = session_paths(&server)
+        .into_iter()
+        .find(|path| path.ends_with("0959dd92f796.jsonl"))
+        .expect("the tools session");
+    let overview = call_ok(
+        &server,
+        "inspect_session",
+        json!({ "sessionPath": path, "view": "overview" }),
+    );
+    let checkpoints = overview["checkpoints"]
+        .as_array()
+        .expect("checkpoints")
+        .clone();
+    assert_eq!(overview["nTotal"], json!(checkpoints.len()));
+    assert!(checkpoints.len() >= 3);
+    let mut paged = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut arguments = json!({ "sessionPath": path, "view": "overview", "limit": 2 });
+        if let Some(cursor) = &cursor {
+            arguments["cursor"] = json!(cursor);
+        }
+        let page = call_ok(&server, "inspect_session", arguments);
+        paged.extend(page["checkpoints"].as_array().cloned().unwrap_or_default());
+        match page["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(paged, checkpoints);
+    let entry = checkpoints[1]["entryId"].as_str().expect("entryId");
+    for arguments in [
+        json!({ "view": "ancestors" }),
+        json!({ "view": "ancestors", "entryId": entry }),
+        json!({ "view": "children", "entryId": entry }),
+        json!({ "view": "search", "query": "readme", "includeToolResults": true }),
+        json!({ "view": "read", "entryId": entry, "before": 10, "after": 0 }),
+        json!({ "view": "read", "entryId": "line:3" }),
+    ] {
+        let mut arguments = arguments;
+        arguments["sessionPath"] = json!(path);
+        let page = call_ok(&server, "inspect_session", arguments.clone());
+        assert_eq!(page["view"], arguments["view"]);
+    }
+    let hits = call_ok(
+        &server,
+        "inspect_session",
+        json!({ "sessionPath": path, "view": "search", "query": "README" }),
+    );
+    assert!(hits["nTotal"].as_u64().expect("nTotal") >= 1);
+}
+
+#[test]
+fn bad_arguments_name_the_argument() {
+    let server = server(&fixture("pi-real/sessions"));
+    let path = session_paths(&server).remove(0);
+    let cases: Vec<(&str, Value, &str)> = vec![
+        ("list_sessions", json!({ "limit": 0 }), "limit: "),
+        (
+            "list_sessions",
+            json!({ "limit": "x" }),
+            "limit: invalid type",
+        ),
+        ("list_sessions", json!({ "limit": -1 }), "limit: "),
+        (
+            "list_sessions",
+            json!({ "cwds": ["relative/dir"] }),
+            "cwds: ",
+        ),
+        ("list_sessions", json!({ "cwdPrefix": [""] }), "cwdPrefix: "),
+        (
+            "list_sessions",
+            json!({ "cwdMatch": "fuzzy" }),
+            "cwdMatch: unknown variant",
+        ),
+        (
+            "list_sessions",
+            json!({ "sortBy": "size" }),
+            "sortBy: unknown variant",
+        ),
+        (
+            "list_sessions",
+            json!({ "sortDirection": "up" }),
+            "sortDirection: ",
+        ),
+        (
+            "list_sessions",
+            json!({ "startTimestamp": "yesterday-ish" }),
+            "startTimestamp: ",
+        ),
+        (
+            "list_sessions",
+            json!({ "endTimestamp": "2026-02-30" }),
+            "endTimestamp: ",
+        ),
+        (
+            "list_sessions",
+            json!({ "startTimestamp": "2026-12-02", "endTimestamp": "2026-12-01" }),
+            "endTimestamp: ",
+        ),
+        (
+            "list_sessions",
+            json!({ "excludeSessionPath": "a.jsonl" }),
+            "excludeSessionPath: ",
+        ),
+        (
+            "list_sessions",
+            json!({ "cwd": "/x" }),
+            "unknown field `cwd`",
+        ),
+        ("session_entries", json!({}), "sessionPath: required"),
+        (
+            "session_entries",
+            json!({ "sessionPath": path, "limit": 501 }),
+            "limit: ",
+        ),
+        (
+            "session_entries",
+            json!({ "sessionPath": path, "startLineNo": 0 }),
+            "startLineNo: ",
+        ),
+        (
+            "session_entries",
+            json!({ "sessionPath": path, "startLineNo": 9, "endLineNo": 3 }),
+            "endLineNo: ",
+        ),
+        (
+            "session_entries",
+            json!({ "sessionPath": path, "search": { "terms": [""] } }),
+            "search.terms: ",
+        ),
+        (
+            "session_entries",
+            json!({ "sessionPath": path, "search": { "term": "x" } }),
+            "search.term: unknown field",
+        ),
+        (
+            "session_entries",
+            json!({ "sessionPath": path, "ids": [""] }),
+            "ids: ",
+        ),
+        (
+            "session_entries",
+            json!({ "sessionPath": path, "startTimestamp": "nope" }),
+            "startTimestamp: ",
+        ),
+        (
+            "session_entries",
+            json!({ "sessionPath": 7 }),
+            "sessionPath: invalid type",
+        ),
+        (
+            "inspect_session",
+            json!({ "sessionPath": path }),
+            "missing field `view`",
+        ),
+        (
+            "inspect_session",
+            json!({ "sessionPath": path, "view": "tree" }),
+            "view: unknown variant",
+        ),
+        (
+            "inspect_session",
+            json!({ "sessionPath": path, "view": "read" }),
+            "entryId: required",
+        ),
+        (
+            "inspect_session",
+            json!({ "sessionPath": path, "view": "children" }),
+            "entryId: required",
+        ),
+        (
+            "inspect_session",
+            json!({ "sessionPath": path, "view": "search" }),
+            "query: required",
+        ),
+        (
+            "inspect_session",
+            json!({ "sessionPath": path, "view": "search", "query": "" }),
+            "query: required",
+        ),
+        (
+            "inspect_session",
+            json!({ "sessionPath": path, "view": "overview", "limit": 51 }),
+            "limit: ",
+        ),
+        (
+            "inspect_session",
+            json!({ "sessionPath": path, "view": "read", "entryId": "line:3", "before": 11 }),
+            "before: ",
+        ),
+        (
+            "inspect_session",
+            json!({ "sessionPath": path, "view": "overview", "cursor": "nonsense" }),
+            "cursor",
+        ),
+        (
+            "inspect_session",
+            json!({ "sessionPath": path, "view": "read", "entryId": "no-such-entry" }),
+            "no-such-entry",
+        ),
+    ];
+    for (tool, arguments, expected) in cases {
+        let message = call_err(&server, tool, arguments.clone());
+        assert!(
+            message.contains(expected),
+            "{tool} {arguments}: {message:?} lacks {expected:?}"
+        );
+    }
+    assert!(server.call("no_such_tool", JsonObject::new()).is_none());
+}
+
+#[test]
+fn only_files_inside_the_stores_are_read() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = std::fs::canonicalize(dir.path()).expect("canonical");
+    let store = dir.join("sessions");
+    let project = store.join("--w--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let inside = project.join("2026-01-01T00-00-00-000Z_a.jsonl");
+    std::fs::write(
+        &inside,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"a\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"/w\"}\n",
+    )
+    .expect("write");
+    std::fs::write(store.join("notes.txt"), "not a session\n").expect("write");
+    let outside = dir.join("outside.jsonl");
+    std::fs::copy(&inside, &outside).expect("copy");
+    std::os::unix::fs::symlink(&outside, project.join("link.jsonl")).expect("symlink");
+    std::os::unix::fs::symlink(&dir, project.join("up")).expect("symlink");
+    let server = server(&store);
+    let ok = inside.display().to_string();
+    call_ok(&server, "session_entries", json!({ "sessionPath": ok }));
+    call_ok(
+        &server,
+        "inspect_session",
+        json!({ "sessionPath": ok, "view": "overview" }),
+    );
+    let escapes = [
+        outside.display().to_string(),
+        format!("{}/../outside.jsonl", store.display()),
+        format!("{}/link.jsonl", project.display()),
+        format!("{}/up/outside.jsonl", project.display()),
+        "--w--/2026-01-01T00-00-00-000Z_a.jsonl".to_owned(),
+        "/etc/passwd".to_owned(),
+        // Inside the store, but not a session file.
+        format!("{}/notes.txt", store.display()),
+        "~/.bashrc".to_owned(),
+        String::new(),
+    ];
+    for escape in escapes {
+        for (tool, arguments) in [
+            ("session_entries", json!({ "sessionPath": escape })),
+            (
+                "inspect_session",
+                json!({ "sessionPath": escape, "view": "overview" }),
+            ),
+        ] {
+            let message = call_err(&server, tool, arguments);
+            assert!(
+                message.starts_with("sessionPath: "),
+                "{tool} {escape:?}: {message}"
+            );
+            assert!(!message.contains("secret"), "{message}");
+        }
+    }
+}
