@@ -39,7 +39,6 @@
 
 mod error;
 mod external;
-mod fulltext;
 mod fuzzy;
 mod index;
 mod run;

@@ -8,12 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use pi_retrospect_app::picker::{PreviewLimits, preview};
+use pi_retrospect_app::picker::{ConversationSearch, PreviewLimits, preview};
 use pi_retrospect_app::{Environment, ListRequest};
 use pi_retrospect_core::SessionSummary;
 use rayon::prelude::*;
 
-use crate::fulltext::Needle;
 use crate::index::Index;
 use crate::state::PreviewSlot;
 
@@ -157,7 +156,7 @@ impl Workers {
         let current = Arc::clone(&self.search_generation);
         let stop = Arc::clone(&self.stop);
         let sender = self.sender.clone();
-        let needle = Needle::new(term);
+        let search = ConversationSearch::new(term);
         spawn("pick-search", move || {
             let n_total = paths.len();
             let mut n_done = 0;
@@ -177,7 +176,7 @@ impl Workers {
                 }
                 let matched: Vec<String> = batch
                     .par_iter()
-                    .filter(|path| needle.is_in_file(Path::new(path.as_str())))
+                    .filter(|path| search.is_in_file(Path::new(path.as_str())))
                     .cloned()
                     .collect();
                 n_done += batch.len();

@@ -1,10 +1,10 @@
-//! The full-text search behind Ctrl-F: does a session's conversation hold a text?
+//! The picker's full-text test: does a session's conversation hold a text?
 //!
-//! A stand-in until the `search` capability (`app::search`) lands: a plain, case-insensitive
-//! substring test over the text of user and assistant messages and the session's name, one
-//! file at a time through the shared line reader (`transcript::for_each_line`). Lines that
-//! cannot hold the text (checked on the raw bytes) are never decoded. Thinking, tool calls
-//! and tool output are not searched, like the preview.
+//! A stand-in until the `search` capability lands: a plain, case-insensitive substring test
+//! over the text of user and assistant messages and the session's name, one file at a time
+//! through the shared line reader (`transcript::for_each_line`). Lines that cannot hold the
+//! text (checked on the raw bytes) are never decoded. Thinking, tool calls and tool output are
+//! not searched, like the preview.
 
 use std::path::Path;
 
@@ -14,9 +14,9 @@ use serde_json::Value;
 /// Lines longer than this are skipped (pasted logs and images are not conversation text).
 const MAX_LINE_BYTES: usize = 16 << 20;
 
-/// A text to find, prepared once for every file.
+/// A text to find in sessions' conversations, prepared once for every file.
 #[derive(Debug, Clone)]
-pub(crate) struct Needle {
+pub struct ConversationSearch {
     /// The text, lower-cased.
     lower: String,
     /// The text's ASCII-lower-cased bytes as they appear raw in a JSON line, when they appear
@@ -24,9 +24,9 @@ pub(crate) struct Needle {
     raw: Option<Vec<u8>>,
 }
 
-impl Needle {
-    /// Returns the needle for `text` (matched case-insensitively).
-    pub fn new(text: &str) -> Needle {
+impl ConversationSearch {
+    /// Returns the search for `text` (matched case-insensitively).
+    pub fn new(text: &str) -> ConversationSearch {
         let lower = text.to_lowercase();
         let is_verbatim = !lower
             .chars()
@@ -38,14 +38,15 @@ impl Needle {
                 || (character.to_uppercase().eq([character])
                     && character.to_lowercase().eq([character]))
         });
-        Needle {
+        ConversationSearch {
             raw: (is_verbatim && is_foldable).then(|| lower.as_bytes().to_vec()),
             lower,
         }
     }
 
-    /// Returns whether the session file at `path` holds the needle in a user or assistant
-    /// message's text or in its name. A file that cannot be read holds nothing.
+    /// Returns whether the session file at `path` holds the text in a user or assistant
+    /// message's text or in its name. The file is opened read-only like every session file
+    /// (never through a symlink, never blocking); one that cannot be read holds nothing.
     pub fn is_in_file(&self, path: &Path) -> bool {
         let Ok((file, metadata)) = open_regular(path, Symlinks::Refuse) else {
             return false;
@@ -73,7 +74,7 @@ impl Needle {
         result.is_ok() && is_found
     }
 
-    /// Returns whether one entry's searched texts hold the needle.
+    /// Returns whether one entry's searched texts hold the text.
     fn is_in_line(&self, bytes: &[u8]) -> bool {
         let Ok(entry) = serde_json::from_slice::<Value>(bytes) else {
             return false;
@@ -147,11 +148,11 @@ mod tests {
         ];
         for (needle, is_found) in cases {
             assert_eq!(
-                Needle::new(needle).is_in_file(&path),
+                ConversationSearch::new(needle).is_in_file(&path),
                 is_found,
                 "{needle:?}"
             );
         }
-        assert!(!Needle::new("parser").is_in_file(&dir.path().join("missing.jsonl")));
+        assert!(!ConversationSearch::new("parser").is_in_file(&dir.path().join("missing.jsonl")));
     }
 }
