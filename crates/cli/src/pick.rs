@@ -28,8 +28,9 @@ The picker draws on the terminal itself (/dev/tty), so it works inside $( ); wit
 terminal it refuses (exit 1). NO_COLOR turns colour off. Nothing is ever written to the \
 session store.
 
-Exit status: 0 when a path was printed or Pi ended well; 130 when you left without \
-choosing; Pi's own status when it failed; 1 or 2 as for every command.
+Exit status: 0 when a path was printed; 130 when you left without choosing; when a session \
+is resumed, Pi replaces the picker and its exit status is Pi's; 1 (Pi could not be started, \
+no terminal) or 2 as for every command.
 
 Examples (the picker needs a terminal, so these run by hand):
   pi --session \"$(pi-retrospect pick -p --all)\"
@@ -58,7 +59,7 @@ pub struct PickArgs {
 }
 
 /// The picker ended without an error message to show: exit with this status (130 when the
-/// person left, or the status of a Pi that failed).
+/// person left).
 #[derive(Debug)]
 pub struct SilentExit(pub u8);
 
@@ -97,12 +98,10 @@ pub fn run(args: &PickArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
     match pi_retrospect_pick::pick(&options, env)? {
         Outcome::Chosen(path) => writeln!(out, "{path}")?,
         Outcome::Cancelled => return Err(SilentExit(130).into()),
+        // Pi takes the process over (and with it the exit status); this returns only when Pi
+        // cannot be started.
         Outcome::Resume { path, cwd } => {
-            let status = pi_retrospect_pick::resume(PI, &path, &cwd)?;
-            if !status.success() {
-                let code = status.code().and_then(|code| u8::try_from(code).ok());
-                return Err(SilentExit(code.unwrap_or(1).max(1)).into());
-            }
+            return Err(pi_retrospect_pick::resume(PI, &path, &cwd).into());
         }
     }
     Ok(())

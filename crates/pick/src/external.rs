@@ -3,6 +3,7 @@
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 
@@ -87,21 +88,28 @@ pub(crate) fn page(text: &[u8], pager: &str, tty: &File) -> io::Result<ExitStatu
     child.wait()
 }
 
-/// Runs `program --session PATH` in `cwd` on the terminal and waits for it: standard input
-/// and output are the terminal even when the picker's own were redirected.
-pub fn resume(program: &str, path: &str, cwd: &Path) -> Result<ExitStatus, PickError> {
-    let error = |error| PickError::Resume {
-        program: program.to_owned(),
-        cwd: cwd.to_owned(),
-        error,
-    };
+/// Replaces this process with `program --session PATH` run in `cwd`, on the terminal:
+/// standard input and output are the terminal even when the picker's own were redirected.
+/// Pi then owns the terminal, its signals and the exit status, and no thread of the picker
+/// outlives the hand-over. Returns only when Pi cannot be started.
+pub fn resume(program: &str, path: &str, cwd: &Path) -> PickError {
     let mut command = Command::new(program);
     command.arg("--session").arg(path).current_dir(cwd);
     if !io::stdin().is_terminal() {
-        command.stdin(crate::terminal::open_tty()?);
+        match crate::terminal::open_tty() {
+            Ok(tty) => command.stdin(tty),
+            Err(error) => return error,
+        };
     }
     if !io::stdout().is_terminal() {
-        command.stdout(crate::terminal::open_tty()?);
+        match crate::terminal::open_tty() {
+            Ok(tty) => command.stdout(tty),
+            Err(error) => return error,
+        };
     }
-    command.status().map_err(error)
+    PickError::Resume {
+        program: program.to_owned(),
+        cwd: cwd.to_owned(),
+        error: command.exec(),
+    }
 }

@@ -26,9 +26,8 @@
 //! let env = Environment::from_process()?;
 //! let options = PickOptions::default();
 //! match pick(&options, &env)? {
-//!     Outcome::Resume { path, cwd } => {
-//!         resume("pi", &path, &cwd)?;
-//!     }
+//!     // Replaces this process with Pi; returns only when Pi cannot be started.
+//!     Outcome::Resume { path, cwd } => return Err(resume("pi", &path, &cwd).into()),
 //!     Outcome::Chosen(path) => println!("{path}"),
 //!     Outcome::Cancelled => {}
 //! }

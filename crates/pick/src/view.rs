@@ -112,7 +112,7 @@ pub(crate) fn draw(frame: &mut Frame<'_>, state: &mut State, context: &ViewConte
     };
     state.prepare(usize::from(list.height));
     draw_title(frame, title, state, context.theme);
-    draw_filter(frame, filter, state, context.theme);
+    draw_filter(frame, filter, state);
     draw_list(frame, list, state, context);
     draw_preview(frame, preview, state, context);
     draw_keys(frame, keys, state, context.theme);
@@ -153,7 +153,7 @@ fn draw_title(frame: &mut Frame<'_>, area: Rect, state: &State, theme: Theme) {
     draw_split_line(frame, area, &scope, &progress, theme.bar());
 }
 
-fn draw_filter(frame: &mut Frame<'_>, area: Rect, state: &State, theme: Theme) {
+fn draw_filter(frame: &mut Frame<'_>, area: Rect, state: &State) {
     let right = match &state.full_text {
         Some(full_text) => {
             let searching = if full_text.is_done {
@@ -175,9 +175,15 @@ fn draw_filter(frame: &mut Frame<'_>, area: Rect, state: &State, theme: Theme) {
     };
     let query = field(&state.query);
     let left = format!("> {query}");
+    // A long filter shows its end, where the typing is.
+    let width = usize::from(area.width);
+    let left = fit(
+        &left,
+        width.saturating_sub(text_width(&right).min(width / 2) + 1),
+        true,
+    );
     let cursor_x = area.x + u16::try_from(text_width(&left)).unwrap_or(u16::MAX);
     draw_split_line(frame, area, &left, &right, Style::new());
-    let _ = theme;
     if state.mode == Mode::Browse && cursor_x < area.x + area.width {
         frame.set_cursor_position((cursor_x, area.y));
     }
@@ -652,8 +658,9 @@ fn preview_messages<'a>(
 
 fn draw_keys(frame: &mut Frame<'_>, area: Rect, state: &State, theme: Theme) {
     if let Some(status) = &state.status {
+        let status = format!(" {}", field(status));
         let line = Line::styled(
-            fit(&format!(" {status}"), usize::from(area.width), false),
+            fit(&status, usize::from(area.width), false),
             theme.warning(),
         );
         frame.render_widget(Paragraph::new(line), area);
@@ -918,7 +925,7 @@ mod tests {
     fn screens() {
         type Setup = fn(&mut State);
         // (golden name, width, height, colour, what is done first)
-        let cases: [(&str, u16, u16, bool, Setup); 9] = [
+        let cases: [(&str, u16, u16, bool, Setup); 10] = [
             ("here_80x24", 80, 24, true, |state| with_preview(state)),
             ("all_filtered_80x24", 80, 24, true, |state| {
                 press(state, &[key(KeyCode::Tab)]);
@@ -960,6 +967,10 @@ mod tests {
                 press(state, &[ctrl('f')])
             }),
             ("too_small_30x6", 30, 6, true, |_| {}),
+            ("smallest_40x8", 40, 8, false, |state| {
+                press(state, &typed("the parser drops lines when"));
+                press(state, &[ctrl('f')]);
+            }),
         ];
         for (name, width, height, is_color, setup) in cases {
             let mut state = sample_state(false);
