@@ -114,7 +114,7 @@ fn system_text(message: &Value) -> Option<String> {
 }
 
 /// Returns the human-readable text of an entry: what the `entries` view prints.
-pub fn entry_text(entry: &Entry, value: &Value) -> Option<String> {
+pub fn entry_text(entry: &Entry<'_>, value: &Value) -> Option<String> {
     match &entry.kind {
         EntryKind::Message(meta) => {
             let message = value.get("message")?;
@@ -132,20 +132,20 @@ pub fn entry_text(entry: &Entry, value: &Value) -> Option<String> {
         }
         EntryKind::CustomMessage { .. } => value.get("content").and_then(content_text),
         EntryKind::ContextEdit { .. } => value.get("replacement").and_then(content_text),
-        EntryKind::SessionInfo { name } => name.clone(),
-        EntryKind::Label { label, .. } => label.clone(),
+        EntryKind::SessionInfo { name } => name.map(str::to_owned),
+        EntryKind::Label { label, .. } => label.map(str::to_owned),
         EntryKind::ModelChange { provider, model_id } => match (provider, model_id) {
             (Some(provider), Some(model_id)) => Some(format!("{provider}/{model_id}")),
-            (None, Some(model_id)) => Some(model_id.clone()),
+            (None, Some(model_id)) => Some((*model_id).to_owned()),
             _ => None,
         },
-        EntryKind::ThinkingLevelChange { thinking_level } => thinking_level.clone(),
+        EntryKind::ThinkingLevelChange { thinking_level } => thinking_level.map(str::to_owned),
         EntryKind::Usage { .. } | EntryKind::Custom { .. } | EntryKind::Unknown => None,
     }
 }
 
 /// Returns the decoded content of an entry from its full JSON value.
-pub fn entry_content(entry: &Entry, value: &Value) -> EntryContent {
+pub fn entry_content(entry: &Entry<'_>, value: &Value) -> EntryContent {
     let mut content = EntryContent {
         text: entry_text(entry, value),
         ..EntryContent::default()

@@ -67,9 +67,9 @@ pub fn labels(session: &Transcript) -> HashMap<String, String> {
             label,
         } = &entry.kind
         {
-            match label.as_deref().filter(|label| !label.is_empty()) {
-                Some(label) => labels.insert(target_id.clone(), label.to_owned()),
-                None => labels.remove(target_id),
+            match label.filter(|label| !label.is_empty()) {
+                Some(label) => labels.insert((*target_id).to_owned(), label.to_owned()),
+                None => labels.remove(*target_id),
             };
         }
     }
@@ -86,13 +86,14 @@ pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
     let mut first_activity: Option<(timestamp::Timestamp, &str)> = None;
     let mut last_activity: Option<(timestamp::Timestamp, &str)> = None;
     for (idx, entry) in session.entries().iter().enumerate() {
-        *entries_by_type.entry(entry.entry_type.clone()).or_insert(0) += 1;
+        *entries_by_type
+            .entry(entry.entry_type.to_owned())
+            .or_insert(0) += 1;
         match &entry.kind {
             EntryKind::SessionInfo { name: entry_name } => {
                 // Pi shows the latest name trimmed (`entry.name?.trim() || undefined`), so a
                 // blank one clears it.
                 name = entry_name
-                    .as_deref()
                     .map(str::trim)
                     .filter(|name| !name.is_empty())
                     .map(str::to_owned);
@@ -112,7 +113,7 @@ pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
         {
             models.push(model);
         }
-        if let Some(text) = entry.timestamp.as_deref()
+        if let Some(text) = entry.timestamp
             && let Some(instant) = timestamp::parse(text)
         {
             if first_activity.is_none_or(|(first, _)| instant < first) {
@@ -128,7 +129,8 @@ pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
     let mut first_user_message = None;
     for idx in user_messages {
         let value = session.decode(idx)?;
-        if let Some(text) = entry_text(session.entry(idx), &value).filter(|text| !text.is_empty()) {
+        if let Some(text) = entry_text(&session.entry(idx), &value).filter(|text| !text.is_empty())
+        {
             first_user_message = Some(preview(&text, 240));
             break;
         }

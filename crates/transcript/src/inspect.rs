@@ -341,6 +341,10 @@ pub struct InspectPage {
     pub snapshot: Snapshot,
     /// How token counts were estimated.
     pub token_estimate: &'static str,
+    /// The work done to build the page: entries visited in searches and tree walks. Not
+    /// serialised; tests check with it that a page costs time linear in the file.
+    #[serde(skip)]
+    pub n_steps: u64,
 }
 
 const TOKEN_ESTIMATE: &str = "approximate: serialized characters / 4, not provider usage";
@@ -407,6 +411,7 @@ pub fn inspect(
         next_cursor: None,
         snapshot,
         token_estimate: TOKEN_ESTIMATE,
+        n_steps: 0,
     };
     let checkpoints = match &request.view {
         InspectView::Overview => Some(ctx.turns.checkpoints()),
@@ -439,9 +444,10 @@ pub fn inspect(
                 reason: "must not be empty",
             });
         }
-        let hits = ctx.search(query)?;
-        let n_total = hits.len();
-        page.hits = hits.into_iter().skip(offset).take(limit).collect();
+        // Only the page's hits are built (a snippet and a checkpoint each); the rest are
+        // counted, so a page costs one pass over the file however many hits there are.
+        let (hits, n_total) = ctx.search(query, offset..offset.saturating_add(limit))?;
+        page.hits = hits;
         n_total
     } else if let InspectView::Read {
         entry,
@@ -465,6 +471,7 @@ pub fn inspect(
         0
     };
     page.n_total = n_total;
+    page.n_steps = ctx.n_steps.get();
     let next_offset = offset.saturating_add(limit);
     if next_offset < n_total && !matches!(request.view, InspectView::Read { .. }) {
         page.next_cursor = Some(
@@ -489,6 +496,8 @@ struct InspectCtx<'a> {
     /// Request previews by user entry: consecutive turns answer the same request, so a page
     /// of checkpoints would otherwise decode it once per checkpoint.
     request_previews: HashMap<usize, Option<String>>,
+    /// Work done so far (see [`InspectPage::n_steps`]).
+    n_steps: std::cell::Cell<u64>,
 }
 
 impl<'a> InspectCtx<'a> {
@@ -504,6 +513,7 @@ impl<'a> InspectCtx<'a> {
             is_active,
             include_tool_results,
             request_previews: HashMap::new(),
+            n_steps: std::cell::Cell::new(0),
         }
     }
 
@@ -526,7 +536,6 @@ impl<'a> InspectCtx<'a> {
         }
         entry
             .id
-            .as_ref()
             .and_then(|id| self.labels.get(id))
             .map(|label| vec![preview(label, PREVIEW_CHARS)])
             .unwrap_or_default()
@@ -534,7 +543,7 @@ impl<'a> InspectCtx<'a> {
 
     fn text_of(&self, idx: usize) -> Result<Option<String>, TranscriptError> {
         let value = self.session.decode(idx)?;
-        Ok(entry_text(self.session.entry(idx), &value))
+        Ok(entry_text(&self.session.entry(idx), &value))
     }
 
     /// Returns the preview of the latest user request at or above `idx`, decoding each request
@@ -569,7 +578,7 @@ impl<'a> InspectCtx<'a> {
                 is_complete: true,
             });
         let assistant_value = session.decode(turn.assistant)?;
-        let content = entry_content(session.entry(turn.assistant), &assistant_value);
+        let content = entry_content(&session.entry(turn.assistant), &assistant_value);
         let mut labels = self.labels_of(turn.assistant);
         let mut tool_output_previews = Vec::new();
         for &tool_result in &turn.tool_results {
@@ -595,7 +604,7 @@ impl<'a> InspectCtx<'a> {
                 .map(|idx| self.handle(idx))
                 .collect(),
             labels,
-            timestamp: session.entry(checkpoint).timestamp.clone(),
+            timestamp: session.entry(checkpoint).timestamp.map(str::to_owned),
             request_preview,
             preview: content.text.map(|text| preview(&text, PREVIEW_CHARS)),
             tool_names: content
@@ -616,31 +625,46 @@ impl<'a> InspectCtx<'a> {
         if let Some(turn) = self.turns.turn_of(idx) {
             return turn.checkpoint();
         }
-        self.turns
-            .child_checkpoints(self.session, idx)
+        let mut n_steps = 0;
+        let first = self
+            .turns
+            .child_checkpoints_counted(self.session, idx, &mut n_steps)
             .first()
-            .copied()
+            .copied();
+        self.n_steps.set(self.n_steps.get() + n_steps);
+        first
     }
 
-    fn search(&self, query: &str) -> Result<Vec<SearchHit>, TranscriptError> {
+    /// Returns the hits numbered `page` (in file order) and the number of hits in all.
+    fn search(
+        &self,
+        query: &str,
+        page: std::ops::Range<usize>,
+    ) -> Result<(Vec<SearchHit>, usize), TranscriptError> {
         let session = self.session;
         let needle = Needle::new(query, false);
         let mut hits = Vec::new();
+        let mut n_hits = 0usize;
         for (idx, entry) in session.entries().iter().enumerate() {
+            self.n_steps.set(self.n_steps.get() + 1);
             let mut push = |field, text: &str| {
                 if let Some(at) = needle.find_char_offset(text) {
+                    n_hits += 1;
+                    if !page.contains(&(n_hits - 1)) {
+                        return;
+                    }
                     hits.push(SearchHit {
                         entry_id: self.handle(idx),
                         field,
                         snippet: snippet_around(text, at, PREVIEW_CHARS),
                         checkpoint_id: self.checkpoint_for_hit(idx).map(|idx| self.handle(idx)),
-                        timestamp: entry.timestamp.clone(),
+                        timestamp: entry.timestamp.map(str::to_owned),
                         is_on_active_branch: self.is_active[idx],
                     });
                 }
             };
             if !session.is_linear()
-                && let Some(label) = entry.id.as_ref().and_then(|id| self.labels.get(id))
+                && let Some(label) = entry.id.and_then(|id| self.labels.get(id))
             {
                 push(SearchField::Label, label);
             }
@@ -660,14 +684,14 @@ impl<'a> InspectCtx<'a> {
                 push(field, &text);
             }
         }
-        Ok(hits)
+        Ok((hits, n_hits))
     }
 
     fn read_item(&self, idx: usize) -> Result<ReadItem, TranscriptError> {
         let session = self.session;
         let entry = session.entry(idx);
         let value = session.decode(idx)?;
-        let content = entry_content(entry, &value);
+        let content = entry_content(&entry, &value);
         let is_tool_output =
             entry.has_role(&Role::ToolResult) || matches!(entry.role(), Some(Role::BashExecution));
         let is_tool_output_hidden = is_tool_output && !self.include_tool_results;
@@ -683,13 +707,15 @@ impl<'a> InspectCtx<'a> {
             }
             None => (None, false),
         };
-        let tool_name = entry.message().and_then(|meta| meta.tool_name.clone());
+        let tool_name = entry
+            .message()
+            .and_then(|meta| meta.tool_name.map(str::to_owned));
         Ok(ReadItem {
             entry_id: entry.handle(),
             parent_id: session.parent(idx).map(|parent| self.handle(parent)),
-            entry_type: entry.entry_type.clone(),
+            entry_type: entry.entry_type.to_owned(),
             role: entry.role().map(|role| role.as_str().to_owned()),
-            timestamp: entry.timestamp.clone(),
+            timestamp: entry.timestamp.map(str::to_owned),
             labels: self.labels_of(idx),
             text,
             is_text_truncated,

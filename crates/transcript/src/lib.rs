@@ -24,14 +24,16 @@ mod json;
 mod scan;
 mod session;
 mod show;
+mod store;
 mod summary;
 mod text;
+mod tree;
 mod turns;
 mod warning;
 
 pub use content::{EntryContent, ToolCallSummary, entry_content, entry_text};
 pub use context::{Context, ContextEdit, ContextMessage, ContextMessageKind, ModelRef};
-pub use entries::{EntriesFilter, EntryRow, entries};
+pub use entries::{EntriesFilter, EntryRow, entries, for_each_entry_row};
 pub use entry::{ContentShape, Entry, EntryKind, MessageMeta, Role};
 pub use error::TranscriptError;
 pub use facts::{LabelFact, SessionFacts, facts, labels};
@@ -42,8 +44,8 @@ pub use inspect::{
 /// Re-exported from core, where the list renderer shares it.
 pub use pi_retrospect_core::sanitize::sanitize_for_terminal;
 pub use scan::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
-pub use session::{Header, ReadLimits, Snapshot, Transcript};
+pub use session::{Entries, EntriesIter, Header, ReadLimits, Snapshot, Transcript};
 pub use show::{DisplayItem, ShowOptions, TreeRow, active_branch_items, entry_tree};
 pub use summary::{MAX_FACT_LINE_BYTES, SummaryError, read_summary};
 pub use turns::{Turn, Turns};
-pub use warning::{TranscriptWarning, WarningKind};
+pub use warning::{KEPT_PER_KIND, OmittedWarnings, TranscriptWarning, WarningCounts, WarningKind};

@@ -139,7 +139,7 @@ fn push_items(
             let (text, is_truncated) = truncate_chars(&text, options.tool_output_chars);
             items.push(DisplayItem::ToolResult {
                 entry_id,
-                tool_name: meta.tool_name.clone(),
+                tool_name: meta.tool_name.map(str::to_owned),
                 text,
                 is_truncated,
                 is_error: meta.is_error,
@@ -154,7 +154,7 @@ fn push_items(
             }
             items.push(DisplayItem::Note {
                 entry_id,
-                entry_type: entry.entry_type.clone(),
+                entry_type: entry.entry_type.to_owned(),
                 role: meta.map(|meta| meta.role.as_str().to_owned()),
                 text,
             });
@@ -170,7 +170,7 @@ pub fn active_branch_items(
     let mut items = Vec::new();
     for idx in session.active_branch() {
         let value = session.decode(idx)?;
-        let content = entry_content(session.entry(idx), &value);
+        let content = entry_content(&session.entry(idx), &value);
         push_items(&mut items, session, idx, content, options);
     }
     Ok(items)
@@ -238,7 +238,7 @@ pub fn entry_tree(
         let children = session.children(idx);
         let preview_text = if with_previews {
             let value = session.decode(idx)?;
-            entry_content(entry, &value)
+            entry_content(&entry, &value)
                 .text
                 .map(|text| preview(&text, 80))
         } else {
@@ -251,11 +251,10 @@ pub fn entry_tree(
                 .map(|parent| session.entry(parent).handle()),
             line_no: entry.line_no,
             indent,
-            entry_type: entry.entry_type.clone(),
+            entry_type: entry.entry_type.to_owned(),
             role: entry.role().map(|role| role.as_str().to_owned()),
             label: entry
                 .id
-                .as_ref()
                 .filter(|_| !session.is_linear())
                 .and_then(|id| labels.get(id))
                 .cloned(),
@@ -263,7 +262,7 @@ pub fn entry_tree(
             is_branch_point: children.len() > 1,
             is_on_active_path: is_active[idx],
             is_leaf: leaf == Some(idx),
-            timestamp: entry.timestamp.clone(),
+            timestamp: entry.timestamp.map(str::to_owned),
             preview: preview_text,
         });
         let child_indent = if children.len() > 1 {
