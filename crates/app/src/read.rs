@@ -4,7 +4,7 @@
 use pi_retrospect_core::Timestamp;
 use pi_retrospect_transcript::{
     Cursor, DisplayItem, EntriesFilter, EntryRow, InspectPage, ReadLimits, SessionFacts,
-    ShowOptions, TreeRow,
+    ShowOptions, TranscriptError, TreeRow,
 };
 
 use crate::env::Environment;
@@ -157,17 +157,38 @@ pub struct EntriesRequest {
     pub raw: bool,
 }
 
-/// The result of `entries`.
+/// The result of `entries`: the file read and the resolved filter. Rows are produced one at a
+/// time by [`EntriesResult::for_each_row`], so a writer that streams them holds one row at a
+/// time, whatever the file's size.
 #[derive(Debug)]
 pub struct EntriesResult {
     /// The file read.
     pub session: OpenedSession,
-    /// The rows, in file order.
-    pub rows: Vec<EntryRow>,
+    /// The filters the rows pass.
+    pub filter: EntriesFilter,
 }
 
-/// Reads the rows of `target` that `request` selects; bad filter values are refused before
-/// the file is read.
+impl EntriesResult {
+    /// Hands each row that passes the filter to `visit`, in file order; stops at the first
+    /// error `visit` returns.
+    pub fn for_each_row<E: From<TranscriptError>>(
+        &self,
+        visit: impl FnMut(EntryRow) -> Result<(), E>,
+    ) -> Result<(), E> {
+        pi_retrospect_transcript::for_each_entry_row(&self.session.transcript, &self.filter, visit)
+    }
+
+    /// Returns every row that passes the filter, in file order.
+    pub fn rows(&self) -> Result<Vec<EntryRow>, AppError> {
+        Ok(pi_retrospect_transcript::entries(
+            &self.session.transcript,
+            &self.filter,
+        )?)
+    }
+}
+
+/// Opens the session of `target` for the rows that `request` selects; bad filter values are
+/// refused before the file is read.
 pub fn entries(
     target: &SessionTarget,
     request: &EntriesRequest,
@@ -175,8 +196,7 @@ pub fn entries(
 ) -> Result<EntriesResult, AppError> {
     let filter = entries_filter(request, env)?;
     let session = open(target, env, &ReadLimits::default())?;
-    let rows = pi_retrospect_transcript::entries(&session.transcript, &filter)?;
-    Ok(EntriesResult { session, rows })
+    Ok(EntriesResult { session, filter })
 }
 
 fn open(
