@@ -48,6 +48,8 @@ pub(crate) struct EntryStore {
     /// Where each record starts in `bytes`.
     starts: Vec<u64>,
     symbols: Symbols,
+    /// How many entries have an id.
+    n_ids: usize,
 }
 
 /// The kind tags of a record; the order is part of the encoding.
@@ -85,6 +87,7 @@ impl EntryStore {
 
     /// Appends `entry`.
     pub(crate) fn push(&mut self, entry: &Entry<'_>) {
+        self.n_ids += usize::from(entry.id.is_some());
         self.starts.push(self.bytes.len() as u64);
         let mut writer = Writer {
             bytes: &mut self.bytes,
@@ -105,10 +108,21 @@ impl EntryStore {
 
     /// Returns the stored id of entry `idx`, decoding only what precedes it.
     pub(crate) fn id(&self, idx: usize) -> Option<&str> {
+        self.ids(idx).0
+    }
+
+    /// Returns the stored id and parent id of entry `idx`, decoding only what precedes them.
+    pub(crate) fn ids(&self, idx: usize) -> (Option<&str>, Option<&str>) {
         let mut reader = self.reader(idx);
         reader.skip_line_span();
         reader.symbol();
-        reader.optional_str()
+        let id = reader.optional_str();
+        (id, reader.optional_str())
+    }
+
+    /// Returns how many entries have an id.
+    pub(crate) fn n_ids(&self) -> usize {
+        self.n_ids
     }
 
     /// Releases spare capacity once every entry is in.

@@ -89,10 +89,14 @@ impl MalformedLines {
 }
 
 /// An open-addressing table from ids to entries; the ids themselves stay in the store.
+///
+/// Each slot holds the entry index plus one in its low 32 bits (0: empty) and the high 32
+/// bits of the id's hash in its high bits, so a probe compares ids (a random read of the
+/// store) only when the hashes agree.
 #[derive(Debug, Default)]
 struct IdIndex {
-    /// Entry index plus one, or 0 for an empty slot; the length is a power of two.
-    slots: Vec<u32>,
+    /// The slots; the length is a power of two.
+    slots: Vec<u64>,
     hasher: std::hash::RandomState,
 }
 
@@ -106,25 +110,29 @@ impl IdIndex {
         }
     }
 
-    /// Returns the slot that holds `id`, or the empty slot where it would go, and the probes
-    /// taken.
-    fn slot_of(&self, store: &EntryStore, id: &str) -> (usize, u64) {
+    /// Returns the slot that holds `id`, or the empty slot where it would go, the hash tag to
+    /// store with it, and the probes taken.
+    fn slot_of(&self, store: &EntryStore, id: &str) -> (usize, u64, u64) {
+        let hash = self.hasher.hash_one(id);
+        let tag = hash & !u64::from(u32::MAX);
         if self.slots.is_empty() {
-            return (0, 0);
+            return (0, tag, 0);
         }
         let mask = self.slots.len() - 1;
         // Truncating the hash is fine: only its low bits choose the slot.
-        let mut slot = self.hasher.hash_one(id) as usize & mask;
+        let mut slot = hash as usize & mask;
         let mut n_probes = 1;
         loop {
-            match self.slots[slot] {
-                0 => return (slot, n_probes),
-                held if store.id(held as usize - 1) == Some(id) => return (slot, n_probes),
-                _ => {
-                    slot = (slot + 1) & mask;
-                    n_probes += 1;
-                }
+            let held = self.slots[slot];
+            let held_idx = held & u64::from(u32::MAX);
+            if held_idx == 0
+                || (held & !u64::from(u32::MAX) == tag
+                    && store.id(held_idx as usize - 1) == Some(id))
+            {
+                return (slot, tag, n_probes);
             }
+            slot = (slot + 1) & mask;
+            n_probes += 1;
         }
     }
 
@@ -136,20 +144,24 @@ impl IdIndex {
         idx: usize,
         steps: &mut u64,
     ) -> Option<usize> {
-        let (slot, n_probes) = self.slot_of(store, id);
+        let (slot, tag, n_probes) = self.slot_of(store, id);
         *steps += n_probes;
-        let previous = self.slots[slot].checked_sub(1).map(|held| held as usize);
-        // `idx` is below `MAX_ENTRIES`, so `idx + 1` fits.
-        self.slots[slot] = u32::try_from(idx + 1).unwrap_or(u32::MAX);
+        let previous = Self::entry_in(self.slots[slot]);
+        // `idx` is below `MAX_ENTRIES`, so `idx + 1` fits in 32 bits.
+        self.slots[slot] = tag | (idx as u64 + 1);
         previous
     }
 
     fn get(&self, store: &EntryStore, id: &str) -> Option<usize> {
-        let (slot, _) = self.slot_of(store, id);
-        self.slots
-            .get(slot)?
+        let (slot, _, _) = self.slot_of(store, id);
+        Self::entry_in(*self.slots.get(slot)?)
+    }
+
+    /// Returns the entry a slot holds.
+    fn entry_in(slot: u64) -> Option<usize> {
+        (slot & u64::from(u32::MAX))
             .checked_sub(1)
-            .map(|held| held as usize)
+            .map(|idx| idx as usize)
     }
 }
 
@@ -185,23 +197,22 @@ impl Tree {
             }
             tree.n_build_steps += n_entries as u64;
         } else {
-            tree.index_ids(store, warnings);
-            tree.link_parents(store, malformed, warnings);
+            let has_duplicates = tree.index_ids(store, warnings);
+            tree.link_parents(store, has_duplicates, malformed, warnings);
             tree.cut_cycles(store, warnings);
         }
         tree.link_children();
         tree
     }
 
-    fn index_ids(&mut self, store: &EntryStore, warnings: &mut Warnings) {
-        let n_ids = (0..store.len())
-            .filter(|&idx| store.id(idx).is_some())
-            .count();
-        self.ids = IdIndex::with_capacity(n_ids);
+    /// Indexes every id; returns whether some id is used twice.
+    fn index_ids(&mut self, store: &EntryStore, warnings: &mut Warnings) -> bool {
+        self.ids = IdIndex::with_capacity(store.n_ids());
+        let mut has_duplicates = false;
         for idx in 0..store.len() {
             self.n_build_steps += 1;
-            let entry = store.get(idx);
-            let Some(id) = entry.id else {
+            let Some(id) = store.id(idx) else {
+                let entry = store.get(idx);
                 warnings.push(Some(entry.line_no), WarningKind::MissingId, || {
                     format!(
                         "the {} entry on line {} has no id; nothing can continue from it",
@@ -212,33 +223,46 @@ impl Tree {
                 continue;
             };
             if let Some(previous) = self.ids.insert(store, id, idx, &mut self.n_build_steps) {
-                warnings.push(Some(entry.line_no), WarningKind::DuplicateId, || {
+                has_duplicates = true;
+                let line_no = store.line_no(idx);
+                warnings.push(Some(line_no), WarningKind::DuplicateId, || {
                     format!(
-                        "id {} on line {} was already used on line {}; the later entry wins lookups, as in Pi",
+                        "id {} on line {line_no} was already used on line {}; the later entry wins lookups, as in Pi",
                         short(id),
-                        entry.line_no,
                         store.line_no(previous)
                     )
                 });
             }
         }
+        has_duplicates
     }
 
     fn link_parents(
         &mut self,
         store: &EntryStore,
+        has_duplicates: bool,
         malformed: &MalformedLines,
         warnings: &mut Warnings,
     ) {
+        let mut previous_id = None;
         for idx in 0..store.len() {
             self.n_build_steps += 1;
-            let entry = store.get(idx);
-            let Some(parent_id) = entry.parent_id else {
+            let (id, parent_id) = store.ids(idx);
+            let before = std::mem::replace(&mut previous_id, id);
+            let Some(parent_id) = parent_id else {
                 continue;
             };
+            // Pi appends each entry below the one before it, so that one is tried first
+            // (sequential memory, no hashing); without duplicate ids it is the entry the id
+            // names (with them, the later of the two wins, so the table decides).
+            if !has_duplicates && before == Some(parent_id) {
+                self.parents[idx] = (idx - 1) as u32;
+                continue;
+            }
             match self.ids.get(store, parent_id) {
                 Some(parent) => self.parents[idx] = parent as u32,
                 None => {
+                    let entry = store.get(idx);
                     // One hash look-up and one binary search, whatever the damage.
                     self.n_build_steps += 1;
                     warnings.push(Some(entry.line_no), WarningKind::MissingParent, || {
