@@ -211,7 +211,7 @@ pub fn list_unordered(
                 warnings,
             };
             let mut summaries = HashMap::new();
-            filter(&resolved, request, &mut listing, &mut summaries);
+            filter(resolved, request, &mut listing, &mut summaries);
             listing.warnings.sort();
             state = emit(ListResult {
                 listing,

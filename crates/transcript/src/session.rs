@@ -804,3 +804,72 @@ fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize
     file.seek(SeekFrom::Start(offset))?;
     file.read(buffer)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+    fn file_of(n_entries: usize) -> String {
+        let mut text = format!("{HEADER}\n");
+        let mut parent = "null".to_owned();
+        for idx in 0..n_entries {
+            text.push_str(&format!(
+                "{{\"type\":\"message\",\"id\":\"e{idx}\",\"parentId\":{parent},\"message\":{{\"role\":\"user\",\"content\":\"q\"}}}}\n"
+            ));
+            parent = format!("\"e{idx}\"");
+        }
+        text
+    }
+
+    /// Opens `original`, running `rewrite` on the path when the second line has been taken in,
+    /// and returns the warnings about a change.
+    fn check(original: &str, rewrite: impl Fn(&Path), expected: Option<&str>) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, original).expect("write");
+        let session = Transcript::open_observed(&path, &ReadLimits::default(), |line_no| {
+            if line_no == 2 {
+                rewrite(&path);
+            }
+        })
+        .expect("open");
+        let changes: Vec<&str> = session
+            .warnings()
+            .iter()
+            .filter(|warning| warning.kind == WarningKind::ChangedWhileRead)
+            .map(|warning| warning.message.as_str())
+            .collect();
+        match expected {
+            None => assert_eq!(changes, Vec::<&str>::new()),
+            Some(expected) => {
+                assert_eq!(changes.len(), 1, "{changes:?}");
+                assert!(changes[0].contains(expected), "{}", changes[0]);
+            }
+        }
+    }
+
+    /// Issue 9: a file rewritten in place while it is read (shrunk, or its start changed) is
+    /// reported; one that only grew (Pi appending) is not.
+    #[test]
+    fn a_file_rewritten_while_read_is_reported() {
+        let original = file_of(3);
+        let write = |text: String| move |path: &Path| std::fs::write(path, &text).expect("write");
+        check(&original, |_| {}, None);
+        check(&original, write(format!("{original}{}", "x\n")), None);
+        check(
+            &original,
+            write(file_of(1)),
+            Some(&format!("shrank from {} to", original.len())),
+        );
+        let same_size = original.replacen("\"q\"", "\"Q\"", 1);
+        assert_eq!(same_size.len(), original.len());
+        check(&original, write(same_size), Some("first"));
+        let truncate = |path: &Path| {
+            let file = File::options().write(true).open(path).expect("open");
+            file.set_len(10).expect("truncate");
+        };
+        check(&original, truncate, Some("to 10 bytes"));
+    }
+}

@@ -62,6 +62,33 @@ pub enum WarningKind {
 /// The number of kinds, for per-kind counters.
 const N_KINDS: usize = WarningKind::Omitted as usize + 1;
 
+impl WarningKind {
+    /// Returns the kind's name as serialised (`malformed_line`, ...).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            WarningKind::MissingHeader => "missing_header",
+            WarningKind::UnknownVersion => "unknown_version",
+            WarningKind::Version1Ids => "version1_ids",
+            WarningKind::ByteOrderMark => "byte_order_mark",
+            WarningKind::CrlfLineEndings => "crlf_line_endings",
+            WarningKind::MalformedLine => "malformed_line",
+            WarningKind::OverLongLine => "over_long_line",
+            WarningKind::NotAnEntry => "not_an_entry",
+            WarningKind::PartialFinalLine => "partial_final_line",
+            WarningKind::MissingFinalNewline => "missing_final_newline",
+            WarningKind::ExtraHeader => "extra_header",
+            WarningKind::MissingId => "missing_id",
+            WarningKind::DuplicateId => "duplicate_id",
+            WarningKind::MissingParent => "missing_parent",
+            WarningKind::Cycle => "cycle",
+            WarningKind::FirstKeptNotOnBranch => "first_kept_not_on_branch",
+            WarningKind::ChangedWhileRead => "changed_while_read",
+            WarningKind::TooManyEntries => "too_many_entries",
+            WarningKind::Omitted => "omitted",
+        }
+    }
+}
+
 /// Returns how many warnings of one kind were counted but not kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -166,10 +193,7 @@ impl Warnings {
             if n_left_out == 0 {
                 continue;
             }
-            let name = serde_json::to_value(kind)
-                .ok()
-                .and_then(|name| name.as_str().map(str::to_owned))
-                .unwrap_or_default();
+            let name = kind.as_str();
             self.kept.push(TranscriptWarning {
                 line_no: None,
                 kind: WarningKind::Omitted,
@@ -222,6 +246,41 @@ mod tests {
         );
         assert!(n_formatted <= N_KINDS * KEPT_PER_KIND);
     }
+
+    #[test]
+    fn kind_names_are_the_serialised_names() {
+        for (idx, &kind) in ALL_KINDS.iter().enumerate() {
+            let mut counts = WarningCounts::default();
+            counts.counts[idx] = 1;
+            assert_eq!(counts.get(kind), 1, "{kind:?} is number {idx}");
+            assert_eq!(
+                serde_json::to_value(kind).expect("json"),
+                serde_json::Value::from(kind.as_str())
+            );
+        }
+    }
+
+    const ALL_KINDS: [WarningKind; N_KINDS] = [
+        WarningKind::MissingHeader,
+        WarningKind::UnknownVersion,
+        WarningKind::Version1Ids,
+        WarningKind::ByteOrderMark,
+        WarningKind::CrlfLineEndings,
+        WarningKind::MalformedLine,
+        WarningKind::OverLongLine,
+        WarningKind::NotAnEntry,
+        WarningKind::PartialFinalLine,
+        WarningKind::MissingFinalNewline,
+        WarningKind::ExtraHeader,
+        WarningKind::MissingId,
+        WarningKind::DuplicateId,
+        WarningKind::MissingParent,
+        WarningKind::Cycle,
+        WarningKind::FirstKeptNotOnBranch,
+        WarningKind::ChangedWhileRead,
+        WarningKind::TooManyEntries,
+        WarningKind::Omitted,
+    ];
 
     /// Issue 9: warnings are counted by kind and only the first few of each are kept.
     #[test]

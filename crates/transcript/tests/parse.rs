@@ -280,7 +280,7 @@ fn decodes_every_entry_type() {
         ),
         (2, 1, 1)
     );
-    assert_eq!(assistant.model.as_deref(), Some("claude-x"));
+    assert_eq!(assistant.model, Some("claude-x"));
     assert!(
         session
             .entry(4)

@@ -132,7 +132,7 @@ fn our_values(session: &Transcript, staging_root: &str) -> BTreeMap<&'static str
     // "never recorded" (a CLI can tell the two apart) and map it here.
     values.insert(
         "contextThinkingLevel",
-        json!(context.thinking_level.as_deref().unwrap_or("off")),
+        json!(context.thinking_level.unwrap_or("off")),
     );
     values.insert("contextModel", json!(model));
     values.insert("labels", json!(labels));
