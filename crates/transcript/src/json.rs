@@ -785,6 +785,31 @@ mod tests {
                 "line {:?}", line
             );
         }
+
+        /// Issue 9: strings are checked as strictly as `JSON.parse` checks them: a control
+        /// character or a bad escape fails the line. Only lone surrogates, which `JSON.parse`
+        /// reads and serde refuses, are accepted where serde refuses.
+        #[test]
+        fn strings_are_as_strict_as_json_parse(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "a", "\\", "\\n", "\\u00e9", "\\u12", "\\ud83d", "\\ude00", "\\x",
+                    "\\\"", "\t", "\u{1}", "\u{1f}", " ", "\u{7f}", "é", "\\/",
+                ]),
+                0..8,
+            )
+        ) {
+            let text = parts.concat();
+            let line = format!(r#"{{"type":"x","s":"{text}","n":{{"k":["{text}"]}}}}"#);
+            let ours = parse_envelope(line.as_bytes()).is_ok();
+            let theirs = serde_json::from_str::<serde_json::Value>(&line).is_ok();
+            let has_surrogate = text.contains("\\ud83d") || text.contains("\\ude00");
+            if has_surrogate {
+                proptest::prop_assert!(ours || !theirs, "line {:?}", line);
+            } else {
+                proptest::prop_assert_eq!(ours, theirs, "line {:?}", line);
+            }
+        }
     }
 
     fn arbitrary_json() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
