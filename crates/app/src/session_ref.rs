@@ -92,7 +92,7 @@ fn walk(stores: &StoreFlags, env: &Environment) -> Result<(Vec<Session>, Vec<Str
     let (stores, _) = resolve_stores(stores, env)?;
     let roots = stores.iter().map(|store| store.root.clone()).collect();
     // Warnings about other files do not concern the session being looked up.
-    let listing = pi_retrospect_walk::list_stores(&stores, &WalkOptions::default());
+    let listing = pi_retrospect_walk::list_stores(&stores, &WalkOptions::default())?;
     Ok((listing.sessions, roots))
 }
 

@@ -153,3 +153,88 @@ fn raw_rows_are_one_strict_json_object_per_line() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("line 4 is not valid JSON"), "{stderr}");
 }
+
+/// Runs the binary with at most `n` open file descriptors, as `ulimit -n` sets it.
+fn run_with_descriptors(n: u64, args: &[&str]) -> Output {
+    let program = binary().get_program().to_owned();
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(format!("ulimit -n {n} && exec \"$0\" \"$@\""))
+        .arg(program)
+        .args(args);
+    for (key, value) in binary().get_envs() {
+        match value {
+            Some(value) => command.env(key, value),
+            None => command.env_remove(key),
+        };
+    }
+    command.output().expect("run sh")
+}
+
+/// Issue 9: out of file descriptors, `list` once returned a different listing on each run
+/// (1563, 2559, 2035, 2562 rows). Now each run, whatever the limit, either gives the whole
+/// listing or fails with a clear error.
+#[test]
+fn list_out_of_descriptors_fails_or_lists_everything() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let header = |n: usize| {
+        HEADER.replace("\"s1\"", &format!("\"s{n}\"")).replace(
+            "00:00:00.000Z",
+            &format!("00:{:02}:{:02}.000Z", n / 60 % 60, n % 60),
+        )
+    };
+    let mut n = 0;
+    for project in 0..3 {
+        for session in 0..4 {
+            let stem = format!("{}/--p{project}--/s{session}", dir.path().display());
+            std::fs::create_dir_all(format!("{stem}/L")).expect("mkdir");
+            std::fs::write(format!("{stem}.jsonl"), header(n)).expect("write");
+            n += 1;
+            // A nested launch 30 levels deep and a wide one.
+            let mut deep = format!("{stem}/L");
+            for level in 0..30 {
+                deep.push_str(&format!("/d{level}"));
+                std::fs::create_dir_all(format!("{deep}/run-0")).expect("mkdir");
+                std::fs::write(format!("{deep}/run-0/session.jsonl"), header(n)).expect("write");
+                n += 1;
+            }
+            for run in 0..(20 * session) {
+                std::fs::create_dir_all(format!("{stem}/W/run-{run}")).expect("mkdir");
+                std::fs::write(format!("{stem}/W/run-{run}/session.jsonl"), header(n))
+                    .expect("write");
+                n += 1;
+            }
+        }
+    }
+    let root = dir.path().display().to_string();
+    let args = ["list", "--json", "--threads", "4", "--sessions-root", &root];
+    let whole = stdout_of(&binary().args(args).output().expect("run"));
+    let document: Value = serde_json::from_str(&whole).expect("JSON");
+    assert_eq!(document["warnings"], Value::Array(Vec::new()));
+    let (mut n_failed, mut n_whole) = (0, 0);
+    for limit in (6..=40).chain([64, 256]) {
+        let output = run_with_descriptors(limit, &args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if output.status.success() {
+            assert_eq!(
+                String::from_utf8_lossy(&output.stdout),
+                whole,
+                "limit {limit}"
+            );
+            n_whole += 1;
+        } else {
+            assert_eq!(output.status.code(), Some(1), "limit {limit}: {stderr}");
+            assert!(
+                stderr.contains("too many open files"),
+                "limit {limit}: {stderr}"
+            );
+            assert!(output.stdout.is_empty(), "limit {limit}");
+            n_failed += 1;
+        }
+    }
+    assert!(
+        n_failed > 0 && n_whole > 0,
+        "{n_failed} failed, {n_whole} whole"
+    );
+}
