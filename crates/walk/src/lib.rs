@@ -206,15 +206,23 @@ fn discover_stores(stores: &[Store]) -> Result<(Vec<SessionFile>, Vec<Warning>),
     Ok((files, warnings))
 }
 
-/// Runs `work` on a pool of `threads` workers (`0`: rayon's global pool, one per core).
+/// The stack of each walk worker. The walk itself never recurses, but nesting the sessions it
+/// finds (`core::nest`) and sorting them recurse once per level of sessions inside sessions,
+/// about 1 KiB each: rayon's default 2 MiB overflowed at 3,000 levels (issue 9). Only the
+/// pages used are ever committed.
+const WORKER_STACK_BYTES: usize = 64 << 20;
+
+/// Runs `work` on a pool of `threads` workers (`0`: one per core).
 ///
 /// Each pool is built once per process and reused: building one per call cost a thread
 /// creation per worker every time (about 60,000 `clone3` calls for a 30k-session
-/// `list --jsonl --unordered --name --threads 2`).
+/// `list --jsonl --unordered --name --threads 2`). Workers have [`WORKER_STACK_BYTES`] of
+/// stack.
 pub fn with_threads<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) -> T {
-    if threads == 0 {
-        return work();
-    }
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+        threads => threads,
+    };
     match pool(threads) {
         Some(pool) => pool.install(work),
         // A pool that cannot be built (no threads left) still gets the work done serially.
@@ -237,6 +245,7 @@ fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|index| format!("pi-retrospect-walk-{index}"))
+            .stack_size(WORKER_STACK_BYTES)
             .build()
             .ok()?,
     );

@@ -94,3 +94,43 @@ fn directories_nested_thousands_deep_list_every_run() {
     assert_eq!(listing.sessions.len(), 1);
     assert_eq!(count(&listing.sessions), 1 + n_runs);
 }
+
+fn depth(sessions: &[Session]) -> usize {
+    // Iterative, so the test itself cannot overflow its stack.
+    let mut deepest = 0;
+    let mut pending: Vec<(&Session, usize)> = sessions.iter().map(|session| (session, 1)).collect();
+    while let Some((session, level)) = pending.pop() {
+        deepest = deepest.max(level);
+        pending.extend(
+            session
+                .subagent_sessions
+                .iter()
+                .map(|child| (child, level + 1)),
+        );
+    }
+    deepest
+}
+
+/// Issue 9: sessions nested 3,000 deep (each run's container holding the next run) list
+/// whole; nesting them once overflowed a walk worker's stack.
+#[test]
+fn sessions_nested_thousands_deep_list_whole() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = rustix::fs::open(
+        dir.path(),
+        OFlags::RDONLY | OFlags::DIRECTORY,
+        Mode::empty(),
+    )
+    .expect("open root");
+    let project = mkdir(&root, "--p--");
+    write(&project, "s.jsonl", GOOD);
+    let mut current = mkdir(&project, "s");
+    for _ in 0..3000 {
+        let run = mkdir(&current, "r");
+        write(&run, "session.jsonl", GOOD);
+        current = mkdir(&run, "session");
+    }
+    let listing = list_both(dir.path());
+    assert_eq!(listing.warnings, Vec::new());
+    assert_eq!(depth(&listing.sessions), 3001);
+}
