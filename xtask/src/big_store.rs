@@ -509,47 +509,25 @@ fn json_escape(text: &str) -> String {
     text.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
-/// Returns `2026-09-01T10:00:00.000Z` for Unix milliseconds.
+/// Returns `2026-09-01T10:00:00.000Z` for Unix milliseconds (core's formatter, so the
+/// generators share one calendar routine).
 pub fn iso_timestamp(millis: u64) -> String {
-    let (date, secs_of_day, ms) = split_millis(millis);
-    format!(
-        "{date}T{:02}:{:02}:{:02}.{ms:03}Z",
-        secs_of_day / 3600,
-        secs_of_day / 60 % 60,
-        secs_of_day % 60
-    )
+    pi_retrospect_core::Timestamp {
+        seconds: i64::try_from(millis / 1000).unwrap_or(i64::MAX),
+        nanos: u32::try_from(millis % 1000).unwrap_or(0) * 1_000_000,
+    }
+    .to_string()
 }
 
 /// Returns Pi's file-name timestamp `2026-09-01T10-00-00-000Z` for Unix milliseconds.
 fn file_timestamp(millis: u64) -> String {
-    let (date, secs_of_day, ms) = split_millis(millis);
-    format!(
-        "{date}T{:02}-{:02}-{:02}-{ms:03}Z",
-        secs_of_day / 3600,
-        secs_of_day / 60 % 60,
-        secs_of_day % 60
-    )
+    iso_timestamp(millis).replace([':', '.'], "-")
 }
 
-/// Splits Unix milliseconds into `YYYY-MM-DD`, seconds of the day and milliseconds.
-fn split_millis(millis: u64) -> (String, u64, u64) {
-    let secs = millis / 1000;
-    let days = (secs / 86_400) as i64;
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (
-        format!("{year:04}-{month:02}-{day:02}"),
-        secs % 86_400,
-        millis % 1000,
-    )
+/// Returns `text` as a JSON string literal, quotes included.
+pub fn json_quote(text: &str) -> String {
+    // Serialising a string cannot fail.
+    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_owned())
 }
 
 /// Counts the bytes that pass through, for [`StoreStats::n_bytes`].

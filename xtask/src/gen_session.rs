@@ -9,27 +9,21 @@
 use std::collections::HashSet;
 use std::io::{self, Write};
 
-/// A small xorshift64* generator: deterministic, fast and good enough for fixture text.
-struct Rng(u64);
+/// The shared deterministic generator of `big_store`, with the draws this generator uses.
+struct Rng(crate::big_store::Rng);
 
 impl Rng {
     fn new(seed: u64) -> Self {
-        // A zero state would stay zero forever.
-        Rng(seed ^ 0x9E37_79B9_7F4A_7C15 | 1)
+        Rng(crate::big_store::Rng::new(seed))
     }
 
     fn next(&mut self) -> u64 {
-        let mut state = self.0;
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        self.0 = state;
-        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        self.0.next_u64()
     }
 
     /// Returns a value in `low..high` (`high > low`).
     fn range(&mut self, low: u64, high: u64) -> u64 {
-        low + self.next() % (high - low)
+        self.0.range(low, high - 1)
     }
 
     fn chance(&mut self, one_in: u64) -> bool {
@@ -37,7 +31,7 @@ impl Rng {
     }
 
     fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[(self.next() % items.len() as u64) as usize]
+        self.0.pick(items)
     }
 }
 
@@ -96,10 +90,7 @@ struct Generator<'a> {
     n_entries: u64,
 }
 
-fn quote(text: &str) -> String {
-    // Serialising a string cannot fail.
-    serde_json::to_string(text).unwrap_or_else(|_| "\"\"".to_owned())
-}
+use crate::big_store::json_quote as quote;
 
 /// Returns the UTC date-time of `seconds` after 2026-01-01T00:00:00Z as ISO 8601.
 /// Seconds from the Unix epoch to 2026-01-01T00:00:00Z, where generated sessions start.

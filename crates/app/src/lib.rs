@@ -17,6 +17,7 @@
 
 mod env;
 mod error;
+mod handoff;
 mod list;
 mod read;
 mod session_ref;
@@ -25,10 +26,12 @@ mod when;
 
 pub use env::Environment;
 pub use error::{AppError, ErrorKind};
+pub use handoff::{HandoffRequest, handoff};
 pub use list::{ListRequest, ListResult, list, list_unordered, read_summaries};
+pub use pi_retrospect_transcript::{Lineage, RunInfo};
 pub use read::{
     EntriesRequest, EntriesResult, InspectRequest, InspectResult, SessionTarget, ShowRequest,
-    ShowResult, ShowView, entries, inspect, show, time_range,
+    ShowResult, ShowView, entries, inspect, lineage, show, time_range,
 };
 pub use session_ref::{OpenedSession, SessionRef, open_session, resolve_session};
 pub use store::{StoreFlags, resolve_stores};

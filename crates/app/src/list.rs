@@ -186,7 +186,10 @@ pub fn list_unordered(
     emit: &mut dyn FnMut(ListResult) -> WalkState,
 ) -> Result<(), AppError> {
     let resolved = resolve(request, env)?;
-    let (sender, receiver) = std::sync::mpsc::sync_channel::<(Option<Session>, Vec<Warning>)>(64);
+    // Each tree is filtered (and its names read) on the worker that read it, so the writer
+    // never waits on the pool while the pool waits on the writer; the bounded channel keeps
+    // memory bounded when the writer is slower than the walk.
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<ListResult>(64);
     let mut state = WalkState::Continue;
     let mut loose = std::thread::scope(|scope| {
         let resolved = &resolved;
@@ -195,32 +198,38 @@ pub fn list_unordered(
             pi_retrospect_walk::for_each_session(
                 &resolved.stores,
                 &resolved.walk,
-                &|session, warnings| match sender.send((session, warnings)) {
-                    Ok(()) => WalkState::Continue,
-                    // The receiver is gone: the front end stopped (a closed pipe).
-                    Err(_) => WalkState::Quit,
+                &|session, warnings| {
+                    let mut listing = Listing {
+                        sessions: session.into_iter().collect(),
+                        warnings,
+                    };
+                    let mut summaries = HashMap::new();
+                    filter(resolved, request, &mut listing, &mut summaries);
+                    listing.warnings.sort();
+                    let part = ListResult {
+                        listing,
+                        summaries,
+                        id_width: None,
+                    };
+                    match sender.send(part) {
+                        Ok(()) => WalkState::Continue,
+                        // The receiver is gone: the front end stopped (a closed pipe).
+                        Err(_) => WalkState::Quit,
+                    }
                 },
             )
         });
-        for (session, warnings) in receiver.iter() {
+        for part in receiver.iter() {
+            if part.listing.sessions.is_empty() && part.listing.warnings.is_empty() {
+                continue;
+            }
+            state = emit(part);
             if state == WalkState::Quit {
                 break;
             }
-            let mut listing = Listing {
-                sessions: session.into_iter().collect(),
-                warnings,
-            };
-            let mut summaries = HashMap::new();
-            filter(resolved, request, &mut listing, &mut summaries);
-            listing.warnings.sort();
-            state = emit(ListResult {
-                listing,
-                summaries,
-                id_width: None,
-            });
         }
         drop(receiver);
-        // A walker that panicked has nothing more to report than the sessions it sent.
+        // A walker that panicked has nothing more to report than the trees it sent.
         walker.join().unwrap_or_else(|_| Ok(Vec::new()))
     })?;
     if state == WalkState::Quit {
@@ -314,4 +323,99 @@ pub fn read_summaries(paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
                 .map_err(|error| Warning::new(*path, error.to_string()))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes `n` sessions with names into a temp store and returns it.
+    fn store(n: usize) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let project = dir.path().join("--w--");
+        std::fs::create_dir(&project).expect("mkdir");
+        for index in 0..n {
+            let body = format!(
+                "{{\"type\":\"session\",\"version\":3,\"id\":\"s{index:04}\",\"timestamp\":\"2026-01-01T00:00:{:02}Z\",\"cwd\":\"/w\"}}\n{{\"type\":\"session_info\",\"id\":\"i\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00Z\",\"name\":\"{}\"}}\n",
+                index % 60,
+                if index % 2 == 0 {
+                    "even one"
+                } else {
+                    "odd one"
+                }
+            );
+            std::fs::write(project.join(format!("s{index:04}.jsonl")), body).expect("write");
+        }
+        dir
+    }
+
+    /// Issue 8: streaming with a name filter on a small pool reads names on the workers and
+    /// finishes (it once deadlocked: the writer waited on the pool while the pool waited on a
+    /// full channel), with the same sessions as the ordered listing.
+    #[test]
+    fn unordered_with_names_finishes_and_agrees() {
+        let dir = store(300);
+        let request = ListRequest {
+            stores: StoreFlags {
+                sessions_root: Some(dir.path().to_owned()),
+                ..StoreFlags::default()
+            },
+            name_contains: Some("even".to_owned()),
+            threads: 2,
+            ..ListRequest::default()
+        };
+        let env = Environment::default();
+        let (done, finished) = std::sync::mpsc::channel();
+        let streamed_request = request.clone();
+        let streamed_env = env.clone();
+        std::thread::spawn(move || {
+            let mut paths = Vec::new();
+            let result = list_unordered(&streamed_request, &streamed_env, &mut |part| {
+                paths.extend(
+                    part.listing
+                        .sessions
+                        .into_iter()
+                        .map(|session| session.path),
+                );
+                WalkState::Continue
+            });
+            let _ = done.send((result, paths));
+        });
+        let (result, mut streamed) = finished
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("list_unordered finished");
+        result.expect("listed");
+        streamed.sort();
+        let ordered = list(&request, &env).expect("listed");
+        let mut expected: Vec<String> = ordered
+            .listing
+            .sessions
+            .into_iter()
+            .map(|session| session.path)
+            .collect();
+        expected.sort();
+        assert_eq!(streamed.len(), 150);
+        assert_eq!(streamed, expected);
+    }
+
+    /// Issue 8: a front end that stops (a closed pipe) stops the walk.
+    #[test]
+    fn unordered_stops_when_asked() {
+        let dir = store(200);
+        let request = ListRequest {
+            stores: StoreFlags {
+                sessions_root: Some(dir.path().to_owned()),
+                ..StoreFlags::default()
+            },
+            threads: 2,
+            ..ListRequest::default()
+        };
+        let mut n_calls = 0;
+        list_unordered(&request, &Environment::default(), &mut |_| {
+            n_calls += 1;
+            WalkState::Quit
+        })
+        .expect("listed");
+        assert_eq!(n_calls, 1);
+    }
 }

@@ -1,11 +1,15 @@
 //! The reading capabilities over one session: `show`, `inspect` and `entries`, each a typed
-//! request in and a typed result out.
+//! request in and a typed result out. A file whose first line is not a session header is
+//! refused the way `list` skips it, with the same reason.
+
+use std::path::Path;
 
 use pi_retrospect_core::Timestamp;
 use pi_retrospect_transcript::{
-    Cursor, DisplayItem, EntriesFilter, EntryRow, InspectPage, ReadLimits, SessionFacts,
-    ShowOptions, TranscriptError, TreeRow,
+    Cursor, DisplayItem, EntriesFilter, EntryRow, InspectPage, Lineage, OutputLimit, ReadLimits,
+    RunInfo, SearchScope, SessionFacts, ShowOptions, TranscriptError, TreeRow, utc_timestamp,
 };
+use pi_retrospect_walk::SessionFile;
 
 use crate::env::Environment;
 use crate::error::AppError;
@@ -31,8 +35,9 @@ pub struct ShowRequest {
     pub tree: bool,
     /// Keep thinking blocks in the active-branch items.
     pub thinking: bool,
-    /// Characters kept of each tool result, bash output and long note.
-    pub tool_output_chars: usize,
+    /// Characters kept of each tool result, `!` command output and long note, head and
+    /// tail; `None` keeps everything (what `--json` shows).
+    pub tool_output_chars: Option<usize>,
 }
 
 /// What `show` shows: the active branch as items, or the whole tree.
@@ -51,9 +56,14 @@ pub struct ShowResult {
     pub session: OpenedSession,
     /// Facts about the whole file.
     pub facts: SessionFacts,
+    /// Which sessions it came from and launched.
+    pub lineage: Lineage,
     /// What to show.
     pub view: ShowView,
 }
+
+/// Runs whose first task is read for `show`'s heading.
+const MAX_RUN_TASKS: usize = 50;
 
 /// Reads the session of `request` and builds its active branch or tree.
 pub fn show(request: &ShowRequest, env: &Environment) -> Result<ShowResult, AppError> {
@@ -66,19 +76,74 @@ pub fn show(request: &ShowRequest, env: &Environment) -> Result<ShowResult, AppE
         )?)
     } else {
         let options = ShowOptions {
-            tool_output_chars: request.tool_output_chars,
+            output_limit: request.tool_output_chars.map(OutputLimit::chars),
+            include_thinking: request.thinking,
         };
-        let mut items =
-            pi_retrospect_transcript::active_branch_items(&session.transcript, options)?;
-        if !request.thinking {
-            items.retain(|item| !matches!(item, DisplayItem::Thinking { .. }));
-        }
-        ShowView::Items(items)
+        ShowView::Items(pi_retrospect_transcript::active_branch_items(
+            &session.transcript,
+            options,
+        )?)
     };
+    let lineage = lineage(&session.path, &facts)?;
     Ok(ShowResult {
         session,
         facts,
+        lineage,
         view,
+    })
+}
+
+/// Returns where the session at `path` sits: its fork parent's existence, the session that
+/// launched it and the runs it launched. Nothing here is written or followed through a link.
+///
+/// Fails only when the process runs out of file descriptors while listing the runs.
+pub fn lineage(path: &str, facts: &SessionFacts) -> Result<Lineage, AppError> {
+    let parent_session_exists = facts
+        .parent_session
+        .as_deref()
+        .map(|parent| Path::new(parent).is_file());
+    let (session, _) = pi_retrospect_walk::list_session_file(&SessionFile {
+        path: path.to_owned(),
+        has_container: true,
+    })?;
+    let runs = session
+        .map(|session| session.subagent_sessions)
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .map(|(idx, run)| RunInfo {
+            first_task: (idx < MAX_RUN_TASKS)
+                .then(|| pi_retrospect_transcript::read_summary(Path::new(&run.path)).ok())
+                .flatten()
+                .and_then(|summary| summary.first_user_message),
+            n_runs: run.n_runs(),
+            path: run.path,
+            id: run.id,
+            timestamp: utc_timestamp(&run.timestamp),
+        })
+        .collect();
+    Ok(Lineage {
+        parent_session_exists,
+        launched_by: launcher_of(path),
+        runs,
+    })
+}
+
+/// Returns the session that launched the run at `path`: the nearest ancestor directory `D`
+/// with a session file `D.jsonl` beside it (a session's container holds its runs). Only a
+/// pi-subagents transcript (`session.jsonl`, or a `.jsonl` in a `forks` directory) is a run.
+fn launcher_of(path: &str) -> Option<String> {
+    let path = Path::new(path);
+    let parent = path.parent()?;
+    let is_run = path.file_name().is_some_and(|name| name == "session.jsonl")
+        || parent.file_name().is_some_and(|name| name == "forks");
+    if !is_run {
+        return None;
+    }
+    parent.ancestors().take(64).find_map(|dir| {
+        let candidate = format!("{}.jsonl", dir.to_str()?);
+        let metadata = std::fs::symlink_metadata(&candidate).ok()?;
+        metadata.file_type().is_file().then_some(candidate)
     })
 }
 
@@ -147,10 +212,14 @@ pub struct EntriesRequest {
     pub since: Option<String>,
     /// Entries at or before this bound.
     pub until: Option<String>,
-    /// Terms that must all occur in the entry's text.
+    /// Terms of which any must occur in the entry's text.
     pub grep: Vec<String>,
     /// Match `grep` terms case-sensitively.
     pub case_sensitive: bool,
+    /// `grep` also looks in tool-call arguments.
+    pub grep_tool_args: bool,
+    /// `grep` also looks in thinking blocks.
+    pub grep_thinking: bool,
     /// At most this many rows.
     pub limit: Option<u64>,
     /// Carry each entry's raw JSON.
@@ -159,7 +228,7 @@ pub struct EntriesRequest {
 
 /// The result of `entries`: the file read and the resolved filter. Rows are produced one at a
 /// time by [`EntriesResult::for_each_row`], so a writer that streams them holds one row at a
-/// time, whatever the file's size.
+/// time, whatever the file's size (issue 9).
 #[derive(Debug)]
 pub struct EntriesResult {
     /// The file read.
@@ -199,12 +268,22 @@ pub fn entries(
     Ok(EntriesResult { session, filter })
 }
 
+/// Opens the session `target` names, after checking its first line the way `list` does: a
+/// file that is not a session (empty, text, other JSON, binary) is an error naming the path
+/// and the reason, never an empty session.
 fn open(
     target: &SessionTarget,
     env: &Environment,
     limits: &ReadLimits,
 ) -> Result<OpenedSession, AppError> {
-    open_session(&target.session, &target.stores, env, limits)
+    let session = open_session(&target.session, &target.stores, env, limits)?;
+    if let Err(error) = pi_retrospect_header::read_header(Path::new(&session.path)) {
+        return Err(AppError::io(format!(
+            "{}: not a session file: {error}",
+            session.path
+        )));
+    }
+    Ok(session)
 }
 
 /// Returns the filter `request` describes, or a usage error.
@@ -230,6 +309,11 @@ fn entries_filter(request: &EntriesRequest, env: &Environment) -> Result<Entries
         until,
         grep: request.grep.clone(),
         is_case_sensitive: request.case_sensitive,
+        grep_scope: SearchScope {
+            tool_args: request.grep_tool_args,
+            thinking: request.grep_thinking,
+            ..SearchScope::default()
+        },
         limit: request
             .limit
             .map(|limit| usize::try_from(limit).unwrap_or(usize::MAX)),
@@ -294,6 +378,40 @@ fn parse_lines(text: &str) -> Result<(Option<u64>, Option<u64>), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 10: a run names the session that launched it, found from the on-disk nesting.
+    #[test]
+    fn a_run_names_its_launcher() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().to_str().expect("utf-8").to_owned();
+        for relative in [
+            "p/x.jsonl",
+            "p/x/launch/run-0/session.jsonl",
+            "p/x/launch/run-0/session/inner/run-0/session.jsonl",
+            "p/x/forks/f.jsonl",
+            "p/y.jsonl",
+            "p/z/session.jsonl",
+        ] {
+            let path = dir.path().join(relative);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&path, "").expect("write");
+        }
+        let check = |relative: &str, expected: Option<&str>| {
+            assert_eq!(
+                launcher_of(&format!("{root}/{relative}")),
+                expected.map(|launcher| format!("{root}/{launcher}")),
+                "{relative}"
+            );
+        };
+        check("p/x/launch/run-0/session.jsonl", Some("p/x.jsonl"));
+        check(
+            "p/x/launch/run-0/session/inner/run-0/session.jsonl",
+            Some("p/x/launch/run-0/session.jsonl"),
+        );
+        check("p/x/forks/f.jsonl", Some("p/x.jsonl"));
+        check("p/y.jsonl", None);
+        check("p/z/session.jsonl", None);
+    }
 
     #[test]
     fn line_ranges() {

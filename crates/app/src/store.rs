@@ -107,7 +107,7 @@ enum SettingsError {
 
 impl SettingsError {
     fn is_not_found(&self) -> bool {
-        matches!(self, SettingsError::Open(OpenError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound)
+        matches!(self, SettingsError::Open(OpenError::Io { error, .. }) if error.kind() == std::io::ErrorKind::NotFound)
     }
 }
 

@@ -13,12 +13,15 @@ SESSION is a path to a session file (relative to the current directory, `~` expa
 session id or a unique prefix of one (looked up in the store the way `list` finds it, \
 subagent runs included), or `latest`: the newest top-level session (by header timestamp) \
 whose cwd is the current directory. A prefix that matches several sessions is a usage error \
-(exit 2) listing their paths; a session that cannot be found or opened exits 1.
+(exit 2) listing their paths; a session that cannot be found or opened, or a file whose \
+first line is not a session header (checked as `list` checks it), exits 1 with the reason.
 
 Damage in the file (a line that is not JSON, a missing parent, a version 1 file without \
-ids) never fails the command: text output lists it on stderr, --json in `warnings`. Text \
-output strips terminal control sequences and bidi overrides from session content. The file \
-is only read, never written."
+ids) never fails the command: text output lists it on stderr (the first 20 warnings, then \
+a count by kind), --json in `warnings` (the first 20 of each kind, then an `omitted` entry \
+counting the rest). Text output strips terminal control sequences \
+and bidi overrides from session content and escapes one-line fields (ids, types, roles, \
+paths) visibly; times are local there and UTC in JSON. The file is only read, never written."
     };
 }
 

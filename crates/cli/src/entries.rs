@@ -17,18 +17,28 @@ JSON unchanged, with --raw). `text` is the entry's human-readable body: never th
 calls or images. `lineNo` is the physical line (line 1 is the header and never a row) and the \
 stable handle; in a version 1 file `id` and `parentId` are null and one warning says so.
 
+Message rows add what the text leaves out: `stopReason` and `errorMessage` of a response, \
+`isError` of a tool result, `exitCode`, `cancelled`, `truncated` and `excludeFromContext` of \
+a `!` command, the names of the tools a response called (`toolCalls`), and counts of images \
+and thinking blocks. Text output marks failures ([error: ...], [exit 2]) and shows what \
+stands in for a missing text (-> the tools called, (thinking only), (image)); times there \
+are local, in JSON UTC.
+
 Filters combine with AND; repeated --type, --role and --grep values OR. --grep is literal and \
-case-insensitive unless --case-sensitive. --since/--until compare each entry's own \
-timestamp (entries without one are left out) and take the same forms as in `list`.
+case-insensitive unless --case-sensitive, and looks in `text` (tool output and system \
+prompts included); --tool-args adds tool-call arguments (\"did it run git push?\"), \
+--thinking adds thinking. --since/--until compare each entry's own timestamp (entries \
+without one are left out) and take the same forms as in `list`.
 
---json prints `{ \"path\", \"sessionId\", \"version\", \"entries\": [...], \"warnings\": [...] }`; \
---jsonl prints one row per line and the warnings on stderr.
+--json prints `{ \"path\", \"sessionId\", \"version\", \"entries\": [...], \"warnings\": [...] }` \
+(`pi-retrospect schema entries`); --jsonl prints one row per line and the warnings on stderr.
 
-Examples:
-  pi-retrospect entries latest --role user --jsonl | jq -r .text
-  pi-retrospect entries latest --lines 40..60 --raw --json
-  pi-retrospect entries 01a22b41 --grep TODO --grep FIXME --type message --limit 10
-  pi-retrospect entries latest --since 2h --role assistant --role toolResult"
+Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
+  pi-retrospect entries 01a22de2-540d --sessions-root $R --role user --jsonl | jq -r .text
+  pi-retrospect entries 01a22de2-540d --sessions-root $R --grep \"git push\" --tool-args
+  pi-retrospect entries 01a22b41-c1e1 --sessions-root $R --lines 5..8 --raw --json
+  pi-retrospect entries 01a22b41-c1e1 --sessions-root $R --grep approach --limit 3
+  pi-retrospect entries 01a22de2-540d --sessions-root $R --since 2026-11-30 --role toolResult"
 );
 
 /// Flags of `entries`.
@@ -78,6 +88,14 @@ pub struct EntriesArgs {
     #[arg(long, help_heading = "Filters")]
     pub case_sensitive: bool,
 
+    /// --grep also looks in tool-call arguments (a `bash` call's command, a `read` call's path).
+    #[arg(long, requires = "grep", help_heading = "Filters")]
+    pub tool_args: bool,
+
+    /// --grep also looks in thinking blocks.
+    #[arg(long, requires = "grep", help_heading = "Filters")]
+    pub thinking: bool,
+
     /// At most N rows.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Filters")]
     pub limit: Option<u64>,
@@ -107,6 +125,8 @@ pub fn run(args: &EntriesArgs, env: &Environment, out: &mut dyn Write) -> anyhow
         until: args.until.clone(),
         grep: args.grep.clone(),
         case_sensitive: args.case_sensitive,
+        grep_tool_args: args.tool_args,
+        grep_thinking: args.thinking,
         limit: args.limit,
         raw: args.raw,
     };
@@ -134,7 +154,7 @@ pub fn run(args: &EntriesArgs, env: &Environment, out: &mut dyn Write) -> anyhow
         })?;
     } else {
         // Aligned columns need every row's width first; the text shows every row anyway.
-        pi_retrospect_render::entries::write_text(out, &result.rows()?)?;
+        pi_retrospect_render::entries::write_text(out, &result.rows()?, &env.time_zone)?;
     }
     Ok(())
 }

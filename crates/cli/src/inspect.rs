@@ -4,7 +4,7 @@ use std::io::Write;
 
 use clap::{Args, Subcommand};
 use pi_retrospect_app::{Environment, InspectRequest};
-use pi_retrospect_transcript::InspectView;
+use pi_retrospect_transcript::{InspectView, SearchScope};
 
 use crate::args::{SESSION_HELP, StoreArgs};
 use crate::output::print_warnings;
@@ -19,26 +19,34 @@ tool results answering its calls):
   ancestors [ENTRY]  checkpoints on the path from the root to ENTRY (default: the leaf)
   children ENTRY     the next checkpoint on each path below ENTRY
   search QUERY       literal, case-insensitive matches in labels, assistant text, user
-                     requests, and tool results with --tool-results
+                     requests and `!` commands; --tool-results adds tool output, --tool-args
+                     tool-call arguments, --thinking thinking, --system system prompts (the
+                     page says what it did not search)
   read ENTRY         one entry with --before ancestors and --after descendants; at a branch
-                     point the child ids are listed instead of choosing one
+                     point the child ids are listed instead of choosing one. A long entry's
+                     text continues on the next pages (8,000 characters each)
 
 ENTRY is an entry id, or `line:N` (the entry on physical line N; the only handle in version \
 1 files). Results carry entry ids, parent/child checkpoint relations, labels, previews cut \
-to 240 characters and token counts that are estimates (serialized characters / 4). Thinking, \
-image data and tool-call arguments are never returned; tool output only with --tool-results.
+to 240 characters, how each response ended (stopReason, errorMessage: marked [error: ...], \
+[aborted], [cut off: output limit] in text), which tool results failed (isError), and token \
+counts that are estimates (serialized characters / 4). Image data is never returned; \
+thinking, tool-call arguments, system prompts and tool output only with the flags above. \
+Times are local in text, UTC in JSON.
 
 Pages hold --limit results (default 20, at most 50). When there are more, the page ends with \
 a cursor: pass it with --cursor to the same command to continue. The cursor remembers how \
 much of the file the first page read, so later pages describe the same snapshot even while \
 Pi appends to the file.
 
-Examples:
-  pi-retrospect inspect latest overview
-  pi-retrospect inspect latest search \"flaky test\" --tool-results
-  pi-retrospect inspect 01a22b41 read e0dbe164 --before 2 --after 5
-  pi-retrospect inspect latest overview --limit 50 --cursor c1.1f2e.14.0123456789abcdef
-  pi-retrospect inspect latest ancestors --json | jq -r '.checkpoints[].entryId'"
+Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
+  pi-retrospect inspect 01a22de2-540d overview --sessions-root $R
+  pi-retrospect inspect 01a22de2-540d search \"git push\" --tool-args --sessions-root $R
+  pi-retrospect inspect 01a22de2-540d search \"no such file\" --tool-results --sessions-root $R
+  pi-retrospect inspect 01a22b41-c1e1 read e0dbe164 --before 2 --after 5 --sessions-root $R
+  pi-retrospect inspect 01a22de2-540d read 8b495b2c --tool-results --sessions-root $R
+  pi-retrospect inspect 01a22de2-5609 overview --limit 5 --sessions-root $R
+  pi-retrospect inspect 01a22b41-c1e1 ancestors --sessions-root $R --json | jq .nTotal"
 );
 
 /// Flags of `inspect`.
@@ -72,8 +80,20 @@ pub struct InspectArgs {
     pub cursor: Option<String>,
 
     /// Include tool output (search it, preview it); it can hold sensitive source material.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Scope")]
     pub tool_results: bool,
+
+    /// Search tool-call arguments too (a `bash` call's command, a `read` call's path).
+    #[arg(long, global = true, help_heading = "Scope")]
+    pub tool_args: bool,
+
+    /// Search thinking blocks too.
+    #[arg(long, global = true, help_heading = "Scope")]
+    pub thinking: bool,
+
+    /// Search system prompts too.
+    #[arg(long, global = true, help_heading = "Scope")]
+    pub system: bool,
 
     /// Print the page as a JSON document.
     #[arg(long, global = true, help_heading = "Output")]
@@ -95,7 +115,7 @@ pub enum InspectViewArg {
         /// An entry id or `line:N`.
         entry: String,
     },
-    /// Literal, case-insensitive search over labels, assistant text and user requests.
+    /// Literal, case-insensitive search over labels, assistant text, user requests and `!` commands.
     Search {
         /// The text to find.
         query: String,
@@ -146,7 +166,12 @@ pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow
         view: args.view.view(),
         limit: Some(usize::from(args.limit)),
         cursor: args.cursor.clone(),
-        include_tool_results: args.tool_results,
+        scope: SearchScope {
+            tool_results: args.tool_results,
+            tool_args: args.tool_args,
+            thinking: args.thinking,
+            system: args.system,
+        },
     };
     let request = InspectRequest {
         target: args.store.target(&args.session, env)?,
@@ -164,12 +189,16 @@ pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow
         return Ok(());
     }
     print_warnings(&session.path, session.transcript.warnings());
+    let style = pi_retrospect_render::inspect::InspectStyle {
+        offset: result.offset,
+        time_zone: &env.time_zone,
+    };
     pi_retrospect_render::inspect::write_text(
         out,
         &session.path,
         &result.page,
         &request.view.view,
-        result.offset,
+        &style,
     )?;
     Ok(())
 }

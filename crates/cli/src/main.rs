@@ -9,6 +9,7 @@
 #[macro_use]
 mod args;
 mod entries;
+mod handoff;
 mod inspect;
 mod list;
 mod output;
@@ -23,6 +24,7 @@ use clap::{Parser, Subcommand};
 use pi_retrospect_app::{AppError, Environment, ErrorKind};
 
 use crate::entries::{ENTRIES_HELP, EntriesArgs};
+use crate::handoff::{HANDOFF_HELP, HandoffArgs};
 use crate::inspect::{INSPECT_HELP, InspectArgs};
 use crate::list::{LIST_HELP, ListArgs};
 use crate::schema::SchemaArgs;
@@ -58,6 +60,9 @@ enum Command {
     /// Print the stored entries of one session file in file order, one row each, for scripts.
     #[command(after_long_help = ENTRIES_HELP)]
     Entries(Box<EntriesArgs>),
+    /// Print a bounded, redacted summary of where a session stood, to continue it elsewhere.
+    #[command(after_long_help = HANDOFF_HELP)]
+    Handoff(Box<HandoffArgs>),
 }
 
 fn main() -> ExitCode {
@@ -100,6 +105,7 @@ fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()>
         Command::Show(args) => show::run(&args, env, out),
         Command::Inspect(args) => inspect::run(&args, env, out),
         Command::Entries(args) => entries::run(&args, env, out),
+        Command::Handoff(args) => handoff::run(&args, env, out),
         Command::Schema(args) => schema::run(&args, out),
     }
 }

@@ -17,12 +17,24 @@ pub struct SchemaArgs {
 pub enum SchemaDocument {
     /// The `list --json` document.
     List,
+    /// The `show --json` document (items or tree).
+    Show,
+    /// The `inspect --json` page.
+    Inspect,
+    /// The `entries --json` document; `$defs/Row` is one `--jsonl` row.
+    Entries,
+    /// The `handoff --json` document.
+    Handoff,
 }
 
 /// Runs `schema` with `args`, writing to `out`.
 pub fn run(args: &SchemaArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let schema = match args.document {
         SchemaDocument::List => pi_retrospect_render::schema::LIST_SCHEMA,
+        SchemaDocument::Show => pi_retrospect_render::schema::SHOW_SCHEMA,
+        SchemaDocument::Inspect => pi_retrospect_render::schema::INSPECT_SCHEMA,
+        SchemaDocument::Entries => pi_retrospect_render::schema::ENTRIES_SCHEMA,
+        SchemaDocument::Handoff => pi_retrospect_render::handoff::HANDOFF_SCHEMA,
     };
     out.write_all(schema.as_bytes())?;
     Ok(())

@@ -4,30 +4,45 @@ use std::io::Write;
 
 use clap::Args;
 use pi_retrospect_app::{Environment, ShowRequest, ShowView};
-use pi_retrospect_render::show::{Paint, write_heading, write_items, write_json, write_tree};
+use pi_retrospect_render::show::{
+    Paint, ShowParts, ShowStyle, write_heading, write_items, write_json, write_tree,
+};
 
 use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
 use crate::output::print_warnings;
-use crate::term::use_color;
+use crate::term::{use_color, width};
 
 pub const SHOW_HELP: &str = concat!(
     session_help!(),
     "\n\n",
     "\
+The heading gives the session's first and last activity (local time), the session it was \
+forked from and where the copied entries end, the session that launched it (for a subagent \
+run) and the runs it launched with their first task.
+
 The transcript follows the active branch (root to the last entry appended, as Pi resumes \
 it). Each block starts with the entry id in brackets, so `inspect SESSION read ID` or \
-`entries SESSION --id ID` can jump to it. Tool calls are one line each (`->` tool name and \
-scalar arguments); tool results (`<-`) are cut to --tool-output characters; thinking is \
-hidden unless --thinking.
+`entries SESSION --id ID` can jump to it. A response that failed is marked ([error: ...], \
+[aborted], [cut off: output limit]), and so is a failed tool result ([error]) or `!` command \
+([exit 2]); `!!` marks a command kept out of the model's context. A `bash` call shows its \
+whole command, wrapped; other calls a readable summary of their arguments (--tool-args: all \
+of them). Tool results, `!` output and long notes keep their first and last lines up to \
+--tool-output characters and say how much they left out; Pi's own truncation notice is \
+kept. Thinking is hidden unless --thinking; a system prompt is one line unless --system.
 
---tree draws every entry of the file: `*` marks the active path, `@` the leaf, `+` the first \
-entry of each branch below a branch point; labels are shown in brackets.
+--tree draws every entry: the active path flush left (`*`, the leaf `@`), each side branch \
+right under its branch point, marked `|` and starting with `+`; --fold makes each side \
+branch one line. Previews are cut to the terminal's width.
 
-Examples:
-  pi-retrospect show latest
-  pi-retrospect show 01a22b41-c1e1 --thinking --tool-output 200
-  pi-retrospect show ~/.pi/agent/sessions/--home-me-app--/2026-09-01T10-00-00-000Z_0199.jsonl --tree
-  pi-retrospect show latest --json | jq -r '.items[] | select(.kind == \"toolCall\") | .name'"
+--json carries everything whole: full tool output and arguments (with each call's \
+toolCallId), stop reasons and errors, and UTC timestamps on every item.
+
+Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
+  pi-retrospect show 01a22de2-540d --sessions-root $R
+  pi-retrospect show 01a22de2-540d --sessions-root $R --tool-output 300 --tool-args
+  pi-retrospect show 01a22b41-c0ec --sessions-root $R --thinking --system
+  pi-retrospect show 01a22de2-5609 --sessions-root $R --tree --fold
+  pi-retrospect show 01a22de2-540d --sessions-root $R --json | jq '.items[].toolCallId // empty'"
 );
 
 /// Flags of `show`.
@@ -45,12 +60,24 @@ pub struct ShowArgs {
     #[arg(long)]
     pub tree: bool,
 
+    /// With --tree: fold each side branch into one line.
+    #[arg(long, requires = "tree")]
+    pub fold: bool,
+
     /// Show thinking blocks (hidden by default).
     #[arg(long, conflicts_with = "tree")]
     pub thinking: bool,
 
-    /// Characters kept of each tool result, bash output and long note such as a system prompt
-    /// (0: only the header line).
+    /// Show system prompts whole (one line each by default).
+    #[arg(long, conflicts_with = "tree")]
+    pub system: bool,
+
+    /// Show every tool call's full arguments under it.
+    #[arg(long, conflicts_with = "tree")]
+    pub tool_args: bool,
+
+    /// Characters kept of each tool result, `!` output and long note, first and last lines
+    /// (at most one line per 50 characters); 0 keeps only the header line. --json keeps all.
     #[arg(
         long,
         value_name = "N",
@@ -59,7 +86,7 @@ pub struct ShowArgs {
     )]
     pub tool_output: usize,
 
-    /// Print a JSON document instead of text.
+    /// Print a JSON document instead of text (never cut; `pi-retrospect schema show`).
     #[arg(long, help_heading = "Output")]
     pub json: bool,
 
@@ -74,39 +101,45 @@ pub fn run(args: &ShowArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
         target: args.store.target(&args.session, env)?,
         tree: args.tree,
         thinking: args.thinking,
-        tool_output_chars: args.tool_output,
+        tool_output_chars: (!args.json).then_some(args.tool_output),
     };
     let result = pi_retrospect_app::show(&request, env)?;
     let session = &result.session;
-    let (items, tree) = match &result.view {
-        ShowView::Items(items) => (Some(items.as_slice()), None),
-        ShowView::Tree(rows) => (None, Some(rows.as_slice())),
+    let parts = ShowParts {
+        path: &session.path,
+        transcript: &session.transcript,
+        facts: &result.facts,
+        lineage: &result.lineage,
     };
     if args.json {
-        write_json(
-            out,
-            &session.path,
-            &session.transcript,
-            &result.facts,
-            items,
-            tree,
-        )?;
+        let (items, tree) = match &result.view {
+            ShowView::Items(items) => (Some(items.as_slice()), None),
+            ShowView::Tree(rows) => (None, Some(rows.as_slice())),
+        };
+        write_json(out, &parts, items, tree)?;
         return Ok(());
     }
-    let paint = Paint {
-        is_on: use_color(args.color),
+    let style = ShowStyle {
+        paint: Paint {
+            is_on: use_color(args.color),
+        },
+        width: width(),
+        time_zone: &env.time_zone,
+        system: args.system,
+        tool_args: args.tool_args,
+        fold: args.fold,
     };
     print_warnings(&session.path, session.transcript.warnings());
-    write_heading(out, &session.path, &result.facts, &paint)?;
+    write_heading(out, &parts, &style)?;
     match &result.view {
-        ShowView::Tree(rows) => write_tree(out, rows, &paint)?,
+        ShowView::Tree(rows) => write_tree(out, rows, &style)?,
         ShowView::Items(items) => {
             writeln!(
                 out,
                 "active branch: {} entries\n",
                 session.transcript.active_branch().len()
             )?;
-            write_items(out, items, args.tool_output, &paint)?;
+            write_items(out, items, &style)?;
         }
     }
     Ok(())

@@ -96,10 +96,30 @@ fn warnings_on_stderr_are_bounded() {
         );
         assert!(
             lines[20]
-                .contains("4981 more warnings not shown (4980 malformed_line, 1 missing_parent)"),
+                .contains("… and 4,981 more warnings (4,980 malformed_line, 1 missing_parent;"),
             "{command:?}: {}",
             lines[20]
         );
+    }
+    // Every reading command's document with an omitted group is valid against its schema.
+    for (command, schema) in [
+        (vec!["show", path.as_str(), "--json"], "show"),
+        (
+            vec!["inspect", path.as_str(), "overview", "--json"],
+            "inspect",
+        ),
+        (vec!["entries", path.as_str(), "--json"], "entries"),
+    ] {
+        let output = binary().args(&command).output().expect("run");
+        let document: Value = serde_json::from_str(&stdout_of(&output)).expect("JSON");
+        let schema_output = binary().args(["schema", schema]).output().expect("run");
+        let schema: Value = serde_json::from_str(&stdout_of(&schema_output)).expect("schema");
+        let validator = jsonschema::validator_for(&schema).expect("a valid schema");
+        let errors: Vec<String> = validator
+            .iter_errors(&document)
+            .map(|error| format!("{error} at {}", error.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{command:?}: {errors:#?}");
     }
     let output = binary()
         .args(["entries", path.as_str(), "--json"])

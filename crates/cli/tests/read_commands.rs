@@ -14,6 +14,11 @@ use common::{binary, golden, stdout_of};
 
 const TREE: &str = "--tmp-pi-real-fixture-home-user-project--/2026-11-30T07-00-59-489Z_01a22b41-c1e1-73ac-b3e0-09602166f4c8.jsonl";
 const TOOLS: &str = "--tmp-pi-real-fixture-home-user-project--/2026-11-30T07-00-59-245Z_01a22b41-c0ec-73ac-b3e0-0959dd92f796.jsonl";
+const FAILURES: &str = "--tmp-pi-real-fixture-home-user-project--/2026-11-30T19-15-37-102Z_01a22de2-540d-7602-8b63-cd7f53f64b36.jsonl";
+const BRANCHES: &str = "--tmp-pi-real-fixture-home-user-project--/2026-11-30T19-15-37-609Z_01a22de2-5609-7602-8b63-cd81e7ace702.jsonl";
+const FORK: &str = "--tmp-pi-real-fixture-home-user-project--/2026-11-30T07-00-59-507Z_01a22b41-c1f3-73ac-b3e0-0967020c40d2.jsonl";
+const API: &str = "--tmp-pi-real-fixture-home-user-project--/2026-11-30T07-00-59-510Z_01a22b41-c1f6-73ac-b3e0-0968419dc9f7.jsonl";
+const RUN_0: &str = "--tmp-pi-real-fixture-home-user-project--/2026-11-30T07-00-59-245Z_01a22b41-c0ec-73ac-b3e0-0959dd92f796/7d0c4a52-3f0e-4c43-9a57-1b2f5c6d8e90/run-0/session.jsonl";
 
 fn pi_real() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -36,8 +41,14 @@ fn expected(relative: &str) -> Value {
     all["files"][relative].clone()
 }
 
+/// Runs the binary with a fixed line width, so text fitted to the terminal is the same on
+/// every machine.
 fn run(args: &[&str]) -> Output {
-    binary().args(args).output().expect("run binary")
+    binary()
+        .env("COLUMNS", "120")
+        .args(args)
+        .output()
+        .expect("run binary")
 }
 
 fn stderr_of(output: &Output) -> String {
@@ -138,7 +149,23 @@ fn conversation(n_turns: u32, first: u32) -> Vec<String> {
 fn golden_text_outputs() {
     let tree = file(TREE);
     let tools = file(TOOLS);
+    let failures = file(FAILURES);
+    let branches = file(BRANCHES);
     let cases: &[(&str, Vec<&str>)] = &[
+        (
+            "show-failures.txt",
+            vec!["show", &failures, "--tool-output", "300"],
+        ),
+        ("show-failures-tree.txt", vec!["show", &failures, "--tree"]),
+        (
+            "show-branches-fold.txt",
+            vec!["show", &branches, "--tree", "--fold"],
+        ),
+        (
+            "inspect-failures.txt",
+            vec!["inspect", &failures, "overview"],
+        ),
+        ("entries-failures.txt", vec!["entries", &failures]),
         ("show.txt", vec!["show", &tree]),
         ("show-tree.txt", vec!["show", &tree, "--tree"]),
         (
@@ -230,30 +257,509 @@ fn thinking_is_hidden_unless_asked() {
     assert!(stdout_of(&run(&["show", &tools, "--thinking"])).contains(thinking));
 }
 
+/// Issue 10: long output keeps head and tail and says what it left out; `--json` never cuts;
+/// `--tool-output 0` is the header line alone.
 #[test]
-fn tool_output_is_cut_and_tool_calls_are_one_line() {
-    let tools = file(TOOLS);
-    let document = json(&["show", &tools, "--json", "--tool-output", "5"]);
+fn tool_output_is_cut_head_and_tail_and_whole_in_json() {
+    let failures = file(FAILURES);
+    let document = json(&["show", &failures, "--json", "--tool-output", "5"]);
     let items = document["items"].as_array().expect("items");
-    let results: Vec<&Value> = items
+    let seq = items
         .iter()
-        .filter(|item| item["kind"] == "toolResult")
+        .find(|item| item["entryId"] == "8b495b2c")
+        .expect("the seq 1 3000 result");
+    let whole = seq["text"].as_str().expect("text");
+    assert_eq!(
+        whole
+            .lines()
+            .filter(|line| line.parse::<u32>().is_ok())
+            .count(),
+        2000
+    );
+    assert!(seq.get("omitted").is_none(), "--json never cuts");
+    let text = stdout_of(&run(&["show", &failures]));
+    let mut block: Vec<&str> = text
+        .lines()
+        .skip_while(|line| !line.starts_with("[8b495b2c]"))
+        .take_while(|line| !line.starts_with("[9ad2d801]"))
         .collect();
-    assert_eq!(results.len(), 3);
-    for result in results {
-        assert!(result["text"].as_str().expect("text").chars().count() <= 5);
-    }
-    assert!(items.iter().any(|item| item["isTruncated"] == true));
-    let text = stdout_of(&run(&["show", &tools]));
+    block.pop_if(|line| line.is_empty());
+    assert_eq!(block[0], "[8b495b2c] <- bash result (2,002 lines, 9.9 KB)");
+    assert_eq!(block[1], "  1001");
     assert!(
-        text.contains("[654633ae] -> read path=\"README.md\"\n"),
+        block.contains(&"  [… 1,960 lines, 9.6 KB omitted]"),
+        "{block:?}"
+    );
+    assert_eq!(
+        block[block.len() - 3..],
+        [
+            "  3000",
+            "",
+            "  [Showing lines 1001-3000 of 3000. Full output: /tmp/pi-real-fixture/tmp/pi-bash-6612d6c1156ff19f.log]"
+        ],
+        "the tail and Pi's own notice"
+    );
+    let header_only = stdout_of(&run(&["show", &failures, "--tool-output", "0"]));
+    assert!(
+        header_only.contains("[8b495b2c] <- bash result (2,002 lines, 9.9 KB)\n\n"),
+        "{header_only}"
+    );
+    assert!(!header_only.contains("  1001\n"));
+    let tools = stdout_of(&run(&["show", &file(TOOLS)]));
+    assert!(
+        tools.contains("[654633ae] -> read path=\"README.md\"\n"),
+        "{tools}"
+    );
+}
+
+/// Issue 10: failed, aborted and cut-off responses, failed tools and `!` commands are marked
+/// in every view, and every JSON shape carries how a message ended.
+#[test]
+fn failures_are_visible_in_every_view() {
+    let failures = file(FAILURES);
+    let show = stdout_of(&run(&["show", &failures]));
+    for expected in [
+        "[d3f326d9] assistant (faux/faux-reasoner)\n  [error: 429 Too Many Requests: rate limit exceeded, retry after 30s]\n",
+        "[d6004df0] assistant (faux/faux-reasoner)\n  [aborted]\n",
+        "  The build starts with cargo, then it compiles main.rs, then\n  [cut off: output limit]\n",
+        "[c00c1ab4] <- read result [error]\n",
+        "[3ea7de20] ! ls no-such-dir [exit 2]\n  ls: cannot access 'no-such-dir': No such file or directory\n",
+        "[23fda95d] !! echo private note  (not sent to the model)\n  private note\n",
+        "[dc237402] ! seq 1 3000 [output truncated by Pi]",
+        "[667f4b34] <- read result (image)\n",
+        "[e294b9c7] assistant (faux/faux-reasoner)\n  (thinking only, hidden; --thinking shows it)\n",
+    ] {
+        assert!(show.contains(expected), "{expected}\n---\n{show}");
+    }
+    // A tool-only turn is its calls, not an empty assistant block.
+    assert!(show.contains("[8704fa23] user\n  Print 1 to 3000, then run the checks.\n\n[78c2c7f4] -> bash $ seq 1 3000\n"), "{show}");
+    let tree = stdout_of(&run(&["show", &failures, "--tree"]));
+    for expected in [
+        "d3f326d9 assistant [error: 429 Too Many Requests",
+        "d6004df0 assistant [aborted]",
+        "afb68071 assistant [cut off: output limit]",
+        "c00c1ab4 toolResult [error]",
+        "3ea7de20 bashExecution [exit 2]  !ls no-such-dir",
+        "ebd40560 assistant  -> bash wc -c main.rs",
+        "e294b9c7 assistant  (thinking only)",
+        "667f4b34 toolResult  Read image file [image/png] (image)",
+    ] {
+        assert!(tree.contains(expected), "{expected}\n---\n{tree}");
+    }
+    let overview = stdout_of(&run(&["inspect", &failures, "overview"]));
+    for expected in [
+        "  reply: (none)  [error: 429 Too Many Requests: rate limit exceeded, retry after 30s]\n",
+        "  reply: (none)  [aborted]\n",
+        "  reply: The build starts with cargo, then it compiles main.rs, then  [cut off: output limit]\n",
+        "  failed: read (c00c1ab4), bash (651bff89)\n",
+        "  reply: (tool calls only)\n",
+        "  reply: (thinking only, not shown)\n",
+    ] {
+        assert!(overview.contains(expected), "{expected}\n---\n{overview}");
+    }
+    let entries = stdout_of(&run(&["entries", &failures]));
+    for expected in [
+        "[error: 429 Too Many Requests: rate limit exceeded, retry after 30s]\n",
+        "[aborted]\n",
+        "[cut off: output limit] The build starts",
+        "[error] ENOENT",
+        "[exit 2] !ls no-such-dir\n",
+        "!!echo private note\n",
+        "-> bash, bash\n",
+        "(thinking only)\n",
+        "Read image file [image/png] (image)\n",
+    ] {
+        assert!(entries.contains(expected), "{expected}\n---\n{entries}");
+    }
+
+    // JSON: every shape says how the response ended.
+    let error = |rows: &Value, id_field: &str| -> Value {
+        rows.as_array()
+            .expect("rows")
+            .iter()
+            .find(|row| row[id_field] == "d3f326d9")
+            .cloned()
+            .expect("the failed response")
+    };
+    let items = json(&["show", &failures, "--json"]);
+    let tree = json(&["show", &failures, "--tree", "--json"]);
+    let overview = json(&["inspect", &failures, "overview", "--json"]);
+    let read = json(&["inspect", &failures, "read", "d3f326d9", "--json"]);
+    let rows = json(&["entries", &failures, "--json"]);
+    for row in [
+        error(&items["items"], "entryId"),
+        error(&tree["tree"], "entryId"),
+        error(&overview["checkpoints"], "entryId"),
+        read["read"]["entry"].clone(),
+        error(&rows["entries"], "id"),
+    ] {
+        assert_eq!(row["stopReason"], "error", "{row}");
+        assert_eq!(
+            row["errorMessage"],
+            "429 Too Many Requests: rate limit exceeded, retry after 30s"
+        );
+    }
+    // isError in every view, `inspect read` and `overview` included.
+    let read = json(&["inspect", &failures, "read", "c00c1ab4", "--json"]);
+    assert_eq!(read["read"]["entry"]["isError"], true);
+    assert_eq!(
+        read["read"]["after"][0]["isError"], true,
+        "651bff89 failed too"
+    );
+    let checkpoint = &overview["checkpoints"][0];
+    assert_eq!(
+        checkpoint["toolResults"][0]["isError"], true,
+        "{checkpoint}"
+    );
+    let bash = items["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|item| item["entryId"] == "3ea7de20")
+        .expect("the ! command");
+    assert_eq!(bash["kind"], "bash");
+    assert_eq!(bash["exitCode"], 2);
+    let excluded = error(&rows["entries"], "id");
+    assert_eq!(excluded["type"], "message");
+}
+
+/// Issue 10: a long command is shown whole, the JSON carries every argument and the call id,
+/// and `--tool-args` lets `entries --grep` and `inspect search` answer "did it run git push?".
+#[test]
+fn tool_arguments_are_readable_and_findable() {
+    let failures = file(FAILURES);
+    let show = stdout_of(&run(&["show", &failures]));
+    assert!(
+        show.contains(
+            "[78c2c7f4] -> bash\n  $ cd /tmp/pi-real-fixture/home/user/project && ls -la"
+        ),
+        "{show}"
+    );
+    assert!(
+        show.contains("origin main (not run)'\n"),
+        "the command's tail: {show}"
+    );
+    let all_arguments = stdout_of(&run(&["show", &failures, "--tool-args"]));
+    assert!(
+        all_arguments.contains(
+            "[71feb2c7] -> read path=\"red.png\"\n    {\n      \"path\": \"red.png\"\n    }\n"
+        ),
+        "{all_arguments}"
+    );
+    let document = json(&["show", &failures, "--json"]);
+    let call = document["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|item| item["toolCallId"] == "call_bash_long")
+        .expect("the long call");
+    assert!(
+        call["arguments"]["command"]
+            .as_str()
+            .expect("command")
+            .ends_with("echo 'final step: git push origin main (not run)'")
+    );
+    let usage = root()
+        .join("--tmp-pi-real-fixture-home-user-project--/2026-11-30T19-15-37-733Z_01a22de2-5685-7602-8b63-cd825dec9328.jsonl")
+        .display()
+        .to_string();
+    let tree = json(&["show", &usage, "--tree", "--json"]);
+    assert!(
+        tree.to_string().contains(r#"-> delegate tasks=[\"check main.rs compiles\", \"check README.md mentions main.rs\"]"#),
+        "arrays are shown, not counted: {tree}"
+    );
+
+    let grep = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec![
+            "entries",
+            failures.as_str(),
+            "--jsonl",
+            "--grep",
+            "git push",
+        ];
+        args.extend_from_slice(extra);
+        jsonl(&args)
+            .iter()
+            .map(|row| row["id"].as_str().expect("id").to_owned())
+            .collect()
+    };
+    assert_eq!(grep(&[]), ["9ad2d801"], "only the output mentions it");
+    assert_eq!(grep(&["--tool-args"]), ["78c2c7f4", "9ad2d801"]);
+    let search = |extra: &[&str]| {
+        let mut args = vec!["inspect", failures.as_str(), "search", "git push", "--json"];
+        args.extend_from_slice(extra);
+        json(&args)
+    };
+    let plain = search(&[]);
+    assert_eq!(plain["nTotal"], 0);
+    assert_eq!(
+        plain["notSearched"],
+        serde_json::json!(["toolResults", "toolArgs", "thinking", "system"])
+    );
+    let text = stdout_of(&run(&["inspect", &failures, "search", "git push"]));
+    assert!(
+        text.contains(
+            "not searched: tool output (--tool-results), tool-call arguments (--tool-args)"
+        ),
         "{text}"
     );
-    let cut = stdout_of(&run(&["show", &tools, "--tool-output", "3"]));
-    assert!(
-        cut.contains("  # d\n  [… output cut to 3 characters]"),
-        "{cut}"
+    let with_args = search(&["--tool-args"]);
+    assert_eq!(field(&with_args["hits"], "entryId"), ["78c2c7f4"]);
+    assert_eq!(field(&with_args["hits"], "field"), ["toolArgs"]);
+    let everything = search(&["--tool-args", "--tool-results"]);
+    assert_eq!(
+        field(&everything["hits"], "entryId"),
+        ["78c2c7f4", "9ad2d801"]
     );
+    assert!(
+        everything
+            .get("notSearched")
+            .is_none_or(|missing| missing != &serde_json::json!([]))
+    );
+    let thinking = json(&[
+        "inspect",
+        &failures,
+        "search",
+        "only said thanks",
+        "--thinking",
+        "--json",
+    ]);
+    assert_eq!(field(&thinking["hits"], "field"), ["thinking"]);
+    let thinking = jsonl(&[
+        "entries",
+        &failures,
+        "--jsonl",
+        "--grep",
+        "only said thanks",
+        "--thinking",
+    ]);
+    assert_eq!(thinking.len(), 1);
+}
+
+/// Issue 10: a system prompt is one line unless asked for; notes say what they do.
+#[test]
+fn notes_say_what_they_do() {
+    let tree = stdout_of(&run(&["show", &file(TREE)]));
+    for expected in [
+        "[20f60ff6] system prompt: 153 B; sections: cwd, preamble; tools: read, bash\n[5ef17fa5] user",
+        "[474589f5] branch summary of the branch left at [05e0be47]:\n  Tried approach A (rewrite main.rs); abandoned in favour of B.\n",
+        "[eec62c1f] label \"abandoned-a\" on [474589f5]\n",
+        "[046fe6a4] compaction: 477 tokens before; the model keeps entries from [474589f5] on, after this summary:\n  ## Goal\n",
+    ] {
+        assert!(tree.contains(expected), "{expected}\n---\n{tree}");
+    }
+    assert!(
+        !tree.contains("The user explored a different conversation branch"),
+        "{tree}"
+    );
+    let system = stdout_of(&run(&["show", &file(TREE), "--system"]));
+    assert!(system.contains("[20f60ff6] system prompt: 153 B; sections: cwd, preamble; tools: read, bash\n  [section cwd]\n  <cwd>\n"), "{system}");
+    let api = stdout_of(&run(&["show", &file(API), "--tree"]));
+    assert!(
+        api.contains("f1db7c33 context_edit  (hides afcb1d71 from the model)\n"),
+        "{api}"
+    );
+    assert!(
+        api.contains("d8052a72 label  (clears the label of afcb1d71)\n"),
+        "{api}"
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let edit = |id: &str, parent: &str, replacement: &str| {
+        format!(
+            r#"{{"type":"context_edit","id":"{id}","parentId":"{parent}","timestamp":"2026-01-01T00:05:00.000Z","targetId":"a0","replacement":{replacement}}}"#
+        )
+    };
+    let path = write_file(
+        dir.path(),
+        "notes.jsonl",
+        &[
+            header("notes", "/w"),
+            message("u0", None, 0, "user", "hi"),
+            message("a0", Some("u0"), 1, "assistant", "secret"),
+            edit("e1", "a0", "null"),
+            edit("e2", "e1", r#"[{"type":"text","text":"redacted"}]"#),
+            r#"{"type":"label","id":"l1","parentId":"e2","timestamp":"2026-01-01T00:06:00.000Z","targetId":"a0"}"#.to_owned(),
+        ],
+    );
+    let notes = stdout_of(&run(&["show", &path]));
+    for expected in [
+        "[e1] context edit: hides [a0] from the model\n",
+        "[e2] context edit: the model sees [a0] as:\n  redacted\n",
+        "[l1] label cleared on [a0]\n",
+    ] {
+        assert!(notes.contains(expected), "{expected}\n---\n{notes}");
+    }
+}
+
+/// Issue 10: a fork says where its copies end, a session lists its runs, a run names the
+/// session that launched it.
+#[test]
+fn lineage_fork_runs_and_launcher() {
+    let fork = stdout_of(&run(&["show", &file(FORK)]));
+    // The recorded parent lies in the generator's staging directory, which exists only on a
+    // machine that generated the corpus: expect whichever is true here.
+    let parent = "/tmp/pi-real-fixture/home/user/.pi/agent/sessions/--tmp-pi-real-fixture-home-user-project--/2026-11-30T07-00-59-245Z_01a22b41-c0ec-73ac-b3e0-0959dd92f796.jsonl";
+    let parent_exists = Path::new(parent).is_file();
+    let not_found = if parent_exists { "" } else { " (not found)" };
+    let expected = format!(
+        "forked from: {parent}{not_found}\n  copied 13 entries up to [b37b76e2]; the fork's own entries follow\n"
+    );
+    assert!(fork.contains(&expected), "{fork}");
+    let document = json(&["show", &file(FORK), "--json"]);
+    assert_eq!(document["forkCopy"]["lastEntryId"], "b37b76e2");
+    assert_eq!(document["parentSessionExists"], parent_exists);
+    let tools = redacted(&stdout_of(&run(&["show", &file(TOOLS)])));
+    assert!(tools.contains("runs (3):\n  - [ROOT]"), "{tools}");
+    assert!(
+        tools.contains("/run-0/session.jsonl  \"Summarize README.md in one line.\"\n"),
+        "{tools}"
+    );
+    let document = json(&["show", &file(TOOLS), "--json"]);
+    assert_eq!(document["runs"].as_array().expect("runs").len(), 3);
+    let run_0 = stdout_of(&run(&["show", &file(RUN_0)]));
+    assert!(
+        run_0.contains(&format!("launched by: {}\n", file(TOOLS))),
+        "{run_0}"
+    );
+    assert_eq!(
+        json(&["show", &file(RUN_0), "--json"])["launchedBy"],
+        file(TOOLS)
+    );
+}
+
+/// Issue 10: human-facing times are local, JSON is UTC.
+#[test]
+fn one_time_zone_local_in_text_utc_in_json() {
+    let failures = file(FAILURES);
+    let local = |args: &[&str]| {
+        let output = binary()
+            .env("TZ", "JST-9")
+            .env("COLUMNS", "120")
+            .args(args)
+            .output()
+            .expect("run");
+        stdout_of(&output)
+    };
+    assert!(
+        local(&["show", &failures])
+            .contains("activity: 2026-12-01 04:15:37 to 2026-12-01 04:15:37\n")
+    );
+    assert!(
+        local(&["entries", &failures, "--lines", "2"])
+            .contains("  2026-12-01 04:15:37  model_change")
+    );
+    assert!(
+        local(&["inspect", &failures, "overview"])
+            .contains("651bff89  2026-12-01 04:15:37  active")
+    );
+    let document: Value =
+        serde_json::from_str(&local(&["show", &failures, "--json"])).expect("json");
+    assert_eq!(document["firstActivity"], "2026-11-30T19:15:37.104Z");
+    assert_eq!(
+        document["items"][0]["timestamp"],
+        "2026-11-30T19:15:37.104Z"
+    );
+}
+
+/// Issue 10: `show --tree` stays readable with 30 branch points: the active path flush left,
+/// each side branch right under its branch point, or folded to one line; rows fit the width.
+#[test]
+fn the_tree_stays_readable_with_thirty_branch_points() {
+    let branches = file(BRANCHES);
+    let tree = stdout_of(&run(&["show", &branches, "--tree"]));
+    let rows: Vec<&str> = tree
+        .lines()
+        .skip_while(|line| !line.starts_with("tree:"))
+        .skip(2)
+        .collect();
+    assert_eq!(rows.len(), 126);
+    assert_eq!(
+        rows.iter()
+            .filter(|row| row.starts_with("* ") || row.starts_with("@ "))
+            .count(),
+        66
+    );
+    assert_eq!(
+        rows.iter().filter(|row| row.starts_with("| + ")).count(),
+        30
+    );
+    for (idx, row) in rows.iter().enumerate() {
+        if row.starts_with("| + ") {
+            assert!(
+                rows[idx - 1].ends_with("(2 branches)"),
+                "{row} is under its branch point"
+            );
+        }
+    }
+    let folded = stdout_of(&run(&["show", &branches, "--tree", "--fold"]));
+    assert!(folded.contains("* cac516c1 assistant  Step 0 done.  (2 branches)\n| + abandoned branch, 2 entries: e4090379 user  Try alternative 1.\n* 8c89ecbf user  Continue: step 1.\n"), "{folded}");
+    assert_eq!(folded.lines().count(), tree.lines().count() - 30);
+    let narrow = binary()
+        .env("COLUMNS", "60")
+        .args(["show", &branches, "--tree"])
+        .output()
+        .expect("run");
+    for line in stdout_of(&narrow)
+        .lines()
+        .skip_while(|line| !line.starts_with("tree:"))
+        .skip(1)
+    {
+        assert!(line.chars().count() <= 60 + 20, "{line}");
+    }
+}
+
+/// Issue 9: nested side branches no longer indent without bound: the tree's text grows
+/// linearly with the number of entries.
+#[test]
+fn tree_output_is_linear_in_the_entries() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut lines = vec![header("deep", "/w"), message("r", None, 0, "user", "root")];
+    let n_levels = 2000;
+    for level in 0..n_levels {
+        let parent = if level == 0 {
+            "r".to_owned()
+        } else {
+            format!("s{}", level - 1)
+        };
+        // The first child goes one level deeper; the last one stays at its parent's depth.
+        lines.push(message(
+            &format!("s{level}"),
+            Some(&parent),
+            1,
+            "user",
+            "deeper",
+        ));
+        lines.push(message(
+            &format!("l{level}"),
+            Some(&parent),
+            1,
+            "user",
+            "leaf",
+        ));
+    }
+    lines.push(message("leaf", Some("r"), 2, "user", "active leaf"));
+    let path = write_file(dir.path(), "deep.jsonl", &lines);
+    let document = json(&["show", &path, "--tree", "--json"]);
+    let max_depth = document["tree"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|row| row["depth"].as_u64().unwrap_or(0))
+        .max();
+    assert_eq!(
+        max_depth,
+        Some(n_levels as u64),
+        "the depth is reported whole"
+    );
+    let text = stdout_of(&run(&["show", &path, "--tree"]));
+    let n_rows = text.lines().count();
+    assert!(n_rows >= 2 * n_levels, "{n_rows}");
+    let widest = text
+        .lines()
+        .map(|line| line.chars().count())
+        .max()
+        .unwrap_or(0);
+    assert!(widest <= 160, "a row is bounded by a constant: {widest}");
 }
 
 #[test]
@@ -763,12 +1269,78 @@ fn pages_and_cursors_continue_the_same_snapshot() {
     );
 }
 
+/// Returns the words of a shell command line: spaces split, quotes group, `\"` in double
+/// quotes is a quote.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quote = None;
+    let mut has_word = false;
+    let mut chars = line.chars();
+    while let Some(character) = chars.next() {
+        match (quote, character) {
+            (None, ' ') => {
+                if has_word {
+                    words.push(std::mem::take(&mut word));
+                    has_word = false;
+                }
+            }
+            (None, '\'' | '"') => {
+                quote = Some(character);
+                has_word = true;
+            }
+            (Some('"'), '\\') => word.extend(chars.next()),
+            (Some(open), close) if open == close => quote = None,
+            (_, other) => {
+                word.push(other);
+                has_word = true;
+            }
+        }
+    }
+    if has_word {
+        words.push(word);
+    }
+    words
+}
+
+/// Every example in `--help` runs on the committed fixtures from the repository root (a
+/// pipe into `jq` is left out).
 #[test]
-fn help_has_examples() {
+fn help_examples_run_on_the_committed_fixtures() {
+    let repository = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     for command in ["show", "inspect", "entries"] {
         let help = stdout_of(&run(&[command, "--help"]));
-        assert!(help.contains("Examples:"), "{command}");
         assert!(help.contains("latest"), "{command}");
+        let block: Vec<&str> = help
+            .lines()
+            .skip_while(|line| !line.starts_with("Examples"))
+            .skip(1)
+            .take_while(|line| !line.is_empty())
+            .collect();
+        let examples: Vec<&str> = block
+            .iter()
+            .filter_map(|line| line.strip_prefix("  pi-retrospect "))
+            .collect();
+        assert!(examples.len() >= 4, "{command}: {help}");
+        assert_eq!(
+            examples.len(),
+            block.len(),
+            "one example per line: {block:#?}"
+        );
+        for example in examples {
+            let command_line = example.split(" | ").next().unwrap_or(example);
+            let command_line = command_line.replace("$R", "fixtures/pi-real/sessions");
+            let output = binary()
+                .args(shell_words(&command_line))
+                .current_dir(&repository)
+                .output()
+                .expect("run example");
+            assert!(
+                output.status.success() && !output.stdout.is_empty(),
+                "{example}: {}",
+                stderr_of(&output)
+            );
+        }
     }
 }
 
@@ -817,11 +1389,8 @@ fn long_notes_are_cut_in_text_and_whole_in_json() {
         ],
     );
     let text = stdout_of(&run(&["show", &path, "--tool-output", "50"]));
-    assert!(
-        text.contains("[… cut to 50 characters; --json has all of it]"),
-        "{text}"
-    );
-    assert_eq!(text.matches("extension context line").count(), 2, "{text}");
+    assert!(text.contains("  [… 199 lines, 4.5 KB omitted]\n"), "{text}");
+    assert_eq!(text.matches("extension context line").count(), 1, "{text}");
     let document = json(&["show", &path, "--json"]);
     assert!(
         document
@@ -830,4 +1399,298 @@ fn long_notes_are_cut_in_text_and_whole_in_json() {
             .count()
             >= 200
     );
+}
+
+/// Issue 10: a file whose first line is not a session header is an error naming the path and
+/// the reason `list` gives, exit 1, never an empty session.
+#[test]
+fn a_file_that_is_not_a_session_is_an_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cases: [(&str, &[u8], &str); 4] = [
+        ("empty.jsonl", b"", "file is empty"),
+        (
+            "notes.jsonl",
+            b"just some text\nmore\n",
+            "first line is not valid JSON",
+        ),
+        (
+            "other.jsonl",
+            b"{\"type\":\"message\",\"id\":\"x\"}\n",
+            "first line is not a session header (type: message)",
+        ),
+        (
+            "binary.jsonl",
+            b"\x7fELF\x02\x01\x01\x00\x00\x00\n\x00\x00",
+            "first line is not valid JSON",
+        ),
+    ];
+    for (name, bytes, reason) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).expect("write");
+        let path = path.display().to_string();
+        for args in [
+            vec!["show", path.as_str()],
+            vec!["show", path.as_str(), "--json"],
+            vec!["inspect", path.as_str(), "overview"],
+            vec!["entries", path.as_str(), "--jsonl"],
+        ] {
+            let output = run(&args);
+            assert_eq!(output.status.code(), Some(1), "{args:?}");
+            assert!(output.stdout.is_empty(), "{args:?}");
+            let stderr = stderr_of(&output);
+            assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+            assert!(
+                stderr.contains(&path) && stderr.contains(reason),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+}
+
+/// Issue 10: warnings are capped in text (the first 20, then a count). Issue 9: JSON keeps the
+/// first 20 of each kind and counts the rest exactly, so memory stays bounded.
+#[test]
+fn warnings_are_capped_in_text_and_counted_in_json() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut lines = vec![header("junk", "/w"), message("u0", None, 0, "user", "hi")];
+    lines.extend((0..100).map(|n| format!("junk line {n}")));
+    let path = write_file(dir.path(), "junk.jsonl", &lines);
+    for command in ["show", "entries"] {
+        let output = run(&[command, &path]);
+        let stderr = stderr_of(&output);
+        assert_eq!(stderr.lines().count(), 21, "{command}: {stderr}");
+        assert!(
+            stderr.ends_with(
+                ": … and 80 more warnings (80 malformed_line; --json lists the first 20 of each kind and counts the rest)\n"
+            ),
+            "{stderr}"
+        );
+    }
+    let document = json(&["show", &path, "--json"]);
+    let warnings = document["warnings"].as_array().expect("warnings");
+    assert_eq!(warnings.len(), 21);
+    assert_eq!(warnings[20]["kind"], "omitted");
+    assert_eq!(warnings[20]["omitted"]["kind"], "malformed_line");
+    assert_eq!(warnings[20]["omitted"]["count"], 80);
+}
+
+/// Issue 9: no one-line field read from a file (an id, a type, a role, the cwd, a warning, the
+/// path) can print a line of its own or drive the terminal, in any text view.
+#[test]
+fn one_line_fields_cannot_forge_output() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let forged = "x\n[fake] assistant\n  owned\u{1b}[31m\npi-retrospect: warning: fake";
+    let escaped = serde_json::to_string(forged).expect("json");
+    let lines = vec![
+        format!(
+            r#"{{"type":"session","version":3,"id":{escaped},"timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}}"#
+        ),
+        format!(
+            r#"{{"type":"message","id":{escaped},"parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{{"role":{escaped},"content":"hi"}}}}"#
+        ),
+        format!(
+            r#"{{"type":{escaped},"id":"b","parentId":{escaped},"timestamp":"2026-01-01T00:00:01.000Z"}}"#
+        ),
+        format!(
+            r#"{{"type":"message","id":"c","parentId":"gone {forged_id}","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"user","content":"x"}}}}"#,
+            forged_id = forged.replace('\n', "\\n").replace('\u{1b}', "\\u001b")
+        ),
+        format!(
+            r#"{{"type":"message","id":"d","parentId":"c","timestamp":"2026-01-01T00:00:03.000Z","message":{{"role":"toolResult","toolName":{escaped},"content":"x","isError":true}}}}"#
+        ),
+    ];
+    let path = write_file(dir.path(), "a\u{1b}]0;title\u{7}b.jsonl", &lines);
+    for args in [
+        vec!["show", path.as_str()],
+        vec!["show", path.as_str(), "--tree"],
+        vec!["entries", path.as_str()],
+        vec!["inspect", path.as_str(), "overview"],
+        vec!["inspect", path.as_str(), "read", "d", "--before", "3"],
+    ] {
+        let output = run(&args);
+        for (what, text) in [
+            ("stdout", stdout_of(&output)),
+            ("stderr", stderr_of(&output)),
+        ] {
+            assert!(
+                !text.contains('\u{1b}') && !text.contains('\u{7}'),
+                "{args:?} {what}: {text:?}"
+            );
+            for line in text.lines() {
+                assert!(
+                    !line.starts_with("[fake]")
+                        && !line.starts_with("  owned")
+                        && !line.starts_with("pi-retrospect: warning: fake"),
+                    "{args:?} {what}: forged line {line:?} in\n{text}"
+                );
+            }
+        }
+        let stdout = stdout_of(&output);
+        if args[0] == "show" || args[0] == "inspect" {
+            assert!(
+                stdout.contains("a\\u{1b}]0;title\\u{7}b.jsonl"),
+                "the path is escaped as list does: {stdout}"
+            );
+        }
+    }
+}
+
+/// Issue 10: `inspect read` pages a long entry with the cursor instead of cutting it.
+#[test]
+fn read_pages_a_long_entry() {
+    let failures = file(FAILURES);
+    let whole = json(&["show", &failures, "--json"])["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|item| item["entryId"] == "8b495b2c")
+        .map(|item| item["text"].as_str().expect("text").to_owned())
+        .expect("the long result");
+    let mut read = String::new();
+    let mut cursor: Option<String> = None;
+    let mut n_pages = 0;
+    loop {
+        let mut args = vec![
+            "inspect",
+            failures.as_str(),
+            "read",
+            "8b495b2c",
+            "--tool-results",
+            "--json",
+        ];
+        if let Some(cursor) = &cursor {
+            args.extend(["--cursor", cursor.as_str()]);
+        }
+        let page = json(&args);
+        let entry = &page["read"]["entry"];
+        assert_eq!(entry["textOffset"], read.chars().count());
+        read.push_str(entry["text"].as_str().expect("text"));
+        n_pages += 1;
+        match page["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(n_pages, 2);
+    assert_eq!(read, whole);
+    let text = stdout_of(&run(&[
+        "inspect",
+        &failures,
+        "read",
+        "8b495b2c",
+        "--tool-results",
+    ]));
+    assert!(
+        text.contains("    [… 2,102 more characters of 10,102: continue with the cursor below]\n"),
+        "{text}"
+    );
+}
+
+/// Returns every session file under `dir`, recursively, sorted.
+fn session_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_owned()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).expect("read dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path
+                .extension()
+                .is_some_and(|extension| extension == "jsonl")
+            {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn validator(document: &str) -> jsonschema::Validator {
+    let schema: Value =
+        serde_json::from_str(&stdout_of(&run(&["schema", document]))).expect("schema");
+    jsonschema::validator_for(&schema).expect("a valid schema")
+}
+
+fn assert_valid(validator: &jsonschema::Validator, document: &Value, what: &str) {
+    let errors: Vec<String> = validator
+        .iter_errors(document)
+        .map(|error| format!("{error} at {}", error.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{what}: {errors:#?}");
+}
+
+/// Issue 10: every reading command's `--json` output on every fixture is valid against the
+/// schema `pi-retrospect schema` prints.
+#[test]
+fn every_fixture_output_matches_its_schema() {
+    let show = validator("show");
+    let inspect = validator("inspect");
+    let entries = validator("entries");
+    let list = validator("list");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut lines = vec![
+        header("damaged", "/w"),
+        message("u0", None, 0, "user", "hi"),
+        "{ not json".to_owned(),
+    ];
+    lines.push(message("u1", Some("gone"), 1, "user", "orphan"));
+    let damaged = PathBuf::from(write_file(dir.path(), "damaged.jsonl", &lines));
+    let mut n_checked = 0;
+    for path in session_files(&fixtures).into_iter().chain([damaged]) {
+        let path = path.display().to_string();
+        if run(&["entries", &path, "--json"]).status.code() != Some(0) {
+            continue;
+        }
+        let leaf = json(&["show", &path, "--json"])["leafId"]
+            .as_str()
+            .map(str::to_owned);
+        let mut cases: Vec<(&jsonschema::Validator, Vec<&str>)> = vec![
+            (&show, vec!["show", &path, "--json"]),
+            (&show, vec!["show", &path, "--json", "--thinking"]),
+            (&show, vec!["show", &path, "--tree", "--json"]),
+            (
+                &inspect,
+                vec!["inspect", &path, "overview", "--json", "--tool-results"],
+            ),
+            (
+                &inspect,
+                vec![
+                    "inspect",
+                    &path,
+                    "search",
+                    "e",
+                    "--json",
+                    "--tool-results",
+                    "--tool-args",
+                    "--thinking",
+                    "--system",
+                ],
+            ),
+            (&inspect, vec!["inspect", &path, "search", "e", "--json"]),
+            (&entries, vec!["entries", &path, "--json", "--raw"]),
+        ];
+        if let Some(leaf) = &leaf {
+            cases.push((
+                &inspect,
+                vec!["inspect", &path, "read", leaf, "--before", "10", "--json"],
+            ));
+        }
+        for (validator, args) in cases {
+            let document = json(&args);
+            assert_valid(validator, &document, &format!("{args:?}"));
+            n_checked += 1;
+        }
+    }
+    assert!(n_checked > 50, "{n_checked}");
+    for root in ["sessions", "beyond/sessions", "pi-real/sessions"] {
+        let root = fixtures.join(root).display().to_string();
+        assert_valid(
+            &list,
+            &json(&["list", "--sessions-root", &root, "--json"]),
+            &root,
+        );
+    }
 }

@@ -21,12 +21,12 @@ pub enum Symlinks {
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     /// `open(2)` or `fstat(2)` failed.
-    #[error("{path}: {reason}", path = path.display(), reason = describe_io(source))]
+    #[error("{path}: {reason}", path = path.display(), reason = describe_io(error))]
     Io {
         /// The path that was being opened.
         path: PathBuf,
-        /// The underlying error.
-        source: io::Error,
+        /// The underlying error, already described in the message (so not a `source`).
+        error: io::Error,
     },
     /// The path is a symbolic link and [`Symlinks::Refuse`] was asked for.
     #[error("{path}: is a symbolic link (not followed)", path = path.display())]
@@ -57,7 +57,7 @@ impl OpenError {
     /// Returns the error without its path, as a warning reason.
     pub fn reason(&self) -> String {
         match self {
-            OpenError::Io { source, .. } => describe_io(source),
+            OpenError::Io { error, .. } => describe_io(error),
             OpenError::Symlink { .. } => "is a symbolic link (not followed)".to_owned(),
             OpenError::NotRegular { kind, .. } => format!("is a {kind}, not a regular file"),
         }
@@ -91,12 +91,12 @@ pub fn open_regular(path: &Path, symlinks: Symlinks) -> Result<(File, Metadata),
         }
         OpenError::Io {
             path: path.to_owned(),
-            source,
+            error: source,
         }
     })?;
-    let metadata = file.metadata().map_err(|source| OpenError::Io {
+    let metadata = file.metadata().map_err(|error| OpenError::Io {
         path: path.to_owned(),
-        source,
+        error,
     })?;
     if !metadata.is_file() {
         return Err(OpenError::NotRegular {

@@ -3,14 +3,14 @@
 //!
 //! The JSON document and JSON lines can be written a row at a time ([`write_json_head`],
 //! [`write_json_row`], [`write_json_tail`], [`write_jsonl_row`]), so a caller that streams rows
-//! holds one row in memory, whatever the file's size.
+//! holds one row in memory, whatever the file's size (issue 9).
 
 use std::io::{self, Write};
 
 use pi_retrospect_transcript::{EntryRow, Transcript};
 use serde::Serialize;
 
-use crate::text::{clean, one_line};
+use crate::text::{field, local_time, one_line, status_marks};
 
 /// Characters of `text` shown in a text row.
 const TEXT_CHARS: usize = 160;
@@ -45,7 +45,9 @@ pub fn write_json_head(out: &mut dyn Write, path: &str, transcript: &Transcript)
 /// Writes row number `index` (0 for the first) of the `entries --json` document.
 pub fn write_json_row(out: &mut dyn Write, row: &EntryRow, index: usize) -> io::Result<()> {
     out.write_all(if index == 0 { b"\n" } else { b",\n" })?;
-    write_indented(out, row, "    ")
+    let mut text = Vec::new();
+    serde_json::to_writer_pretty(&mut text, row).map_err(io::Error::from)?;
+    write_lines_indented(out, &text, "    ", true)
 }
 
 /// Writes the end of the `entries --json` document: the close of its `n_rows` rows and the
@@ -61,13 +63,6 @@ pub fn write_json_tail(
     serde_json::to_writer_pretty(&mut warnings, transcript.warnings()).map_err(io::Error::from)?;
     write_lines_indented(out, &warnings, "  ", false)?;
     out.write_all(b"\n}\n")
-}
-
-/// Writes `value` pretty-printed with every line starting with `indent`.
-fn write_indented(out: &mut dyn Write, value: &impl Serialize, indent: &str) -> io::Result<()> {
-    let mut text = Vec::new();
-    serde_json::to_writer_pretty(&mut text, value).map_err(io::Error::from)?;
-    write_lines_indented(out, &text, indent, true)
 }
 
 /// Writes the lines of `text` with `indent` before each (before the first too when
@@ -110,12 +105,47 @@ pub fn write_jsonl_row(out: &mut dyn Write, row: &EntryRow) -> io::Result<()> {
     writeln!(out)
 }
 
-/// Writes entry rows as aligned text, one line each.
-pub fn write_text(out: &mut dyn Write, rows: &[EntryRow]) -> io::Result<()> {
+/// Returns the TEXT cell of a row: how the message ended (`[error: …]`, `[exit 2]`), then its
+/// text on one line, or what stands in for a message without text (the tools a tool-only turn
+/// called, hidden thinking, an image).
+fn text_cell(row: &EntryRow) -> String {
+    let facts = &row.facts;
+    let mut parts = Vec::new();
+    let marks = status_marks(&facts.status);
+    if !marks.is_empty() {
+        parts.push(format!("[{}]", marks.join(", ")));
+    }
+    let bang = if facts.status.exclude_from_context {
+        "!"
+    } else {
+        ""
+    };
+    match row.text.as_deref().filter(|text| !text.is_empty()) {
+        Some(text) => parts.push(format!("{bang}{}", one_line(text, TEXT_CHARS))),
+        None if !facts.tool_calls.is_empty() => {
+            parts.push(format!("-> {}", one_line(&facts.tool_calls.join(", "), 80)));
+        }
+        None if facts.n_thinking > 0 => parts.push("(thinking only)".to_owned()),
+        None => {}
+    }
+    match facts.n_images {
+        0 => {}
+        1 => parts.push("(image)".to_owned()),
+        n => parts.push(format!("({n} images)")),
+    }
+    parts.join(" ")
+}
+
+/// Writes entry rows as aligned text, one line each, times in `time_zone`.
+pub fn write_text(
+    out: &mut dyn Write,
+    rows: &[EntryRow],
+    time_zone: &jiff::tz::TimeZone,
+) -> io::Result<()> {
     let dash = |value: &Option<String>| {
         value
             .as_deref()
-            .map(|value| one_line(value, 80))
+            .map(|value| field(value).into_owned())
             .unwrap_or_else(|| "-".to_owned())
     };
     let cells: Vec<[String; 6]> = rows
@@ -125,8 +155,10 @@ pub fn write_text(out: &mut dyn Write, rows: &[EntryRow]) -> io::Result<()> {
                 row.line_no.to_string(),
                 dash(&row.id),
                 dash(&row.parent_id),
-                dash(&row.timestamp),
-                clean(&row.entry_type).into_owned(),
+                row.timestamp
+                    .as_deref()
+                    .map_or_else(|| "-".to_owned(), |stamp| local_time(stamp, time_zone)),
+                field(&row.entry_type).into_owned(),
                 dash(&row.message_role),
             ]
         })
@@ -154,14 +186,10 @@ pub fn write_text(out: &mut dyn Write, rows: &[EntryRow]) -> io::Result<()> {
             line.push_str(&pad(cell, width));
             line.push_str("  ");
         }
-        let text = row
-            .text
-            .as_deref()
-            .map(|text| one_line(text, TEXT_CHARS))
-            .unwrap_or_default();
+        let text = text_cell(row);
         writeln!(out, "{}", format!("{line}{text}").trim_end())?;
         if let Some(raw) = &row.raw {
-            writeln!(out, "  {}", clean(raw.get()))?;
+            writeln!(out, "  {}", field(raw.get()))?;
         }
     }
     Ok(())

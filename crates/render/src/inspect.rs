@@ -5,11 +5,11 @@
 use std::io::{self, Write};
 
 use pi_retrospect_transcript::{
-    CheckpointItem, InspectPage, InspectView, ReadItem, TranscriptWarning,
+    CheckpointItem, InspectPage, InspectView, ReadItem, ReadResult, SearchHit, TranscriptWarning,
 };
 use serde::Serialize;
 
-use crate::text::{clean, one_line, write_indented};
+use crate::text::{field, local_time, one_line, status_marks, thousands, write_indented};
 
 /// The `inspect --json` document: the page with the file's path and warnings.
 #[derive(Serialize)]
@@ -37,13 +37,28 @@ pub fn write_json(
     writeln!(out)
 }
 
-fn or_dash(value: Option<&str>) -> String {
-    value.map_or_else(|| "-".to_owned(), |value| clean(value).into_owned())
+/// How `inspect` text is laid out.
+pub struct InspectStyle<'a> {
+    /// Where the page starts in its view (0 without a cursor).
+    pub offset: usize,
+    /// The time zone times are shown in.
+    pub time_zone: &'a jiff::tz::TimeZone,
 }
 
-/// Returns `ids` sanitised and joined with commas.
-fn join_clean(ids: &[String]) -> String {
-    let ids: Vec<String> = ids.iter().map(|id| clean(id).into_owned()).collect();
+fn or_dash(value: Option<&str>) -> String {
+    value.map_or_else(|| "-".to_owned(), |value| field(value).into_owned())
+}
+
+fn time_or_dash(value: Option<&str>, style: &InspectStyle<'_>) -> String {
+    value.map_or_else(
+        || "-".to_owned(),
+        |value| local_time(value, style.time_zone),
+    )
+}
+
+/// Returns `ids` escaped and joined with commas.
+fn join_fields(ids: &[String]) -> String {
+    let ids: Vec<String> = ids.iter().map(|id| field(id).into_owned()).collect();
     ids.join(", ")
 }
 
@@ -53,13 +68,22 @@ fn join_one_line(texts: &[String], max_chars: usize) -> String {
     texts.join(", ")
 }
 
-/// Writes an inspect page as text; `offset` is where the page starts in its view.
+/// Returns `  [mark, mark]` or nothing.
+fn marks_suffix(marks: &[String]) -> String {
+    if marks.is_empty() {
+        String::new()
+    } else {
+        format!("  [{}]", marks.join(", "))
+    }
+}
+
+/// Writes an inspect page as text.
 pub fn write_text(
     out: &mut dyn Write,
     path: &str,
     page: &InspectPage,
     view: &InspectView,
-    offset: usize,
+    style: &InspectStyle<'_>,
 ) -> io::Result<()> {
     writeln!(
         out,
@@ -68,69 +92,51 @@ pub fn write_text(
         page.view,
         or_dash(page.active_entry_id.as_deref())
     )?;
-    writeln!(out, "path: {}", clean(path))?;
+    writeln!(out, "path: {}", field(path))?;
     writeln!(out, "tokens are estimates: serialized characters / 4")?;
     let n_shown = page.checkpoints.len() + page.hits.len();
     match view {
         InspectView::Read { .. } => {}
         InspectView::Search { .. } => {
-            writeln!(
-                out,
-                "{}\n",
-                range_line("matches", offset, n_shown, page.n_total)
-            )?;
+            if !page.not_searched.is_empty() {
+                writeln!(out, "{}", not_searched_line(&page.not_searched))?;
+            }
+            let range = range_line("matches", style.offset, n_shown, page.n_total);
+            writeln!(out, "{range}\n")?;
         }
         _ => {
-            writeln!(
-                out,
-                "{}\n",
-                range_line("checkpoints", offset, n_shown, page.n_total)
-            )?;
+            let range = range_line("checkpoints", style.offset, n_shown, page.n_total);
+            writeln!(out, "{range}\n")?;
         }
     }
     for checkpoint in &page.checkpoints {
-        write_checkpoint(out, checkpoint)?;
+        write_checkpoint(out, checkpoint, style)?;
     }
     for hit in &page.hits {
-        let active = if hit.is_on_active_branch {
-            "  active"
-        } else {
-            ""
-        };
-        let field = serde_json::to_value(hit.field)?;
-        writeln!(
-            out,
-            "{}  {}  checkpoint {}  {}{active}",
-            clean(&hit.entry_id),
-            field.as_str().unwrap_or("?"),
-            or_dash(hit.checkpoint_id.as_deref()),
-            or_dash(hit.timestamp.as_deref())
-        )?;
-        writeln!(out, "  {}\n", one_line(&hit.snippet, 240))?;
+        write_hit(out, hit, style)?;
     }
     if let Some(read) = &page.read {
-        writeln!(out)?;
-        for item in &read.before {
-            write_read_item(out, item, " ")?;
-        }
-        write_read_item(out, &read.entry, ">")?;
-        for item in &read.after {
-            write_read_item(out, item, " ")?;
-        }
-        if let Some(branch_point) = &read.branch_point {
-            writeln!(
-                out,
-                "branch point at {}: {} children: {} (read one of them to continue)",
-                clean(&branch_point.entry_id),
-                branch_point.child_ids.len(),
-                join_clean(&branch_point.child_ids)
-            )?;
-        }
+        write_read(out, read, page.next_cursor.as_deref(), style)?;
     }
     if let Some(cursor) = &page.next_cursor {
-        writeln!(out, "next page: --cursor {cursor}")?;
+        writeln!(out, "next page: --cursor {}", field(cursor))?;
     }
     Ok(())
+}
+
+/// Returns the line that says what a search did not look in, and how to add it.
+fn not_searched_line(not_searched: &[&str]) -> String {
+    let parts: Vec<&str> = not_searched
+        .iter()
+        .map(|name| match *name {
+            "toolResults" => "tool output (--tool-results)",
+            "toolArgs" => "tool-call arguments (--tool-args)",
+            "thinking" => "thinking (--thinking)",
+            "system" => "system prompts (--system)",
+            other => other,
+        })
+        .collect();
+    format!("not searched: {}", parts.join(", "))
 }
 
 fn range_line(what: &str, offset: usize, n_shown: usize, n_total: usize) -> String {
@@ -143,7 +149,30 @@ fn range_line(what: &str, offset: usize, n_shown: usize, n_total: usize) -> Stri
     }
 }
 
-fn write_checkpoint(out: &mut dyn Write, checkpoint: &CheckpointItem) -> io::Result<()> {
+fn write_hit(out: &mut dyn Write, hit: &SearchHit, style: &InspectStyle<'_>) -> io::Result<()> {
+    let active = if hit.is_on_active_branch {
+        "  active"
+    } else {
+        ""
+    };
+    let field_name = serde_json::to_value(hit.field)?;
+    writeln!(
+        out,
+        "{}  {}  checkpoint {}  {}{active}{}",
+        field(&hit.entry_id),
+        field_name.as_str().unwrap_or("?"),
+        or_dash(hit.checkpoint_id.as_deref()),
+        time_or_dash(hit.timestamp.as_deref(), style),
+        marks_suffix(&status_marks(&hit.status)),
+    )?;
+    writeln!(out, "  {}\n", one_line(&hit.snippet, 240))
+}
+
+fn write_checkpoint(
+    out: &mut dyn Write,
+    checkpoint: &CheckpointItem,
+    style: &InspectStyle<'_>,
+) -> io::Result<()> {
     let active = if checkpoint.is_on_active_branch {
         "  active"
     } else {
@@ -152,15 +181,15 @@ fn write_checkpoint(out: &mut dyn Write, checkpoint: &CheckpointItem) -> io::Res
     writeln!(
         out,
         "{}  {}{active}  ~{} context tokens",
-        clean(&checkpoint.entry_id),
-        or_dash(checkpoint.timestamp.as_deref()),
-        checkpoint.estimated_context_tokens
+        field(&checkpoint.entry_id),
+        time_or_dash(checkpoint.timestamp.as_deref(), style),
+        thousands(checkpoint.estimated_context_tokens as usize)
     )?;
     if checkpoint.assistant_entry_id != checkpoint.entry_id {
         writeln!(
             out,
             "  turn from: {}",
-            clean(&checkpoint.assistant_entry_id)
+            field(&checkpoint.assistant_entry_id)
         )?;
     }
     writeln!(
@@ -170,7 +199,7 @@ fn write_checkpoint(out: &mut dyn Write, checkpoint: &CheckpointItem) -> io::Res
         if checkpoint.child_checkpoint_ids.is_empty() {
             "-".to_owned()
         } else {
-            join_clean(&checkpoint.child_checkpoint_ids)
+            join_fields(&checkpoint.child_checkpoint_ids)
         }
     )?;
     if !checkpoint.labels.is_empty() {
@@ -179,9 +208,29 @@ fn write_checkpoint(out: &mut dyn Write, checkpoint: &CheckpointItem) -> io::Res
     if let Some(request) = &checkpoint.request_preview {
         writeln!(out, "  request: {}", one_line(request, 240))?;
     }
-    if let Some(reply) = &checkpoint.preview {
-        writeln!(out, "  reply: {}", one_line(reply, 240))?;
+    write_reply(out, checkpoint)?;
+    write_turn_tools(out, checkpoint)?;
+    for output in &checkpoint.tool_output_previews {
+        writeln!(out, "  output: {}", one_line(output, 240))?;
     }
+    writeln!(out)
+}
+
+/// Writes the reply line of a checkpoint: the text, or what stands in for it, and how the
+/// response ended when it failed.
+fn write_reply(out: &mut dyn Write, checkpoint: &CheckpointItem) -> io::Result<()> {
+    let marks = marks_suffix(&status_marks(&checkpoint.status));
+    match &checkpoint.preview {
+        Some(reply) => writeln!(out, "  reply: {}{marks}", one_line(reply, 240)),
+        None if !marks.is_empty() => writeln!(out, "  reply: (none){marks}"),
+        None if !checkpoint.tool_names.is_empty() => writeln!(out, "  reply: (tool calls only)"),
+        None if checkpoint.n_thinking > 0 => writeln!(out, "  reply: (thinking only, not shown)"),
+        None => writeln!(out, "  reply: (no text)"),
+    }
+}
+
+/// Writes the tools a turn called, then the results that failed.
+fn write_turn_tools(out: &mut dyn Write, checkpoint: &CheckpointItem) -> io::Result<()> {
     if !checkpoint.tool_names.is_empty() {
         writeln!(
             out,
@@ -189,18 +238,74 @@ fn write_checkpoint(out: &mut dyn Write, checkpoint: &CheckpointItem) -> io::Res
             join_one_line(&checkpoint.tool_names, 80)
         )?;
     }
-    for output in &checkpoint.tool_output_previews {
-        writeln!(out, "  output: {}", one_line(output, 240))?;
+    let failed: Vec<String> = checkpoint
+        .tool_results
+        .iter()
+        .filter(|result| result.is_error)
+        .map(|result| {
+            format!(
+                "{} ({})",
+                one_line(result.tool_name.as_deref().unwrap_or("tool"), 80),
+                field(&result.entry_id)
+            )
+        })
+        .collect();
+    if !failed.is_empty() {
+        writeln!(out, "  failed: {}", failed.join(", "))?;
     }
-    writeln!(out)?;
     Ok(())
 }
 
-fn write_read_item(out: &mut dyn Write, item: &ReadItem, marker: &str) -> io::Result<()> {
+fn write_read(
+    out: &mut dyn Write,
+    read: &ReadResult,
+    next_cursor: Option<&str>,
+    style: &InspectStyle<'_>,
+) -> io::Result<()> {
+    writeln!(out)?;
+    for item in &read.before {
+        write_read_item(out, item, " ", style)?;
+    }
+    write_read_item(out, &read.entry, ">", style)?;
+    if read.entry.is_text_truncated && next_cursor.is_some() {
+        let shown = read.entry.text_offset
+            + read
+                .entry
+                .text
+                .as_deref()
+                .map_or(0, |text| text.chars().count());
+        writeln!(
+            out,
+            "    [… {} more characters of {}: continue with the cursor below]",
+            thousands(read.entry.n_text_chars.saturating_sub(shown)),
+            thousands(read.entry.n_text_chars)
+        )?;
+    }
+    for item in &read.after {
+        write_read_item(out, item, " ", style)?;
+    }
+    if let Some(branch_point) = &read.branch_point {
+        writeln!(
+            out,
+            "branch point at {}: {} children: {} (read one of them to continue)",
+            field(&branch_point.entry_id),
+            branch_point.child_ids.len(),
+            join_fields(&branch_point.child_ids)
+        )?;
+    }
+    Ok(())
+}
+
+fn write_read_item(
+    out: &mut dyn Write,
+    item: &ReadItem,
+    marker: &str,
+    style: &InspectStyle<'_>,
+) -> io::Result<()> {
     let kind = match (&item.role, &item.tool_name) {
-        (Some(role), Some(tool)) => format!("{} {}", clean(role), clean(tool)),
-        (Some(role), None) => clean(role).into_owned(),
-        (None, _) => clean(&item.entry_type).into_owned(),
+        (Some(role), Some(tool)) => format!("{} {}", field(role), field(tool)),
+        (Some(role), None) => field(role).into_owned(),
+        (None, _) => field(&item.entry_type).into_owned(),
     };
     let mut notes = Vec::new();
     if item.is_checkpoint {
@@ -212,25 +317,63 @@ fn write_read_item(out: &mut dyn Write, item: &ReadItem, marker: &str) -> io::Re
     if item.n_children > 1 {
         notes.push(format!("{} children", item.n_children));
     }
-    notes.push(format!("~{} tokens", item.estimated_tokens));
+    notes.push(format!(
+        "~{} tokens",
+        thousands(item.estimated_tokens as usize)
+    ));
     writeln!(
         out,
-        "{marker} {}  {kind}  {}  {}",
-        clean(&item.entry_id),
-        or_dash(item.timestamp.as_deref()),
-        notes.join(", ")
+        "{marker} {}  {kind}  {}  {}{}",
+        field(&item.entry_id),
+        time_or_dash(item.timestamp.as_deref(), style),
+        notes.join(", "),
+        marks_suffix(&status_marks(&item.status)),
     )?;
     if !item.labels.is_empty() {
         writeln!(out, "    labels: {}", join_one_line(&item.labels, 240))?;
     }
+    if item.text_offset > 0 {
+        writeln!(
+            out,
+            "    [… continued from character {}]",
+            thousands(item.text_offset)
+        )?;
+    }
     if let Some(text) = &item.text {
         write_indented(out, text, "    ")?;
-        if item.is_text_truncated {
-            writeln!(out, "    [… cut to 2000 characters]")?;
+        if item.is_text_truncated && marker != ">" {
+            writeln!(
+                out,
+                "    [… cut to {} of {} characters; read {} to see all]",
+                thousands(text.chars().count()),
+                thousands(item.n_text_chars),
+                field(&item.entry_id)
+            )?;
         }
     }
+    write_read_item_facts(out, item)
+}
+
+/// Writes what a read item holds besides its text: hidden output, images, thinking, tools.
+fn write_read_item_facts(out: &mut dyn Write, item: &ReadItem) -> io::Result<()> {
     if item.is_tool_output_hidden {
         writeln!(out, "    [tool output hidden; add --tool-results]")?;
+    }
+    if item.n_images > 0 {
+        writeln!(
+            out,
+            "    ({} image{})",
+            item.n_images,
+            if item.n_images == 1 { "" } else { "s" }
+        )?;
+    }
+    if item.n_thinking > 0 {
+        writeln!(
+            out,
+            "    (thinking: {} block{}, not shown)",
+            item.n_thinking,
+            if item.n_thinking == 1 { "" } else { "s" }
+        )?;
     }
     for (what, names) in [
         ("tool calls", &item.tool_calls),

@@ -3,6 +3,9 @@
 //! `/tmp/pi-big-session.jsonl`) with the xtask generator when it does not exist, then opens it
 //! and builds the tree, leaf, active branch and context, printing the timings.
 
+#[path = "../../../xtask/src/big_store.rs"]
+#[allow(dead_code, missing_docs)]
+mod big_store;
 #[path = "../../../xtask/src/gen_session.rs"]
 #[allow(dead_code, missing_docs)]
 mod gen_session;

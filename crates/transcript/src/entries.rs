@@ -5,7 +5,7 @@ use pi_retrospect_core::timestamp;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::content::entry_text;
+use crate::content::{MessageFacts, SearchScope, entry_text, extra_search_texts, message_facts};
 use crate::entry::Entry;
 use crate::error::TranscriptError;
 use crate::json::{decode_lossy, strict_json};
@@ -35,6 +35,9 @@ pub struct EntriesFilter {
     pub grep: Vec<String>,
     /// Match `grep` terms case-sensitively.
     pub is_case_sensitive: bool,
+    /// Where `grep` looks besides `text`: tool-call arguments, thinking (the other fields
+    /// of the scope are in `text` already).
+    pub grep_scope: SearchScope,
     /// At most this many rows.
     pub limit: Option<usize>,
     /// Include each line's JSON verbatim as `raw`.
@@ -51,7 +54,7 @@ pub struct EntryRow {
     pub id: Option<String>,
     /// The stored parent id; null in version 1 files and for roots.
     pub parent_id: Option<String>,
-    /// The entry's own timestamp as stored.
+    /// The entry's own timestamp, UTC RFC 3339 (as stored when it is not a real instant).
     pub timestamp: Option<String>,
     /// The stored type.
     #[serde(rename = "type")]
@@ -60,6 +63,9 @@ pub struct EntryRow {
     pub message_role: Option<String>,
     /// The human-readable body (never thinking, tool calls or images).
     pub text: Option<String>,
+    /// Messages: how it ended, tools called, images and thinking blocks counted.
+    #[serde(flatten)]
+    pub facts: MessageFacts,
     /// The line's JSON when asked for: as stored, but as strict single-line JSON (whitespace
     /// between tokens dropped, invalid UTF-8 and lone surrogates as U+FFFD).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -83,7 +89,8 @@ pub fn entries(
 }
 
 /// Hands the rows of `session` that pass `filter` to `visit` one at a time, in file order, so
-/// memory stays at one row whatever the file holds; stops at the first error `visit` returns.
+/// memory stays at one row whatever the file holds (issue 9); stops at the first error `visit`
+/// returns.
 pub fn for_each_entry_row<E: From<TranscriptError>>(
     session: &Transcript,
     filter: &EntriesFilter,
@@ -107,14 +114,16 @@ pub fn for_each_entry_row<E: From<TranscriptError>>(
         }
         // One read of the line serves both the text and, with `include_raw`, the raw JSON.
         let bytes = session.line_bytes(idx)?;
-        let text = entry_text(&entry, &decode_lossy(&bytes));
-        if !needles.is_empty() {
-            let Some(text) = &text else {
-                continue;
-            };
-            if !needles.iter().any(|needle| needle.is_match(text)) {
-                continue;
-            }
+        let value = decode_lossy(&bytes);
+        let text = entry_text(&entry, &value);
+        let is_match = |text: &str| needles.iter().any(|needle| needle.is_match(text));
+        if !needles.is_empty()
+            && !text.as_deref().is_some_and(is_match)
+            && !extra_search_texts(&entry, &value, filter.grep_scope)
+                .iter()
+                .any(|text| is_match(text))
+        {
+            continue;
         }
         let raw = filter.include_raw.then(|| strict_json(&bytes));
         let (id, parent_id) = if session.is_linear() {
@@ -127,10 +136,11 @@ pub fn for_each_entry_row<E: From<TranscriptError>>(
             line_no: entry.line_no,
             id: id.map(str::to_owned),
             parent_id: parent_id.map(str::to_owned),
-            timestamp: entry.timestamp.map(str::to_owned),
+            timestamp: entry.timestamp.map(crate::text::utc_timestamp),
             entry_type: entry.entry_type.to_owned(),
             message_role: entry.role().map(|role| role.as_str().to_owned()),
             text,
+            facts: message_facts(&entry, &value),
             raw,
         })?;
     }

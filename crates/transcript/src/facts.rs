@@ -1,5 +1,6 @@
 //! Derived facts about a whole session: its name as Pi shows it, labels, first user message,
-//! models used, counts per role and type, and first/last activity.
+//! models used, counts per role and type, first/last activity, and where the entries a fork
+//! copied from its parent end.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -48,14 +49,87 @@ pub struct SessionFacts {
     pub entries_by_type: BTreeMap<String, u64>,
     /// Number of entries.
     pub n_entries: usize,
-    /// The earliest entry timestamp, as stored.
+    /// The earliest entry timestamp, UTC RFC 3339.
     pub first_activity: Option<String>,
-    /// The latest entry timestamp, as stored.
+    /// The latest entry timestamp, UTC RFC 3339.
     pub last_activity: Option<String>,
+    /// The header's `parentSession`: the session this one was forked or cloned from.
+    pub parent_session: Option<String>,
+    /// For a fork: the copies of the parent's entries it starts with.
+    pub fork_copy: Option<ForkCopy>,
     /// The leaf's handle.
     pub leaf_id: Option<String>,
     /// Number of leaves in the tree (branches).
     pub n_leaves: usize,
+}
+
+/// Where a session sits among others: the fork parent its header names, the session that
+/// launched it (on-disk nesting) and the runs it launched. The application layer fills it in,
+/// since it reads other files and directories.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lineage {
+    /// For a fork: whether the parent file its header names exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_session_exists: Option<bool>,
+    /// For a subagent run: the session whose container holds it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launched_by: Option<String>,
+    /// The subagent runs it launched, oldest first.
+    pub runs: Vec<RunInfo>,
+}
+
+/// One subagent run a session launched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunInfo {
+    /// The run's transcript.
+    pub path: String,
+    /// Its session id.
+    pub id: String,
+    /// Its header timestamp, UTC RFC 3339.
+    pub timestamp: String,
+    /// Its first user message: the task it was given (read for the first 50 runs).
+    pub first_task: Option<String>,
+    /// Runs it launched in turn (its own direct runs).
+    pub n_runs: usize,
+}
+
+/// The entries a fork copied from its parent: the leading entries, in file order, written
+/// before the fork itself was (a copy keeps its original timestamp; Pi stamps every new entry
+/// when it appends it). Needs no access to the parent file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkCopy {
+    /// Number of copied entries.
+    pub n_entries: usize,
+    /// The last copied entry's handle; the fork's own entries follow it.
+    pub last_entry_id: Option<String>,
+}
+
+/// Returns the entries a fork copied from its parent (see [`ForkCopy`]); `None` when the
+/// header names no parent or has no valid timestamp.
+pub fn fork_copy(session: &Transcript) -> Option<ForkCopy> {
+    let header = session.header()?;
+    header.parent_session.as_ref()?;
+    let forked_at = header.timestamp.as_deref().and_then(timestamp::parse)?;
+    let n_entries = session
+        .entries()
+        .iter()
+        .take_while(|entry| {
+            entry
+                .timestamp
+                .as_deref()
+                .and_then(timestamp::parse)
+                .is_some_and(|instant| instant < forked_at)
+        })
+        .count();
+    Some(ForkCopy {
+        n_entries,
+        last_entry_id: n_entries
+            .checked_sub(1)
+            .map(|last| session.entry(last).handle()),
+    })
 }
 
 /// Returns the current labels of a session: target id to label, latest in file order wins.
@@ -67,7 +141,7 @@ pub fn labels(session: &Transcript) -> HashMap<String, String> {
             label,
         } = &entry.kind
         {
-            match label.filter(|label| !label.is_empty()) {
+            match label.as_deref().filter(|label| !label.is_empty()) {
                 Some(label) => labels.insert((*target_id).to_owned(), label.to_owned()),
                 None => labels.remove(*target_id),
             };
@@ -83,8 +157,8 @@ pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
     let mut messages_by_role = BTreeMap::new();
     let mut entries_by_type = BTreeMap::new();
     let mut user_messages = Vec::new();
-    let mut first_activity: Option<(timestamp::Timestamp, &str)> = None;
-    let mut last_activity: Option<(timestamp::Timestamp, &str)> = None;
+    let mut first_activity: Option<timestamp::Timestamp> = None;
+    let mut last_activity: Option<timestamp::Timestamp> = None;
     for (idx, entry) in session.entries().iter().enumerate() {
         *entries_by_type
             .entry(entry.entry_type.to_owned())
@@ -94,6 +168,7 @@ pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
                 // Pi shows the latest name trimmed (`entry.name?.trim() || undefined`), so a
                 // blank one clears it.
                 name = entry_name
+                    .as_deref()
                     .map(str::trim)
                     .filter(|name| !name.is_empty())
                     .map(str::to_owned);
@@ -113,14 +188,12 @@ pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
         {
             models.push(model);
         }
-        if let Some(text) = entry.timestamp
-            && let Some(instant) = timestamp::parse(text)
-        {
-            if first_activity.is_none_or(|(first, _)| instant < first) {
-                first_activity = Some((instant, text));
+        if let Some(instant) = entry.timestamp.as_deref().and_then(timestamp::parse) {
+            if first_activity.is_none_or(|first| instant < first) {
+                first_activity = Some(instant);
             }
-            if last_activity.is_none_or(|(last, _)| instant > last) {
-                last_activity = Some((instant, text));
+            if last_activity.is_none_or(|last| instant > last) {
+                last_activity = Some(instant);
             }
         }
     }
@@ -154,8 +227,12 @@ pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
         messages_by_role,
         entries_by_type,
         n_entries: session.entries().len(),
-        first_activity: first_activity.map(|(_, text)| text.to_owned()),
-        last_activity: last_activity.map(|(_, text)| text.to_owned()),
+        first_activity: first_activity.map(|instant| instant.to_string()),
+        last_activity: last_activity.map(|instant| instant.to_string()),
+        parent_session: session
+            .header()
+            .and_then(|header| header.parent_session.clone()),
+        fork_copy: fork_copy(session),
         leaf_id: session.leaf().map(|leaf| session.entry(leaf).handle()),
         n_leaves,
     })

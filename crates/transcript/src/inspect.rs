@@ -1,21 +1,25 @@
 //! The `inspect` views over completed-turn checkpoints: `overview`, `ancestors`, `children`,
 //! `search` and `read`, with bounded pages and cursors that continue the same snapshot.
 //!
-//! Thinking, image data and tool-call arguments never appear in a result; tool output only
-//! when the request asks for it. Token counts are characters divided by four: estimates.
+//! Image data never appears in a result; tool output, tool-call arguments, thinking and
+//! system prompts only when the request's [`SearchScope`] asks for them. Token counts are
+//! characters divided by four: estimates.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Serialize;
 
-use crate::content::{entry_content, entry_text};
-use crate::entry::Role;
+use crate::content::{
+    EntryContent, MessageStatus, SearchField, SearchScope, bash_output, entry_content, entry_text,
+    message_status, search_texts,
+};
+use crate::entry::{Entry, Role};
 use crate::error::TranscriptError;
 use crate::facts::labels;
 use crate::session::{Snapshot, Transcript};
-use crate::text::{Needle, preview, snippet_around, truncate_chars};
-use crate::turns::Turns;
+use crate::text::{Needle, preview, snippet_around, utc_timestamp};
+use crate::turns::{Turn, Turns};
 
 /// Default page size.
 pub const DEFAULT_LIMIT: usize = 20;
@@ -23,8 +27,11 @@ pub const DEFAULT_LIMIT: usize = 20;
 pub const MAX_LIMIT: usize = 50;
 /// Characters kept of previews and labels.
 pub const PREVIEW_CHARS: usize = 240;
-/// Characters kept of one entry's text in the `read` view.
-pub const READ_TEXT_CHARS: usize = 2000;
+/// Characters of the requested entry's text on one page of the `read` view; the rest
+/// follows on the next pages.
+pub const READ_PAGE_CHARS: usize = 8000;
+/// Characters kept of each neighbour's text in the `read` view (read it to see all).
+pub const NEIGHBOUR_TEXT_CHARS: usize = 2000;
 /// Largest `before`/`after` of the `read` view.
 pub const MAX_NEIGHBOURS: usize = 10;
 
@@ -43,13 +50,15 @@ pub enum InspectView {
         /// An id or `line:N` handle.
         entry: String,
     },
-    /// Literal, case-insensitive matches in labels, assistant text, user requests and
-    /// (when asked) tool results.
+    /// Literal, case-insensitive matches in labels, assistant text, user requests, `!`
+    /// commands and, when the scope asks, tool output, tool-call arguments, thinking and
+    /// system prompts.
     Search {
         /// The literal text to find.
         query: String,
     },
-    /// One entry with its neighbours; at a branch point the child ids are listed.
+    /// One entry with its neighbours; at a branch point the child ids are listed. A long
+    /// entry continues on the next pages.
     Read {
         /// An id or `line:N` handle.
         entry: String,
@@ -81,8 +90,9 @@ pub struct InspectRequest {
     pub limit: Option<usize>,
     /// A `nextCursor` from an earlier page of the same request.
     pub cursor: Option<String>,
-    /// Include tool output (it can hold sensitive source material).
-    pub include_tool_results: bool,
+    /// What is shown and searched besides the conversation: tool output (it can hold
+    /// sensitive source material), tool-call arguments, thinking, system prompts.
+    pub scope: SearchScope,
 }
 
 impl InspectRequest {
@@ -92,7 +102,7 @@ impl InspectRequest {
             view,
             limit: None,
             cursor: None,
-            include_tool_results: false,
+            scope: SearchScope::default(),
         }
     }
 
@@ -124,11 +134,16 @@ impl InspectRequest {
                 feed(&after.to_le_bytes());
             }
         }
-        feed(&[u8::from(self.include_tool_results)]);
+        feed(&[
+            u8::from(self.scope.tool_results),
+            u8::from(self.scope.tool_args),
+            u8::from(self.scope.thinking),
+            u8::from(self.scope.system),
+        ]);
         feed(session.session_id().unwrap_or("").as_bytes());
         feed(&session.snapshot().n_lines.to_le_bytes());
         for entry in session.entries() {
-            feed(entry.id.unwrap_or("").as_bytes());
+            feed(entry.id.as_deref().unwrap_or("").as_bytes());
             feed(&entry.byte_len.to_le_bytes());
         }
         hash
@@ -184,7 +199,19 @@ impl Cursor {
     }
 }
 
-/// Returns one checkpoint with its relations.
+/// A tool result of a turn: which tool, and whether it failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultRef {
+    /// The tool result entry.
+    pub entry_id: String,
+    /// The tool's name.
+    pub tool_name: Option<String>,
+    /// The tool failed.
+    pub is_error: bool,
+}
+
+/// One checkpoint with its relations.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointItem {
@@ -198,14 +225,18 @@ pub struct CheckpointItem {
     pub child_checkpoint_ids: Vec<String>,
     /// Labels on the turn's entries, cut to 240 characters.
     pub labels: Vec<String>,
-    /// The checkpoint entry's timestamp.
+    /// The checkpoint entry's timestamp, UTC RFC 3339.
     pub timestamp: Option<String>,
     /// The latest user request above the turn, cut to 240 characters.
     pub request_preview: Option<String>,
     /// The assistant's text, cut to 240 characters.
     pub preview: Option<String>,
-    /// Names of the tools the turn called (never their arguments).
+    /// Thinking blocks of the response (never their text).
+    pub n_thinking: usize,
+    /// Names of the tools the turn called (arguments only in search with `toolArgs`).
     pub tool_names: Vec<String>,
+    /// The turn's tool results: tool and failure.
+    pub tool_results: Vec<ToolResultRef>,
     /// Tool output previews, only when tool results were asked for.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_output_previews: Vec<String>,
@@ -213,23 +244,12 @@ pub struct CheckpointItem {
     pub is_on_active_branch: bool,
     /// Estimated context tokens with this checkpoint as the leaf (characters / 4).
     pub estimated_context_tokens: u64,
+    /// How the response ended: `stopReason`, `errorMessage`.
+    #[serde(flatten)]
+    pub status: MessageStatus,
 }
 
-/// Returns where a search matched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum SearchField {
-    /// A label on the entry.
-    Label,
-    /// An assistant message's text.
-    Assistant,
-    /// A user request.
-    User,
-    /// A tool result's output.
-    ToolResult,
-}
-
-/// Returns one search match.
+/// One search match.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchHit {
@@ -241,13 +261,16 @@ pub struct SearchHit {
     pub snippet: String,
     /// The checkpoint of the matching entry's turn (for a user request: the next one below).
     pub checkpoint_id: Option<String>,
-    /// The entry's timestamp.
+    /// The entry's timestamp, UTC RFC 3339.
     pub timestamp: Option<String>,
     /// The entry is on the active branch.
     pub is_on_active_branch: bool,
+    /// How the message ended (stop reason, error, exit code).
+    #[serde(flatten)]
+    pub status: MessageStatus,
 }
 
-/// Returns one entry as the `read` view shows it.
+/// One entry as the `read` view shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadItem {
@@ -260,20 +283,28 @@ pub struct ReadItem {
     pub entry_type: String,
     /// The message role.
     pub role: Option<String>,
-    /// The entry's timestamp.
+    /// The entry's timestamp, UTC RFC 3339.
     pub timestamp: Option<String>,
     /// The entry's labels.
     pub labels: Vec<String>,
-    /// The entry's text, cut to 2000 characters; `None` for hidden tool output.
+    /// The entry's text from `textOffset` on, one page of it; `None` for hidden tool output.
     pub text: Option<String>,
-    /// The text was cut.
+    /// Characters of the text before this page's part (0 on the first page).
+    pub text_offset: usize,
+    /// Characters of the whole text.
+    pub n_text_chars: usize,
+    /// More of the text follows this page's part.
     pub is_text_truncated: bool,
     /// Tool output exists but was not asked for.
     pub is_tool_output_hidden: bool,
-    /// Names of tools called (never their arguments).
+    /// Names of tools called (their arguments are in `show --json`).
     pub tool_calls: Vec<String>,
     /// A tool result's tool name.
     pub tool_name: Option<String>,
+    /// Images in the content (their data is never returned).
+    pub n_images: usize,
+    /// Thinking blocks (never their text).
+    pub n_thinking: usize,
     /// System messages: tools added (names only).
     pub tools_added: Vec<String>,
     /// System messages: tools removed.
@@ -288,9 +319,12 @@ pub struct ReadItem {
     pub n_children: usize,
     /// The entry's own size in tokens (characters / 4).
     pub estimated_tokens: u64,
+    /// How the message ended: stop reason and error, `isError`, exit code.
+    #[serde(flatten)]
+    pub status: MessageStatus,
 }
 
-/// Returns a branch point met by the `read` view.
+/// A branch point met by the `read` view.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BranchPoint {
@@ -300,21 +334,21 @@ pub struct BranchPoint {
     pub child_ids: Vec<String>,
 }
 
-/// Returns the `read` view's result.
+/// The `read` view's result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReadResult {
     /// The requested entry.
     pub entry: ReadItem,
-    /// Its ancestors, nearest last.
+    /// Its ancestors, nearest last (first page only).
     pub before: Vec<ReadItem>,
-    /// Its descendants along the path until a branch point.
+    /// Its descendants along the path until a branch point (first page only).
     pub after: Vec<ReadItem>,
     /// Where `after` stopped because the path branches.
     pub branch_point: Option<BranchPoint>,
 }
 
-/// Returns one page of an inspect view.
+/// One page of an inspect view.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InspectPage {
@@ -330,10 +364,14 @@ pub struct InspectPage {
     /// Matches (`search`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hits: Vec<SearchHit>,
+    /// What `search` did not look in, each with the option that adds it (`toolResults`,
+    /// `toolArgs`, `thinking`, `system`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_searched: Vec<&'static str>,
     /// The `read` result.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read: Option<ReadResult>,
-    /// Results across all pages.
+    /// Results across all pages (for `read`: characters of the entry's text).
     pub n_total: usize,
     /// Pass as `cursor` with the same request to get the next page.
     pub next_cursor: Option<String>,
@@ -359,14 +397,8 @@ pub fn inspect_path(path: &Path, request: &InspectRequest) -> Result<InspectPage
     inspect(&session, request)
 }
 
-/// Returns a page of `request` over `session`.
-///
-/// A cursor must come from the same request over a session parsed to the same snapshot
-/// length ([`inspect_path`] arranges that).
-pub fn inspect(
-    session: &Transcript,
-    request: &InspectRequest,
-) -> Result<InspectPage, TranscriptError> {
+/// Returns the page size of `request`, refusing one outside 1 to 50.
+fn page_limit(request: &InspectRequest) -> Result<usize, TranscriptError> {
     let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(TranscriptError::InvalidArgument {
@@ -375,37 +407,58 @@ pub fn inspect(
             reason: "must be between 1 and 50",
         });
     }
+    Ok(limit)
+}
+
+/// Returns where the page starts: 0, or the offset of a cursor from this very request over
+/// this very snapshot.
+fn resume_offset(
+    request: &InspectRequest,
+    snapshot: Snapshot,
+    fingerprint: u64,
+) -> Result<usize, TranscriptError> {
+    let Some(text) = &request.cursor else {
+        return Ok(0);
+    };
+    let cursor = Cursor::decode(text)?;
+    if cursor.fingerprint != fingerprint {
+        return Err(TranscriptError::InvalidCursor {
+            cursor: text.clone(),
+            reason: "it belongs to a different request or a different file".to_owned(),
+        });
+    }
+    if cursor.snapshot_bytes != snapshot.bytes {
+        return Err(TranscriptError::InvalidCursor {
+            cursor: text.clone(),
+            reason: format!(
+                "it continues a snapshot of {} bytes but this parse covers {}",
+                cursor.snapshot_bytes, snapshot.bytes
+            ),
+        });
+    }
+    Ok(cursor.offset)
+}
+
+/// Returns a page of `request` over `session`.
+///
+/// A cursor must come from the same request over a session parsed to the same snapshot
+/// length ([`inspect_path`] arranges that).
+pub fn inspect(
+    session: &Transcript,
+    request: &InspectRequest,
+) -> Result<InspectPage, TranscriptError> {
+    let limit = page_limit(request)?;
     let fingerprint = request.fingerprint(session);
     let snapshot = session.snapshot();
-    let offset = match &request.cursor {
-        None => 0,
-        Some(text) => {
-            let cursor = Cursor::decode(text)?;
-            if cursor.fingerprint != fingerprint {
-                return Err(TranscriptError::InvalidCursor {
-                    cursor: text.clone(),
-                    reason: "it belongs to a different request or a different file".to_owned(),
-                });
-            }
-            if cursor.snapshot_bytes != snapshot.bytes {
-                return Err(TranscriptError::InvalidCursor {
-                    cursor: text.clone(),
-                    reason: format!(
-                        "it continues a snapshot of {} bytes but this parse covers {}",
-                        cursor.snapshot_bytes, snapshot.bytes
-                    ),
-                });
-            }
-            cursor.offset
-        }
-    };
-    let mut ctx = InspectCtx::new(session, request.include_tool_results);
+    let offset = resume_offset(request, snapshot, fingerprint)?;
+    let mut ctx = InspectCtx::new(session, request.scope);
     let mut page = InspectPage {
         session_id: session.session_id().map(str::to_owned),
         view: request.view.name(),
         active_entry_id: session.leaf().map(|leaf| session.entry(leaf).handle()),
         checkpoints: Vec::new(),
         hits: Vec::new(),
+        not_searched: Vec::new(),
         read: None,
         n_total: 0,
         next_cursor: None,
@@ -413,67 +466,16 @@ pub fn inspect(
         token_estimate: TOKEN_ESTIMATE,
         n_steps: 0,
     };
-    let checkpoints = match &request.view {
-        InspectView::Overview => Some(ctx.turns.checkpoints()),
-        InspectView::Ancestors { entry } => {
-            let target = match entry {
-                Some(handle) => ctx.find(handle)?,
-                None => match session.leaf() {
-                    Some(leaf) => leaf,
-                    None => return Ok(page),
-                },
-            };
-            Some(ctx.turns.checkpoints_on_path(session, target))
-        }
-        InspectView::Children { entry } => {
-            let target = ctx.find(entry)?;
-            Some(ctx.turns.child_checkpoints(session, target))
-        }
-        InspectView::Search { .. } | InspectView::Read { .. } => None,
+    let next_offset = match &request.view {
+        InspectView::Search { query } => ctx.search_page(query, offset, limit, &mut page)?,
+        InspectView::Read {
+            entry,
+            before,
+            after,
+        } => ctx.read_page(entry, *before, *after, offset, &mut page)?,
+        view => ctx.checkpoint_page(view, offset, limit, &mut page)?,
     };
-    let n_total = if let Some(checkpoints) = checkpoints {
-        for &checkpoint in checkpoints.iter().skip(offset).take(limit) {
-            page.checkpoints.push(ctx.checkpoint_item(checkpoint)?);
-        }
-        checkpoints.len()
-    } else if let InspectView::Search { query } = &request.view {
-        if query.is_empty() {
-            return Err(TranscriptError::InvalidArgument {
-                name: "query",
-                value: String::new(),
-                reason: "must not be empty",
-            });
-        }
-        // Only the page's hits are built (a snippet and a checkpoint each); the rest are
-        // counted, so a page costs one pass over the file however many hits there are.
-        let (hits, n_total) = ctx.search(query, offset..offset.saturating_add(limit))?;
-        page.hits = hits;
-        n_total
-    } else if let InspectView::Read {
-        entry,
-        before,
-        after,
-    } = &request.view
-    {
-        for (name, value) in [("before", before), ("after", after)] {
-            if *value > MAX_NEIGHBOURS {
-                return Err(TranscriptError::InvalidArgument {
-                    name,
-                    value: value.to_string(),
-                    reason: "must be at most 10",
-                });
-            }
-        }
-        let target = ctx.find(entry)?;
-        page.read = Some(ctx.read(target, *before, *after)?);
-        1
-    } else {
-        0
-    };
-    page.n_total = n_total;
-    page.n_steps = ctx.n_steps.get();
-    let next_offset = offset.saturating_add(limit);
-    if next_offset < n_total && !matches!(request.view, InspectView::Read { .. }) {
+    if let Some(next_offset) = next_offset.filter(|&next| next < page.n_total) {
         page.next_cursor = Some(
             Cursor {
                 snapshot_bytes: snapshot.bytes,
@@ -492,7 +494,7 @@ struct InspectCtx<'a> {
     turns: Turns,
     labels: HashMap<String, String>,
     is_active: Vec<bool>,
-    include_tool_results: bool,
+    scope: SearchScope,
     /// Request previews by user entry: consecutive turns answer the same request, so a page
     /// of checkpoints would otherwise decode it once per checkpoint.
     request_previews: HashMap<usize, Option<String>>,
@@ -501,7 +503,7 @@ struct InspectCtx<'a> {
 }
 
 impl<'a> InspectCtx<'a> {
-    fn new(session: &'a Transcript, include_tool_results: bool) -> Self {
+    fn new(session: &'a Transcript, scope: SearchScope) -> Self {
         let mut is_active = vec![false; session.entries().len()];
         for idx in session.active_branch() {
             is_active[idx] = true;
@@ -511,7 +513,7 @@ impl<'a> InspectCtx<'a> {
             turns: Turns::new(session),
             labels: labels(session),
             is_active,
-            include_tool_results,
+            scope,
             request_previews: HashMap::new(),
             n_steps: std::cell::Cell::new(0),
         }
@@ -529,6 +531,10 @@ impl<'a> InspectCtx<'a> {
         self.session.entry(idx).handle()
     }
 
+    fn timestamp(&self, idx: usize) -> Option<String> {
+        self.session.entry(idx).timestamp.map(utc_timestamp)
+    }
+
     fn labels_of(&self, idx: usize) -> Vec<String> {
         let entry = self.session.entry(idx);
         if self.session.is_linear() {
@@ -544,6 +550,39 @@ impl<'a> InspectCtx<'a> {
     fn text_of(&self, idx: usize) -> Result<Option<String>, TranscriptError> {
         let value = self.session.decode(idx)?;
         Ok(entry_text(&self.session.entry(idx), &value))
+    }
+
+    /// Fills a page of `overview`, `ancestors` or `children`; returns the next offset.
+    fn checkpoint_page(
+        &mut self,
+        view: &InspectView,
+        offset: usize,
+        limit: usize,
+        page: &mut InspectPage,
+    ) -> Result<Option<usize>, TranscriptError> {
+        let session = self.session;
+        let checkpoints = match view {
+            InspectView::Ancestors { entry } => {
+                let target = match entry {
+                    Some(handle) => self.find(handle)?,
+                    None => match session.leaf() {
+                        Some(leaf) => leaf,
+                        None => return Ok(None),
+                    },
+                };
+                self.turns.checkpoints_on_path(session, target)
+            }
+            InspectView::Children { entry } => {
+                let target = self.find(entry)?;
+                self.turns.child_checkpoints(session, target)
+            }
+            _ => self.turns.checkpoints(),
+        };
+        for &checkpoint in checkpoints.iter().skip(offset).take(limit) {
+            page.checkpoints.push(self.checkpoint_item(checkpoint)?);
+        }
+        page.n_total = checkpoints.len();
+        Ok(Some(offset.saturating_add(limit)))
     }
 
     /// Returns the preview of the latest user request at or above `idx`, decoding each request
@@ -565,30 +604,45 @@ impl<'a> InspectCtx<'a> {
         Ok(None)
     }
 
+    /// Returns the turn's tool results with their failure, and (when asked) output previews.
+    fn tool_results_of(
+        &self,
+        turn: &Turn,
+    ) -> Result<(Vec<ToolResultRef>, Vec<String>), TranscriptError> {
+        let mut results = Vec::new();
+        let mut previews = Vec::new();
+        for &tool_result in &turn.tool_results {
+            let entry = self.session.entry(tool_result);
+            let meta = entry.message();
+            results.push(ToolResultRef {
+                entry_id: self.handle(tool_result),
+                tool_name: meta.and_then(|meta| meta.tool_name.map(str::to_owned)),
+                is_error: meta.is_some_and(|meta| meta.is_error),
+            });
+            if self.scope.tool_results
+                && let Some(text) = self.text_of(tool_result)?
+            {
+                previews.push(preview(&text, PREVIEW_CHARS));
+            }
+        }
+        Ok((results, previews))
+    }
+
     fn checkpoint_item(&mut self, checkpoint: usize) -> Result<CheckpointItem, TranscriptError> {
         let session = self.session;
-        let turn = self
-            .turns
-            .turn_of(checkpoint)
-            .cloned()
-            .unwrap_or(crate::turns::Turn {
-                assistant: checkpoint,
-                tool_results: Vec::new(),
-                last: checkpoint,
-                is_complete: true,
-            });
+        let turn = self.turns.turn_of(checkpoint).cloned().unwrap_or(Turn {
+            assistant: checkpoint,
+            tool_results: Vec::new(),
+            last: checkpoint,
+            is_complete: true,
+        });
         let assistant_value = session.decode(turn.assistant)?;
         let content = entry_content(&session.entry(turn.assistant), &assistant_value);
         let mut labels = self.labels_of(turn.assistant);
-        let mut tool_output_previews = Vec::new();
         for &tool_result in &turn.tool_results {
             labels.extend(self.labels_of(tool_result));
-            if self.include_tool_results
-                && let Some(text) = self.text_of(tool_result)?
-            {
-                tool_output_previews.push(preview(&text, PREVIEW_CHARS));
-            }
         }
+        let (tool_results, tool_output_previews) = self.tool_results_of(&turn)?;
         let request_preview = self.request_preview(turn.assistant)?;
         Ok(CheckpointItem {
             entry_id: self.handle(checkpoint),
@@ -604,20 +658,26 @@ impl<'a> InspectCtx<'a> {
                 .map(|idx| self.handle(idx))
                 .collect(),
             labels,
-            timestamp: session.entry(checkpoint).timestamp.map(str::to_owned),
+            timestamp: self.timestamp(checkpoint),
             request_preview,
-            preview: content.text.map(|text| preview(&text, PREVIEW_CHARS)),
+            preview: content
+                .text
+                .filter(|text| !text.is_empty())
+                .map(|text| preview(&text, PREVIEW_CHARS)),
+            n_thinking: content.thinking.len(),
             tool_names: content
                 .tool_calls
                 .into_iter()
                 .map(|call| call.name)
                 .collect(),
+            tool_results,
             tool_output_previews,
             is_on_active_branch: self.is_active[checkpoint],
             // The same context `Transcript::context_at` builds (compaction kept range, system
             // messages dropped, edits applied), so the estimate never disagrees with it. A page
             // holds at most 50 checkpoints, so building each context is cheap.
             estimated_context_tokens: session.context_at(checkpoint).estimated_tokens,
+            status: content.status,
         })
     }
 
@@ -635,6 +695,67 @@ impl<'a> InspectCtx<'a> {
         first
     }
 
+    /// Returns what `search` leaves out, each named by the option that adds it.
+    fn not_searched(&self) -> Vec<&'static str> {
+        let scope = self.scope;
+        [
+            (scope.tool_results, "toolResults"),
+            (scope.tool_args, "toolArgs"),
+            (scope.thinking, "thinking"),
+            (scope.system, "system"),
+        ]
+        .into_iter()
+        .filter(|(is_searched, _)| !is_searched)
+        .map(|(_, name)| name)
+        .collect()
+    }
+
+    /// Fills a page of `search`; returns the next offset.
+    fn search_page(
+        &self,
+        query: &str,
+        offset: usize,
+        limit: usize,
+        page: &mut InspectPage,
+    ) -> Result<Option<usize>, TranscriptError> {
+        if query.is_empty() {
+            return Err(TranscriptError::InvalidArgument {
+                name: "query",
+                value: String::new(),
+                reason: "must not be empty",
+            });
+        }
+        // Only the page's hits are built (a snippet and a checkpoint each, issue 9); the rest
+        // are counted, so a page costs one pass over the file however many hits there are.
+        let (hits, n_total) = self.search(query, offset..offset.saturating_add(limit))?;
+        page.n_total = n_total;
+        page.hits = hits;
+        page.not_searched = self.not_searched();
+        page.n_steps = self.n_steps.get();
+        Ok(Some(offset.saturating_add(limit)))
+    }
+
+    /// Returns whether `entry` can hold text the scope searches, so that entries that cannot
+    /// are never decoded.
+    fn is_searchable(&self, entry: &Entry<'_>) -> bool {
+        let Some(meta) = entry.message() else {
+            return false;
+        };
+        let has_text = meta.shape.is_string || meta.shape.n_text > 0;
+        match meta.role {
+            Role::User => has_text,
+            Role::Assistant => {
+                has_text
+                    || (self.scope.thinking && meta.shape.n_thinking > 0)
+                    || (self.scope.tool_args && meta.shape.n_tool_calls > 0)
+            }
+            Role::BashExecution => true,
+            Role::ToolResult => self.scope.tool_results && has_text,
+            Role::System => self.scope.system,
+            _ => false,
+        }
+    }
+
     /// Returns the hits numbered `page` (in file order) and the number of hits in all.
     fn search(
         &self,
@@ -647,7 +768,7 @@ impl<'a> InspectCtx<'a> {
         let mut n_hits = 0usize;
         for (idx, entry) in session.entries().iter().enumerate() {
             self.n_steps.set(self.n_steps.get() + 1);
-            let mut push = |field, text: &str| {
+            let mut push = |field, text: &str, status: &MessageStatus| {
                 if let Some(at) = needle.find_char_offset(text) {
                     n_hits += 1;
                     if !page.contains(&(n_hits - 1)) {
@@ -658,76 +779,83 @@ impl<'a> InspectCtx<'a> {
                         field,
                         snippet: snippet_around(text, at, PREVIEW_CHARS),
                         checkpoint_id: self.checkpoint_for_hit(idx).map(|idx| self.handle(idx)),
-                        timestamp: entry.timestamp.map(str::to_owned),
+                        timestamp: self.timestamp(idx),
                         is_on_active_branch: self.is_active[idx],
+                        status: status.clone(),
                     });
                 }
             };
             if !session.is_linear()
                 && let Some(label) = entry.id.and_then(|id| self.labels.get(id))
             {
-                push(SearchField::Label, label);
+                push(SearchField::Label, label, &MessageStatus::default());
             }
-            let field = match entry.role() {
-                Some(Role::Assistant) => SearchField::Assistant,
-                Some(Role::User) => SearchField::User,
-                Some(Role::ToolResult) if self.include_tool_results => SearchField::ToolResult,
-                _ => continue,
-            };
-            let has_text = entry
-                .message()
-                .is_some_and(|meta| meta.shape.is_string || meta.shape.n_text > 0);
-            if !has_text {
+            if !self.is_searchable(&entry) {
                 continue;
             }
-            if let Some(text) = self.text_of(idx)? {
-                push(field, &text);
+            let value = session.decode(idx)?;
+            let status = message_status(&entry, &value);
+            for (field, text) in search_texts(&entry, &value, self.scope) {
+                push(field, &text, &status);
             }
         }
         Ok((hits, n_hits))
     }
 
-    fn read_item(&self, idx: usize) -> Result<ReadItem, TranscriptError> {
+    /// Returns one entry of the `read` view, its text from character `text_offset` on, cut
+    /// to `max_chars` characters.
+    fn read_item(
+        &self,
+        idx: usize,
+        text_offset: usize,
+        max_chars: usize,
+    ) -> Result<ReadItem, TranscriptError> {
         let session = self.session;
         let entry = session.entry(idx);
         let value = session.decode(idx)?;
-        let content = entry_content(&entry, &value);
-        let is_tool_output =
-            entry.has_role(&Role::ToolResult) || matches!(entry.role(), Some(Role::BashExecution));
-        let is_tool_output_hidden = is_tool_output && !self.include_tool_results;
-        let text = if is_tool_output_hidden && entry.has_role(&Role::ToolResult) {
+        let EntryContent {
+            text,
+            thinking,
+            tool_calls,
+            n_images,
+            tools_added,
+            tools_removed,
+            status,
+        } = entry_content(&entry, &value);
+        let is_tool_result = entry.has_role(&Role::ToolResult);
+        let is_command = entry.has_role(&Role::BashExecution);
+        let is_tool_output_hidden = (is_tool_result || is_command) && !self.scope.tool_results;
+        let text = if is_tool_output_hidden && is_tool_result {
             None
+        } else if is_command && !is_tool_output_hidden {
+            // A `!` command's own line, then its output.
+            let output = bash_output(&value).unwrap_or_default();
+            text.map(|command| format!("{command}\n{output}"))
         } else {
-            content.text
+            text
         };
-        let (text, is_text_truncated) = match text {
-            Some(text) => {
-                let (cut, is_cut) = truncate_chars(&text, READ_TEXT_CHARS);
-                (Some(cut), is_cut)
-            }
-            None => (None, false),
-        };
-        let tool_name = entry
-            .message()
-            .and_then(|meta| meta.tool_name.map(str::to_owned));
+        let n_text_chars = text.as_deref().map_or(0, |text| text.chars().count());
+        let text = text.map(|text| text.chars().skip(text_offset).take(max_chars).collect());
         Ok(ReadItem {
             entry_id: entry.handle(),
             parent_id: session.parent(idx).map(|parent| self.handle(parent)),
             entry_type: entry.entry_type.to_owned(),
             role: entry.role().map(|role| role.as_str().to_owned()),
-            timestamp: entry.timestamp.map(str::to_owned),
+            timestamp: self.timestamp(idx),
             labels: self.labels_of(idx),
             text,
-            is_text_truncated,
-            is_tool_output_hidden: is_tool_output_hidden && entry.has_role(&Role::ToolResult),
-            tool_calls: content
-                .tool_calls
-                .into_iter()
-                .map(|call| call.name)
-                .collect(),
-            tool_name,
-            tools_added: content.tools_added,
-            tools_removed: content.tools_removed,
+            text_offset,
+            n_text_chars,
+            is_text_truncated: text_offset.saturating_add(max_chars) < n_text_chars,
+            is_tool_output_hidden,
+            tool_calls: tool_calls.into_iter().map(|call| call.name).collect(),
+            tool_name: entry
+                .message()
+                .and_then(|meta| meta.tool_name.map(str::to_owned)),
+            n_images,
+            n_thinking: thinking.len(),
+            tools_added,
+            tools_removed,
             is_checkpoint: self.turns.is_checkpoint(idx),
             checkpoint_id: self
                 .turns
@@ -737,11 +865,49 @@ impl<'a> InspectCtx<'a> {
             is_on_active_branch: self.is_active[idx],
             n_children: session.children(idx).len(),
             estimated_tokens: entry.estimated_tokens(),
+            status,
         })
+    }
+
+    /// Fills a page of `read`: the entry with its neighbours on the first page, the rest of a
+    /// long entry's text on later ones (`offset` is a character offset into it). Returns the
+    /// next offset.
+    fn read_page(
+        &self,
+        handle: &str,
+        before: usize,
+        after: usize,
+        offset: usize,
+        page: &mut InspectPage,
+    ) -> Result<Option<usize>, TranscriptError> {
+        for (name, value) in [("before", before), ("after", after)] {
+            if value > MAX_NEIGHBOURS {
+                return Err(TranscriptError::InvalidArgument {
+                    name,
+                    value: value.to_string(),
+                    reason: "must be at most 10",
+                });
+            }
+        }
+        let target = self.find(handle)?;
+        let entry = self.read_item(target, offset, READ_PAGE_CHARS)?;
+        page.n_total = entry.n_text_chars.max(1);
+        page.read = Some(if offset == 0 {
+            self.read(entry, target, before, after)?
+        } else {
+            ReadResult {
+                entry,
+                before: Vec::new(),
+                after: Vec::new(),
+                branch_point: None,
+            }
+        });
+        Ok(Some(offset.saturating_add(READ_PAGE_CHARS)))
     }
 
     fn read(
         &self,
+        entry: ReadItem,
         target: usize,
         before: usize,
         after: usize,
@@ -778,15 +944,16 @@ impl<'a> InspectCtx<'a> {
             descendants.push(child);
             current = child;
         }
+        let neighbour = |idx: usize| self.read_item(idx, 0, NEIGHBOUR_TEXT_CHARS);
         Ok(ReadResult {
-            entry: self.read_item(target)?,
+            entry,
             before: ancestors
                 .into_iter()
-                .map(|idx| self.read_item(idx))
+                .map(neighbour)
                 .collect::<Result<_, _>>()?,
             after: descendants
                 .into_iter()
-                .map(|idx| self.read_item(idx))
+                .map(neighbour)
                 .collect::<Result<_, _>>()?,
             branch_point,
         })

@@ -31,15 +31,19 @@ mod tree;
 mod turns;
 mod warning;
 
-pub use content::{EntryContent, ToolCallSummary, entry_content, entry_text};
+pub use content::{
+    EntryContent, Failure, MessageFacts, MessageStatus, SearchField, SearchScope, ToolCall,
+    entry_content, entry_text, message_facts, message_status, search_texts, summarize_arguments,
+};
 pub use context::{Context, ContextEdit, ContextMessage, ContextMessageKind, ModelRef};
 pub use entries::{EntriesFilter, EntryRow, entries, for_each_entry_row};
 pub use entry::{ContentShape, Entry, EntryKind, MessageMeta, Role};
 pub use error::TranscriptError;
-pub use facts::{LabelFact, SessionFacts, facts, labels};
+pub use facts::{ForkCopy, LabelFact, Lineage, RunInfo, SessionFacts, facts, fork_copy, labels};
 pub use inspect::{
-    CheckpointItem, Cursor, InspectPage, InspectRequest, InspectView, ReadItem, ReadResult,
-    SearchHit, inspect, inspect_path,
+    BranchPoint, CheckpointItem, Cursor, InspectPage, InspectRequest, InspectView,
+    NEIGHBOUR_TEXT_CHARS, READ_PAGE_CHARS, ReadItem, ReadResult, SearchHit, ToolResultRef, inspect,
+    inspect_path,
 };
 /// Re-exported from core, where the list renderer shares it.
 pub use pi_retrospect_core::sanitize::sanitize_for_terminal;
@@ -47,5 +51,6 @@ pub use scan::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
 pub use session::{Entries, EntriesIter, Header, ReadLimits, Snapshot, Transcript};
 pub use show::{DisplayItem, ShowOptions, TreeRow, active_branch_items, entry_tree};
 pub use summary::{MAX_FACT_LINE_BYTES, SummaryError, read_summary};
+pub use text::{Excerpt, Omission, OutputLimit, head_and_tail, utc_timestamp};
 pub use turns::{Turn, Turns};
 pub use warning::{KEPT_PER_KIND, OmittedWarnings, TranscriptWarning, WarningCounts, WarningKind};

@@ -78,7 +78,7 @@ fn overview(session: &Transcript, cursor: Option<String>) -> Result<serde_json::
         view: InspectView::Overview,
         limit: Some(1),
         cursor,
-        include_tool_results: false,
+        ..InspectRequest::new(InspectView::Overview)
     };
     inspect(session, &request)
         .map(|page| serde_json::to_value(page).expect("json"))
@@ -146,8 +146,7 @@ fn checkpoint_context_estimates_agree_with_the_context() {
     let request = InspectRequest {
         view: InspectView::Overview,
         limit: Some(50),
-        cursor: None,
-        include_tool_results: false,
+        ..InspectRequest::new(InspectView::Overview)
     };
     let page = inspect(&session, &request).expect("overview");
     assert!(page.checkpoints.len() >= 3);

@@ -216,12 +216,10 @@ fn search_builds_only_the_page() {
     let session = parse(&jsonl(&refs));
     for limit in [1, 50] {
         let request = InspectRequest {
-            view: InspectView::Search {
-                query: "needle".to_owned(),
-            },
             limit: Some(limit),
-            cursor: None,
-            include_tool_results: false,
+            ..InspectRequest::new(InspectView::Search {
+                query: "needle".to_owned(),
+            })
         };
         let page = inspect(&session, &request).expect("search");
         assert_eq!(page.n_total, n);

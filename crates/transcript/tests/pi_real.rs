@@ -151,8 +151,26 @@ fn pi_value(expected: &Value, field: &str) -> Value {
     match field.strip_prefix("listInfo.") {
         Some("firstMessage") => first_message_as_ours(&expected["listInfo"]["firstMessage"]),
         Some(key) => expected["listInfo"][key].clone(),
+        None if field == "contextMessageRoles" => model_visible_roles(expected),
         None => expected[field].clone(),
     }
+}
+
+/// Returns Pi's context roles without the messages marked `excludeFromContext` (a `!!`
+/// command), which Pi's `convertToLlm` drops before the model call and our context leaves out
+/// already: the deliberate difference "excluded bash execution is not model-visible" below.
+fn model_visible_roles(expected: &Value) -> Value {
+    let roles = expected["contextMessageRoles"].as_array().expect("roles");
+    let Some(excluded) = expected["contextMessageExcluded"].as_array() else {
+        return Value::Array(roles.clone());
+    };
+    assert_eq!(roles.len(), excluded.len(), "one flag per context message");
+    let visible = roles
+        .iter()
+        .zip(excluded)
+        .filter(|(_, is_excluded)| **is_excluded != Value::Bool(true))
+        .map(|(role, _)| role.clone());
+    Value::Array(visible.collect())
 }
 
 #[test]

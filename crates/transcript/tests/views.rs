@@ -4,8 +4,8 @@ mod common;
 
 use common::{assistant, jsonl, other, parse, tool_result, user};
 use pi_retrospect_transcript::{
-    EntriesFilter, InspectRequest, InspectView, ShowOptions, Transcript, Turns,
-    active_branch_items, entries, entry_tree, facts, inspect, inspect_path,
+    EntriesFilter, InspectRequest, InspectView, OutputLimit, SearchScope, ShowOptions, Transcript,
+    Turns, active_branch_items, entries, entry_tree, facts, inspect, inspect_path,
 };
 
 fn handles(session: &Transcript, indices: &[usize]) -> String {
@@ -246,7 +246,10 @@ fn page(
         view,
         limit,
         cursor,
-        include_tool_results: tools,
+        scope: SearchScope {
+            tool_results: tools,
+            ..SearchScope::default()
+        },
     };
     serde_json::to_value(inspect(session, &request).expect("inspect")).expect("json")
 }
@@ -421,7 +424,7 @@ fn inspect_rejects_bad_requests() {
             view,
             limit,
             cursor,
-            include_tool_results: false,
+            scope: SearchScope::default(),
         };
         assert!(inspect(&session, &request).is_err(), "{request:?}");
     }
@@ -442,7 +445,7 @@ fn cursor_continues_the_same_snapshot_after_the_file_grows() {
         view: InspectView::Overview,
         limit: Some(2),
         cursor,
-        include_tool_results: false,
+        scope: SearchScope::default(),
     };
     let mut seen = Vec::new();
     let first = inspect_path(&path, &request(None)).expect("first page");
@@ -478,7 +481,7 @@ fn cursor_continues_the_same_snapshot_after_the_file_grows() {
         },
         limit: Some(2),
         cursor: first_cursor(&path),
-        include_tool_results: false,
+        scope: SearchScope::default(),
     };
     assert!(inspect_path(&path, &other_request).is_err());
 }
@@ -488,7 +491,7 @@ fn first_cursor(path: &std::path::Path) -> Option<String> {
         view: InspectView::Overview,
         limit: Some(1),
         cursor: None,
-        include_tool_results: false,
+        scope: SearchScope::default(),
     };
     inspect_path(path, &request).expect("page").next_cursor
 }
@@ -720,7 +723,8 @@ fn show_items_and_tree() {
     let items = active_branch_items(
         &session,
         ShowOptions {
-            tool_output_chars: 4,
+            output_limit: Some(OutputLimit::chars(4)),
+            include_thinking: true,
         },
     )
     .expect("items");
@@ -745,7 +749,7 @@ fn show_items_and_tree() {
             "toolResult",
             "thinking",
             "assistant",
-            "note",
+            "label",
             "user",
             "thinking",
             "assistant",
@@ -757,8 +761,10 @@ fn show_items_and_tree() {
         json[3]["argumentSummary"],
         r#"limit=5, path="src/secret_arg.rs""#
     );
-    assert_eq!(json[5]["text"], "file");
-    assert_eq!(json[5]["isTruncated"], true);
+    assert_eq!(json[3]["arguments"]["path"], "src/secret_arg.rs");
+    assert_eq!(json[5]["text"], "fPUT", "head and tail");
+    assert_eq!(json[5]["omitted"]["nBytes"], 19);
+    assert_eq!(json[5]["isError"], false);
 
     let rows = entry_tree(&session, true).expect("tree");
     let outline: Vec<String> = rows
@@ -766,7 +772,7 @@ fn show_items_and_tree() {
         .map(|row| {
             format!(
                 "{}{}{}{}",
-                "  ".repeat(row.indent),
+                "  ".repeat(row.depth),
                 row.entry_id,
                 if row.is_on_active_path { "*" } else { "" },
                 row.label
@@ -787,8 +793,8 @@ fn show_items_and_tree() {
             "l1*",
             "  u2",
             "  a3",
-            "  u3*",
-            "  a4*"
+            "u3*",
+            "a4*"
         ]
     );
     assert!(
@@ -796,4 +802,430 @@ fn show_items_and_tree() {
             .any(|row| row.is_branch_point && row.entry_id == "l1")
     );
     assert_eq!(rows[0].preview.as_deref(), Some("please fix the bug"));
+}
+
+/// Returns a message entry with `message` (a JSON object body without braces).
+fn raw_message(id: &str, parent_id: Option<&str>, message: &str) -> String {
+    let parent = parent_id.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:09.000Z","message":{{{message}}}}}"#
+    )
+}
+
+/// Returns each item of the active branch as `kind:entry` plus the facts that matter here.
+fn item_outline(session: &Transcript, options: ShowOptions) -> Vec<String> {
+    let items = active_branch_items(session, options).expect("items");
+    serde_json::to_value(&items)
+        .expect("json")
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|item| {
+            let mut line = format!(
+                "{}:{}",
+                item["kind"].as_str().unwrap_or("?"),
+                item["entryId"].as_str().unwrap_or("?")
+            );
+            for key in [
+                "stopReason",
+                "errorMessage",
+                "isError",
+                "exitCode",
+                "cancelled",
+                "truncated",
+                "excludeFromContext",
+                "nHiddenThinking",
+                "nImages",
+                "toolCallId",
+                "omits",
+                "label",
+                "targetId",
+                "fromId",
+                "firstKeptEntryId",
+                "tokensBefore",
+            ] {
+                match &item[key] {
+                    serde_json::Value::Null => {}
+                    serde_json::Value::Number(n) if n.as_u64() == Some(0) => {}
+                    value => line.push_str(&format!(" {key}={value}")),
+                }
+            }
+            line
+        })
+        .collect()
+}
+
+fn check_items(lines: &[&str], include_thinking: bool, expected: &[&str]) {
+    let session = parse(&jsonl(lines));
+    let options = ShowOptions {
+        output_limit: None,
+        include_thinking,
+    };
+    assert_eq!(item_outline(&session, options), expected, "{lines:#?}");
+}
+
+/// Issue 10: a failed, aborted or cut-off response keeps its row and says how it ended; a
+/// thinking-only turn says thinking was hidden; a tool-only turn is its calls; `!` commands
+/// carry exit code and state; images are counted.
+#[test]
+fn items_say_how_each_message_ended() {
+    let assistant_with = |id: &str, parent: &str, content: &str, rest: &str| {
+        raw_message(
+            id,
+            Some(parent),
+            &format!(
+                r#""role":"assistant","content":[{content}],"provider":"p","model":"m"{rest}"#
+            ),
+        )
+    };
+    let u0 = user("u0", None, "go");
+    check_items(
+        &[
+            &u0,
+            &assistant_with(
+                "a1",
+                "u0",
+                "",
+                r#","stopReason":"error","errorMessage":"429""#,
+            ),
+            &assistant_with("a2", "a1", "", r#","stopReason":"aborted""#),
+            &assistant_with(
+                "a3",
+                "a2",
+                r#"{"type":"text","text":"half"}"#,
+                r#","stopReason":"length""#,
+            ),
+        ],
+        false,
+        &[
+            "user:u0",
+            r#"assistant:a1 stopReason="error" errorMessage="429""#,
+            r#"assistant:a2 stopReason="aborted""#,
+            r#"assistant:a3 stopReason="length""#,
+        ],
+    );
+    let thinking = r#"{"type":"thinking","thinking":"hmm"}"#;
+    let call = r#"{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls"}}"#;
+    let only_thinking = assistant_with("a1", "u0", thinking, r#","stopReason":"stop""#);
+    check_items(
+        &[&u0, &only_thinking],
+        false,
+        &[
+            "user:u0",
+            r#"assistant:a1 stopReason="stop" nHiddenThinking=1"#,
+        ],
+    );
+    check_items(&[&u0, &only_thinking], true, &["user:u0", "thinking:a1"]);
+    check_items(
+        &[
+            &u0,
+            &assistant_with("a1", "u0", call, r#","stopReason":"toolUse""#),
+            &raw_message(
+                "t1",
+                Some("a1"),
+                r#""role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"x"},{"type":"image","data":"AAAA","mimeType":"image/png"}],"isError":true"#,
+            ),
+        ],
+        false,
+        &[
+            "user:u0",
+            r#"toolCall:a1 toolCallId="c1""#,
+            r#"toolResult:t1 isError=true nImages=1 toolCallId="c1""#,
+        ],
+    );
+    check_items(
+        &[
+            &u0,
+            &raw_message(
+                "b1",
+                Some("u0"),
+                r#""role":"bashExecution","command":"false","output":"","exitCode":1,"cancelled":false,"truncated":true,"fullOutputPath":"/tmp/x.log""#,
+            ),
+            &raw_message(
+                "b2",
+                Some("b1"),
+                r#""role":"bashExecution","command":"sleep 9","output":"","cancelled":true,"truncated":false,"excludeFromContext":true"#,
+            ),
+        ],
+        false,
+        &[
+            "user:u0",
+            "bash:b1 exitCode=1 truncated=true",
+            "bash:b2 cancelled=true excludeFromContext=true",
+        ],
+    );
+}
+
+/// Issue 10: notes say what they do: the entry a label marks or a context edit changes, the
+/// tokens a compaction replaced and where its kept part starts, the branch a summary covers.
+#[test]
+fn notes_carry_what_they_act_on() {
+    let lines = [
+        user("u0", None, "go"),
+        assistant("a0", Some("u0"), "done", &[]),
+        other(
+            "label",
+            "l1",
+            Some("a0"),
+            r#""targetId":"u0","label":"start""#,
+        ),
+        other("label", "l2", Some("l1"), r#""targetId":"u0""#),
+        other(
+            "context_edit",
+            "e1",
+            Some("l2"),
+            r#""targetId":"a0","replacement":null"#,
+        ),
+        other(
+            "compaction",
+            "c1",
+            Some("e1"),
+            r#""summary":"s","firstKeptEntryId":"a0","tokensBefore":1234"#,
+        ),
+        other(
+            "branch_summary",
+            "s1",
+            Some("c1"),
+            r#""fromId":"zz","summary":"The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\nTried X.""#,
+        ),
+    ];
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    check_items(
+        &refs,
+        false,
+        &[
+            "user:u0",
+            r#"assistant:a0 stopReason="stop" nHiddenThinking=1"#,
+            r#"label:l1 label="start" targetId="u0""#,
+            r#"label:l2 targetId="u0""#,
+            r#"contextEdit:e1 omits=true targetId="a0""#,
+            r#"compaction:c1 firstKeptEntryId="a0" tokensBefore=1234"#,
+            r#"branchSummary:s1 fromId="zz""#,
+        ],
+    );
+    let session = parse(&jsonl(&refs));
+    let items = active_branch_items(&session, ShowOptions::default()).expect("items");
+    let summary = serde_json::to_value(&items[6]).expect("json");
+    assert_eq!(
+        summary["summary"], "Tried X.",
+        "Pi's fixed opening is dropped"
+    );
+}
+
+fn tree_outline(lines: &[&str]) -> Vec<String> {
+    let session = parse(&jsonl(lines));
+    entry_tree(&session, false)
+        .expect("tree")
+        .iter()
+        .map(|row| {
+            let start = match row.branch_size {
+                Some(size) => format!("+{size} "),
+                None => String::new(),
+            };
+            format!("{}{start}{}", "  ".repeat(row.depth), row.entry_id)
+        })
+        .collect()
+}
+
+/// Issue 10: the active path stays at depth 0, each side branch sits right under its branch
+/// point, one level deeper, with its size for folding; a separate root is a side branch too.
+#[test]
+fn the_tree_keeps_the_active_path_at_depth_zero() {
+    let check = |lines: &[String], expected: &[&str]| {
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        assert_eq!(tree_outline(&refs), expected);
+    };
+    check(
+        &[
+            user("r", None, "root"),
+            user("side1", Some("r"), "a"),
+            user("side1b", Some("side1"), "b"),
+            user("main", Some("r"), "c"),
+            user("side2", Some("r"), "d"),
+            user("next", Some("main"), "e"),
+        ],
+        &["r", "  +2 side1", "  side1b", "  +1 side2", "main", "next"],
+    );
+    // Inside a side branch the last child goes on at the same depth.
+    check(
+        &[
+            user("r", None, "root"),
+            user("s", Some("r"), "a"),
+            user("s1", Some("s"), "b"),
+            user("s2", Some("s"), "c"),
+            user("main", Some("r"), "d"),
+        ],
+        &["r", "  +3 s", "    +1 s1", "  s2", "main"],
+    );
+    // An orphan is drawn as a side branch of its own.
+    check(
+        &[
+            user("r", None, "root"),
+            user("o", Some("missing"), "orphan"),
+            user("main", Some("r"), "c"),
+        ],
+        &["r", "main", "  +1 o"],
+    );
+}
+
+/// Issue 10: `search` looks in `!` commands always, in tool-call arguments, thinking and
+/// system prompts only when asked, and names what it left out.
+#[test]
+fn search_scope_is_opt_in() {
+    let lines = [
+        r#"{"type":"message","id":"s0","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"system","content":"never push","timestamp":1}}"#.to_owned(),
+        user("u1", Some("s0"), "deploy it"),
+        raw_message(
+            "a1",
+            Some("u1"),
+            r#""role":"assistant","content":[{"type":"thinking","thinking":"I will push"},{"type":"toolCall","id":"c","name":"bash","arguments":{"command":"git push origin main"}}],"stopReason":"toolUse""#,
+        ),
+        raw_message(
+            "t1",
+            Some("a1"),
+            r#""role":"toolResult","toolCallId":"c","toolName":"bash","content":[{"type":"text","text":"pushed"}],"isError":false"#,
+        ),
+        raw_message(
+            "b1",
+            Some("t1"),
+            r#""role":"bashExecution","command":"git push --tags","output":"pushed tags","exitCode":0,"cancelled":false,"truncated":false"#,
+        ),
+    ];
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let session = parse(&jsonl(&refs));
+    let check = |scope: SearchScope, expected: &[&str], not_searched: &[&str]| {
+        let request = InspectRequest {
+            scope,
+            ..InspectRequest::new(InspectView::Search {
+                query: "push".to_owned(),
+            })
+        };
+        let page = inspect(&session, &request).expect("search");
+        let hits: Vec<String> = page
+            .hits
+            .iter()
+            .map(|hit| {
+                let field = serde_json::to_value(hit.field).expect("field");
+                format!("{}:{}", hit.entry_id, field.as_str().unwrap_or("?"))
+            })
+            .collect();
+        assert_eq!(hits, expected, "{scope:?}");
+        assert_eq!(page.not_searched, not_searched, "{scope:?}");
+    };
+    let all = ["toolResults", "toolArgs", "thinking", "system"];
+    check(SearchScope::default(), &["b1:command"], &all);
+    check(
+        SearchScope {
+            tool_args: true,
+            ..SearchScope::default()
+        },
+        &["a1:toolArgs", "b1:command"],
+        &["toolResults", "thinking", "system"],
+    );
+    check(
+        SearchScope {
+            tool_results: true,
+            tool_args: true,
+            thinking: true,
+            system: true,
+        },
+        &[
+            "s0:system",
+            "a1:thinking",
+            "a1:toolArgs",
+            "t1:toolResult",
+            "b1:command",
+            "b1:toolResult",
+        ],
+        &[],
+    );
+    // entries --grep: text, and with the scope, tool-call arguments and thinking.
+    let grep = |scope: SearchScope| -> Vec<String> {
+        let filter = EntriesFilter {
+            grep: vec!["git push origin".to_owned(), "i will".to_owned()],
+            grep_scope: scope,
+            ..EntriesFilter::default()
+        };
+        entries(&session, &filter)
+            .expect("rows")
+            .iter()
+            .map(|row| row.id.clone().unwrap_or_default())
+            .collect()
+    };
+    assert_eq!(grep(SearchScope::default()), Vec::<String>::new());
+    let with_args = SearchScope {
+        tool_args: true,
+        ..SearchScope::default()
+    };
+    assert_eq!(grep(with_args), ["a1"]);
+    let with_thinking = SearchScope {
+        thinking: true,
+        ..SearchScope::default()
+    };
+    assert_eq!(grep(with_thinking), ["a1"]);
+}
+
+/// Issue 10: `read` pages a long entry instead of cutting it; later pages carry the rest.
+#[test]
+fn read_pages_long_text() {
+    let long: String = (0..3000).map(|n| format!("{n:05}\n")).collect();
+    let lines = [user("u0", None, &long)];
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let session = parse(&jsonl(&refs));
+    let mut cursor = None;
+    let mut text = String::new();
+    let mut offsets = Vec::new();
+    loop {
+        let request = InspectRequest {
+            cursor: cursor.clone(),
+            ..InspectRequest::new(InspectView::Read {
+                entry: "u0".to_owned(),
+                before: 0,
+                after: 0,
+            })
+        };
+        let page = inspect(&session, &request).expect("read");
+        let read = page.read.expect("read result");
+        offsets.push(read.entry.text_offset);
+        text.push_str(read.entry.text.as_deref().unwrap_or(""));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(offsets, [0, 8000, 16000]);
+    assert_eq!(text, long);
+}
+
+/// Issue 10: a fork's copied entries end where its own begin: the last one written before
+/// the fork's header timestamp.
+#[test]
+fn a_fork_knows_where_its_copies_end() {
+    let check = |header: &str, expected: Option<(usize, Option<&str>)>| {
+        let text = format!(
+            "{header}\n{}\n{}\n{}\n",
+            user("a", None, "copied"),
+            user("b", Some("a"), "copied"),
+            other("label", "new", Some("b"), r#""targetId":"a","label":"x""#)
+        );
+        let copy = pi_retrospect_transcript::fork_copy(&parse(&text));
+        assert_eq!(
+            copy.map(|copy| (copy.n_entries, copy.last_entry_id)),
+            expected.map(|(n, last)| (n, last.map(str::to_owned))),
+            "{header}"
+        );
+    };
+    // `user(..)` entries are stamped 00:00:01; `other(..)` 00:00:07.
+    check(
+        r#"{"type":"session","version":3,"id":"f","timestamp":"2026-01-01T00:00:05.000Z","cwd":"/p","parentSession":"/s/p.jsonl"}"#,
+        Some((2, Some("b"))),
+    );
+    check(
+        r#"{"type":"session","version":3,"id":"f","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p","parentSession":"/s/p.jsonl"}"#,
+        Some((0, None)),
+    );
+    check(
+        r#"{"type":"session","version":3,"id":"f","timestamp":"2026-01-01T00:00:05.000Z","cwd":"/p"}"#,
+        None,
+    );
 }

@@ -1,0 +1,114 @@
+//! `pi-retrospect handoff`: flags -> `app::handoff` -> `render::handoff`, to stdout or a file.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use pi_retrospect_app::{Environment, HandoffRequest};
+use pi_retrospect_handoff::{ExistingFile, HandoffOptions};
+use pi_retrospect_render::handoff::{MarkdownOptions, write_json, write_markdown};
+
+use crate::args::{SESSION_HELP, StoreArgs};
+
+/// The long help of `handoff`.
+pub const HANDOFF_HELP: &str = "\
+Prints a Markdown document to paste into a new Pi session so the work can go on with a \
+clean context: where the session is (path, id, cwd, name, models, first and last activity), \
+the goal when given, the command that resumes it (`pi --session PATH`), and the most recent \
+user and assistant text messages of its active branch, newest last.
+
+Never included: tool calls and results, images, thinking, system and custom messages, \
+custom entries, compaction and branch summaries. Common credentials (provider API keys, \
+GitHub/GitLab/Slack tokens, AWS keys, bearer tokens, JWTs, private keys, passwords in URLs, \
+KEY=value lines naming a secret) are replaced by `[redacted: KIND]` and counted in the \
+header; terminal control and bidi characters are removed. Redaction is by shape: best \
+effort, not a guarantee.
+
+Examples:
+  pi-retrospect handoff latest --goal \"finish the parser\"
+  pi-retrospect handoff latest --json | jq -r '.excerpt.messages[-1].text'
+  pi-retrospect handoff latest --out handoff.md";
+
+/// Flags of `handoff`.
+#[derive(Debug, Args)]
+#[command(after_help = SESSION_HELP)]
+pub struct HandoffArgs {
+    /// A session file path, a session id or unique id prefix, or `latest`.
+    #[arg(value_name = "SESSION")]
+    pub session: String,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// The goal of the work to continue, written at the top.
+    #[arg(long, value_name = "TEXT")]
+    pub goal: Option<String>,
+
+    /// At most N messages.
+    #[arg(long, value_name = "N", default_value_t = pi_retrospect_handoff::DEFAULT_MAX_MESSAGES, help_heading = "Limits")]
+    pub max_messages: usize,
+
+    /// Each message cut at N bytes of UTF-8.
+    #[arg(long, value_name = "N", default_value_t = pi_retrospect_handoff::DEFAULT_MAX_MESSAGE_BYTES, help_heading = "Limits")]
+    pub max_message_bytes: usize,
+
+    /// All messages together cut at N bytes of UTF-8.
+    #[arg(long, value_name = "N", default_value_t = pi_retrospect_handoff::DEFAULT_MAX_EXCERPT_BYTES, help_heading = "Limits")]
+    pub max_bytes: usize,
+
+    /// Print the document as JSON (`pi-retrospect schema handoff`).
+    #[arg(long, help_heading = "Output")]
+    pub json: bool,
+
+    /// Write the document to FILE instead of stdout (never over an existing file).
+    #[arg(long, short = 'o', value_name = "FILE", help_heading = "Output")]
+    pub out: Option<PathBuf>,
+
+    /// With --out, replace FILE when it exists.
+    #[arg(long, requires = "out", help_heading = "Output")]
+    pub force: bool,
+}
+
+/// Runs `handoff` with `args`, writing to `out` (or to `--out FILE`).
+pub fn run(args: &HandoffArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
+    let request = HandoffRequest {
+        target: args.store.target(&args.session, env)?,
+        options: HandoffOptions {
+            goal: args.goal.clone(),
+            max_messages: args.max_messages,
+            max_message_bytes: args.max_message_bytes,
+            max_excerpt_bytes: args.max_bytes,
+            ..HandoffOptions::default()
+        },
+    };
+    let handoff = pi_retrospect_app::handoff(&request, env)?;
+    let mut document = Vec::new();
+    if args.json {
+        write_json(&mut document, &handoff)?;
+    } else {
+        let options = MarkdownOptions {
+            zone: env.time_zone.clone(),
+        };
+        write_markdown(&mut document, &handoff, &options)?;
+    }
+    match &args.out {
+        None => out.write_all(&document)?,
+        Some(path) => {
+            let existing = if args.force {
+                ExistingFile::Replace
+            } else {
+                ExistingFile::Refuse
+            };
+            let path = env.cwd.join(path);
+            pi_retrospect_handoff::write_file(&path, &document, existing).map_err(|error| {
+                match error {
+                    pi_retrospect_handoff::HandoffError::Exists { .. } => {
+                        anyhow::Error::from(crate::UsageError(format!("{error}")))
+                    }
+                    other => anyhow::Error::from(other),
+                }
+            })?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,57 @@
+//! Handoff excerpts: a bounded, redacted summary of where a Pi session stood, for a person
+//! to paste into a new session or an agent to read through a tool.
+//!
+//! [`handoff`] reads a parsed session into a [`Handoff`]: the source's header facts, the
+//! goal, the command that resumes the source (`pi --session PATH`), and the most recent user
+//! and assistant text messages of the active branch, newest last, bounded per message and in
+//! total (by default 12 messages, 2 KiB each, 16 KiB together). Tool calls and results,
+//! images, thinking, system and custom messages, custom entries and summaries are never
+//! included. Text is stripped of terminal controls, then common credentials are replaced by
+//! `[redacted: KIND]` ([`redact`]), then cut: a cut never shows half a secret, and the byte
+//! bounds hold for the redacted text.
+//!
+//! The document types live here; their Markdown and JSON writers and the JSON Schema live in
+//! `pi_retrospect_render::handoff`, the one presentation layer; [`write_file`] writes a
+//! rendered document without replacing an existing file unless told to. Nothing here writes
+//! to the session store, prints, or reads the environment.
+//!
+//! A front end is a few calls:
+//!
+//! ```no_run
+//! use std::path::Path;
+//!
+//! use pi_retrospect_handoff::{ExistingFile, HandoffOptions, handoff_file, write_file};
+//!
+//! let options = HandoffOptions {
+//!     goal: Some("finish the parser".into()),
+//!     ..HandoffOptions::default()
+//! };
+//! let session = Path::new("/home/me/.pi/agent/sessions/--home-me-app--/s.jsonl");
+//! let handoff = handoff_file(session, &options)?;
+//! // A front end renders it with `pi_retrospect_render::handoff::write_markdown`.
+//! let document = serde_json::to_vec(&handoff)?;
+//! write_file(Path::new("handoff.json"), &document, ExistingFile::Refuse)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![deny(missing_docs)]
+
+mod document;
+mod error;
+mod excerpt;
+mod file;
+mod redact;
+mod shell;
+
+pub use document::{
+    Excerpt, ExcerptLimits, Handoff, HandoffMessage, HandoffRole, HandoffSource, HandoffText,
+    HandoffWarning, RedactionCounts,
+};
+pub use error::HandoffError;
+pub use excerpt::{
+    DEFAULT_MAX_EXCERPT_BYTES, DEFAULT_MAX_GOAL_BYTES, DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_MAX_MESSAGES, HandoffOptions, handoff, handoff_file,
+};
+pub use file::{ExistingFile, write_file};
+pub use redact::{Redacted, RedactedSpan, SecretKind, clean, redact};
+pub use shell::{resume_command, shell_quote};

@@ -1,0 +1,669 @@
+//! The handoff document (a bounded, redacted excerpt of where a session stood): its Markdown
+//! and JSON writers and the JSON Schema of the JSON.
+//!
+//! The types are the `pi-retrospect-handoff` crate's (re-exported here). Message text arrives already
+//! stripped of terminal controls and redacted; the Markdown writer strips controls again all
+//! the same, and escapes every single-line field, because a [`Handoff`] can also be built or
+//! deserialised by other code.
+
+use std::io::{self, Write};
+
+use pi_retrospect_core::sanitize::{escape_for_terminal, sanitize_for_terminal};
+use pi_retrospect_core::timestamp;
+pub use pi_retrospect_handoff::{
+    Excerpt, ExcerptLimits, Handoff, HandoffMessage, HandoffRole, HandoffSource, HandoffText,
+    HandoffWarning, RedactionCounts,
+};
+
+/// Options for [`write_markdown`].
+#[derive(Debug, Clone)]
+pub struct MarkdownOptions {
+    /// The time zone message times are shown in: the local zone, or UTC.
+    pub zone: jiff::tz::TimeZone,
+}
+
+/// Writes the handoff as a Markdown document: a header naming the source, the goal, the
+/// resume command and the redaction count, then the messages, each under a heading with its
+/// role and time, its text quoted so that no message can forge a heading of its own.
+pub fn write_markdown(
+    out: &mut dyn Write,
+    handoff: &Handoff,
+    options: &MarkdownOptions,
+) -> io::Result<()> {
+    let mut document = String::with_capacity(handoff.excerpt.n_bytes + 2048);
+    let source = &handoff.source;
+    document.push_str("# Pi session handoff\n\n");
+    push_field(&mut document, "Source", Some(&code_span(&source.path)));
+    push_field(
+        &mut document,
+        "Session id",
+        source.session_id.as_deref().map(code_span).as_deref(),
+    );
+    push_field(
+        &mut document,
+        "Working directory",
+        source.cwd.as_deref().map(code_span).as_deref(),
+    );
+    push_field(&mut document, "Name", source.name.as_deref());
+    if !source.models.is_empty() {
+        let models: Vec<String> = source.models.iter().map(|model| code_span(model)).collect();
+        push_field(&mut document, "Models", Some(&models.join(", ")));
+    }
+    push_field(
+        &mut document,
+        "First activity",
+        source
+            .first_activity
+            .as_deref()
+            .map(|stored| format_time(stored, &options.zone))
+            .as_deref(),
+    );
+    push_field(
+        &mut document,
+        "Last activity",
+        source
+            .last_activity
+            .as_deref()
+            .map(|stored| format_time(stored, &options.zone))
+            .as_deref(),
+    );
+    push_field(
+        &mut document,
+        "Redactions",
+        Some(&describe_redactions(&handoff.redactions)),
+    );
+    if !handoff.warnings.is_empty() {
+        let n_warnings = handoff.warnings.len();
+        let noun = if n_warnings == 1 {
+            "warning"
+        } else {
+            "warnings"
+        };
+        push_field(
+            &mut document,
+            "Damage",
+            Some(&format!(
+                "{n_warnings} {noun} about the session file (see the JSON for each)"
+            )),
+        );
+    }
+
+    if let Some(goal) = &handoff.goal {
+        document.push_str("\n## Goal\n\n");
+        push_quoted(&mut document, &goal.text);
+        if goal.is_cut {
+            push_cut_marker(&mut document, goal.text.len(), goal.n_bytes);
+        }
+    }
+
+    document.push_str("\n## Resume\n\n");
+    let fence = fence_for(&handoff.resume_command);
+    document.push_str(&fence);
+    document.push_str("sh\n");
+    document.push_str(&sanitize_for_terminal(&handoff.resume_command));
+    document.push('\n');
+    document.push_str(&fence);
+    document.push('\n');
+
+    let excerpt = &handoff.excerpt;
+    document.push_str("\n## Recent messages\n\n");
+    if excerpt.messages.is_empty() {
+        document.push_str(&format!(
+            "No user or assistant text messages shown ({} on the active branch).\n",
+            excerpt.n_available
+        ));
+    } else {
+        document.push_str(&format!(
+            "The last {} of {} user and assistant text messages on the active branch, newest last ({} bytes of text).\n",
+            excerpt.messages.len(),
+            excerpt.n_available,
+            excerpt.n_bytes
+        ));
+    }
+    for message in &excerpt.messages {
+        document.push_str("\n### ");
+        document.push_str(message.role.as_str());
+        if let Some(model) = &message.model {
+            document.push_str(" (");
+            document.push_str(&escape_for_terminal(model));
+            document.push(')');
+        }
+        document.push_str(", ");
+        match &message.timestamp {
+            Some(stored) => document.push_str(&format_time(stored, &options.zone)),
+            None => document.push_str("time unknown"),
+        }
+        document.push_str("\n\n");
+        push_quoted(&mut document, &message.text);
+        if message.is_cut {
+            push_cut_marker(&mut document, message.text.len(), message.n_bytes);
+        }
+    }
+    out.write_all(document.as_bytes())
+}
+
+/// Writes the handoff as pretty-printed JSON (two-space indentation) with a final newline.
+pub fn write_json(out: &mut dyn Write, handoff: &Handoff) -> io::Result<()> {
+    let mut document = serde_json::to_vec_pretty(handoff).map_err(io::Error::other)?;
+    document.push(b'\n');
+    out.write_all(&document)
+}
+
+/// Appends `- Label: value` when there is a value; the value is escaped to one line.
+fn push_field(document: &mut String, label: &str, value: Option<&str>) {
+    let Some(value) = value else {
+        return;
+    };
+    document.push_str("- ");
+    document.push_str(label);
+    document.push_str(": ");
+    document.push_str(&escape_for_terminal(value));
+    document.push('\n');
+}
+
+/// Appends `text` as a Markdown block quote: every line starts with `>`.
+fn push_quoted(document: &mut String, text: &str) {
+    let clean = sanitize_for_terminal(text);
+    if clean.is_empty() {
+        document.push_str(">\n");
+        return;
+    }
+    for line in clean.split('\n') {
+        if line.is_empty() {
+            document.push_str(">\n");
+        } else {
+            document.push_str("> ");
+            document.push_str(line);
+            document.push('\n');
+        }
+    }
+}
+
+/// Appends the note that marks a cut text.
+fn push_cut_marker(document: &mut String, n_kept: usize, n_bytes: usize) {
+    document.push_str(&format!(
+        ">\n> [… cut: {n_kept} of {n_bytes} bytes shown]\n"
+    ));
+}
+
+/// Returns the redaction count for the header: `0`, or `3 (github-token: 2, jwt: 1)`.
+fn describe_redactions(counts: &RedactionCounts) -> String {
+    if counts.by_kind.is_empty() {
+        return counts.total.to_string();
+    }
+    let kinds: Vec<String> = counts
+        .by_kind
+        .iter()
+        .map(|(kind, count)| format!("{kind}: {count}"))
+        .collect();
+    format!("{} ({})", counts.total, kinds.join(", "))
+}
+
+/// Returns a stored timestamp shown in `zone` (`2026-11-30 08:00:59 +01:00`), or the stored
+/// text escaped when it is not a valid instant.
+fn format_time(stored: &str, zone: &jiff::tz::TimeZone) -> String {
+    let shown = timestamp::parse(stored).and_then(|instant| {
+        let nanos = i32::try_from(instant.nanos).ok()?;
+        let instant = jiff::Timestamp::new(instant.seconds, nanos).ok()?;
+        Some(
+            instant
+                .to_zoned(zone.clone())
+                .strftime("%Y-%m-%d %H:%M:%S %:z")
+                .to_string(),
+        )
+    });
+    shown.unwrap_or_else(|| escape_for_terminal(stored).into_owned())
+}
+
+/// Returns the length of the longest run of backticks in `text`.
+fn longest_backtick_run(text: &str) -> usize {
+    let mut longest = 0;
+    let mut run = 0;
+    for character in text.chars() {
+        if character == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    longest
+}
+
+/// Returns `text` as a Markdown code span whose delimiters no backtick run in it can close.
+fn code_span(text: &str) -> String {
+    let ticks = "`".repeat(longest_backtick_run(text) + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{ticks}{pad}{text}{pad}{ticks}")
+}
+
+/// Returns a code fence longer than any backtick run in `text` (at least three).
+fn fence_for(text: &str) -> String {
+    "`".repeat((longest_backtick_run(text) + 1).max(3))
+}
+
+/// The JSON Schema (draft 2020-12) of the handoff document written by [`write_json`].
+pub const HANDOFF_SCHEMA: &str = r##"{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "$id": "https://pi-retrospect.invalid/schema/handoff.json",
+  "title": "pi-retrospect handoff --json",
+  "description": "A bounded, redacted excerpt of where a Pi session stood: the source's header facts, the goal, the command that resumes it, and the most recent user and assistant text messages of its active branch, newest last. Never tool arguments or results, images, thinking, system messages, custom entries or summaries.",
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["source", "goal", "resumeCommand", "redactions", "excerpt", "warnings"],
+  "properties": {
+    "source": { "$ref": "#/$defs/Source" },
+    "goal": {
+      "description": "The goal given for the handoff, stripped of terminal controls, redacted and cut; null when none was given.",
+      "anyOf": [{ "$ref": "#/$defs/CutText" }, { "type": "null" }]
+    },
+    "resumeCommand": { "type": "string", "description": "`pi --session PATH`, the path quoted for a POSIX shell when it needs quoting." },
+    "redactions": { "$ref": "#/$defs/RedactionCounts" },
+    "excerpt": { "$ref": "#/$defs/Excerpt" },
+    "warnings": {
+      "type": "array",
+      "description": "Damage found in the session file, in the order found.",
+      "items": { "$ref": "#/$defs/Warning" }
+    }
+  },
+  "$defs": {
+    "Source": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["path", "sessionId", "cwd", "name", "models", "firstActivity", "lastActivity"],
+      "properties": {
+        "path": { "type": "string", "minLength": 1, "description": "Absolute path of the session file." },
+        "sessionId": { "type": ["string", "null"], "description": "Session id from the header." },
+        "cwd": { "type": ["string", "null"], "description": "Working directory from the header." },
+        "name": { "type": ["string", "null"], "description": "The session's name (latest session_info), stripped of terminal controls and redacted." },
+        "models": { "type": "array", "items": { "type": "string" }, "description": "Models used, provider/model, in order of first use." },
+        "firstActivity": { "type": ["string", "null"], "description": "Earliest entry timestamp, as stored." },
+        "lastActivity": { "type": ["string", "null"], "description": "Latest entry timestamp, as stored." }
+      }
+    },
+    "CutText": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["text", "isCut", "nBytes"],
+      "properties": {
+        "text": { "type": "string", "description": "The text kept, cut on a character boundary." },
+        "isCut": { "type": "boolean" },
+        "nBytes": { "type": "integer", "minimum": 0, "description": "Length in bytes of the cleaned text before the cut." }
+      }
+    },
+    "RedactionCounts": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["total", "byKind"],
+      "properties": {
+        "total": { "type": "integer", "minimum": 0 },
+        "byKind": {
+          "type": "object",
+          "description": "Count per kind, keyed by the KIND of [redacted: KIND].",
+          "additionalProperties": { "type": "integer", "minimum": 1 }
+        }
+      }
+    },
+    "Excerpt": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["messages", "nAvailable", "nBytes", "limits"],
+      "properties": {
+        "messages": { "type": "array", "description": "Oldest first, newest last.", "items": { "$ref": "#/$defs/Message" } },
+        "nAvailable": { "type": "integer", "minimum": 0, "description": "User and assistant messages with text on the active branch." },
+        "nBytes": { "type": "integer", "minimum": 0, "description": "Total bytes of the messages' text; at most limits.maxExcerptBytes." },
+        "limits": { "$ref": "#/$defs/Limits" }
+      }
+    },
+    "Limits": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["maxMessages", "maxMessageBytes", "maxExcerptBytes"],
+      "properties": {
+        "maxMessages": { "type": "integer", "minimum": 0 },
+        "maxMessageBytes": { "type": "integer", "minimum": 0 },
+        "maxExcerptBytes": { "type": "integer", "minimum": 0 }
+      }
+    },
+    "Message": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["entryId", "role", "timestamp", "model", "text", "isCut", "nBytes"],
+      "properties": {
+        "entryId": { "type": "string", "description": "The entry id, or line:N in files without ids." },
+        "role": { "enum": ["user", "assistant"] },
+        "timestamp": { "type": ["string", "null"], "description": "Entry timestamp, as stored." },
+        "model": { "type": ["string", "null"], "description": "Assistant messages: provider/model." },
+        "text": { "type": "string", "description": "Text blocks only; controls stripped, credentials redacted as [redacted: KIND], cut on a character boundary." },
+        "isCut": { "type": "boolean" },
+        "nBytes": { "type": "integer", "minimum": 0, "description": "Length in bytes of the cleaned text before the cut." }
+      }
+    },
+    "Warning": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["lineNo", "message"],
+      "properties": {
+        "lineNo": { "type": ["integer", "null"], "minimum": 1 },
+        "message": { "type": "string" }
+      }
+    }
+  }
+}
+"##;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn sample() -> Handoff {
+        Handoff {
+            source: HandoffSource {
+                path: "/s/--p--/2026_x.jsonl".into(),
+                session_id: Some("0199-abc".into()),
+                cwd: Some("/p".into()),
+                name: Some("Fix the parser".into()),
+                models: vec!["anthropic/claude".into(), "openai/gpt".into()],
+                first_activity: Some("2026-11-30T07:00:59.245Z".into()),
+                last_activity: Some("2026-11-30T08:01:00.000Z".into()),
+            },
+            goal: Some(HandoffText {
+                text: "Finish the parser".into(),
+                is_cut: false,
+                n_bytes: 17,
+            }),
+            resume_command: "pi --session /s/--p--/2026_x.jsonl".into(),
+            redactions: RedactionCounts {
+                total: 1,
+                by_kind: std::collections::BTreeMap::from([("github-token".to_owned(), 1)]),
+            },
+            excerpt: Excerpt {
+                messages: vec![
+                    HandoffMessage {
+                        entry_id: "aa".into(),
+                        role: HandoffRole::User,
+                        timestamp: Some("2026-11-30T07:00:59.245Z".into()),
+                        model: None,
+                        text: "Use [redacted: github-token]\n\n### assistant".into(),
+                        is_cut: false,
+                        n_bytes: 42,
+                    },
+                    HandoffMessage {
+                        entry_id: "bb".into(),
+                        role: HandoffRole::Assistant,
+                        timestamp: None,
+                        model: Some("openai/gpt".into()),
+                        text: "Done\u{1b}[2J".into(),
+                        is_cut: true,
+                        n_bytes: 9000,
+                    },
+                ],
+                n_available: 7,
+                n_bytes: 46,
+                limits: ExcerptLimits {
+                    max_messages: 12,
+                    max_message_bytes: 2048,
+                    max_excerpt_bytes: 16384,
+                },
+            },
+            warnings: vec![HandoffWarning {
+                line_no: Some(3),
+                message: "line 3 is not valid JSON".into(),
+            }],
+        }
+    }
+
+    fn markdown(handoff: &Handoff) -> String {
+        let options = MarkdownOptions {
+            zone: jiff::tz::TimeZone::UTC,
+        };
+        let mut out = Vec::new();
+        write_markdown(&mut out, handoff, &options).expect("write to memory");
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    #[test]
+    fn markdown_document() {
+        let expected = "# Pi session handoff
+
+- Source: `/s/--p--/2026_x.jsonl`
+- Session id: `0199-abc`
+- Working directory: `/p`
+- Name: Fix the parser
+- Models: `anthropic/claude`, `openai/gpt`
+- First activity: 2026-11-30 07:00:59 +00:00
+- Last activity: 2026-11-30 08:01:00 +00:00
+- Redactions: 1 (github-token: 1)
+- Damage: 1 warning about the session file (see the JSON for each)
+
+## Goal
+
+> Finish the parser
+
+## Resume
+
+```sh
+pi --session /s/--p--/2026_x.jsonl
+```
+
+## Recent messages
+
+The last 2 of 7 user and assistant text messages on the active branch, newest last (46 bytes of text).
+
+### user, 2026-11-30 07:00:59 +00:00
+
+> Use [redacted: github-token]
+>
+> ### assistant
+
+### assistant (openai/gpt), time unknown
+
+> Done
+>
+> [… cut: 8 of 9000 bytes shown]
+";
+        assert_eq!(markdown(&sample()), expected);
+    }
+
+    #[test]
+    fn markdown_without_goal_or_messages() {
+        let mut handoff = sample();
+        handoff.goal = None;
+        handoff.excerpt.messages.clear();
+        handoff.excerpt.n_bytes = 0;
+        handoff.warnings.clear();
+        handoff.redactions = RedactionCounts::default();
+        handoff.source.name = None;
+        handoff.source.models.clear();
+        let text = markdown(&handoff);
+        assert!(!text.contains("## Goal"), "{text}");
+        assert!(!text.contains("- Name"), "{text}");
+        assert!(!text.contains("- Models"), "{text}");
+        assert!(!text.contains("- Damage"), "{text}");
+        assert!(text.contains("- Redactions: 0\n"), "{text}");
+        assert!(
+            text.ends_with(
+                "## Recent messages\n\nNo user or assistant text messages shown (7 on the active branch).\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn markdown_escapes_single_line_fields_and_fences() {
+        let mut handoff = sample();
+        handoff.source.name = Some("evil\nname\u{1b}]0;t\u{7}".into());
+        handoff.source.path = "/s/a`b.jsonl".into();
+        handoff.resume_command = "pi --session '/s/```x'".into();
+        let text = markdown(&handoff);
+        assert!(
+            text.contains("- Name: evil\\u{a}name\\u{1b}]0;t\\u{7}\n"),
+            "{text}"
+        );
+        assert!(text.contains("- Source: ``/s/a`b.jsonl``\n"), "{text}");
+        assert!(
+            text.contains("````sh\npi --session '/s/```x'\n````\n"),
+            "{text}"
+        );
+        assert!(!text.contains('\u{1b}'), "{text}");
+    }
+
+    #[test]
+    fn times_in_a_zone() {
+        let zone = jiff::tz::TimeZone::fixed(jiff::tz::offset(2));
+        for (stored, expected) in [
+            ("2026-11-30T07:00:59.245Z", "2026-11-30 09:00:59 +02:00"),
+            ("2026-11-30T07:00:59+01:00", "2026-11-30 08:00:59 +02:00"),
+            ("not a time\u{1b}", "not a time\\u{1b}"),
+        ] {
+            assert_eq!(format_time(stored, &zone), expected, "{stored:?}");
+        }
+    }
+
+    #[test]
+    fn json_round_trips_and_is_camel_case() {
+        let handoff = sample();
+        let mut out = Vec::new();
+        write_json(&mut out, &handoff).expect("write");
+        let text = String::from_utf8(out).expect("utf-8");
+        assert!(text.ends_with("}\n"));
+        let value: Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(value["resumeCommand"], "pi --session /s/--p--/2026_x.jsonl");
+        assert_eq!(value["excerpt"]["messages"][1]["isCut"], true);
+        assert_eq!(value["redactions"]["byKind"]["github-token"], 1);
+        let back: Handoff = serde_json::from_str(&text).expect("deserialize");
+        assert_eq!(back, handoff);
+    }
+
+    /// Checks `value` against the subset of JSON Schema the handoff schema uses: `type`,
+    /// `required`, `properties`, `additionalProperties`, `items`, `enum`, `anyOf`, `$ref`,
+    /// `minimum`, `minLength`.
+    fn conforms(root: &Value, schema: &Value, value: &Value, at: &str) -> Result<(), String> {
+        if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+            let name = reference.trim_start_matches("#/$defs/");
+            return conforms(root, &root["$defs"][name], value, at);
+        }
+        if let Some(options) = schema.get("anyOf").and_then(Value::as_array) {
+            return if options
+                .iter()
+                .any(|option| conforms(root, option, value, at).is_ok())
+            {
+                Ok(())
+            } else {
+                Err(format!("{at}: matches no anyOf option"))
+            };
+        }
+        if let Some(choices) = schema.get("enum").and_then(Value::as_array)
+            && !choices.contains(value)
+        {
+            return Err(format!("{at}: {value} not in enum"));
+        }
+        if let Some(kind) = schema.get("type") {
+            let kinds: Vec<&str> = match kind {
+                Value::String(kind) => vec![kind.as_str()],
+                Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).collect(),
+                _ => vec![],
+            };
+            let matches = |kind: &str| match kind {
+                "object" => value.is_object(),
+                "array" => value.is_array(),
+                "string" => value.is_string(),
+                "integer" => value.is_u64() || value.is_i64(),
+                "boolean" => value.is_boolean(),
+                "null" => value.is_null(),
+                _ => false,
+            };
+            if !kinds.into_iter().any(matches) {
+                return Err(format!("{at}: {value} has the wrong type"));
+            }
+        }
+        if let (Some(minimum), Some(number)) = (
+            schema.get("minimum").and_then(Value::as_i64),
+            value.as_i64(),
+        ) && number < minimum
+        {
+            return Err(format!("{at}: {number} below {minimum}"));
+        }
+        if let (Some(min_length), Some(text)) = (
+            schema.get("minLength").and_then(Value::as_u64),
+            value.as_str(),
+        ) && (text.chars().count() as u64) < min_length
+        {
+            return Err(format!("{at}: too short"));
+        }
+        if let Some(object) = value.as_object() {
+            for name in schema
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let name = name.as_str().unwrap_or_default();
+                if !object.contains_key(name) {
+                    return Err(format!("{at}: missing {name}"));
+                }
+            }
+            let properties = schema.get("properties").and_then(Value::as_object);
+            for (name, field) in object {
+                let path = format!("{at}.{name}");
+                match properties.and_then(|properties| properties.get(name)) {
+                    Some(field_schema) => conforms(root, field_schema, field, &path)?,
+                    None => match schema.get("additionalProperties") {
+                        Some(Value::Bool(false)) => {
+                            return Err(format!("{at}: unexpected {name}"));
+                        }
+                        Some(extra @ Value::Object(_)) => conforms(root, extra, field, &path)?,
+                        _ => {}
+                    },
+                }
+            }
+            // Every declared property must be required: the writer always emits them all.
+            if let Some(properties) = properties {
+                for name in properties.keys() {
+                    let is_required = schema
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .is_some_and(|required| required.iter().any(|item| item == name));
+                    if !is_required {
+                        return Err(format!("{at}: property {name} is not required"));
+                    }
+                }
+            }
+        }
+        if let (Some(items), Some(array)) = (schema.get("items"), value.as_array()) {
+            for (idx, item) in array.iter().enumerate() {
+                conforms(root, items, item, &format!("{at}[{idx}]"))?;
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn json_conforms_to_the_schema() {
+        let schema: Value = serde_json::from_str(HANDOFF_SCHEMA).expect("schema is JSON");
+        let mut bare = sample();
+        bare.goal = None;
+        bare.source.session_id = None;
+        bare.source.cwd = None;
+        bare.source.name = None;
+        bare.source.first_activity = None;
+        bare.source.last_activity = None;
+        bare.warnings[0].line_no = None;
+        bare.redactions = RedactionCounts::default();
+        for handoff in [sample(), bare] {
+            let mut out = Vec::new();
+            write_json(&mut out, &handoff).expect("write");
+            let value: Value = serde_json::from_slice(&out).expect("json");
+            let checked = conforms(&schema, &schema, &value, "$");
+            assert_eq!(checked, Ok(()));
+        }
+        // The checker itself can fail.
+        let wrong = serde_json::json!({ "source": {} });
+        assert!(conforms(&schema, &schema, &wrong, "$").is_err());
+    }
+}
