@@ -119,7 +119,6 @@ pub fn fork_copy(session: &Transcript) -> Option<ForkCopy> {
         .take_while(|entry| {
             entry
                 .timestamp
-                .as_deref()
                 .and_then(timestamp::parse)
                 .is_some_and(|instant| instant < forked_at)
         })
@@ -188,7 +187,7 @@ pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
         {
             models.push(model);
         }
-        if let Some(instant) = entry.timestamp.as_deref().and_then(timestamp::parse) {
+        if let Some(instant) = entry.timestamp.and_then(timestamp::parse) {
             if first_activity.is_none_or(|first| instant < first) {
                 first_activity = Some(instant);
             }

@@ -143,7 +143,7 @@ impl InspectRequest {
         feed(session.session_id().unwrap_or("").as_bytes());
         feed(&session.snapshot().n_lines.to_le_bytes());
         for entry in session.entries() {
-            feed(entry.id.as_deref().unwrap_or("").as_bytes());
+            feed(entry.id.unwrap_or("").as_bytes());
             feed(&entry.byte_len.to_le_bytes());
         }
         hash

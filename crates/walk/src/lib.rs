@@ -216,7 +216,7 @@ const WORKER_STACK_BYTES: usize = 64 << 20;
 ///
 /// Each pool is built once per process and reused: building one per call cost a thread
 /// creation per worker every time (about 60,000 `clone3` calls for a 30k-session
-/// `list --jsonl --unordered --name --threads 2`). Workers have [`WORKER_STACK_BYTES`] of
+/// `list --jsonl --unordered --name --threads 2`). Workers have 64 MiB of
 /// stack.
 pub fn with_threads<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) -> T {
     let threads = match threads {
