@@ -14,11 +14,12 @@
 //! Whatever the pattern matches in a canonically escaped text, the translation matches in the
 //! stored bytes, so a line it does not match holds no match.
 //!
-//! Other writers may escape differently (`\u00e9` for `é`, `\/` for `/`, uppercase hex). To
-//! stay exact for any valid JSON, the prefilter also stops at every `\u` and `\/`: an escape
-//! Pi writes itself is skipped, and any other sends its line to the exact, decoding check.
-//! Invalid UTF-8 in a line decodes to U+FFFD, so a U+FFFD in the pattern also matches one to
-//! three bytes that are not ASCII.
+//! Other writers may escape differently (`\u00e9` for `é`, `\/` for `/`, uppercase hex). A
+//! `/` in the pattern also matches `\/`. For `\u`, the caller looks for every `\u` in the
+//! bytes with a fast two-byte search ([`non_canonical_escapes`]): an escape Pi writes itself
+//! is skipped, and any other sends its line to the exact, decoding check, so the search stays
+//! exact for any valid JSON. Invalid UTF-8 in a line decodes to U+FFFD, so a U+FFFD in the
+//! pattern also matches one to three bytes that are not ASCII.
 //!
 //! A line the prefilter matches is only a candidate: the match may be in a field name, an id
 //! or image data. The caller decodes the line and checks the searchable texts exactly.
@@ -50,11 +51,9 @@ impl Prefilter {
         }
         let encoder = Encoder::new()?;
         let stored = encoder.encode(hir);
-        let with_escapes =
-            Hir::alternation(vec![stored, Hir::literal(*b"\\u"), Hir::literal(*b"\\/")]);
         let regex = meta::Regex::builder()
             .configure(meta::Config::new().utf8_empty(false))
-            .build_from_hir(&with_escapes)
+            .build_from_hir(&stored)
             .ok()?;
         Some(Prefilter { regex })
     }
@@ -66,13 +65,22 @@ impl Prefilter {
     }
 }
 
-/// Returns whether a prefilter match is one of the escape stops (`\u` or `\/`) rather than a
-/// match of the translated pattern, which never stores exactly these two bytes.
-pub(crate) fn is_escape_stop(haystack: &[u8], found: &Range<usize>) -> bool {
-    found.len() == 2 && haystack[found.start] == b'\\'
+/// Appends to `positions` the offset of every `\u` escape in `haystack` that canonical JSON
+/// would not have written (see [`is_canonical_escape`]): a line holding one must be decoded
+/// whatever the prefilter says.
+pub(crate) fn non_canonical_escapes(
+    finder: &memchr::memmem::Finder<'_>,
+    haystack: &[u8],
+    positions: &mut Vec<usize>,
+) {
+    positions.extend(
+        finder
+            .find_iter(haystack)
+            .filter(|&at| !is_canonical_escape(haystack, at)),
+    );
 }
 
-/// Returns whether the escape stop at `line[at..]` cannot hide a match: either its backslash
+/// Returns whether the `\u` at `line[at..]` cannot hide a match: either its backslash
 /// is itself escaped (`\\u` is a backslash and a `u`), or it is `\u00xx` for a control that
 /// canonical escaping writes that way, which the translated pattern already expects.
 pub(crate) fn is_canonical_escape(line: &[u8], at: usize) -> bool {
@@ -124,6 +132,11 @@ pub(crate) fn encode_char(character: char, out: &mut Vec<u8>) {
 /// Returns whether canonical JSON escapes `character`.
 fn is_escaped(character: char) -> bool {
     u32::from(character) < 0x20 || character == '"' || character == '\\'
+}
+
+/// Returns `/` or its optional escape `\/`.
+fn slash() -> Hir {
+    Hir::alternation(vec![Hir::literal(*b"/"), Hir::literal(*b"\\/")])
 }
 
 /// Translates a pattern into the stored form of what it matches.
@@ -193,6 +206,9 @@ impl Encoder {
                 if character == '\u{FFFD}' {
                     pieces.push(Hir::literal(std::mem::take(&mut current)));
                     pieces.push(self.replacement_character());
+                } else if character == '/' {
+                    pieces.push(Hir::literal(std::mem::take(&mut current)));
+                    pieces.push(slash());
                 } else {
                     encode_char(character, &mut current);
                 }
@@ -238,6 +254,12 @@ impl Encoder {
         if has_replacement {
             alternatives.push(self.invalid_utf8.clone());
         }
+        if class
+            .iter()
+            .any(|range| (range.start()..=range.end()).contains(&'/'))
+        {
+            alternatives.push(Hir::literal(*b"\\/"));
+        }
         Hir::alternation(alternatives)
     }
 
@@ -262,6 +284,12 @@ impl Encoder {
             alternatives.push(Hir::class(Class::Bytes(plain)));
         }
         self.escape_alternatives(escaped_members, &mut alternatives);
+        if class
+            .iter()
+            .any(|range| (range.start()..=range.end()).contains(&b'/'))
+        {
+            alternatives.push(Hir::literal(*b"\\/"));
+        }
         Hir::alternation(alternatives)
     }
 }
@@ -271,23 +299,17 @@ mod tests {
     use super::*;
     use crate::pattern::{Matcher, Pattern};
 
-    /// Returns the lines of `stored` (JSON string bodies) that the prefilter of `pattern`
-    /// stops on, escape stops that are canonical skipped.
+    /// Returns whether the JSON string body `stored` is a candidate for `pattern`: the
+    /// prefilter matches it, or it holds an escape canonical JSON would not write.
     fn candidates(pattern: &Pattern, stored: &str) -> bool {
         let matcher = Matcher::new(pattern).expect("compiles");
         let Some(prefilter) = Prefilter::new(matcher.hir()) else {
             return true;
         };
         let line = stored.as_bytes();
-        let mut from = 0;
-        while let Some(found) = prefilter.find(line, from) {
-            if is_escape_stop(line, &found) && is_canonical_escape(line, found.start) {
-                from = found.start + 1;
-                continue;
-            }
-            return true;
-        }
-        false
+        let mut forced = Vec::new();
+        non_canonical_escapes(&memchr::memmem::Finder::new(b"\\u"), line, &mut forced);
+        !forced.is_empty() || prefilter.find(line, 0).is_some()
     }
 
     /// Checks that `pattern` against the JSON string body `stored` is a candidate or not.
@@ -336,7 +358,8 @@ mod tests {
         check(Pattern::literal("needle"), r"\u00e9", true);
         check(Pattern::literal("needle"), r"\u001B", true);
         check(Pattern::literal("needle"), r"\u000a", true);
-        check(Pattern::literal("needle"), r"a\/b", true);
+        check(Pattern::literal("a/b"), r"x a\/b", true);
+        check(Pattern::regex("a[/]b"), r"x a\/b", true);
         check(Pattern::literal("needle"), r"\ud83d\ude00", true);
     }
 
@@ -367,8 +390,6 @@ mod tests {
             (br"\u00e9", 0, false),
             (br"\\u0041", 1, true),
             (br"\\\u0041", 2, false),
-            (br"\/", 0, false),
-            (br"\\/", 1, true),
             (br"\u00", 0, false),
         ] {
             assert_eq!(

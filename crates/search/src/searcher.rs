@@ -15,7 +15,7 @@ use crate::decode::decode_line;
 use crate::error::SearchError;
 use crate::fields::{EntryFacts, Text, entry_texts};
 use crate::pattern::{Matcher, Pattern};
-use crate::prefilter::{Prefilter, is_canonical_escape, is_escape_stop};
+use crate::prefilter::{Prefilter, non_canonical_escapes};
 use crate::scope::{FieldKinds, Scope};
 use crate::snippet::snippet;
 
@@ -23,7 +23,7 @@ use crate::snippet::snippet;
 pub const DEFAULT_CONTEXT_CHARS: usize = 60;
 
 /// Bytes read at a time; a longer line grows the buffer to fit it.
-const CHUNK: usize = 1 << 20;
+const CHUNK: usize = 1 << 18;
 
 /// The most bytes of line 1 kept to read the format version from.
 const MAX_HEADER_BYTES: usize = 4096;
@@ -109,6 +109,7 @@ enum Source<'b> {
 pub(crate) struct Scratch {
     buffer: Vec<u8>,
     first_line: Vec<u8>,
+    forced: Vec<usize>,
 }
 
 /// Returns a compiled query: searches session files.
@@ -242,7 +243,11 @@ impl Searcher {
         scratch: &mut Scratch,
         stop: &AtomicBool,
     ) -> FileResult {
-        let Scratch { buffer, first_line } = scratch;
+        let Scratch {
+            buffer,
+            first_line,
+            forced,
+        } = scratch;
         first_line.clear();
         let mut scan = FileScan {
             searcher: self,
@@ -251,7 +256,10 @@ impl Searcher {
             max_hits,
             strategy,
             lines_before: 0,
+            region_offset: 0,
             first_line,
+            forced,
+            escape_finder: memchr::memmem::Finder::new(b"\\u"),
             version: None,
             result: FileResult::default(),
             is_done: max_hits == 0,
@@ -280,10 +288,16 @@ struct FileScan<'s> {
     mode: Mode,
     max_hits: u64,
     strategy: Strategy,
-    /// Physical lines before the region being scanned.
+    /// Physical lines before the region being scanned (kept up to date only for regions
+    /// that are not the file's last).
     lines_before: u64,
+    /// Offset in the file of the region being scanned.
+    region_offset: u64,
     /// The start of line 1, kept to read the format version when a line needs it.
     first_line: &'s mut Vec<u8>,
+    /// Offsets in the current region of escapes that force their line to be decoded.
+    forced: &'s mut Vec<usize>,
+    escape_finder: memchr::memmem::Finder<'static>,
     version: Option<u64>,
     result: FileResult,
     /// Whether the search of this file is over (enough hits, or told to stop).
@@ -348,6 +362,7 @@ impl FileScan<'_> {
             };
             let region_end = new_start + last_newline + 1;
             self.region(&buffer[..region_end], false);
+            self.region_offset += region_end as u64;
             buffer.copy_within(region_end..filled, 0);
             filled -= region_end;
         }
@@ -359,7 +374,7 @@ impl FileScan<'_> {
     /// Scans `region`: complete lines, except that the final region of a file may end with a
     /// line that has no newline.
     fn region(&mut self, region: &[u8], is_final: bool) {
-        if self.lines_before == 0 && self.first_line.is_empty() {
+        if self.region_offset == 0 {
             let end = memchr::memchr(b'\n', region).unwrap_or(region.len());
             self.first_line
                 .extend_from_slice(&region[..end.min(MAX_HEADER_BYTES)]);
@@ -368,47 +383,68 @@ impl FileScan<'_> {
             Strategy::Prefiltered => self.searcher.prefilter.as_ref(),
             Strategy::EveryLine => None,
         };
-        let mut lines_counted = self.lines_before;
-        let mut counted_to = 0usize;
+        self.forced.clear();
+        if prefilter.is_some() {
+            non_canonical_escapes(&self.escape_finder, region, self.forced);
+        }
+        let mut next_forced = 0usize;
+        let mut pending: Option<std::ops::Range<usize>> = None;
+        let mut counter = LineCounter {
+            lines_before: self.lines_before,
+            n_newlines: 0,
+            counted_to: 0,
+        };
         let mut from = 0usize;
         while from < region.len() && !self.is_done {
             let line_start = match prefilter {
                 None => from,
                 Some(prefilter) => {
-                    let Some(found) = prefilter.find(region, from) else {
-                        break;
-                    };
-                    let line_start =
-                        memchr::memrchr(b'\n', &region[..found.start]).map_or(0, |idx| idx + 1);
-                    if is_escape_stop(region, &found)
-                        && is_canonical_escape(&region[line_start..], found.start - line_start)
-                    {
-                        from = found.start + 1;
-                        continue;
+                    if pending.as_ref().is_none_or(|found| found.start < from) {
+                        pending = prefilter.find(region, from);
                     }
-                    line_start
+                    while self.forced.get(next_forced).is_some_and(|&at| at < from) {
+                        next_forced += 1;
+                    }
+                    let candidate = match (&pending, self.forced.get(next_forced)) {
+                        (Some(found), Some(&at)) => found.start.min(at),
+                        (Some(found), None) => found.start,
+                        (None, Some(&at)) => at,
+                        (None, None) => break,
+                    };
+                    memchr::memrchr(b'\n', &region[from..candidate])
+                        .map_or(from, |idx| from + idx + 1)
                 }
             };
             let line_end = memchr::memchr(b'\n', &region[line_start..])
                 .map_or(region.len(), |idx| line_start + idx);
-            lines_counted += count_newlines(&region[counted_to..line_start]);
-            counted_to = line_start;
             let has_newline = line_end < region.len();
             debug_assert!(has_newline || is_final, "a region ends with a newline");
+            let is_first_line = self.region_offset == 0 && line_start == 0;
+            let mut line_no = || counter.line_no(region, line_start);
             self.line(
                 &region[line_start..line_end],
-                lines_counted + 1,
+                is_first_line,
+                &mut line_no,
                 has_newline,
             );
             from = line_end + 1;
         }
-        self.lines_before = lines_counted + count_newlines(&region[counted_to..]);
+        // Nothing after the final region needs a line number.
+        if !is_final {
+            self.lines_before = counter.line_no(region, region.len()) - 1;
+        }
     }
 
     /// Decodes one candidate line and checks its texts.
-    fn line(&mut self, line: &[u8], line_no: u64, has_newline: bool) {
+    fn line(
+        &mut self,
+        line: &[u8],
+        is_first_line: bool,
+        line_no: &mut dyn FnMut() -> u64,
+        has_newline: bool,
+    ) {
         let mut bytes = line;
-        if line_no == 1 {
+        if is_first_line {
             bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         }
         bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
@@ -416,6 +452,7 @@ impl FileScan<'_> {
             return;
         }
         let Some(value) = decode_line(bytes) else {
+            let line_no = line_no();
             let message = if has_newline {
                 format!("line {line_no} is not valid JSON; a match in it was not checked")
             } else {
@@ -481,7 +518,12 @@ impl FileScan<'_> {
         true
     }
 
-    fn check_text(&mut self, facts: &EntryFacts<'_>, text: &Text<'_>, line_no: u64) {
+    fn check_text(
+        &mut self,
+        facts: &EntryFacts<'_>,
+        text: &Text<'_>,
+        line_no: &mut dyn FnMut() -> u64,
+    ) {
         let matcher = &self.searcher.matcher;
         match self.mode {
             Mode::Hits => {
@@ -496,7 +538,7 @@ impl FileScan<'_> {
                 self.result.hits.push(SearchHit {
                     path: self.file.path.clone(),
                     depth: self.file.depth,
-                    line_no,
+                    line_no: line_no(),
                     entry_id: facts.id.map(str::to_owned),
                     timestamp: facts.timestamp.map(str::to_owned),
                     entry_type: facts.entry_type.to_owned(),
@@ -548,8 +590,23 @@ fn contains(names: &[String], name: &str) -> bool {
     names.iter().any(|wanted| wanted == name)
 }
 
-fn count_newlines(bytes: &[u8]) -> u64 {
-    memchr::memchr_iter(b'\n', bytes).count() as u64
+/// Counts a region's lines only as far as a line number is asked for: a file whose lines
+/// need no number (no hit to report, no warning) costs no counting.
+struct LineCounter {
+    lines_before: u64,
+    n_newlines: u64,
+    counted_to: usize,
+}
+
+impl LineCounter {
+    /// Returns the number of the line starting at `region[line_start]`; calls come with
+    /// increasing `line_start`.
+    fn line_no(&mut self, region: &[u8], line_start: usize) -> u64 {
+        self.n_newlines +=
+            memchr::memchr_iter(b'\n', &region[self.counted_to..line_start]).count() as u64;
+        self.counted_to = line_start;
+        self.lines_before + self.n_newlines + 1
+    }
 }
 
 /// Reads into `buffer`, retrying when a signal interrupts the call.
