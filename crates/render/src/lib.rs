@@ -8,6 +8,7 @@
 pub mod jsonl;
 pub mod long;
 pub mod schema;
+pub mod search;
 
 use std::io::{self, Write};
 
