@@ -1,6 +1,7 @@
 //! `cargo xtask bench`: `list --json` against the I/O floor, side by side, with medians; then
 //! opening one 128 MiB session against Pi itself (the `transcript` section, in
-//! `bench/transcript.rs`). `--only list` or `--only transcript` runs one section.
+//! `bench/transcript.rs`), and counting hits of a pattern in the 10k store against ripgrep
+//! (`bench/search.rs`). `--only list`, `--only transcript` or `--only search` runs one section.
 //!
 //! It builds the release binaries (`pi-retrospect` and `io_floor`), generates the benchmark
 //! stores under `target/bench-store/` when they are missing, checks that `list` sees every
@@ -14,6 +15,7 @@
 //! thread and on all cores, plus peak RSS; then the targets of the performance issue, each
 //! with its ratio and PASS or MISS.
 
+mod search;
 mod transcript;
 
 use std::collections::HashMap;
@@ -57,14 +59,17 @@ pub enum Section {
     List,
     /// Opening one large session (tree, leaf, active branch, context) against Pi.
     Transcript,
+    /// Counting hits in the largest store against ripgrep.
+    Search,
 }
 
 impl Section {
-    /// Returns the section named `name` (`list` or `transcript`).
+    /// Returns the section named `name` (`list`, `transcript` or `search`).
     pub fn from_name(name: &str) -> Option<Section> {
         match name {
             "list" => Some(Section::List),
             "transcript" => Some(Section::Transcript),
+            "search" => Some(Section::Search),
             _ => None,
         }
     }
@@ -78,7 +83,7 @@ impl Default for BenchOptions {
             n_wide_runs: 5_000,
             seed: 1,
             list_binary: None,
-            sections: vec![Section::List, Section::Transcript],
+            sections: vec![Section::List, Section::Transcript, Section::Search],
             pi_node: None,
             oracle_cache: None,
         }
@@ -224,7 +229,10 @@ impl Binaries {
 pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
     let has_list = options.sections.contains(&Section::List);
     let has_transcript = options.sections.contains(&Section::Transcript);
-    if options.n_runs == 0 || (!has_transcript && (!has_list || options.sizes.is_empty())) {
+    let has_search = options.sections.contains(&Section::Search);
+    if options.n_runs == 0
+        || (!has_transcript && !has_search && (!has_list || options.sizes.is_empty()))
+    {
         bail!("nothing to measure");
     }
     if has_list && options.sizes.is_empty() {
@@ -240,7 +248,11 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
     if has_transcript {
         targets.push(("xtask", "transcript_open"));
     }
-    let mut built = build(workspace, &targets)?;
+    let mut built = if targets.is_empty() {
+        HashMap::new()
+    } else {
+        build(workspace, &targets)?
+    };
     let n_cores = std::thread::available_parallelism().map_or(1, usize::from);
 
     let mut report = String::new();
@@ -263,6 +275,7 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
                 let binary = take(&mut built, "transcript_open")?;
                 report.push_str(&transcript::run(workspace, options, &binary, n_cores)?);
             }
+            Section::Search => report.push_str(&search::run(workspace, options, n_cores)?),
         }
     }
     print!("{report}");

@@ -6,9 +6,9 @@
 //! - `cargo xtask fixtures --big-session OUT [--seed S] [--bytes N]` writes one large session
 //!   file.
 //! - `cargo xtask bench [--runs N] [--sizes 1000,10000] [--wide N] [--seed S]
-//!   [--list-bin PATH] [--only list|transcript]` measures `list --json` against the I/O
-//!   floor, and opening a 128 MiB session against Pi (`PI_NODE`, `ORACLE_CACHE`; see
-//!   `xtask::bench`).
+//!   [--list-bin PATH] [--only list|transcript|search]` measures `list --json` against the
+//!   I/O floor, opening a 128 MiB session against Pi (`PI_NODE`, `ORACLE_CACHE`), and
+//!   counting hits in the 10k store against ripgrep (see `xtask::bench`).
 
 use std::fs;
 use std::io::{BufWriter, Write};
@@ -22,7 +22,7 @@ const USAGE: &str = "usage:
   cargo xtask fixtures --big N [--seed S] --out DIR
   cargo xtask fixtures --big-session OUT [--seed S] [--bytes N]
   cargo xtask bench [--runs N] [--sizes 1000,10000] [--wide N] [--seed S] [--list-bin PATH]
-                    [--only list|transcript]
+                    [--only list|transcript|search]
     (the transcript section compares with Pi when it finds Node 22 and Pi's SDK: env PI_NODE,
     ORACLE_CACHE, default /tmp/oracle-cache)";
 
@@ -56,7 +56,7 @@ fn main() -> anyhow::Result<()> {
                     "--list-bin" => options.list_binary = Some(PathBuf::from(value)),
                     "--only" => {
                         let section = Section::from_name(value).with_context(|| {
-                            format!("--only needs list or transcript, not {value:?}")
+                            format!("--only needs list, transcript or search, not {value:?}")
                         })?;
                         options.sections = vec![section];
                     }

@@ -136,7 +136,11 @@ fn line(idx: usize, generated: &Generated) -> String {
 
 /// Returns a pattern: a piece of a generated text (so that it matches), or short random text,
 /// as a literal or a regular expression, with random case and word rules.
-fn pattern() -> impl Strategy<Value = (Option<(usize, usize, usize)>, String, u8, u8, bool)> {
+/// A generated pattern: which piece of which text (entry, field, start), random text, the
+/// syntax choice, the case choice and whether whole words are asked for.
+type PatternChoice = (Option<(usize, usize, usize)>, String, u8, u8, bool);
+
+fn pattern() -> impl Strategy<Value = PatternChoice> {
     (
         prop::option::weighted(0.8, (0usize..8, 0usize..3, 0usize..24)),
         text(),
