@@ -38,7 +38,11 @@ pub enum Event<'a> {
 }
 
 /// Files each worker may be ahead of the consumer, per worker.
-const WINDOW_PER_THREAD: usize = 8;
+const WINDOW_PER_THREAD: usize = 32;
+
+/// Results a worker gathers before handing them over, unless the consumer waits for one of
+/// them: one wake-up of the consumer per batch instead of one per file.
+const BATCH: usize = 16;
 
 /// Searches `files` in parallel and hands every result to `on_event` on the calling thread,
 /// in the order of `files`; `on_event` returns [`ControlFlow::Break`] to stop the run.
@@ -102,18 +106,21 @@ fn run_parallel(
     pool: &rayon::ThreadPool,
 ) {
     let n_workers = pool.current_num_threads();
-    let window = (n_workers * WINDOW_PER_THREAD).max(16);
+    let window = (n_workers * WINDOW_PER_THREAD).max(2 * BATCH);
     // A worker takes a ticket before it claims a file and the consumer gives one back for
-    // each file it delivers, so claimed files stay within `window` of the consumer. The file
-    // the consumer waits for is always claimed already (claims are in order) and its worker
-    // is reading it, never waiting for a ticket, so the run cannot deadlock.
+    // each file it delivers, so claimed files stay within `window` of the consumer. A worker
+    // hands over the results it holds before it waits for a ticket, and the file the
+    // consumer waits for is always claimed already (claims are in order), so it is either
+    // being read or handed over: the run cannot deadlock.
     let (ticket_sender, tickets) = crossbeam_channel::bounded::<()>(window);
     for _ in 0..window {
         // The channel has room for exactly `window` tickets.
         let _ = ticket_sender.send(());
     }
-    let (result_sender, results) = crossbeam_channel::unbounded::<(usize, FileResult)>();
+    let (result_sender, results) = crossbeam_channel::unbounded::<Vec<(usize, FileResult)>>();
     let next_file = AtomicUsize::new(0);
+    // The file the consumer delivers next.
+    let head = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let n_delivered_hits = AtomicU64::new(0);
     let limit = consumer.limit;
@@ -121,10 +128,25 @@ fn run_parallel(
         for _ in 0..n_workers {
             let tickets = tickets.clone();
             let result_sender = result_sender.clone();
-            let (next_file, stop, n_delivered_hits) = (&next_file, &stop, &n_delivered_hits);
+            let (next_file, head, stop, n_delivered_hits) =
+                (&next_file, &head, &stop, &n_delivered_hits);
             scope.spawn(move |_| {
                 let mut scratch = Scratch::default();
-                while !stop.load(Ordering::Relaxed) && tickets.recv().is_ok() {
+                let mut batch = Vec::with_capacity(BATCH);
+                let hand_over = |batch: &mut Vec<(usize, FileResult)>| {
+                    batch.is_empty() || result_sender.send(std::mem::take(batch)).is_ok()
+                };
+                while !stop.load(Ordering::Relaxed) {
+                    let has_ticket = match tickets.try_recv() {
+                        Ok(()) => true,
+                        Err(crossbeam_channel::TryRecvError::Empty) => {
+                            hand_over(&mut batch) && tickets.recv().is_ok()
+                        }
+                        Err(crossbeam_channel::TryRecvError::Disconnected) => false,
+                    };
+                    if !has_ticket {
+                        break;
+                    }
                     let idx = next_file.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = files.get(idx) else {
                         break;
@@ -138,10 +160,17 @@ fn run_parallel(
                     });
                     let result =
                         searcher.search_file_in_run(file, mode, max_hits, &mut scratch, stop);
-                    if result_sender.send((idx, result)).is_err() {
+                    batch.push((idx, result));
+                    // A worker claims in increasing order, so its batch starts with its
+                    // oldest result, the only one the consumer can be waiting for.
+                    let is_awaited = batch
+                        .first()
+                        .is_some_and(|(first, _)| *first <= head.load(Ordering::Relaxed));
+                    if (is_awaited || batch.len() >= BATCH) && !hand_over(&mut batch) {
                         break;
                     }
                 }
+                hand_over(&mut batch);
             });
         }
         drop(result_sender);
@@ -149,21 +178,18 @@ fn run_parallel(
         let mut waiting: BTreeMap<usize, FileResult> = BTreeMap::new();
         let mut next = 0usize;
         while next < files.len() && !consumer.is_stopped {
-            let result = match waiting.remove(&next) {
-                Some(result) => result,
-                None => match results.recv() {
-                    Ok((idx, result)) if idx == next => result,
-                    Ok((idx, result)) => {
-                        waiting.insert(idx, result);
-                        continue;
-                    }
+            let Some(result) = waiting.remove(&next) else {
+                match results.recv() {
+                    Ok(batch) => waiting.extend(batch),
                     // Every worker is gone (one panicked; the scope re-raises it).
                     Err(_) => break,
-                },
+                }
+                continue;
             };
             consumer.deliver(&files[next], result);
             n_delivered_hits.store(consumer.totals.n_hits, Ordering::Relaxed);
             next += 1;
+            head.store(next, Ordering::Relaxed);
             // A full channel means the workers are done with their tickets anyway.
             let _ = ticket_sender.try_send(());
         }

@@ -356,6 +356,10 @@ impl FileScan<'_> {
             filled += n_read;
             remaining -= n_read as u64;
             self.result.n_bytes += n_read as u64;
+            if remaining == 0 {
+                // Everything up to the size at open time is here: the final region.
+                break;
+            }
             // Only the new bytes can hold the last newline: the carried-over tail has none.
             let Some(last_newline) = memchr::memrchr(b'\n', &buffer[new_start..filled]) else {
                 continue;
