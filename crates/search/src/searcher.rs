@@ -507,11 +507,8 @@ impl FileScan<'_> {
             let is_model = facts.model.is_some_and(|model| {
                 scope.models.iter().any(|wanted| {
                     wanted == model
-                        || facts.provider.is_some_and(|provider| {
-                            wanted.len() == provider.len() + 1 + model.len()
-                                && wanted.starts_with(provider)
-                                && wanted[provider.len()..].starts_with('/')
-                                && wanted.ends_with(model)
+                        || wanted.split_once('/').is_some_and(|(provider, name)| {
+                            facts.provider == Some(provider) && name == model
                         })
                 })
             });
