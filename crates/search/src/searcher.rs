@@ -117,6 +117,8 @@ pub(crate) struct Scratch {
 pub struct Searcher {
     matcher: Matcher,
     prefilter: Option<Prefilter>,
+    /// Finds `\u` escapes (see [`non_canonical_escapes`]).
+    escape_finder: memchr::memmem::Finder<'static>,
     kinds: FieldKinds,
     scope: Scope,
     context_chars: usize,
@@ -129,6 +131,7 @@ impl Searcher {
         let prefilter = Prefilter::new(matcher.hir());
         Ok(Searcher {
             prefilter,
+            escape_finder: memchr::memmem::Finder::new(b"\\u"),
             matcher,
             kinds: query.scope.effective_kinds(),
             scope: query.scope.clone(),
@@ -259,7 +262,6 @@ impl Searcher {
             region_offset: 0,
             first_line,
             forced,
-            escape_finder: memchr::memmem::Finder::new(b"\\u"),
             version: None,
             result: FileResult::default(),
             is_done: max_hits == 0,
@@ -297,7 +299,6 @@ struct FileScan<'s> {
     first_line: &'s mut Vec<u8>,
     /// Offsets in the current region of escapes that force their line to be decoded.
     forced: &'s mut Vec<usize>,
-    escape_finder: memchr::memmem::Finder<'static>,
     version: Option<u64>,
     result: FileResult,
     /// Whether the search of this file is over (enough hits, or told to stop).
@@ -389,7 +390,7 @@ impl FileScan<'_> {
         };
         self.forced.clear();
         if prefilter.is_some() {
-            non_canonical_escapes(&self.escape_finder, region, self.forced);
+            non_canonical_escapes(&self.searcher.escape_finder, region, self.forced);
         }
         let mut next_forced = 0usize;
         let mut pending: Option<std::ops::Range<usize>> = None;
