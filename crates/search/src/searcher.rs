@@ -11,7 +11,7 @@ use pi_retrospect_header::{Symlinks, describe_io, open_regular};
 use pi_retrospect_transcript::Transcript;
 use serde_json::Value;
 
-use crate::decode::decode_line;
+use crate::decode::{decode_line, peek_line};
 use crate::error::SearchError;
 use crate::fields::{EntryFacts, Text, entry_texts};
 use crate::pattern::{Matcher, Pattern};
@@ -24,6 +24,10 @@ pub const DEFAULT_CONTEXT_CHARS: usize = 60;
 
 /// Bytes read at a time; a longer line grows the buffer to fit it.
 const CHUNK: usize = 1 << 18;
+
+/// Candidate lines at least this long are peeked at (type and role only) before they are
+/// decoded whole: a long tool result whose kind is off is skipped at a fraction of the cost.
+const PEEK_MIN_BYTES: usize = 4096;
 
 /// The most bytes of line 1 kept to read the format version from.
 const MAX_HEADER_BYTES: usize = 4096;
@@ -456,6 +460,9 @@ impl FileScan<'_> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return;
         }
+        if bytes.len() >= PEEK_MIN_BYTES && self.cannot_hold_text(bytes) {
+            return;
+        }
         let Some(value) = decode_line(bytes) else {
             let line_no = line_no();
             let message = if has_newline {
@@ -488,6 +495,24 @@ impl FileScan<'_> {
             if self.is_done {
                 return;
             }
+        }
+    }
+
+    /// Returns whether a typed peek at `line` shows that it holds no text of a searched kind:
+    /// an entry type that never does, or a tool result or system message whose kind is off.
+    fn cannot_hold_text(&self, line: &[u8]) -> bool {
+        let Some(peek) = peek_line(line) else {
+            return false;
+        };
+        let kinds = self.searcher.kinds;
+        match &*peek.entry_type {
+            "compaction" | "branch_summary" | "custom_message" | "label" | "session_info" => false,
+            "message" => match peek.message.and_then(|message| message.role).as_deref() {
+                Some("toolResult") => !kinds.contains(FieldKind::ToolResult),
+                Some("system") => !kinds.contains(FieldKind::System),
+                _ => false,
+            },
+            _ => true,
         }
     }
 

@@ -78,12 +78,19 @@ fn entry() -> impl Strategy<Value = Generated> {
         prop::collection::vec(text(), 3),
         0u8..3,
         prop::option::of(0usize..8),
+        prop::bool::weighted(0.25),
     )
-        .prop_map(|(shape, texts, style, parent)| Generated {
-            shape,
-            texts,
-            style,
-            parent,
+        .prop_map(|(shape, mut texts, style, parent, is_long)| {
+            // A long line takes the searcher's typed peek before the full decode.
+            if is_long {
+                texts[1].push_str(&"x".repeat(4200));
+            }
+            Generated {
+                shape,
+                texts,
+                style,
+                parent,
+            }
         })
 }
 

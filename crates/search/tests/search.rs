@@ -161,6 +161,31 @@ fn every_kind_is_found_in_its_field() {
 }
 
 #[test]
+fn long_lines_give_the_same_hits() {
+    // Lines of 4 KiB and more are peeked at (type and role) before they are decoded: the
+    // peek may skip only lines that hold no searched text.
+    let padding = format!(r#","pad":"{}"}}"#, "x".repeat(5000));
+    let session = every_kind();
+    let long: String = session
+        .lines()
+        .map(|line| format!("{}{padding}\n", &line[..line.len() - 1]))
+        .collect();
+    for scope in [
+        Scope::default(),
+        kinds(FieldKinds::all()),
+        kinds(FieldKinds::NONE),
+    ] {
+        let searcher = searcher(Pattern::literal("needle"), scope.clone());
+        let short = describe_all(&search(&searcher, session.as_bytes()));
+        assert_eq!(
+            describe_all(&search(&searcher, long.as_bytes())),
+            short,
+            "{scope:?}"
+        );
+    }
+}
+
+#[test]
 fn field_names_ids_image_data_and_signatures_never_match() {
     let image = message(
         "e14",
