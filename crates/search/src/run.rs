@@ -2,8 +2,9 @@
 //! calling thread receives every result in the caller's file order.
 //!
 //! Workers claim files in order and may run ahead of the consumer by a bounded window of
-//! files, so memory holds at most a window's results (counts only, in the counting modes)
-//! whatever the number of files. A limit or the consumer stops the run early: no new file is
+//! files (a few dozen per worker when results carry hits; 4096 when they are counts of a
+//! few dozen bytes), so memory holds at most a window's results whatever the number of
+//! files. A limit or the consumer stops the run early: no new file is
 //! started and files being read stop at their next chunk.
 
 use std::collections::BTreeMap;
@@ -37,8 +38,13 @@ pub enum Event<'a> {
     FileDone(&'a FileCount),
 }
 
-/// Files each worker may be ahead of the consumer, per worker.
+/// Files each worker may be ahead of the consumer, per worker, when results carry hits.
 const WINDOW_PER_THREAD: usize = 32;
+
+/// Files the workers may be ahead of the consumer when results are counts only (a few dozen
+/// bytes each): wide enough that a consumer slow to be scheduled on a busy machine never
+/// holds the workers up.
+const COUNT_WINDOW: usize = 4096;
 
 /// Results a worker gathers before handing them over, unless the consumer waits for one of
 /// them: one wake-up of the consumer per batch instead of one per file.
@@ -106,7 +112,10 @@ fn run_parallel(
     pool: &rayon::ThreadPool,
 ) {
     let n_workers = pool.current_num_threads();
-    let window = (n_workers * WINDOW_PER_THREAD).max(2 * BATCH);
+    let window = match mode {
+        Mode::Hits => (n_workers * WINDOW_PER_THREAD).max(2 * BATCH),
+        Mode::Count | Mode::FilesWithMatches => COUNT_WINDOW,
+    };
     // A worker takes a ticket before it claims a file and the consumer gives one back for
     // each file it delivers, so claimed files stay within `window` of the consumer. A worker
     // hands over the results it holds before it waits for a ticket, and the file the
