@@ -98,6 +98,8 @@ struct Config {
     case: &'static Case,
     program: Program,
     wall_times: Vec<Duration>,
+    /// User + system CPU time of each timed run, when `/proc` tells.
+    cpu_times: Vec<Duration>,
     peak_rss_kb: Option<u64>,
     n_output_lines: usize,
 }
@@ -153,6 +155,7 @@ pub(super) fn run(
             case,
             program: Program::Ours,
             wall_times: Vec::new(),
+            cpu_times: Vec::new(),
             peak_rss_kb: None,
             n_output_lines: 0,
         });
@@ -161,6 +164,7 @@ pub(super) fn run(
                 case,
                 program: Program::Ripgrep,
                 wall_times: Vec::new(),
+                cpu_times: Vec::new(),
                 peak_rss_kb: None,
                 n_output_lines: 0,
             });
@@ -173,14 +177,15 @@ pub(super) fn run(
         root.display()
     );
     for config in &mut configs {
-        let (_, n_lines) = time_once(config.command(&ours, &root))?;
+        let (_, _, n_lines) = time_once(config.command(&ours, &root))?;
         config.n_output_lines = n_lines;
     }
     for round in 0..options.n_runs {
         for offset in 0..configs.len() {
             let idx = (round + offset) % configs.len();
-            let (elapsed, _) = time_once(configs[idx].command(&ours, &root))?;
+            let (elapsed, cpu, _) = time_once(configs[idx].command(&ours, &root))?;
             configs[idx].wall_times.push(elapsed);
+            configs[idx].cpu_times.extend(cpu);
         }
     }
     for config in &mut configs {
@@ -200,9 +205,9 @@ pub(super) fn run(
     );
     let _ = writeln!(
         out,
-        "| pattern | program | files listed | median ms | min ms | ours / rg, medians (minimums) | peak RSS MB |"
+        "| pattern | program | files listed | median ms | min ms | ours / rg, medians (minimums) | CPU ms, median | ours / rg, CPU | peak RSS MB |"
     );
-    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|");
+    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|");
     let mut targets = String::new();
     let mut peak_mb: f64 = 0.0;
     for config in &configs {
@@ -225,6 +230,13 @@ pub(super) fn run(
                 let ratio = ours_median.as_secs_f64() / median(&rg.wall_times).as_secs_f64();
                 let rg_fastest = rg.wall_times.iter().min().copied().unwrap_or_default();
                 let fastest_ratio = fastest.as_secs_f64() / rg_fastest.as_secs_f64().max(1e-9);
+                let cpu_note = if config.cpu_times.is_empty() || rg.cpu_times.is_empty() {
+                    String::new()
+                } else {
+                    let cpu_ratio = median(&config.cpu_times).as_secs_f64()
+                        / median(&rg.cpu_times).as_secs_f64().max(1e-9);
+                    format!(", CPU time: {cpu_ratio:.2}x")
+                };
                 let (target, what) = if config.case.is_regex {
                     (REGEX_TARGET, "rg -c")
                 } else {
@@ -232,13 +244,21 @@ pub(super) fn run(
                 };
                 let _ = writeln!(
                     targets,
-                    "- {}: {:.1} / {:.1} ms = {ratio:.2}x {what} (target <= {target}x): {} (minimums: {fastest_ratio:.2}x)",
+                    "- {}: {:.1} / {:.1} ms = {ratio:.2}x {what} (target <= {target}x): {} (minimums: {fastest_ratio:.2}x{cpu_note})",
                     config.case.label,
                     millis(ours_median),
                     millis(median(&rg.wall_times)),
                     if ratio <= target { "PASS" } else { "MISS" }
                 );
                 format!("{ratio:.2}x ({fastest_ratio:.2}x)")
+            }
+            _ => String::new(),
+        };
+        let cpu = (!config.cpu_times.is_empty()).then(|| median(&config.cpu_times));
+        let cpu_ratio = match (config.program, rg, cpu) {
+            (Program::Ours, Some(rg), Some(cpu)) if !rg.cpu_times.is_empty() => {
+                let rg_cpu = median(&rg.cpu_times).as_secs_f64().max(1e-9);
+                format!("{:.2}x", cpu.as_secs_f64() / rg_cpu)
             }
             _ => String::new(),
         };
@@ -250,12 +270,13 @@ pub(super) fn run(
         };
         let _ = writeln!(
             out,
-            "| {} `{}` | {program} | {} | {:.1} | {:.1} | {ratio} | {} |",
+            "| {} `{}` | {program} | {} | {:.1} | {:.1} | {ratio} | {} | {cpu_ratio} | {} |",
             config.case.label,
             config.case.pattern.replace('|', "\\|"),
             config.n_output_lines,
             millis(ours_median),
             millis(fastest),
+            cpu.map_or("?".to_owned(), |cpu| format!("{:.0}", millis(cpu))),
             rss_mb.map_or("?".to_owned(), |mb| format!("{mb:.1}")),
         );
     }
@@ -273,22 +294,38 @@ pub(super) fn run(
     Ok(out)
 }
 
-/// Runs `command` once with its output counted and returns the wall time and the number of
-/// lines it printed. Exit status 1 (nothing matched, as in grep) is a success.
-fn time_once(mut command: Command) -> anyhow::Result<(Duration, usize)> {
+/// Runs `command` once with its output counted and returns the wall time, the CPU time
+/// (user + system, when `/proc` tells) and the number of lines it printed. Exit status 1
+/// (nothing matched, as in grep) is a success.
+fn time_once(mut command: Command) -> anyhow::Result<(Duration, Option<Duration>, usize)> {
     command.stdout(Stdio::piped()).stderr(Stdio::null());
+    let cpu_before = children_cpu();
     let started = Instant::now();
     let output = command
         .output()
         .with_context(|| format!("cannot run {:?}", command.get_program()))?;
     let elapsed = started.elapsed();
+    let cpu = cpu_before
+        .zip(children_cpu())
+        .map(|(before, after)| after.saturating_sub(before));
     if !matches!(output.status.code(), Some(0 | 1)) {
         bail!("{command:?} failed: {}", output.status);
     }
-    Ok((
-        elapsed,
-        output.stdout.iter().filter(|&&byte| byte == b'\n').count(),
-    ))
+    let n_lines = output.stdout.iter().filter(|&&byte| byte == b'\n').count();
+    Ok((elapsed, cpu, n_lines))
+}
+
+/// Returns the user + system CPU time of every child this process has waited for, from
+/// `cutime` and `cstime` in `/proc/self/stat` (clock ticks of 10 ms, Linux's `USER_HZ`).
+/// Unlike wall time it hardly moves when other programs load the machine.
+fn children_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces: the
+    // first is field 3 (state), so cutime (16) and cstime (17) are the 14th and 15th.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let user: u64 = fields.get(13)?.parse().ok()?;
+    let system: u64 = fields.get(14)?.parse().ok()?;
+    Some(Duration::from_millis((user + system) * 10))
 }
 
 /// Builds the release example `search_count` and returns its path, as cargo reports it.
