@@ -21,6 +21,7 @@ mod error;
 mod handoff;
 mod list;
 mod read;
+mod search;
 mod session_ref;
 mod stats;
 mod store;
@@ -36,6 +37,7 @@ pub use read::{
     EntriesRequest, EntriesResult, InspectRequest, InspectResult, SessionTarget, ShowRequest,
     ShowResult, ShowView, entries, inspect, lineage, show, time_range,
 };
+pub use search::{SearchRequest, search};
 pub use session_ref::{
     LocatedSession, OpenedSession, SessionRef, locate_session, open_session, resolve_session,
 };
