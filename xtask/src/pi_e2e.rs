@@ -302,7 +302,14 @@ fn check(
     checks.equal(
         "the server's tools",
         &server["tools"],
-        &json!(["list_sessions", "session_entries", "inspect_session"]),
+        &json!([
+            "list_sessions",
+            "session_entries",
+            "inspect_session",
+            "search_sessions",
+            "session_stats",
+            "session_handoff"
+        ]),
     )?;
 
     // The skill, installed as a Pi package from the working tree.
