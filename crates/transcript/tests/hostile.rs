@@ -263,6 +263,12 @@ fn lines_are_read_as_json_parse_reads_them() {
     check(r#""text":"\u12g4""#, false);
     check(r#""deep":[{"k":"\q"}]"#, false);
     check(r#""text":"\'""#, false);
+    // Runs of backslashes: pairs are literal backslashes, an odd run escapes what follows.
+    check(r#""text":"\\d \\\\s C:\\Users""#, true);
+    check(r#""text":"\\\x""#, false);
+    check(r#""deep":{"k":"\\\\\q"}"#, false);
+    check(r#""text":"\\\"quoted\\\"""#, true);
+    check(r#""text":"end\\""#, true);
     // Every valid escape, and a lone surrogate (which JSON.parse keeps as it is).
     check(r#""text":"\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00\ud800""#, true);
 }
