@@ -10,7 +10,7 @@ use pi_retrospect_search::{
     CaseMode, Event, FieldKinds, Mode, Pattern, Query, Scope, SessionOrder,
 };
 
-use crate::args::{ColorChoice, StoreArgs};
+use crate::args::{ColorChoice, SessionFilterArgs, StoreArgs};
 
 /// The long help of `search`.
 pub const SEARCH_HELP: &str = "\
@@ -108,21 +108,8 @@ pub struct SearchArgs {
     #[arg(long, value_name = "SESSION", help_heading = "Filters")]
     pub session: Option<String>,
 
-    /// Sessions whose cwd equals DIR (repeatable).
-    #[arg(long, value_name = "DIR", help_heading = "Filters")]
-    pub cwd: Vec<String>,
-
-    /// Sessions whose cwd is DIR or below it (repeatable).
-    #[arg(long, value_name = "DIR", help_heading = "Filters")]
-    pub cwd_prefix: Vec<String>,
-
-    /// Sessions of the current directory.
-    #[arg(long, help_heading = "Filters")]
-    pub here: bool,
-
-    /// Let the cwd filters also match sibling worktrees `DIR-<suffix>`.
-    #[arg(long, help_heading = "Filters")]
-    pub worktrees: bool,
+    #[command(flatten)]
+    pub filters: SessionFilterArgs,
 
     /// Sessions that started at or after WHEN.
     #[arg(long, value_name = "WHEN", help_heading = "Filters")]
@@ -131,10 +118,6 @@ pub struct SearchArgs {
     /// Sessions that started at or before WHEN.
     #[arg(long, value_name = "WHEN", help_heading = "Filters")]
     pub until: Option<String>,
-
-    /// Leave out `$PI_SESSION_FILE` (the session running the command) with its runs.
-    #[arg(long, help_heading = "Filters")]
-    pub exclude_current: bool,
 
     /// Characters of context on each side of a match.
     #[arg(long, short = 'C', value_name = "N", default_value_t = pi_retrospect_search::DEFAULT_CONTEXT_CHARS, help_heading = "Output")]
@@ -300,18 +283,13 @@ fn request(args: &SearchArgs, env: &Environment) -> anyhow::Result<SearchRequest
         .map(|session| args.store.target(session, env))
         .transpose()?;
     Ok(SearchRequest {
-        sessions: ListRequest {
+        sessions: args.filters.apply(ListRequest {
             stores: args.store.flags(),
-            cwd: args.cwd.clone(),
-            cwd_prefix: args.cwd_prefix.clone(),
-            here: args.here,
-            worktrees: args.worktrees,
             since: args.since.clone(),
             until: args.until.clone(),
-            exclude_current: args.exclude_current,
             threads: args.threads,
             ..ListRequest::default()
-        },
+        }),
         session,
         query,
         order: match args.sort {
