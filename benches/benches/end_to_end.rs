@@ -32,7 +32,8 @@ fn list_json(c: &mut Criterion) {
                 &threads,
                 |b, &threads| {
                     b.iter(|| {
-                        let listing = pi_retrospect_walk::list(&store, &WalkOptions { threads });
+                        let listing = pi_retrospect_walk::list(&store, &WalkOptions { threads })
+                            .expect("descriptors to spare");
                         pi_retrospect_render::write_json(&mut io::sink(), &listing)
                     });
                 },

@@ -26,7 +26,7 @@ fn header(c: &mut Criterion) {
         });
     }
     let store = store(StoreKind::Big, 1_000);
-    let (files, _) = discover_session_files(&store);
+    let (files, _) = discover_session_files(&store).expect("descriptors to spare");
     let path = Path::new(&files[0].path);
     group.bench_function("read_header (open, fstat, read, parse)", |b| {
         b.iter(|| pi_retrospect_header::read_header(black_box(path)));
@@ -40,7 +40,7 @@ fn walk(c: &mut Criterion) {
     group.bench_function("discover_session_files", |b| {
         b.iter(|| discover_session_files(black_box(&store)));
     });
-    let (files, _) = discover_session_files(&store);
+    let (files, _) = discover_session_files(&store).expect("descriptors to spare");
     group.bench_function("list_session_file, every file, serial", |b| {
         b.iter(|| files.iter().map(list_session_file).count());
     });
@@ -101,7 +101,8 @@ fn nesting(c: &mut Criterion) {
 }
 
 fn render(c: &mut Criterion) {
-    let listing = pi_retrospect_walk::list(&store(StoreKind::Big, 10_000), &WalkOptions::default());
+    let listing = pi_retrospect_walk::list(&store(StoreKind::Big, 10_000), &WalkOptions::default())
+        .expect("descriptors to spare");
     let mut group = c.benchmark_group("render 10k");
     group.bench_function("write_json", |b| {
         b.iter(|| pi_retrospect_render::write_json(&mut io::sink(), black_box(&listing)));

@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: `list --json` against the I/O floor, side by side, with medians; then
 //! opening one 128 MiB session against Pi itself (the `transcript` section, in
 //! `bench/transcript.rs`); then `stats --by day` against `rg -c -F` (the `stats` section, in
-//! `bench/stats.rs`). `--only list|transcript|stats` runs one section.
+//! `bench/stats.rs`); and counting hits of a pattern in the 10k store against ripgrep
+//! (`bench/search.rs`). `--only list|transcript|stats|search` runs one section.
 //!
 //! It builds the release binaries (`pi-retrospect` and `io_floor`), generates the benchmark
 //! stores under `target/bench-store/` when they are missing, checks that `list` sees every
@@ -16,6 +17,7 @@
 //! `list --jsonl` (which read every session's body facts); then the targets of the
 //! performance issues, each with its ratio and PASS or MISS.
 
+mod search;
 mod stats;
 mod transcript;
 
@@ -62,15 +64,18 @@ pub enum Section {
     Transcript,
     /// `stats --by day` on the largest generated store against `rg -c -F`.
     Stats,
+    /// Counting hits in the largest store against ripgrep.
+    Search,
 }
 
 impl Section {
-    /// Returns the section named `name` (`list`, `transcript` or `stats`).
+    /// Returns the section named `name` (`list`, `transcript`, `stats` or `search`).
     pub fn from_name(name: &str) -> Option<Section> {
         match name {
             "list" => Some(Section::List),
             "transcript" => Some(Section::Transcript),
             "stats" => Some(Section::Stats),
+            "search" => Some(Section::Search),
             _ => None,
         }
     }
@@ -84,7 +89,12 @@ impl Default for BenchOptions {
             n_wide_runs: 5_000,
             seed: 1,
             list_binary: None,
-            sections: vec![Section::List, Section::Transcript, Section::Stats],
+            sections: vec![
+                Section::List,
+                Section::Transcript,
+                Section::Stats,
+                Section::Search,
+            ],
             pi_node: None,
             oracle_cache: None,
         }
@@ -243,8 +253,9 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
     let has_list = options.sections.contains(&Section::List);
     let has_transcript = options.sections.contains(&Section::Transcript);
     let has_stats = options.sections.contains(&Section::Stats);
+    let has_search = options.sections.contains(&Section::Search);
     if options.n_runs == 0
-        || (!has_transcript && !has_stats && (!has_list || options.sizes.is_empty()))
+        || (!has_transcript && !has_stats && !has_search && (!has_list || options.sizes.is_empty()))
     {
         bail!("nothing to measure");
     }
@@ -288,6 +299,7 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
                 report.push_str(&transcript::run(workspace, options, &binary, n_cores)?);
             }
             Section::Stats => report.push_str(&stats::run(workspace, options, n_cores)?),
+            Section::Search => report.push_str(&search::run(workspace, options, n_cores)?),
         }
     }
     print!("{report}");

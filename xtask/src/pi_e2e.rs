@@ -117,6 +117,11 @@ out.read = (await tools.mcp__retrospect__inspect_session({ sessionPath: first, v
 out.escape = await settle(tools.mcp__retrospect__session_entries({ sessionPath: "/etc/passwd" }));
 out.badArgument = await settle(tools.mcp__retrospect__inspect_session({ sessionPath: first,
   view: "read" }));
+out.searchHits = (await tools.mcp__retrospect__search_sessions({ pattern: "README",
+  limit: 200 })).structuredContent.hits;
+out.statsTotal = (await tools.mcp__retrospect__session_stats({})).structuredContent.total;
+out.handoff = (await tools.mcp__retrospect__session_handoff({ sessionPath: first }))
+  .structuredContent;
 out.afterErrors = (await tools.mcp__retrospect__list_sessions({ limit: 1 }))
   .structuredContent.sessions.length;
 // The skill's recipes: compare the runs of the newest launch, sum a session's usage.
@@ -302,7 +307,14 @@ fn check(
     checks.equal(
         "the server's tools",
         &server["tools"],
-        &json!(["list_sessions", "session_entries", "inspect_session"]),
+        &json!([
+            "list_sessions",
+            "session_entries",
+            "inspect_session",
+            "search_sessions",
+            "session_stats",
+            "session_handoff"
+        ]),
     )?;
 
     // The skill, installed as a Pi package from the working tree.
@@ -457,6 +469,21 @@ fn check(
         expected_output > 0 && got["outputTokens"] == json!(expected_output),
         &got["outputTokens"],
     )?;
+    let search = cli_json(&[
+        "search",
+        "README",
+        "--json",
+        "--limit",
+        "200",
+        "--sessions-root",
+        &store_text,
+    ])
+    .or_else(|_| -> anyhow::Result<Value> { Ok(json!({ "hits": [] })) })?;
+    checks.equal("search_sessions hits", &got["searchHits"], &search["hits"])?;
+    let stats = cli_json(&["stats", "--json", "--sessions-root", &store_text])?;
+    checks.equal("session_stats total", &got["statsTotal"], &stats["total"])?;
+    let handoff = cli_json(&["handoff", &first, "--json", "--sessions-root", &store_text])?;
+    checks.equal("session_handoff", &got["handoff"], &handoff)?;
     checks.equal(
         "the server serves after errors",
         &got["afterErrors"],

@@ -77,6 +77,12 @@ impl From<pi_retrospect_transcript::TranscriptError> for AppError {
     }
 }
 
+impl From<pi_retrospect_walk::WalkError> for AppError {
+    fn from(error: pi_retrospect_walk::WalkError) -> AppError {
+        AppError::io(error_chain(&error))
+    }
+}
+
 /// Returns `error` and its sources joined by `: `, as one line.
 pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut message = error.to_string();

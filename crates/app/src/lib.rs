@@ -22,6 +22,7 @@ mod handoff;
 mod list;
 pub mod picker;
 mod read;
+mod search;
 mod session_ref;
 mod stats;
 mod store;
@@ -37,6 +38,7 @@ pub use read::{
     EntriesRequest, EntriesResult, InspectRequest, InspectResult, SessionTarget, ShowRequest,
     ShowResult, ShowView, entries, inspect, lineage, show, time_range,
 };
+pub use search::{SearchRequest, search};
 pub use session_ref::{
     LocatedSession, OpenedSession, SessionRef, locate_session, open_session, resolve_session,
 };

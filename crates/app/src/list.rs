@@ -183,7 +183,7 @@ fn resolve(request: &ListRequest, env: &Environment) -> Result<Resolved, AppErro
 /// the request needs, filters, sorts and limits.
 pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppError> {
     let resolved = resolve(request, env)?;
-    let mut listing = pi_retrospect_walk::list_stores(&resolved.stores, &resolved.walk);
+    let mut listing = pi_retrospect_walk::list_stores(&resolved.stores, &resolved.walk)?;
     let id_prefixes = request.unique_id_prefixes.then(|| {
         let mut ids = Vec::new();
         collect(&listing.sessions, |session| &session.id, &mut ids);
@@ -263,8 +263,9 @@ pub fn list_unordered(
             }
         }
         drop(receiver);
-        walker.join().unwrap_or_default()
-    });
+        // A walker that panicked has nothing more to report than the trees it sent.
+        walker.join().unwrap_or_else(|_| Ok(Vec::new()))
+    })?;
     if state == WalkState::Quit {
         return Ok(());
     }

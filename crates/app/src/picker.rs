@@ -77,7 +77,7 @@ pub fn list_here(request: &ListRequest, env: &Environment) -> Result<ListResult,
         &WalkOptions {
             threads: request.threads,
         },
-    );
+    )?;
     listing.warnings.extend(store_warnings);
     query.apply(&mut listing, &|_| None);
     listing.warnings.sort();

@@ -7,7 +7,7 @@ use std::path::Path;
 use pi_retrospect_core::Timestamp;
 use pi_retrospect_transcript::{
     Cursor, DisplayItem, EntriesFilter, EntryRow, InspectPage, Lineage, OutputLimit, ReadLimits,
-    RunInfo, SearchScope, SessionFacts, ShowOptions, TreeRow, utc_timestamp,
+    RunInfo, SearchScope, SessionFacts, ShowOptions, TranscriptError, TreeRow, utc_timestamp,
 };
 use pi_retrospect_walk::SessionFile;
 
@@ -84,7 +84,7 @@ pub fn show(request: &ShowRequest, env: &Environment) -> Result<ShowResult, AppE
             options,
         )?)
     };
-    let lineage = lineage(&session.path, &facts);
+    let lineage = lineage(&session.path, &facts)?;
     Ok(ShowResult {
         session,
         facts,
@@ -95,7 +95,9 @@ pub fn show(request: &ShowRequest, env: &Environment) -> Result<ShowResult, AppE
 
 /// Returns where the session at `path` sits: its fork parent's existence, the session that
 /// launched it and the runs it launched. Nothing here is written or followed through a link.
-pub fn lineage(path: &str, facts: &SessionFacts) -> Lineage {
+///
+/// Fails only when the process runs out of file descriptors while listing the runs.
+pub fn lineage(path: &str, facts: &SessionFacts) -> Result<Lineage, AppError> {
     let parent_session_exists = facts
         .parent_session
         .as_deref()
@@ -103,7 +105,7 @@ pub fn lineage(path: &str, facts: &SessionFacts) -> Lineage {
     let (session, _) = pi_retrospect_walk::list_session_file(&SessionFile {
         path: path.to_owned(),
         has_container: true,
-    });
+    })?;
     let runs = session
         .map(|session| session.subagent_sessions)
         .unwrap_or_default()
@@ -120,11 +122,11 @@ pub fn lineage(path: &str, facts: &SessionFacts) -> Lineage {
             timestamp: utc_timestamp(&run.timestamp),
         })
         .collect();
-    Lineage {
+    Ok(Lineage {
         parent_session_exists,
         launched_by: launcher_of(path),
         runs,
-    }
+    })
 }
 
 /// Returns the session that launched the run at `path`: the nearest ancestor directory `D`
@@ -224,17 +226,38 @@ pub struct EntriesRequest {
     pub raw: bool,
 }
 
-/// The result of `entries`.
+/// The result of `entries`: the file read and the resolved filter. Rows are produced one at a
+/// time by [`EntriesResult::for_each_row`], so a writer that streams them holds one row at a
+/// time, whatever the file's size (issue 9).
 #[derive(Debug)]
 pub struct EntriesResult {
     /// The file read.
     pub session: OpenedSession,
-    /// The rows, in file order.
-    pub rows: Vec<EntryRow>,
+    /// The filters the rows pass.
+    pub filter: EntriesFilter,
 }
 
-/// Reads the rows of `target` that `request` selects; bad filter values are refused before
-/// the file is read.
+impl EntriesResult {
+    /// Hands each row that passes the filter to `visit`, in file order; stops at the first
+    /// error `visit` returns.
+    pub fn for_each_row<E: From<TranscriptError>>(
+        &self,
+        visit: impl FnMut(EntryRow) -> Result<(), E>,
+    ) -> Result<(), E> {
+        pi_retrospect_transcript::for_each_entry_row(&self.session.transcript, &self.filter, visit)
+    }
+
+    /// Returns every row that passes the filter, in file order.
+    pub fn rows(&self) -> Result<Vec<EntryRow>, AppError> {
+        Ok(pi_retrospect_transcript::entries(
+            &self.session.transcript,
+            &self.filter,
+        )?)
+    }
+}
+
+/// Opens the session of `target` for the rows that `request` selects; bad filter values are
+/// refused before the file is read.
 pub fn entries(
     target: &SessionTarget,
     request: &EntriesRequest,
@@ -242,8 +265,7 @@ pub fn entries(
 ) -> Result<EntriesResult, AppError> {
     let filter = entries_filter(request, env)?;
     let session = open(target, env, &ReadLimits::default())?;
-    let rows = pi_retrospect_transcript::entries(&session.transcript, &filter)?;
-    Ok(EntriesResult { session, rows })
+    Ok(EntriesResult { session, filter })
 }
 
 /// Opens the session `target` names, after checking its first line the way `list` does: a

@@ -144,7 +144,7 @@ fn walk(flags: &StoreFlags, env: &Environment) -> Result<Walked, AppError> {
     let (stores, _) = resolve_stores(flags, env)?;
     let roots = stores.iter().map(|store| store.root.clone()).collect();
     // Warnings about other files do not concern the session being looked up.
-    let listing = pi_retrospect_walk::list_stores(&stores, &WalkOptions::default());
+    let listing = pi_retrospect_walk::list_stores(&stores, &WalkOptions::default())?;
     let hints = if listing.sessions.is_empty() {
         crate::store::layout_hints(flags, &stores)
     } else {

@@ -18,7 +18,8 @@ first line is not a session header (checked as `list` checks it), exits 1 with t
 
 Damage in the file (a line that is not JSON, a missing parent, a version 1 file without \
 ids) never fails the command: text output lists it on stderr (the first 20 warnings, then \
-a count), --json in `warnings` (all of them). Text output strips terminal control sequences \
+a count by kind), --json in `warnings` (the first 20 of each kind, then an `omitted` entry \
+counting the rest). Text output strips terminal control sequences \
 and bidi overrides from session content and escapes one-line fields (ids, types, roles, \
 paths) visibly; times are local there and UTC in JSON. The file is only read, never written."
     };
@@ -91,5 +92,44 @@ impl StoreArgs {
             None => reference,
         };
         Ok(pi_retrospect_app::SessionTarget { session, stores })
+    }
+}
+
+/// The session filters `search` and `stats` share with `list`: which projects, and whether the
+/// session running the command is left out.
+#[derive(Debug, Args)]
+pub struct SessionFilterArgs {
+    /// Sessions whose cwd equals DIR (repeatable).
+    #[arg(long, value_name = "DIR", help_heading = "Filters")]
+    pub cwd: Vec<String>,
+
+    /// Sessions whose cwd is DIR or below it (repeatable).
+    #[arg(long, value_name = "DIR", help_heading = "Filters")]
+    pub cwd_prefix: Vec<String>,
+
+    /// Sessions of the current directory.
+    #[arg(long, help_heading = "Filters")]
+    pub here: bool,
+
+    /// Let the cwd filters also match sibling worktrees `DIR-<suffix>`.
+    #[arg(long, help_heading = "Filters")]
+    pub worktrees: bool,
+
+    /// Leave out `$PI_SESSION_FILE` (the session running the command) with its runs.
+    #[arg(long, help_heading = "Filters")]
+    pub exclude_current: bool,
+}
+
+impl SessionFilterArgs {
+    /// Returns `request` with these filters set.
+    pub fn apply(&self, request: pi_retrospect_app::ListRequest) -> pi_retrospect_app::ListRequest {
+        pi_retrospect_app::ListRequest {
+            cwd: self.cwd.clone(),
+            cwd_prefix: self.cwd_prefix.clone(),
+            here: self.here,
+            worktrees: self.worktrees,
+            exclude_current: self.exclude_current,
+            ..request
+        }
     }
 }

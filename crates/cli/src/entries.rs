@@ -171,19 +171,27 @@ pub fn run(args: &EntriesArgs, env: &Environment, out: &mut dyn Write) -> anyhow
     let result = pi_retrospect_app::entries(&target, &request, env)?;
     let session = &result.session;
     if args.json {
-        pi_retrospect_render::entries::write_json(
-            out,
-            &session.path,
-            &session.transcript,
-            &result.rows,
-        )?;
+        // Rows are written as they are read, so memory stays at one row (issue 9).
+        let transcript = &session.transcript;
+        pi_retrospect_render::entries::write_json_head(out, &session.path, transcript)?;
+        let mut n_rows = 0;
+        result.for_each_row(|row| {
+            pi_retrospect_render::entries::write_json_row(out, &row, n_rows)?;
+            n_rows += 1;
+            anyhow::Ok(())
+        })?;
+        pi_retrospect_render::entries::write_json_tail(out, transcript, n_rows)?;
         return Ok(());
     }
     print_warnings(&session.path, session.transcript.warnings());
     if args.jsonl {
-        pi_retrospect_render::entries::write_jsonl(out, &result.rows)?;
+        result.for_each_row(|row| {
+            pi_retrospect_render::entries::write_jsonl_row(out, &row)?;
+            anyhow::Ok(())
+        })?;
     } else {
-        pi_retrospect_render::entries::write_text(out, &result.rows, &env.time_zone)?;
+        // Aligned columns need every row's width first; the text shows every row anyway.
+        pi_retrospect_render::entries::write_text(out, &result.rows()?, &env.time_zone)?;
     }
     Ok(())
 }

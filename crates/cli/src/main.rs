@@ -17,6 +17,7 @@ mod mcp;
 mod output;
 mod pick;
 mod schema;
+mod search;
 mod show;
 mod stats;
 mod term;
@@ -35,6 +36,7 @@ use crate::list::{LIST_HELP, ListArgs};
 use crate::mcp::{MCP_HELP, McpArgs};
 use crate::pick::{PICK_HELP, PickArgs};
 use crate::schema::SchemaArgs;
+use crate::search::{SEARCH_HELP, SearchArgs};
 use crate::show::{SHOW_HELP, ShowArgs};
 use crate::stats::{STATS_HELP, StatsArgs};
 
@@ -72,6 +74,9 @@ enum Command {
     /// Print the stored entries of one session file in file order, one row each, for scripts.
     #[command(after_long_help = ENTRIES_HELP)]
     Entries(Box<EntriesArgs>),
+    /// Search every session's text at the speed of reading it, without an index.
+    #[command(after_long_help = SEARCH_HELP)]
+    Search(Box<SearchArgs>),
     /// Count tokens and cost as Pi does, by session, project, model, day, week or month.
     #[command(after_long_help = STATS_HELP)]
     Stats(Box<StatsArgs>),
@@ -113,12 +118,14 @@ fn main() -> ExitCode {
         Command::Mcp(_) => Box::new(io::sink()),
         _ => Box::new(io::BufWriter::new(output::Stdout(stdout.lock()))),
     };
+    // `search` exits as ripgrep does: 1 when nothing matched, 2 on any error.
+    let is_search = matches!(opts.command, Command::Search(_));
     let result = Environment::from_process()
         .map_err(anyhow::Error::from)
         .and_then(|env| run(opts, &env, &mut *out))
-        .and_then(|()| out.flush().map_err(anyhow::Error::from));
+        .and_then(|code| out.flush().map(|()| code).map_err(anyhow::Error::from));
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         // The picker was left, or Pi failed and said why itself: no message of ours.
         Err(error) if pick::silent_exit(&error).is_some() => {
@@ -129,14 +136,21 @@ fn main() -> ExitCode {
             // argument: escaped, so it can never drive the terminal.
             let message = pi_retrospect_render::text::terminal_message(&format!("{error:#}"));
             let _ = writeln!(io::stderr(), "pi-retrospect: {message}");
-            ExitCode::from(exit_code(&error))
+            ExitCode::from(if is_search { 2 } else { exit_code(&error) })
         }
     }
 }
 
-fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
+/// Runs the command; returns the exit code of a success (0, or 1 for a search that matched
+/// nothing).
+fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<u8> {
     output::set_quiet(opts.quiet);
+    if let Command::Search(args) = &opts.command {
+        let outcome = search::run(args, env, out)?;
+        return Ok(if outcome.is_match { 0 } else { 1 });
+    }
     match opts.command {
+        Command::Search(_) => Ok(()),
         Command::List(args) => list::run(&args, env, out),
         Command::Show(args) => show::run(&args, env, out),
         Command::Inspect(args) => inspect::run(&args, env, out),
@@ -149,6 +163,7 @@ fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()>
         Command::Completions(args) => completions::run(&args, out),
         Command::Man(args) => completions::run_man(&args),
     }
+    .map(|()| 0)
 }
 
 /// Returns the exit code of a failure: 2 for a usage error, 1 for anything else. The one

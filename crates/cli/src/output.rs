@@ -16,7 +16,8 @@ pub fn set_quiet(is_quiet: bool) {
     IS_QUIET.store(is_quiet, Ordering::Relaxed);
 }
 
-fn is_quiet() -> bool {
+/// Returns whether `-q/--quiet` was given.
+pub fn is_quiet() -> bool {
     IS_QUIET.load(Ordering::Relaxed)
 }
 

@@ -27,6 +27,8 @@ pub enum SchemaDocument {
     Handoff,
     /// The `stats --json` report.
     Stats,
+    /// The `search --json` document; `$defs` hold one `--jsonl` hit.
+    Search,
 }
 
 /// Runs `schema` with `args`, writing to `out`.
@@ -38,6 +40,7 @@ pub fn run(args: &SchemaArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         SchemaDocument::Entries => pi_retrospect_render::schema::ENTRIES_SCHEMA,
         SchemaDocument::Handoff => pi_retrospect_render::handoff::HANDOFF_SCHEMA,
         SchemaDocument::Stats => pi_retrospect_render::stats::STATS_SCHEMA,
+        SchemaDocument::Search => pi_retrospect_render::search::SEARCH_SCHEMA,
     };
     out.write_all(schema.as_bytes())?;
     Ok(())

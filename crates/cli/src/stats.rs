@@ -7,7 +7,7 @@ use pi_retrospect_app::{Environment, ListRequest, StatsRequest};
 use pi_retrospect_render::stats::{ChartMetric, ChartOptions, TableOptions};
 
 use crate::UsageError;
-use crate::args::StoreArgs;
+use crate::args::{SessionFilterArgs, StoreArgs};
 use crate::output::print_listing_warnings;
 
 /// The long help of `stats`.
@@ -45,25 +45,8 @@ pub struct StatsArgs {
     #[arg(long, value_name = "SESSION", help_heading = "Filters")]
     pub session: Option<String>,
 
-    /// Sessions whose cwd equals DIR (repeatable).
-    #[arg(long, value_name = "DIR", help_heading = "Filters")]
-    pub cwd: Vec<String>,
-
-    /// Sessions whose cwd is DIR or below it (repeatable).
-    #[arg(long, value_name = "DIR", help_heading = "Filters")]
-    pub cwd_prefix: Vec<String>,
-
-    /// Sessions of the current directory.
-    #[arg(long, help_heading = "Filters")]
-    pub here: bool,
-
-    /// Let the cwd filters also match sibling worktrees `DIR-<suffix>`.
-    #[arg(long, help_heading = "Filters")]
-    pub worktrees: bool,
-
-    /// Leave out `$PI_SESSION_FILE` (the session running the command) with its runs.
-    #[arg(long, help_heading = "Filters")]
-    pub exclude_current: bool,
+    #[command(flatten)]
+    pub filters: SessionFilterArgs,
 
     /// Sessions whose id starts with PREFIX (repeatable).
     #[arg(long, value_name = "PREFIX", help_heading = "Filters")]
@@ -125,18 +108,13 @@ pub fn run(args: &StatsArgs, env: &Environment, out: &mut dyn Write) -> anyhow::
         .map(|session| args.store.target(session, env))
         .transpose()?;
     let request = StatsRequest {
-        sessions: ListRequest {
+        sessions: args.filters.apply(ListRequest {
             stores: args.store.flags(),
-            cwd: args.cwd.clone(),
-            cwd_prefix: args.cwd_prefix.clone(),
-            here: args.here,
-            worktrees: args.worktrees,
-            exclude_current: args.exclude_current,
             id_prefixes: args.id.clone(),
             name_contains: args.name.clone(),
             threads: args.threads,
             ..ListRequest::default()
-        },
+        }),
         session,
         group_by,
         time_zone: args.timezone.clone(),

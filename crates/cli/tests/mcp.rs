@@ -106,7 +106,14 @@ async fn every_tool_over_stdio_agrees_with_the_cli() {
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
     assert_eq!(
         names,
-        ["list_sessions", "session_entries", "inspect_session"]
+        [
+            "list_sessions",
+            "session_entries",
+            "inspect_session",
+            "search_sessions",
+            "session_stats",
+            "session_handoff"
+        ]
     );
     for tool in &tools {
         let annotations = tool.annotations.as_ref().expect("annotations");

@@ -11,6 +11,7 @@ pub mod listing;
 pub mod nest;
 pub mod path;
 pub mod sanitize;
+pub mod search;
 pub mod stats;
 pub mod timestamp;
 

@@ -127,7 +127,7 @@ pub fn handoff(
         }
         let entry = transcript.entry(idx);
         let value = transcript.decode(idx)?;
-        let Some(text) = entry_text(entry, &value) else {
+        let Some(text) = entry_text(&entry, &value) else {
             continue;
         };
         let cleaned = clean(&text);
@@ -146,7 +146,7 @@ pub fn handoff(
         n_budget -= kept.text.len();
         add_counts(&mut counts, &kept);
         let meta = entry.message();
-        let role = match meta.map(|meta| &meta.role) {
+        let role = match meta.map(|meta| meta.role) {
             Some(Role::Assistant) => HandoffRole::Assistant,
             _ => HandoffRole::User,
         };
@@ -155,7 +155,7 @@ pub fn handoff(
             .and_then(|meta| {
                 let model = match (&meta.provider, &meta.model) {
                     (Some(provider), Some(model)) => format!("{provider}/{model}"),
-                    (None, Some(model)) => model.clone(),
+                    (None, Some(model)) => (*model).to_owned(),
                     _ => return None,
                 };
                 Some(sanitize_for_terminal(&model).into_owned())
@@ -163,7 +163,7 @@ pub fn handoff(
         messages.push(HandoffMessage {
             entry_id: entry.handle(),
             role,
-            timestamp: entry.timestamp.clone(),
+            timestamp: entry.timestamp.map(str::to_owned),
             model,
             is_cut: kept.text.len() < cleaned.text.len(),
             n_bytes: cleaned.text.len(),

@@ -672,5 +672,73 @@ mod tests {
         fn never_panics_on_arbitrary_lines(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300)) {
             let _ = parse_header(&bytes);
         }
+
+        /// Issue 9: first lines of every committed fixture, damaged (bytes flipped, cut or
+        /// inserted), never panic the parser and get the same answer from the fast path as
+        /// from the general path that decides the warning reasons.
+        #[test]
+        fn damaged_fixture_headers_agree_with_the_general_path(
+            pick in proptest::prelude::any::<proptest::sample::Index>(),
+            edits in proptest::collection::vec(
+                (0.0..=1.0f64, 0u8..3, proptest::collection::vec(proptest::num::u8::ANY, 0..4)),
+                0..4,
+            ),
+        ) {
+            let lines = fixture_first_lines();
+            let mut line = lines[pick.index(lines.len())].clone();
+            for (fraction, kind, bytes) in edits {
+                let at = ((line.len() as f64) * fraction) as usize;
+                match kind {
+                    0 => {
+                        if let Some(byte) = line.get_mut(at) {
+                            *byte ^= bytes.first().copied().unwrap_or(1) | 1;
+                        }
+                    }
+                    1 => {
+                        line.truncate(at);
+                    }
+                    _ => {
+                        line.splice(at..at, bytes);
+                    }
+                }
+            }
+            let result = parse_header(&line);
+            let body = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&line);
+            if !is_blank(body) {
+                proptest::prop_assert_eq!(result, parse_header_members(body));
+            }
+        }
+    }
+
+    /// Returns the first line of every `.jsonl` file under `fixtures/`: the seed corpus.
+    fn fixture_first_lines() -> &'static [Vec<u8>] {
+        static LINES: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
+        LINES.get_or_init(|| {
+            let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+            let mut lines = Vec::new();
+            let mut pending = vec![root];
+            while let Some(dir) = pending.pop() {
+                let Ok(listing) = std::fs::read_dir(&dir) else {
+                    continue;
+                };
+                for entry in listing.flatten() {
+                    let path = entry.path();
+                    if path.is_dir() {
+                        pending.push(path);
+                    } else if path.extension().is_some_and(|ext| ext == "jsonl")
+                        && let Ok(bytes) = std::fs::read(&path)
+                    {
+                        let end = bytes
+                            .iter()
+                            .position(|&byte| byte == b'\n')
+                            .unwrap_or(bytes.len());
+                        lines.push(bytes[..end].to_vec());
+                    }
+                }
+            }
+            lines.sort();
+            assert!(lines.len() > 20, "the fixtures are the seed corpus");
+            lines
+        })
     }
 }

@@ -139,7 +139,14 @@ fn tools_are_described_with_schemas_and_read_only() {
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
     assert_eq!(
         names,
-        ["list_sessions", "session_entries", "inspect_session"]
+        [
+            "list_sessions",
+            "session_entries",
+            "inspect_session",
+            "search_sessions",
+            "session_stats",
+            "session_handoff"
+        ]
     );
     for tool in &tools {
         assert_eq!(tool.input_schema.get("type"), Some(&json!("object")));
@@ -711,4 +718,101 @@ fn only_files_inside_the_stores_are_read() {
             assert!(!message.contains("secret"), "{message}");
         }
     }
+}
+
+/// Issues 12, 13 and 15: search, stats and handoff through the server, each result checked
+/// against its declared schema by `call_ok`, paged where it pages, and bad arguments named.
+#[test]
+fn search_stats_and_handoff_tools() {
+    let server = server(&fixture("pi-real/sessions"));
+    // Search: every page joined equals one large page.
+    let whole = call_ok(
+        &server,
+        "search_sessions",
+        json!({ "pattern": "the", "limit": 200 }),
+    );
+    let all: Vec<Value> = whole["hits"].as_array().expect("hits").clone();
+    assert!(all.len() > 3, "{whole}");
+    let mut paged = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut arguments = json!({ "pattern": "the", "limit": 3 });
+        if let Some(cursor) = &cursor {
+            arguments["cursor"] = json!(cursor);
+        }
+        let page = call_ok(&server, "search_sessions", arguments);
+        let hits = page["hits"].as_array().expect("hits");
+        assert!(hits.len() <= 3);
+        paged.extend(hits.iter().cloned());
+        match page["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(paged, all);
+    let scoped = call_ok(
+        &server,
+        "search_sessions",
+        json!({ "pattern": "git push origin", "toolArgs": true }),
+    );
+    assert_eq!(scoped["hits"].as_array().map(Vec::len), Some(1));
+    assert!(
+        call_err(
+            &server,
+            "search_sessions",
+            json!({ "pattern": "(", "regex": true })
+        )
+        .starts_with("pattern")
+    );
+    assert!(
+        call_err(
+            &server,
+            "search_sessions",
+            json!({ "pattern": "x", "case": "loud" })
+        )
+        .starts_with("case")
+    );
+
+    // Stats: pages of rows with the whole store's total on each.
+    let report = call_ok(
+        &server,
+        "session_stats",
+        json!({ "by": ["session"], "limit": 4 }),
+    );
+    assert_eq!(report["rows"].as_array().map(Vec::len), Some(4));
+    assert_eq!(report["nextOffset"], json!(4));
+    let rest = call_ok(
+        &server,
+        "session_stats",
+        json!({ "by": ["session"], "offset": 4, "limit": 500 }),
+    );
+    assert_eq!(rest["nextOffset"], Value::Null);
+    assert_eq!(report["total"], rest["total"]);
+    assert_eq!(
+        report["nRows"].as_u64(),
+        Some(4 + rest["rows"].as_array().map_or(0, Vec::len) as u64)
+    );
+    assert!(call_err(&server, "session_stats", json!({ "by": ["year"] })).starts_with("by"));
+
+    // Handoff: bounded, redaction always on, confined to the stores.
+    let paths = session_paths(&server);
+    let handoff = call_ok(
+        &server,
+        "session_handoff",
+        json!({ "sessionPath": paths[0], "goal": "go on", "maxMessages": 2 }),
+    );
+    assert!(
+        handoff["excerpt"]["messages"]
+            .as_array()
+            .map_or(0, Vec::len)
+            <= 2
+    );
+    assert!(
+        call_err(
+            &server,
+            "session_handoff",
+            json!({ "sessionPath": "/etc/passwd" })
+        )
+        .starts_with("sessionPath")
+    );
 }

@@ -1,26 +1,19 @@
 //! `entries`: the stored entries of one session file in file order, one row
 //! each, filtered, as aligned text, a JSON document or JSON lines.
+//!
+//! The JSON document and JSON lines can be written a row at a time ([`write_json_head`],
+//! [`write_json_row`], [`write_json_tail`], [`write_jsonl_row`]), so a caller that streams rows
+//! holds one row in memory, whatever the file's size (issue 9).
 
 use std::io::{self, Write};
 
-use pi_retrospect_transcript::{EntryRow, Transcript, TranscriptWarning};
+use pi_retrospect_transcript::{EntryRow, Transcript};
 use serde::Serialize;
 
 use crate::text::{field, local_time, one_line, status_marks};
 
 /// Characters of `text` shown in a text row.
 const TEXT_CHARS: usize = 160;
-
-/// The `entries --json` document.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct EntriesDocument<'a> {
-    path: &'a str,
-    session_id: Option<&'a str>,
-    version: u64,
-    entries: &'a [EntryRow],
-    warnings: &'a [TranscriptWarning],
-}
 
 /// Writes the `entries --json` document.
 pub fn write_json(
@@ -29,24 +22,87 @@ pub fn write_json(
     transcript: &Transcript,
     rows: &[EntryRow],
 ) -> io::Result<()> {
-    let document = EntriesDocument {
-        path,
-        session_id: transcript.session_id(),
-        version: transcript.version(),
-        entries: rows,
-        warnings: transcript.warnings(),
-    };
-    serde_json::to_writer_pretty(&mut *out, &document).map_err(io::Error::from)?;
-    writeln!(out)
+    write_json_head(out, path, transcript)?;
+    for (index, row) in rows.iter().enumerate() {
+        write_json_row(out, row, index)?;
+    }
+    write_json_tail(out, transcript, rows.len())
+}
+
+/// Writes the `entries --json` document up to the opening of its `entries` array; rows follow
+/// with [`write_json_row`] and the document ends with [`write_json_tail`]. Together they write
+/// exactly what serde's pretty printer writes for the whole document.
+pub fn write_json_head(out: &mut dyn Write, path: &str, transcript: &Transcript) -> io::Result<()> {
+    write!(
+        out,
+        "{{\n  \"path\": {},\n  \"sessionId\": {},\n  \"version\": {},\n  \"entries\": [",
+        compact(&path)?,
+        compact(&transcript.session_id())?,
+        transcript.version()
+    )
+}
+
+/// Writes row number `index` (0 for the first) of the `entries --json` document.
+pub fn write_json_row(out: &mut dyn Write, row: &EntryRow, index: usize) -> io::Result<()> {
+    out.write_all(if index == 0 { b"\n" } else { b",\n" })?;
+    let mut text = Vec::new();
+    serde_json::to_writer_pretty(&mut text, row).map_err(io::Error::from)?;
+    write_lines_indented(out, &text, "    ", true)
+}
+
+/// Writes the end of the `entries --json` document: the close of its `n_rows` rows and the
+/// warnings.
+pub fn write_json_tail(
+    out: &mut dyn Write,
+    transcript: &Transcript,
+    n_rows: usize,
+) -> io::Result<()> {
+    out.write_all(if n_rows == 0 { b"]" } else { b"\n  ]" })?;
+    out.write_all(b",\n  \"warnings\": ")?;
+    let mut warnings = Vec::new();
+    serde_json::to_writer_pretty(&mut warnings, transcript.warnings()).map_err(io::Error::from)?;
+    write_lines_indented(out, &warnings, "  ", false)?;
+    out.write_all(b"\n}\n")
+}
+
+/// Writes the lines of `text` with `indent` before each (before the first too when
+/// `is_first_indented`). Pretty JSON holds no raw newline inside a string, so its lines are
+/// its structure.
+fn write_lines_indented(
+    out: &mut dyn Write,
+    text: &[u8],
+    indent: &str,
+    is_first_indented: bool,
+) -> io::Result<()> {
+    for (index, line) in text.split(|&byte| byte == b'\n').enumerate() {
+        if index > 0 {
+            out.write_all(b"\n")?;
+        }
+        if index > 0 || is_first_indented {
+            out.write_all(indent.as_bytes())?;
+        }
+        out.write_all(line)?;
+    }
+    Ok(())
+}
+
+/// Returns `value` as compact JSON.
+fn compact(value: &impl Serialize) -> io::Result<String> {
+    serde_json::to_string(value).map_err(io::Error::from)
 }
 
 /// Writes entry rows as JSON lines, one row per line.
 pub fn write_jsonl(out: &mut dyn Write, rows: &[EntryRow]) -> io::Result<()> {
     for row in rows {
-        serde_json::to_writer(&mut *out, row).map_err(io::Error::from)?;
-        writeln!(out)?;
+        write_jsonl_row(out, row)?;
     }
     Ok(())
+}
+
+/// Writes one entry row as a JSON line.
+pub fn write_jsonl_row(out: &mut dyn Write, row: &EntryRow) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, row).map_err(io::Error::from)?;
+    writeln!(out)
 }
 
 /// Returns the TEXT cell of a row: how the message ended (`[error: …]`, `[exit 2]`), then its
@@ -137,4 +193,59 @@ pub fn write_text(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_retrospect_transcript::{EntriesFilter, TranscriptWarning, entries};
+
+    /// The `entries --json` document, whole.
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct EntriesDocument<'a> {
+        path: &'a str,
+        session_id: Option<&'a str>,
+        version: u64,
+        entries: &'a [EntryRow],
+        warnings: &'a [TranscriptWarning],
+    }
+
+    /// The streamed document is byte for byte what serde writes for the whole document.
+    #[test]
+    fn the_streamed_document_is_the_pretty_document() {
+        let header = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+        let one = r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"hi\nthere"}}"#;
+        let two = r#"{"type":"label","id":"b","parentId":"a","label":"x"}"#;
+        for body in [vec![], vec![one], vec![one, two, "junk"]] {
+            let mut text = format!("{header}\n");
+            for line in &body {
+                text.push_str(line);
+                text.push('\n');
+            }
+            let transcript = Transcript::from_bytes(text.into_bytes());
+            for include_raw in [false, true] {
+                let filter = EntriesFilter {
+                    include_raw,
+                    ..EntriesFilter::default()
+                };
+                let rows = entries(&transcript, &filter).expect("rows");
+                let mut streamed = Vec::new();
+                write_json(&mut streamed, "/p/s.jsonl", &transcript, &rows).expect("write");
+                let document = EntriesDocument {
+                    path: "/p/s.jsonl",
+                    session_id: transcript.session_id(),
+                    version: transcript.version(),
+                    entries: &rows,
+                    warnings: transcript.warnings(),
+                };
+                let mut whole = serde_json::to_vec_pretty(&document).expect("json");
+                whole.push(b'\n');
+                assert_eq!(
+                    String::from_utf8_lossy(&streamed),
+                    String::from_utf8_lossy(&whole)
+                );
+            }
+        }
+    }
 }

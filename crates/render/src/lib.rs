@@ -14,6 +14,7 @@ pub mod inspect;
 pub mod jsonl;
 pub mod long;
 pub mod schema;
+pub mod search;
 pub mod show;
 pub mod stats;
 pub mod text;

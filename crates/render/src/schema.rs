@@ -63,9 +63,22 @@ macro_rules! shared_defs {
       "required": ["lineNo", "kind", "message"],
       "properties": {
         "lineNo": { "type": ["integer", "null"], "minimum": 1, "description": "The physical line the problem is on." },
-        "kind": { "enum": ["missing_header", "unknown_version", "version1_ids", "byte_order_mark", "crlf_line_endings", "malformed_line", "over_long_line", "not_an_entry", "partial_final_line", "missing_final_newline", "extra_header", "missing_id", "duplicate_id", "missing_parent", "cycle", "first_kept_not_on_branch"] },
-        "message": { "type": "string" }
+        "kind": { "$ref": "#/$defs/WarningKind" },
+        "message": { "type": "string" },
+        "omitted": {
+          "type": "object",
+          "additionalProperties": false,
+          "required": ["kind", "count"],
+          "description": "Only on an `omitted` warning: the warnings of one kind beyond the first 20, counted but not listed.",
+          "properties": {
+            "kind": { "$ref": "#/$defs/WarningKind" },
+            "count": { "type": "integer", "minimum": 1 }
+          }
+        }
       }
+    },
+    "WarningKind": {
+      "enum": ["missing_header", "unknown_version", "version1_ids", "byte_order_mark", "crlf_line_endings", "malformed_line", "over_long_line", "not_an_entry", "partial_final_line", "missing_final_newline", "extra_header", "missing_id", "duplicate_id", "missing_parent", "cycle", "first_kept_not_on_branch", "changed_while_read", "too_many_entries", "omitted"]
     },
     "Timestamp": {
       "type": ["string", "null"],

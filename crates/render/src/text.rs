@@ -7,7 +7,7 @@ use std::io::Write;
 
 use pi_retrospect_core::sanitize::{escape_for_terminal, sanitize_for_terminal};
 use pi_retrospect_core::timestamp;
-use pi_retrospect_transcript::{Failure, MessageStatus, Omission, TranscriptWarning};
+use pi_retrospect_transcript::{Failure, MessageStatus, Omission, TranscriptWarning, WarningKind};
 
 /// Warnings printed as text before the rest are only counted (`--json` has all of them).
 pub const MAX_TEXT_WARNINGS: usize = 20;
@@ -175,25 +175,44 @@ pub fn status_marks(status: &MessageStatus) -> Vec<String> {
 }
 
 /// Writes the warnings about `path` to `out` as `pi-retrospect: warning: <path>: <message>`
-/// lines, escaped: the first [`MAX_TEXT_WARNINGS`], then one line counting the rest.
+/// lines, escaped: the first [`MAX_TEXT_WARNINGS`], then one line counting the rest by kind.
+///
+/// `warnings` are a transcript's kept warnings: the first 20 of each kind, then one omitted
+/// group per kind that had more, which carries its count (issue 9: a file of junk lines once
+/// wrote 555 MB of warnings).
 pub fn write_warnings(
     out: &mut dyn Write,
     path: &str,
     warnings: &[TranscriptWarning],
 ) -> std::io::Result<()> {
-    for warning in warnings.iter().take(MAX_TEXT_WARNINGS) {
-        writeln!(
-            out,
-            "pi-retrospect: warning: {}",
-            warning_line(path, &warning.message)
-        )?;
+    let mut left_out: std::collections::BTreeMap<WarningKind, u64> = Default::default();
+    let mut n_written = 0;
+    for warning in warnings {
+        if let Some(omitted) = warning.omitted {
+            *left_out.entry(omitted.kind).or_default() += omitted.count;
+        } else if n_written == MAX_TEXT_WARNINGS {
+            *left_out.entry(warning.kind).or_default() += 1;
+        } else {
+            n_written += 1;
+            writeln!(
+                out,
+                "pi-retrospect: warning: {}",
+                warning_line(path, &warning.message)
+            )?;
+        }
     }
-    if warnings.len() > MAX_TEXT_WARNINGS {
+    if !left_out.is_empty() {
+        let total: u64 = left_out.values().sum();
+        let by_kind: Vec<String> = left_out
+            .iter()
+            .map(|(kind, count)| format!("{} {}", thousands(*count as usize), kind.as_str()))
+            .collect();
         writeln!(
             out,
-            "pi-retrospect: warning: {}: … and {} more warnings (--json lists all of them)",
+            "pi-retrospect: warning: {}: … and {} more warnings ({}; --json lists the first 20 of each kind and counts the rest)",
             field(path),
-            thousands(warnings.len() - MAX_TEXT_WARNINGS)
+            thousands(total as usize),
+            by_kind.join(", ")
         )?;
     }
     Ok(())
@@ -331,25 +350,45 @@ mod tests {
     }
 
     /// Issue 10: a binary produced 73,201 warning lines; text shows 20 and counts the rest.
+    /// Issue 9: the count includes the groups the transcript kept only as counts.
     #[test]
     fn warnings_are_capped() {
-        let warnings: Vec<TranscriptWarning> = (0..25)
-            .map(|n| {
-                TranscriptWarning::new(
-                    Some(n),
-                    pi_retrospect_transcript::WarningKind::MalformedLine,
-                    format!("line {n}\nfake"),
-                )
-            })
-            .collect();
-        let mut out = Vec::new();
-        write_warnings(&mut out, "/s/a.jsonl", &warnings).expect("write");
-        let text = String::from_utf8(out).expect("utf-8");
-        assert_eq!(text.lines().count(), 21, "{text}");
-        assert!(text.contains("line 0\\u{a}fake"), "{text}");
-        assert!(
-            text.ends_with("/s/a.jsonl: … and 5 more warnings (--json lists all of them)\n"),
-            "{text}"
+        use pi_retrospect_transcript::{OmittedWarnings, WarningKind};
+        let check = |warnings: &[TranscriptWarning], last_line: &str| {
+            let mut out = Vec::new();
+            write_warnings(&mut out, "/s/a.jsonl", warnings).expect("write");
+            let text = String::from_utf8(out).expect("utf-8");
+            assert_eq!(text.lines().count(), 21, "{text}");
+            assert!(text.contains("line 0\\u{a}fake"), "{text}");
+            assert_eq!(text.lines().last(), Some(last_line), "{text}");
+        };
+        let malformed = |n: u64| {
+            TranscriptWarning::new(
+                Some(n),
+                WarningKind::MalformedLine,
+                format!("line {n}\nfake"),
+            )
+        };
+        let mut warnings: Vec<TranscriptWarning> = (0..25).map(malformed).collect();
+        check(
+            &warnings,
+            "pi-retrospect: warning: /s/a.jsonl: … and 5 more warnings (5 malformed_line; --json lists the first 20 of each kind and counts the rest)",
+        );
+        warnings.truncate(20);
+        warnings.push(TranscriptWarning::new(
+            Some(99),
+            WarningKind::MissingParent,
+            "orphan",
+        ));
+        let mut omitted = TranscriptWarning::new(None, WarningKind::Omitted, "73180 more");
+        omitted.omitted = Some(OmittedWarnings {
+            kind: WarningKind::MalformedLine,
+            count: 73_180,
+        });
+        warnings.push(omitted);
+        check(
+            &warnings,
+            "pi-retrospect: warning: /s/a.jsonl: … and 73,181 more warnings (73,180 malformed_line, 1 missing_parent; --json lists the first 20 of each kind and counts the rest)",
         );
     }
 

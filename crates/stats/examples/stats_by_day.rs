@@ -43,13 +43,20 @@ fn main() -> std::process::ExitCode {
         .filter_map(|root| Store::resolve(Path::new(root), &cwd, Layout::Projects).ok())
         .collect();
     let report = with_threads(threads, || {
-        let listing = list_stores(&stores, &WalkOptions { threads: 0 });
+        let listing = list_stores(&stores, &WalkOptions { threads: 0 })?;
         let mut options = StatsOptions::new(time_zone);
         options.group_by = vec![GroupKey::Day];
         let mut report = stats(&listing, options);
         report.warnings.extend(listing.warnings);
-        report
+        Ok::<_, pi_retrospect_walk::WalkError>(report)
     });
+    let report = match report {
+        Ok(report) => report,
+        Err(error) => {
+            eprintln!("stats_by_day: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let written = if is_json {

@@ -28,7 +28,7 @@ fn report(group_by: &[GroupKey]) -> (StatsReport, String) {
     let root = fixture_root().join("sessions");
     let root_text = root.to_str().expect("UTF-8 path").to_owned();
     let store = Store::resolve(&root, Path::new("/"), Layout::Projects).expect("store");
-    let listing = list_stores(&[store], &WalkOptions { threads: 1 });
+    let listing = list_stores(&[store], &WalkOptions { threads: 1 }).expect("walk");
     assert!(listing.warnings.is_empty(), "{:?}", listing.warnings);
     let mut options = StatsOptions::new(TimeZone::UTC);
     options.group_by = group_by.to_vec();

@@ -156,7 +156,7 @@ pub(crate) fn extra_search_texts<'a>(
     value: &'a Value,
     scope: SearchScope,
 ) -> Vec<Cow<'a, str>> {
-    if !(scope.thinking || scope.tool_args) || entry.role() != Some(&Role::Assistant) {
+    if !(scope.thinking || scope.tool_args) || entry.role() != Some(Role::Assistant) {
         return Vec::new();
     }
     let extras = SearchScope {
@@ -330,7 +330,7 @@ pub(crate) fn system_sections(message: &Value) -> (Vec<String>, Vec<String>) {
 }
 
 /// Returns the human-readable text of an entry: what the `entries` view prints.
-pub fn entry_text(entry: &Entry, value: &Value) -> Option<String> {
+pub fn entry_text(entry: &Entry<'_>, value: &Value) -> Option<String> {
     match &entry.kind {
         EntryKind::Message(meta) => {
             let message = value.get("message")?;
@@ -348,27 +348,27 @@ pub fn entry_text(entry: &Entry, value: &Value) -> Option<String> {
         }
         EntryKind::CustomMessage { .. } => value.get("content").and_then(content_text),
         EntryKind::ContextEdit { .. } => value.get("replacement").and_then(content_text),
-        EntryKind::SessionInfo { name } => name.clone(),
-        EntryKind::Label { label, .. } => label.clone(),
+        EntryKind::SessionInfo { name } => name.map(str::to_owned),
+        EntryKind::Label { label, .. } => label.map(str::to_owned),
         EntryKind::ModelChange { provider, model_id } => match (provider, model_id) {
             (Some(provider), Some(model_id)) => Some(format!("{provider}/{model_id}")),
-            (None, Some(model_id)) => Some(model_id.clone()),
+            (None, Some(model_id)) => Some((*model_id).to_owned()),
             _ => None,
         },
-        EntryKind::ThinkingLevelChange { thinking_level } => thinking_level.clone(),
+        EntryKind::ThinkingLevelChange { thinking_level } => thinking_level.map(str::to_owned),
         EntryKind::Usage { .. } | EntryKind::Custom { .. } | EntryKind::Unknown => None,
     }
 }
 
 /// Returns how a message entry ended (see [`MessageStatus`]); empty for other entries.
-pub fn message_status(entry: &Entry, value: &Value) -> MessageStatus {
+pub fn message_status(entry: &Entry<'_>, value: &Value) -> MessageStatus {
     let (Some(meta), Some(message)) = (entry.message(), value.get("message")) else {
         return MessageStatus::default();
     };
     let is_true = |key: &str| message.get(key).and_then(Value::as_bool) == Some(true);
     match meta.role {
         Role::Assistant => MessageStatus {
-            stop_reason: meta.stop_reason.clone(),
+            stop_reason: meta.stop_reason.map(str::to_owned),
             error_message: string_field(message, "errorMessage"),
             ..MessageStatus::default()
         },
@@ -399,7 +399,7 @@ pub(crate) fn bash_output(value: &Value) -> Option<String> {
 }
 
 /// Returns the decoded content of an entry from its full JSON value.
-pub fn entry_content(entry: &Entry, value: &Value) -> EntryContent {
+pub fn entry_content(entry: &Entry<'_>, value: &Value) -> EntryContent {
     let mut content = EntryContent {
         text: entry_text(entry, value),
         status: message_status(entry, value),
@@ -461,13 +461,13 @@ pub fn search_texts<'a>(
         };
         texts.push((field, Cow::Owned(text)));
     }
-    if role == Some(&Role::BashExecution)
+    if role == Some(Role::BashExecution)
         && scope.tool_results
         && let Some(output) = bash_output(value)
     {
         texts.push((SearchField::ToolResult, Cow::Owned(output)));
     }
-    if role != Some(&Role::Assistant) || !(scope.thinking || scope.tool_args) {
+    if role != Some(Role::Assistant) || !(scope.thinking || scope.tool_args) {
         return texts;
     }
     let blocks = value

@@ -6,8 +6,10 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use crate::content::{MessageFacts, SearchScope, entry_text, extra_search_texts, message_facts};
+use crate::entry::Entry;
 use crate::error::TranscriptError;
-use crate::session::{Transcript, decode_lossy, raw_json};
+use crate::json::{decode_lossy, strict_json};
+use crate::session::Transcript;
 use crate::text::Needle;
 
 /// Returns the filters of the `entries` view; all given filters must hold (AND).
@@ -64,100 +66,134 @@ pub struct EntryRow {
     /// Messages: how it ended, tools called, images and thinking blocks counted.
     #[serde(flatten)]
     pub facts: MessageFacts,
-    /// The line's JSON, unchanged, when asked for.
+    /// The line's JSON when asked for: as stored, but as strict single-line JSON (whitespace
+    /// between tokens dropped, invalid UTF-8 and lone surrogates as U+FFFD).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw: Option<Box<RawValue>>,
 }
 
 /// Returns the rows of `session` that pass `filter`, in file order.
+///
+/// This holds every row in memory; a writer that can print rows one by one should use
+/// [`for_each_entry_row`] instead.
 pub fn entries(
     session: &Transcript,
     filter: &EntriesFilter,
 ) -> Result<Vec<EntryRow>, TranscriptError> {
+    let mut rows = Vec::new();
+    for_each_entry_row(session, filter, |row| {
+        rows.push(row);
+        Ok::<(), TranscriptError>(())
+    })?;
+    Ok(rows)
+}
+
+/// Hands the rows of `session` that pass `filter` to `visit` one at a time, in file order, so
+/// memory stays at one row whatever the file holds (issue 9); stops at the first error `visit`
+/// returns.
+pub fn for_each_entry_row<E: From<TranscriptError>>(
+    session: &Transcript,
+    filter: &EntriesFilter,
+    mut visit: impl FnMut(EntryRow) -> Result<(), E>,
+) -> Result<(), E> {
     let needles: Vec<Needle> = filter
         .grep
         .iter()
         .map(|term| Needle::new(term, filter.is_case_sensitive))
         .collect();
-    let is_linear = session.is_linear();
-    let mut rows = Vec::new();
+    let mut n_rows = 0usize;
     for (idx, entry) in session.entries().iter().enumerate() {
-        if filter.limit.is_some_and(|limit| rows.len() >= limit) {
+        if filter.limit.is_some_and(|limit| n_rows >= limit) {
             break;
-        }
-        if filter.first_line.is_some_and(|first| entry.line_no < first) {
-            continue;
         }
         if filter.last_line.is_some_and(|last| entry.line_no > last) {
             break;
         }
-        let id = if is_linear { None } else { entry.id.clone() };
-        let parent_id = if is_linear {
-            None
-        } else {
-            entry.parent_id.clone()
-        };
-        if let Some(wanted) = &filter.id
-            && !is_handle_match(wanted, id.as_deref(), Some(entry.line_no))
-        {
+        if !is_selected(session, filter, idx, &entry) {
             continue;
-        }
-        if let Some(wanted) = &filter.parent_id {
-            let parent_line = session
-                .parent(idx)
-                .map(|parent| session.entry(parent).line_no);
-            if !is_handle_match(wanted, parent_id.as_deref(), parent_line) {
-                continue;
-            }
-        }
-        if !filter.types.is_empty() && !filter.types.contains(&entry.entry_type) {
-            continue;
-        }
-        let role = entry.role().map(|role| role.as_str().to_owned());
-        if !filter.roles.is_empty()
-            && !role
-                .as_ref()
-                .is_some_and(|role| filter.roles.contains(role))
-        {
-            continue;
-        }
-        if filter.since.is_some() || filter.until.is_some() {
-            let Some(instant) = entry.timestamp.as_deref().and_then(timestamp::parse) else {
-                continue;
-            };
-            if filter.since.is_some_and(|since| instant < since)
-                || filter.until.is_some_and(|until| instant > until)
-            {
-                continue;
-            }
         }
         // One read of the line serves both the text and, with `include_raw`, the raw JSON.
         let bytes = session.line_bytes(idx)?;
         let value = decode_lossy(&bytes);
-        let text = entry_text(entry, &value);
+        let text = entry_text(&entry, &value);
         let is_match = |text: &str| needles.iter().any(|needle| needle.is_match(text));
         if !needles.is_empty()
             && !text.as_deref().is_some_and(is_match)
-            && !extra_search_texts(entry, &value, filter.grep_scope)
+            && !extra_search_texts(&entry, &value, filter.grep_scope)
                 .iter()
                 .any(|text| is_match(text))
         {
             continue;
         }
-        let raw = filter.include_raw.then(|| raw_json(&bytes));
-        rows.push(EntryRow {
+        let raw = filter.include_raw.then(|| strict_json(&bytes));
+        let (id, parent_id) = if session.is_linear() {
+            (None, None)
+        } else {
+            (entry.id, entry.parent_id)
+        };
+        n_rows += 1;
+        visit(EntryRow {
             line_no: entry.line_no,
-            id,
-            parent_id,
-            timestamp: entry.timestamp.as_deref().map(crate::text::utc_timestamp),
-            entry_type: entry.entry_type.clone(),
-            message_role: role,
+            id: id.map(str::to_owned),
+            parent_id: parent_id.map(str::to_owned),
+            timestamp: entry.timestamp.map(crate::text::utc_timestamp),
+            entry_type: entry.entry_type.to_owned(),
+            message_role: entry.role().map(|role| role.as_str().to_owned()),
             text,
-            facts: message_facts(entry, &value),
+            facts: message_facts(&entry, &value),
             raw,
-        });
+        })?;
     }
-    Ok(rows)
+    Ok(())
+}
+
+/// Returns whether entry `idx` passes every filter that needs only its envelope.
+fn is_selected(
+    session: &Transcript,
+    filter: &EntriesFilter,
+    idx: usize,
+    entry: &Entry<'_>,
+) -> bool {
+    if filter.first_line.is_some_and(|first| entry.line_no < first) {
+        return false;
+    }
+    let is_linear = session.is_linear();
+    let id = if is_linear { None } else { entry.id };
+    let parent_id = if is_linear { None } else { entry.parent_id };
+    if let Some(wanted) = &filter.id
+        && !is_handle_match(wanted, id, Some(entry.line_no))
+    {
+        return false;
+    }
+    if let Some(wanted) = &filter.parent_id {
+        let parent_line = session
+            .parent(idx)
+            .map(|parent| session.entry(parent).line_no);
+        if !is_handle_match(wanted, parent_id, parent_line) {
+            return false;
+        }
+    }
+    if !filter.types.is_empty() && !filter.types.iter().any(|kind| kind == entry.entry_type) {
+        return false;
+    }
+    if !filter.roles.is_empty()
+        && !entry
+            .role()
+            .is_some_and(|role| filter.roles.iter().any(|wanted| wanted == role.as_str()))
+    {
+        return false;
+    }
+    if filter.since.is_some() || filter.until.is_some() {
+        let Some(instant) = entry.timestamp.and_then(timestamp::parse) else {
+            return false;
+        };
+        if filter.since.is_some_and(|since| instant < since)
+            || filter.until.is_some_and(|until| instant > until)
+        {
+            return false;
+        }
+    }
+    true
 }
 
 /// Returns whether `wanted` names an entry whose stored id is `stored` and whose line is

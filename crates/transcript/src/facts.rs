@@ -119,7 +119,6 @@ pub fn fork_copy(session: &Transcript) -> Option<ForkCopy> {
         .take_while(|entry| {
             entry
                 .timestamp
-                .as_deref()
                 .and_then(timestamp::parse)
                 .is_some_and(|instant| instant < forked_at)
         })
@@ -142,8 +141,8 @@ pub fn labels(session: &Transcript) -> HashMap<String, String> {
         } = &entry.kind
         {
             match label.as_deref().filter(|label| !label.is_empty()) {
-                Some(label) => labels.insert(target_id.clone(), label.to_owned()),
-                None => labels.remove(target_id),
+                Some(label) => labels.insert((*target_id).to_owned(), label.to_owned()),
+                None => labels.remove(*target_id),
             };
         }
     }
@@ -160,7 +159,9 @@ pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
     let mut first_activity: Option<timestamp::Timestamp> = None;
     let mut last_activity: Option<timestamp::Timestamp> = None;
     for (idx, entry) in session.entries().iter().enumerate() {
-        *entries_by_type.entry(entry.entry_type.clone()).or_insert(0) += 1;
+        *entries_by_type
+            .entry(entry.entry_type.to_owned())
+            .or_insert(0) += 1;
         match &entry.kind {
             EntryKind::SessionInfo { name: entry_name } => {
                 // Pi shows the latest name trimmed (`entry.name?.trim() || undefined`), so a
@@ -186,7 +187,7 @@ pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
         {
             models.push(model);
         }
-        if let Some(instant) = entry.timestamp.as_deref().and_then(timestamp::parse) {
+        if let Some(instant) = entry.timestamp.and_then(timestamp::parse) {
             if first_activity.is_none_or(|first| instant < first) {
                 first_activity = Some(instant);
             }
@@ -200,7 +201,8 @@ pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
     let mut first_user_message = None;
     for idx in user_messages {
         let value = session.decode(idx)?;
-        if let Some(text) = entry_text(session.entry(idx), &value).filter(|text| !text.is_empty()) {
+        if let Some(text) = entry_text(&session.entry(idx), &value).filter(|text| !text.is_empty())
+        {
             first_user_message = Some(preview(&text, 240));
             break;
         }

@@ -143,7 +143,7 @@ impl InspectRequest {
         feed(session.session_id().unwrap_or("").as_bytes());
         feed(&session.snapshot().n_lines.to_le_bytes());
         for entry in session.entries() {
-            feed(entry.id.as_deref().unwrap_or("").as_bytes());
+            feed(entry.id.unwrap_or("").as_bytes());
             feed(&entry.byte_len.to_le_bytes());
         }
         hash
@@ -379,6 +379,10 @@ pub struct InspectPage {
     pub snapshot: Snapshot,
     /// How token counts were estimated.
     pub token_estimate: &'static str,
+    /// The work done to build the page: entries visited in searches and tree walks. Not
+    /// serialised; tests check with it that a page costs time linear in the file.
+    #[serde(skip)]
+    pub n_steps: u64,
 }
 
 const TOKEN_ESTIMATE: &str = "approximate: serialized characters / 4, not provider usage";
@@ -460,6 +464,7 @@ pub fn inspect(
         next_cursor: None,
         snapshot,
         token_estimate: TOKEN_ESTIMATE,
+        n_steps: 0,
     };
     let next_offset = match &request.view {
         InspectView::Search { query } => ctx.search_page(query, offset, limit, &mut page)?,
@@ -493,6 +498,8 @@ struct InspectCtx<'a> {
     /// Request previews by user entry: consecutive turns answer the same request, so a page
     /// of checkpoints would otherwise decode it once per checkpoint.
     request_previews: HashMap<usize, Option<String>>,
+    /// Work done so far (see [`InspectPage::n_steps`]).
+    n_steps: std::cell::Cell<u64>,
 }
 
 impl<'a> InspectCtx<'a> {
@@ -508,6 +515,7 @@ impl<'a> InspectCtx<'a> {
             is_active,
             scope,
             request_previews: HashMap::new(),
+            n_steps: std::cell::Cell::new(0),
         }
     }
 
@@ -524,11 +532,7 @@ impl<'a> InspectCtx<'a> {
     }
 
     fn timestamp(&self, idx: usize) -> Option<String> {
-        self.session
-            .entry(idx)
-            .timestamp
-            .as_deref()
-            .map(utc_timestamp)
+        self.session.entry(idx).timestamp.map(utc_timestamp)
     }
 
     fn labels_of(&self, idx: usize) -> Vec<String> {
@@ -538,7 +542,6 @@ impl<'a> InspectCtx<'a> {
         }
         entry
             .id
-            .as_ref()
             .and_then(|id| self.labels.get(id))
             .map(|label| vec![preview(label, PREVIEW_CHARS)])
             .unwrap_or_default()
@@ -546,7 +549,7 @@ impl<'a> InspectCtx<'a> {
 
     fn text_of(&self, idx: usize) -> Result<Option<String>, TranscriptError> {
         let value = self.session.decode(idx)?;
-        Ok(entry_text(self.session.entry(idx), &value))
+        Ok(entry_text(&self.session.entry(idx), &value))
     }
 
     /// Fills a page of `overview`, `ancestors` or `children`; returns the next offset.
@@ -613,7 +616,7 @@ impl<'a> InspectCtx<'a> {
             let meta = entry.message();
             results.push(ToolResultRef {
                 entry_id: self.handle(tool_result),
-                tool_name: meta.and_then(|meta| meta.tool_name.clone()),
+                tool_name: meta.and_then(|meta| meta.tool_name.map(str::to_owned)),
                 is_error: meta.is_some_and(|meta| meta.is_error),
             });
             if self.scope.tool_results
@@ -634,7 +637,7 @@ impl<'a> InspectCtx<'a> {
             is_complete: true,
         });
         let assistant_value = session.decode(turn.assistant)?;
-        let content = entry_content(session.entry(turn.assistant), &assistant_value);
+        let content = entry_content(&session.entry(turn.assistant), &assistant_value);
         let mut labels = self.labels_of(turn.assistant);
         for &tool_result in &turn.tool_results {
             labels.extend(self.labels_of(tool_result));
@@ -682,10 +685,14 @@ impl<'a> InspectCtx<'a> {
         if let Some(turn) = self.turns.turn_of(idx) {
             return turn.checkpoint();
         }
-        self.turns
-            .child_checkpoints(self.session, idx)
+        let mut n_steps = 0;
+        let first = self
+            .turns
+            .child_checkpoints_counted(self.session, idx, &mut n_steps)
             .first()
-            .copied()
+            .copied();
+        self.n_steps.set(self.n_steps.get() + n_steps);
+        first
     }
 
     /// Returns what `search` leaves out, each named by the option that adds it.
@@ -718,16 +725,19 @@ impl<'a> InspectCtx<'a> {
                 reason: "must not be empty",
             });
         }
-        let hits = self.search(query)?;
-        page.n_total = hits.len();
-        page.hits = hits.into_iter().skip(offset).take(limit).collect();
+        // Only the page's hits are built (a snippet and a checkpoint each, issue 9); the rest
+        // are counted, so a page costs one pass over the file however many hits there are.
+        let (hits, n_total) = self.search(query, offset..offset.saturating_add(limit))?;
+        page.n_total = n_total;
+        page.hits = hits;
         page.not_searched = self.not_searched();
+        page.n_steps = self.n_steps.get();
         Ok(Some(offset.saturating_add(limit)))
     }
 
     /// Returns whether `entry` can hold text the scope searches, so that entries that cannot
     /// are never decoded.
-    fn is_searchable(&self, entry: &Entry) -> bool {
+    fn is_searchable(&self, entry: &Entry<'_>) -> bool {
         let Some(meta) = entry.message() else {
             return false;
         };
@@ -746,13 +756,24 @@ impl<'a> InspectCtx<'a> {
         }
     }
 
-    fn search(&self, query: &str) -> Result<Vec<SearchHit>, TranscriptError> {
+    /// Returns the hits numbered `page` (in file order) and the number of hits in all.
+    fn search(
+        &self,
+        query: &str,
+        page: std::ops::Range<usize>,
+    ) -> Result<(Vec<SearchHit>, usize), TranscriptError> {
         let session = self.session;
         let needle = Needle::new(query, false);
         let mut hits = Vec::new();
+        let mut n_hits = 0usize;
         for (idx, entry) in session.entries().iter().enumerate() {
+            self.n_steps.set(self.n_steps.get() + 1);
             let mut push = |field, text: &str, status: &MessageStatus| {
                 if let Some(at) = needle.find_char_offset(text) {
+                    n_hits += 1;
+                    if !page.contains(&(n_hits - 1)) {
+                        return;
+                    }
                     hits.push(SearchHit {
                         entry_id: self.handle(idx),
                         field,
@@ -765,20 +786,20 @@ impl<'a> InspectCtx<'a> {
                 }
             };
             if !session.is_linear()
-                && let Some(label) = entry.id.as_ref().and_then(|id| self.labels.get(id))
+                && let Some(label) = entry.id.and_then(|id| self.labels.get(id))
             {
                 push(SearchField::Label, label, &MessageStatus::default());
             }
-            if !self.is_searchable(entry) {
+            if !self.is_searchable(&entry) {
                 continue;
             }
             let value = session.decode(idx)?;
-            let status = message_status(entry, &value);
-            for (field, text) in search_texts(entry, &value, self.scope) {
+            let status = message_status(&entry, &value);
+            for (field, text) in search_texts(&entry, &value, self.scope) {
                 push(field, &text, &status);
             }
         }
-        Ok(hits)
+        Ok((hits, n_hits))
     }
 
     /// Returns one entry of the `read` view, its text from character `text_offset` on, cut
@@ -800,7 +821,7 @@ impl<'a> InspectCtx<'a> {
             tools_added,
             tools_removed,
             status,
-        } = entry_content(entry, &value);
+        } = entry_content(&entry, &value);
         let is_tool_result = entry.has_role(&Role::ToolResult);
         let is_command = entry.has_role(&Role::BashExecution);
         let is_tool_output_hidden = (is_tool_result || is_command) && !self.scope.tool_results;
@@ -818,7 +839,7 @@ impl<'a> InspectCtx<'a> {
         Ok(ReadItem {
             entry_id: entry.handle(),
             parent_id: session.parent(idx).map(|parent| self.handle(parent)),
-            entry_type: entry.entry_type.clone(),
+            entry_type: entry.entry_type.to_owned(),
             role: entry.role().map(|role| role.as_str().to_owned()),
             timestamp: self.timestamp(idx),
             labels: self.labels_of(idx),
@@ -828,7 +849,9 @@ impl<'a> InspectCtx<'a> {
             is_text_truncated: text_offset.saturating_add(max_chars) < n_text_chars,
             is_tool_output_hidden,
             tool_calls: tool_calls.into_iter().map(|call| call.name).collect(),
-            tool_name: entry.message().and_then(|meta| meta.tool_name.clone()),
+            tool_name: entry
+                .message()
+                .and_then(|meta| meta.tool_name.map(str::to_owned)),
             n_images,
             n_thinking: thinking.len(),
             tools_added,

@@ -25,8 +25,10 @@ mod json;
 mod scan;
 mod session;
 mod show;
+mod store;
 mod summary;
 mod text;
+mod tree;
 mod turns;
 mod warning;
 
@@ -36,7 +38,7 @@ pub use content::{
     entry_content, entry_text, message_facts, message_status, search_texts, summarize_arguments,
 };
 pub use context::{Context, ContextEdit, ContextMessage, ContextMessageKind, ModelRef};
-pub use entries::{EntriesFilter, EntryRow, entries};
+pub use entries::{EntriesFilter, EntryRow, entries, for_each_entry_row};
 pub use entry::{ContentShape, Entry, EntryKind, MessageMeta, Role};
 pub use error::TranscriptError;
 pub use facts::{ForkCopy, LabelFact, Lineage, RunInfo, SessionFacts, facts, fork_copy, labels};
@@ -48,11 +50,11 @@ pub use inspect::{
 /// Re-exported from core, where the list renderer shares it.
 pub use pi_retrospect_core::sanitize::sanitize_for_terminal;
 pub use scan::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
-pub use session::{Header, ReadLimits, Snapshot, Transcript};
+pub use session::{Entries, EntriesIter, Header, ReadLimits, Snapshot, Transcript};
 pub use show::{DisplayItem, ShowOptions, TreeRow, active_branch_items, entry_tree};
 pub use summary::{
     HEAD_BYTES, MAX_FACT_LINE_BYTES, SummaryError, SummaryScope, read_summary, read_summary_in,
 };
 pub use text::{Excerpt, Omission, OutputLimit, head_and_tail, utc_timestamp};
 pub use turns::{Turn, Turns};
-pub use warning::{TranscriptWarning, WarningKind};
+pub use warning::{KEPT_PER_KIND, OmittedWarnings, TranscriptWarning, WarningCounts, WarningKind};

@@ -1,21 +1,24 @@
 //! Reading a session file into its header, entry envelopes, warnings and entry tree.
 //!
-//! The tree is resolved once at parse time and is always a forest: missing parents, parent
-//! cycles and duplicate ids are repaired (and reported) so that every later walk terminates.
+//! One pass over the file's lines (through the capped reader in `scan.rs`) keeps each entry's
+//! envelope in the compact store (`store.rs`); the tree is then resolved once (`tree.rs`).
+//! After the pass the file's size and first bytes are checked again, so a file rewritten in
+//! place while it was read is reported instead of silently mixing two versions.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use pi_retrospect_header::Symlinks;
 use serde::Serialize;
 
-use crate::entry::{Entry, EntryKind, entry_from_envelope};
+use crate::entry::{Entry, EntryKind, LineSpan, entry_from_envelope};
 use crate::error::TranscriptError;
-use crate::json::{EnvelopeError, Loose, parse_envelope};
+use crate::json::{EnvelopeError, Loose, RawEnvelope, decode_lossy, parse_envelope};
 use crate::scan::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
-use crate::warning::{TranscriptWarning, WarningKind};
+use crate::store::EntryStore;
+use crate::tree::{MAX_ENTRIES, MalformedLines, Tree, short};
+use crate::warning::{TranscriptWarning, WarningCounts, WarningKind, Warnings};
 
 /// Returns the session header (line 1 of a well-formed file).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -58,13 +61,11 @@ pub struct Transcript {
     source: Source,
     header: Option<Header>,
     version: u64,
-    entries: Vec<Entry>,
+    store: EntryStore,
     warnings: Vec<TranscriptWarning>,
+    warning_counts: WarningCounts,
     snapshot: Snapshot,
-    by_id: HashMap<String, usize>,
-    parents: Vec<Option<usize>>,
-    children: Vec<Vec<usize>>,
-    roots: Vec<usize>,
+    tree: Tree,
     is_linear: bool,
 }
 
@@ -86,19 +87,99 @@ impl Default for ReadLimits {
     }
 }
 
-/// A line that failed to parse, kept to explain the entries it orphaned.
-struct MalformedLine {
-    line_no: u64,
-    salvaged_id: Option<String>,
+/// Returns the entries of a transcript in file order: a cheap handle that decodes each
+/// [`Entry`] as it is asked for.
+#[derive(Debug, Clone, Copy)]
+pub struct Entries<'a> {
+    store: &'a EntryStore,
 }
+
+impl<'a> Entries<'a> {
+    /// Returns the number of entries.
+    pub fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    /// Returns whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.store.len() == 0
+    }
+
+    /// Returns entry `idx`, if there is one.
+    pub fn get(&self, idx: usize) -> Option<Entry<'a>> {
+        (idx < self.store.len()).then(|| self.store.get(idx))
+    }
+
+    /// Returns the entries in file order.
+    pub fn iter(&self) -> EntriesIter<'a> {
+        EntriesIter {
+            store: self.store,
+            front: 0,
+            back: self.store.len(),
+        }
+    }
+}
+
+impl<'a> IntoIterator for Entries<'a> {
+    type Item = Entry<'a>;
+    type IntoIter = EntriesIter<'a>;
+
+    fn into_iter(self) -> EntriesIter<'a> {
+        self.iter()
+    }
+}
+
+/// Returns an iterator over a transcript's entries in file order.
+#[derive(Debug, Clone)]
+pub struct EntriesIter<'a> {
+    store: &'a EntryStore,
+    front: usize,
+    back: usize,
+}
+
+impl<'a> Iterator for EntriesIter<'a> {
+    type Item = Entry<'a>;
+
+    fn next(&mut self) -> Option<Entry<'a>> {
+        if self.front == self.back {
+            return None;
+        }
+        self.front += 1;
+        Some(self.store.get(self.front - 1))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.back - self.front;
+        (n, Some(n))
+    }
+
+    fn nth(&mut self, n: usize) -> Option<Entry<'a>> {
+        self.front = self.front.saturating_add(n).min(self.back);
+        self.next()
+    }
+}
+
+impl DoubleEndedIterator for EntriesIter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        if self.front == self.back {
+            return None;
+        }
+        self.back -= 1;
+        Some(self.store.get(self.back))
+    }
+}
+
+impl ExactSizeIterator for EntriesIter<'_> {}
+
+impl std::iter::FusedIterator for EntriesIter<'_> {}
 
 /// Accumulates lines into a session.
 struct Builder {
     header: Option<Header>,
     version: u64,
-    entries: Vec<Entry>,
-    warnings: Vec<TranscriptWarning>,
-    malformed: Vec<MalformedLine>,
+    store: EntryStore,
+    warnings: Warnings,
+    malformed: MalformedLines,
     n_lines: u64,
     n_crlf: u64,
     first_crlf_line: u64,
@@ -112,9 +193,9 @@ impl Builder {
             max_line_bytes,
             header: None,
             version: 3,
-            entries: Vec::new(),
-            warnings: Vec::new(),
-            malformed: Vec::new(),
+            store: EntryStore::default(),
+            warnings: Warnings::default(),
+            malformed: MalformedLines::default(),
             n_lines: 0,
             n_crlf: 0,
             first_crlf_line: 0,
@@ -125,31 +206,41 @@ impl Builder {
     fn push_line(&mut self, line: RawLine<'_>) {
         self.n_lines = line.line_no;
         if let Some(length) = line.over_long {
-            let line_no = line.line_no;
-            self.warnings.push(TranscriptWarning::new(
-                Some(line_no),
-                WarningKind::OverLongLine,
-                format!(
-                    "line {line_no} is {length} bytes, longer than the {} byte line limit; skipped",
-                    self.max_line_bytes
-                ),
-            ));
-            self.malformed.push(MalformedLine {
-                line_no,
-                salvaged_id: None,
-            });
+            self.skip_over_long_line(line.line_no, length);
             return;
         }
+        let (bytes, offset) = self.strip_line(&line);
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        match parse_envelope(bytes) {
+            Ok(envelope) => self.push_record(&line, bytes, offset, &envelope),
+            Err(error) => self.reject_line(&line, bytes, error),
+        }
+    }
+
+    fn skip_over_long_line(&mut self, line_no: u64, length: u64) {
+        let cap = self.max_line_bytes;
+        self.warnings
+            .push(Some(line_no), WarningKind::OverLongLine, || {
+                format!(
+                    "line {line_no} is {length} bytes, longer than the {cap} byte line limit; skipped"
+                )
+            });
+        self.malformed.note(line_no, None);
+    }
+
+    /// Returns the line's JSON text and its offset: without a byte order mark at the start of
+    /// the file and without the CR of a CRLF ending (both counted for a warning).
+    fn strip_line<'l>(&mut self, line: &RawLine<'l>) -> (&'l [u8], u64) {
         let mut bytes = line.bytes;
         let mut offset = line.offset;
         if line.line_no == 1 && bytes.starts_with(b"\xEF\xBB\xBF") {
             bytes = &bytes[3..];
             offset += 3;
-            self.warnings.push(TranscriptWarning::new(
-                Some(1),
-                WarningKind::ByteOrderMark,
-                "the file starts with a UTF-8 byte order mark; it was skipped",
-            ));
+            self.warnings.push(Some(1), WarningKind::ByteOrderMark, || {
+                "the file starts with a UTF-8 byte order mark; it was skipped".to_owned()
+            });
         }
         if let Some(stripped) = bytes.strip_suffix(b"\r") {
             bytes = stripped;
@@ -158,119 +249,137 @@ impl Builder {
             }
             self.n_crlf += 1;
         }
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return;
-        }
+        (bytes, offset)
+    }
+
+    /// Reports a line that is not an entry object: malformed, or an unfinished final line.
+    fn reject_line(&mut self, line: &RawLine<'_>, bytes: &[u8], error: EnvelopeError) {
         let line_no = line.line_no;
-        let envelope = match parse_envelope(bytes) {
-            Ok(envelope) => envelope,
-            Err(EnvelopeError::Syntax(error)) => {
-                if line.has_newline {
-                    let salvaged_id = salvage_id(bytes);
-                    let about_id = salvaged_id
-                        .as_deref()
-                        .map(|id| format!(" (it looks like entry {id})"))
-                        .unwrap_or_default();
-                    self.warnings.push(TranscriptWarning::new(
-                        Some(line_no),
-                        WarningKind::MalformedLine,
-                        format!("line {line_no} is not valid JSON{about_id}: {error}; skipped"),
-                    ));
-                    self.malformed.push(MalformedLine {
-                        line_no,
-                        salvaged_id,
+        match error {
+            EnvelopeError::Syntax(error) if line.has_newline => {
+                let salvaged_id = salvage_id(bytes);
+                let about_id = salvaged_id
+                    .as_deref()
+                    .map(|id| format!(" (it looks like entry {})", short(id)))
+                    .unwrap_or_default();
+                self.warnings
+                    .push(Some(line_no), WarningKind::MalformedLine, || {
+                        format!("line {line_no} is not valid JSON{about_id}: {error}; skipped")
                     });
-                } else {
-                    self.warnings.push(TranscriptWarning::new(
-                        Some(line_no),
-                        WarningKind::PartialFinalLine,
+                self.malformed.note(line_no, salvaged_id);
+            }
+            EnvelopeError::Syntax(_) => {
+                let n_bytes = bytes.len();
+                self.warnings
+                    .push(Some(line_no), WarningKind::PartialFinalLine, || {
                         format!(
-                            "the final line {line_no} has no newline and is incomplete ({} bytes), probably being written; ignored",
-                            bytes.len()
-                        ),
-                    ));
-                }
-                return;
+                            "the final line {line_no} has no newline and is incomplete ({n_bytes} bytes), probably being written; ignored"
+                        )
+                    });
             }
-            Err(EnvelopeError::NotAnObject) => {
-                self.warnings.push(TranscriptWarning::new(
-                    Some(line_no),
-                    WarningKind::NotAnEntry,
-                    format!("line {line_no} is JSON but not an object; skipped"),
-                ));
-                return;
+            EnvelopeError::NotAnObject => {
+                self.warnings
+                    .push(Some(line_no), WarningKind::NotAnEntry, || {
+                        format!("line {line_no} is JSON but not an object; skipped")
+                    });
             }
-        };
-        if !line.has_newline {
-            self.warnings.push(TranscriptWarning::new(
-                Some(line_no),
-                WarningKind::MissingFinalNewline,
-                format!("the final line {line_no} has no newline; it is complete JSON and kept"),
-            ));
         }
-        let Some(entry_type) = envelope.kind.0.as_deref().map(str::to_owned) else {
-            self.warnings.push(TranscriptWarning::new(
-                Some(line_no),
-                WarningKind::NotAnEntry,
-                format!("line {line_no} has no string \"type\"; skipped"),
-            ));
+    }
+
+    /// Takes in a line that is a JSON object: the header, an entry, or neither.
+    fn push_record(
+        &mut self,
+        line: &RawLine<'_>,
+        bytes: &[u8],
+        offset: u64,
+        envelope: &RawEnvelope<'_>,
+    ) {
+        let line_no = line.line_no;
+        if !line.has_newline {
+            self.warnings
+                .push(Some(line_no), WarningKind::MissingFinalNewline, || {
+                    format!("the final line {line_no} has no newline; it is complete JSON and kept")
+                });
+        }
+        let Some(entry_type) = envelope.kind.as_str() else {
+            self.warnings
+                .push(Some(line_no), WarningKind::NotAnEntry, || {
+                    format!("line {line_no} has no string \"type\"; skipped")
+                });
             return;
         };
         let is_first_record = !self.has_seen_record;
         self.has_seen_record = true;
         if entry_type == "session" {
-            if is_first_record {
-                let version = match envelope.version {
-                    Loose::Absent | Loose::Null => 1,
-                    Loose::Unsigned(version @ 1..=3) => version,
-                    other => {
-                        self.warnings.push(TranscriptWarning::new(
-                            Some(line_no),
-                            WarningKind::UnknownVersion,
-                            format!("unknown session version {other:?}; read as version 3"),
-                        ));
-                        3
-                    }
-                };
-                self.version = version;
-                self.header = Some(Header {
-                    line_no,
-                    id: envelope.id.into_owned(),
-                    version,
-                    timestamp: envelope.timestamp.into_owned(),
-                    cwd: envelope.cwd.into_owned(),
-                    parent_session: envelope.parent_session.into_owned(),
-                });
-            } else {
-                let id = envelope.id.0.as_deref().unwrap_or("?");
-                self.warnings.push(TranscriptWarning::new(
-                    Some(line_no),
-                    WarningKind::ExtraHeader,
-                    format!(
-                        "line {line_no} is another session header (session {id}); the entries after it stay in this tree"
-                    ),
-                ));
-            }
+            self.read_header(line_no, envelope, is_first_record);
             return;
         }
         if is_first_record {
-            self.warnings.push(TranscriptWarning::new(
-                Some(line_no),
-                WarningKind::MissingHeader,
-                format!("line {line_no} is a {entry_type:?} entry, not a session header; Pi would not open this file"),
-            ));
+            self.warnings
+                .push(Some(line_no), WarningKind::MissingHeader, || {
+                    format!(
+                        "line {line_no} is a {:?} entry, not a session header; Pi would not open this file",
+                        short(entry_type)
+                    )
+                });
         }
-        let byte_len = bytes.len() as u64;
-        let n_chars = count_chars(bytes);
-        self.entries.push(entry_from_envelope(
+        if self.store.len() >= MAX_ENTRIES {
+            self.warnings
+                .push(Some(line_no), WarningKind::TooManyEntries, || {
+                    format!(
+                        "line {line_no} and the entries after it were not read: one transcript holds at most {MAX_ENTRIES} entries"
+                    )
+                });
+            return;
+        }
+        let span = LineSpan {
+            line_no,
+            byte_offset: offset,
+            byte_len: bytes.len() as u64,
+            n_chars: count_chars(bytes),
+        };
+        self.malformed.entry_read(self.store.len());
+        self.store.push(&entry_from_envelope(
             envelope,
             entry_type,
             self.version,
-            line_no,
-            offset,
-            byte_len,
-            n_chars,
+            span,
         ));
+    }
+
+    /// Takes in a `session` line: the header when it is the first record, else a warning.
+    fn read_header(&mut self, line_no: u64, envelope: &RawEnvelope<'_>, is_first_record: bool) {
+        if !is_first_record {
+            let id = envelope.id.as_str().unwrap_or("?");
+            self.warnings.push(Some(line_no), WarningKind::ExtraHeader, || {
+                format!(
+                    "line {line_no} is another session header (session {}); the entries after it stay in this tree",
+                    short(id)
+                )
+            });
+            return;
+        }
+        let version = match envelope.version {
+            Loose::Absent | Loose::Null => 1,
+            Loose::Unsigned(version @ 1..=3) => version,
+            other => {
+                self.warnings
+                    .push(Some(line_no), WarningKind::UnknownVersion, || {
+                        format!("unknown session version {other:?}; read as version 3")
+                    });
+                3
+            }
+        };
+        let owned = |text: Option<&str>| text.map(str::to_owned);
+        self.version = version;
+        self.header = Some(Header {
+            line_no,
+            id: owned(envelope.id.as_str()),
+            version,
+            timestamp: owned(envelope.timestamp.as_str()),
+            cwd: owned(envelope.cwd.as_str()),
+            parent_session: owned(envelope.parent_session.as_str()),
+        });
     }
 }
 
@@ -306,6 +415,30 @@ fn salvage_id(bytes: &[u8]) -> Option<String> {
     (!id.is_empty() && !id.contains('\\')).then(|| id.to_owned())
 }
 
+/// Bytes at the start of a file compared before and after it is read.
+const PREFIX_BYTES: u64 = 64 * 1024;
+
+/// Returns a hash of the first `len` bytes of `file` (fewer when it is shorter now).
+fn prefix_hash(file: &File, len: u64) -> std::io::Result<u64> {
+    let mut buffer = vec![0u8; usize::try_from(len).unwrap_or(0)];
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match read_at(file, &mut buffer[filled..], filled as u64) {
+            Ok(0) => break,
+            Ok(n_read) => filled += n_read,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    // FNV-1a: a fixed function, so the two hashes of one read compare.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in &buffer[..filled] {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    Ok(hash ^ filled as u64)
+}
+
 fn open_regular(path: &Path) -> Result<(File, u64), TranscriptError> {
     // One open for every reader: O_NOFOLLOW | O_NONBLOCK, then fstat on the descriptor, so a
     // FIFO swapped in at any moment can neither block nor be read.
@@ -339,10 +472,25 @@ impl Transcript {
     /// its whole size at open time), holding no line longer than `limits.max_line_bytes`.
     ///
     /// Fails with [`TranscriptError::SnapshotGone`] when the file is shorter than the snapshot.
+    /// A file that shrank or whose first 64 KiB changed while it was read gets a
+    /// [`WarningKind::ChangedWhileRead`] warning.
     pub fn open_with(path: &Path, limits: &ReadLimits) -> Result<Transcript, TranscriptError> {
-        let max_bytes = limits.snapshot_bytes;
+        Transcript::open_observed(path, limits, |_| {})
+    }
+
+    /// Does what [`Transcript::open_with`] does, calling `on_line` with each line number as
+    /// the line is taken in (a test rewrites the file from it).
+    fn open_observed(
+        path: &Path,
+        limits: &ReadLimits,
+        mut on_line: impl FnMut(u64),
+    ) -> Result<Transcript, TranscriptError> {
+        let read_error = |source| TranscriptError::Read {
+            path: path.to_owned(),
+            source,
+        };
         let (file, size) = open_regular(path)?;
-        let limit = match max_bytes {
+        let limit = match limits.snapshot_bytes {
             Some(max_bytes) if max_bytes > size => {
                 return Err(TranscriptError::SnapshotGone {
                     path: path.to_owned(),
@@ -353,14 +501,33 @@ impl Transcript {
             Some(max_bytes) => max_bytes,
             None => size,
         };
+        let prefix_len = limit.min(PREFIX_BYTES);
+        let prefix_before = prefix_hash(&file, prefix_len).map_err(read_error)?;
         let mut builder = Builder::new(limits.max_line_bytes);
         let n_bytes = for_each_line(&file, limit, limits.max_line_bytes, |line| {
-            builder.push_line(line)
+            let line_no = line.line_no;
+            builder.push_line(line);
+            on_line(line_no);
         })
-        .map_err(|source| TranscriptError::Read {
-            path: path.to_owned(),
-            source,
-        })?;
+        .map_err(read_error)?;
+        let size_after = file.metadata().map_err(read_error)?.len();
+        let prefix_after = prefix_hash(&file, prefix_len).map_err(read_error)?;
+        let change = if size_after < n_bytes {
+            Some(format!(
+                "the file shrank from {n_bytes} to {size_after} bytes while it was read (rewritten or truncated); the entries may mix two versions of it"
+            ))
+        } else if prefix_after != prefix_before {
+            Some(format!(
+                "the first {prefix_len} bytes of the file changed while it was read (rewritten in place); the entries may mix two versions of it"
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = change {
+            builder
+                .warnings
+                .push(None, WarningKind::ChangedWhileRead, || message);
+        }
         let source = Source::File {
             path: path.to_owned(),
             file,
@@ -383,7 +550,7 @@ impl Transcript {
         let Builder {
             header,
             version,
-            entries,
+            mut store,
             mut warnings,
             malformed,
             n_lines,
@@ -391,191 +558,43 @@ impl Transcript {
             first_crlf_line,
             ..
         } = builder;
-        if header.is_none()
-            && entries.is_empty()
-            && !warnings
-                .iter()
-                .any(|warning| warning.kind == WarningKind::MissingHeader)
-        {
-            warnings.push(TranscriptWarning::new(
-                None,
-                WarningKind::MissingHeader,
-                "the file holds no session header",
-            ));
+        store.shrink_to_fit();
+        if header.is_none() && store.len() == 0 && !warnings.has(WarningKind::MissingHeader) {
+            warnings.push(None, WarningKind::MissingHeader, || {
+                "the file holds no session header".to_owned()
+            });
         }
         if n_crlf > 0 {
-            warnings.push(TranscriptWarning::new(
-                Some(first_crlf_line),
-                WarningKind::CrlfLineEndings,
-                format!("{n_crlf} lines end with CRLF; the CR was ignored"),
-            ));
+            warnings.push(Some(first_crlf_line), WarningKind::CrlfLineEndings, || {
+                format!("{n_crlf} lines end with CRLF; the CR was ignored")
+            });
         }
         let is_linear = match &header {
             Some(header) => header.version == 1,
-            None => !entries.is_empty() && entries.iter().all(|entry| entry.id.is_none()),
+            None => store.len() > 0 && (0..store.len()).all(|idx| store.id(idx).is_none()),
         };
-        if is_linear && !entries.is_empty() {
-            warnings.push(TranscriptWarning::new(
+        if is_linear && store.len() > 0 {
+            warnings.push(
                 header.as_ref().map(|header| header.line_no),
                 WarningKind::Version1Ids,
-                "version 1 file: entries have no ids (Pi invents new ones on every open); the entries form one linear branch and line numbers are their handles",
-            ));
+                || "version 1 file: entries have no ids (Pi invents new ones on every open); the entries form one linear branch and line numbers are their handles".to_owned(),
+            );
         }
-        let mut session = Transcript {
+        let tree = Tree::build(&store, is_linear, &malformed, &mut warnings);
+        let (warnings, warning_counts) = warnings.finish();
+        Transcript {
             source,
             header,
             version,
-            entries,
+            store,
             warnings,
+            warning_counts,
             snapshot: Snapshot {
                 bytes: n_bytes,
                 n_lines,
             },
-            by_id: HashMap::new(),
-            parents: Vec::new(),
-            children: Vec::new(),
-            roots: Vec::new(),
+            tree,
             is_linear,
-        };
-        session.build_tree(&malformed);
-        session
-    }
-
-    fn build_tree(&mut self, malformed: &[MalformedLine]) {
-        let n_entries = self.entries.len();
-        let mut parents: Vec<Option<usize>> = vec![None; n_entries];
-        if self.is_linear {
-            for (idx, parent) in parents.iter_mut().enumerate().skip(1) {
-                *parent = Some(idx - 1);
-            }
-        } else {
-            for (idx, entry) in self.entries.iter().enumerate() {
-                let Some(id) = &entry.id else {
-                    self.warnings.push(TranscriptWarning::new(
-                        Some(entry.line_no),
-                        WarningKind::MissingId,
-                        format!(
-                            "the {} entry on line {} has no id; nothing can continue from it",
-                            entry.entry_type, entry.line_no
-                        ),
-                    ));
-                    continue;
-                };
-                if let Some(previous) = self.by_id.insert(id.clone(), idx) {
-                    self.warnings.push(TranscriptWarning::new(
-                        Some(entry.line_no),
-                        WarningKind::DuplicateId,
-                        format!(
-                            "id {id} on line {} was already used on line {}; the later entry wins lookups, as in Pi",
-                            entry.line_no, self.entries[previous].line_no
-                        ),
-                    ));
-                }
-            }
-            for (idx, entry) in self.entries.iter().enumerate() {
-                let Some(parent_id) = &entry.parent_id else {
-                    continue;
-                };
-                match self.by_id.get(parent_id) {
-                    Some(&parent) => parents[idx] = Some(parent),
-                    None => {
-                        let handle = entry.handle();
-                        let line_no = entry.line_no;
-                        let cause = malformed
-                            .iter()
-                            .find(|line| line.salvaged_id.as_deref() == Some(parent_id.as_str()))
-                            .map(|line| format!("it was on malformed line {}", line.line_no))
-                            .or_else(|| {
-                                malformed
-                                    .iter()
-                                    .rev()
-                                    .find(|line| line.line_no < line_no)
-                                    .map(|line| {
-                                        format!(
-                                            "it may have been on malformed line {}",
-                                            line.line_no
-                                        )
-                                    })
-                            })
-                            .unwrap_or_else(|| "no line of the file holds it".to_owned());
-                        self.warnings.push(TranscriptWarning::new(
-                            Some(line_no),
-                            WarningKind::MissingParent,
-                            format!(
-                                "entry {handle} on line {line_no} names parent {parent_id}, which is missing ({cause}); kept as an extra root, where Pi drops the history above it"
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-        self.break_cycles(&mut parents);
-        let mut children = vec![Vec::new(); n_entries];
-        let mut roots = Vec::new();
-        for (idx, parent) in parents.iter().enumerate() {
-            match parent {
-                Some(parent) => children[*parent].push(idx),
-                None => roots.push(idx),
-            }
-        }
-        self.parents = parents;
-        self.children = children;
-        self.roots = roots;
-    }
-
-    /// Cuts every parent cycle at its member that comes first in the file.
-    fn break_cycles(&mut self, parents: &mut [Option<usize>]) {
-        // 0 = unvisited; otherwise the walk (start index + 1) that first reached the entry.
-        let mut walk_of = vec![0usize; parents.len()];
-        let mut path = Vec::new();
-        for start in 0..parents.len() {
-            if walk_of[start] != 0 {
-                continue;
-            }
-            let walk = start + 1;
-            path.clear();
-            let mut current = Some(start);
-            while let Some(idx) = current {
-                if walk_of[idx] == walk {
-                    // `idx` is on this walk twice: the path from its first visit is a cycle.
-                    let cycle_start = path.iter().position(|&member| member == idx).unwrap_or(0);
-                    let cycle = &path[cycle_start..];
-                    let first = cycle.iter().copied().min().unwrap_or(idx);
-                    let lines: Vec<String> = cycle
-                        .iter()
-                        .map(|&member| self.entries[member].line_no.to_string())
-                        .collect();
-                    let entry = &self.entries[first];
-                    let message = if cycle.len() == 1 {
-                        format!(
-                            "entry {} on line {} is its own parent (Pi loops forever on it); made a root",
-                            entry.handle(),
-                            entry.line_no
-                        )
-                    } else {
-                        format!(
-                            "entries on lines {} form a parent cycle; entry {} on line {} was made a root",
-                            lines.join(", "),
-                            entry.handle(),
-                            entry.line_no
-                        )
-                    };
-                    self.warnings.push(TranscriptWarning::new(
-                        Some(entry.line_no),
-                        WarningKind::Cycle,
-                        message,
-                    ));
-                    parents[first] = None;
-                    break;
-                }
-                if walk_of[idx] != 0 {
-                    // Reached a part of the forest an earlier walk already checked.
-                    break;
-                }
-                walk_of[idx] = walk;
-                path.push(idx);
-                current = parents[idx];
-            }
         }
     }
 
@@ -600,18 +619,24 @@ impl Transcript {
     }
 
     /// Returns every entry in file order.
-    pub fn entries(&self) -> &[Entry] {
-        &self.entries
+    pub fn entries(&self) -> Entries<'_> {
+        Entries { store: &self.store }
     }
 
     /// Returns the entry at `idx`.
-    pub fn entry(&self, idx: usize) -> &Entry {
-        &self.entries[idx]
+    pub fn entry(&self, idx: usize) -> Entry<'_> {
+        self.store.get(idx)
     }
 
-    /// Returns every warning, in the order found.
+    /// Returns the warnings kept: the first [`crate::KEPT_PER_KIND`] of each kind in the order
+    /// found, then one [`WarningKind::Omitted`] warning per kind that had more.
     pub fn warnings(&self) -> &[TranscriptWarning] {
         &self.warnings
+    }
+
+    /// Returns the exact number of warnings of each kind, the ones not kept included.
+    pub fn warning_counts(&self) -> &WarningCounts {
+        &self.warning_counts
     }
 
     /// Returns how much of the file was parsed.
@@ -619,44 +644,57 @@ impl Transcript {
         self.snapshot
     }
 
+    /// Returns the elementary steps the tree build took (entries visited, id-table probes,
+    /// missing parents explained): linear in the number of entries, which tests check on
+    /// generated worst cases.
+    pub fn n_build_steps(&self) -> u64 {
+        self.tree.n_build_steps()
+    }
+
     /// Returns the resolved parent of `idx` in the repaired tree.
     pub fn parent(&self, idx: usize) -> Option<usize> {
-        self.parents[idx]
+        self.tree.parent(idx)
     }
 
     /// Returns the children of `idx` in file order.
     pub fn children(&self, idx: usize) -> &[usize] {
-        &self.children[idx]
+        self.tree.children(idx)
     }
 
     /// Returns the roots in file order: entries with no parent, a missing one, or a cut cycle.
     pub fn roots(&self) -> &[usize] {
-        &self.roots
+        self.tree.roots()
     }
 
     /// Returns the leaf: the last entry appended, as Pi picks it on open.
     pub fn leaf(&self) -> Option<usize> {
-        self.entries.len().checked_sub(1)
+        self.store.len().checked_sub(1)
+    }
+
+    /// Returns the entry with stored id `id` (the later entry for duplicates); `None` in a
+    /// version 1 file, where stored ids are not handles.
+    pub(crate) fn find_id(&self, id: &str) -> Option<usize> {
+        if self.is_linear {
+            return None;
+        }
+        self.tree.find_id(&self.store, id)
     }
 
     /// Returns the entry a handle names: an id (the later entry for duplicates) or `line:N`.
     pub fn find(&self, handle: &str) -> Option<usize> {
-        if !self.is_linear
-            && let Some(&idx) = self.by_id.get(handle)
-        {
+        if let Some(idx) = self.find_id(handle) {
             return Some(idx);
         }
         let line_no: u64 = handle.strip_prefix("line:")?.parse().ok()?;
-        self.entries
-            .binary_search_by_key(&line_no, |entry| entry.line_no)
-            .ok()
+        let idx = partition_point(self.store.len(), |idx| self.store.line_no(idx) < line_no);
+        (idx < self.store.len() && self.store.line_no(idx) == line_no).then_some(idx)
     }
 
     /// Returns the path from a root down to `idx`, root first.
     pub fn path_to(&self, idx: usize) -> Vec<usize> {
         let mut path = vec![idx];
         let mut current = idx;
-        while let Some(parent) = self.parents[current] {
+        while let Some(parent) = self.parent(current) {
             path.push(parent);
             current = parent;
         }
@@ -677,27 +715,24 @@ impl Transcript {
             first_kept_entry_id,
             first_kept_entry_index,
             ..
-        } = &self.entries[compaction].kind
+        } = self.entry(compaction).kind
         else {
             return None;
         };
         if let Some(id) = first_kept_entry_id {
-            if self.is_linear {
-                return None;
-            }
-            return self.by_id.get(id).copied();
+            return self.find_id(id);
         }
         // Version 1: an index into the file's parsed records, where record 0 is the header.
-        let index = usize::try_from((*first_kept_entry_index)?).ok()?;
+        let index = usize::try_from(first_kept_entry_index?).ok()?;
         let offset = usize::from(self.header.is_some());
         index
             .checked_sub(offset)
-            .filter(|&idx| idx < self.entries.len())
+            .filter(|&idx| idx < self.store.len())
     }
 
     /// Returns the raw bytes of the line holding entry `idx` (without its line ending).
     pub fn line_bytes(&self, idx: usize) -> Result<Cow<'_, [u8]>, TranscriptError> {
-        let entry = &self.entries[idx];
+        let entry = self.entry(idx);
         let start = entry.byte_offset;
         let len = entry.byte_len;
         match &self.source {
@@ -729,86 +764,29 @@ impl Transcript {
     }
 }
 
-/// Returns the verbatim JSON text of a line's `bytes` (from [`Transcript::line_bytes`]).
-pub(crate) fn raw_json(bytes: &[u8]) -> Box<serde_json::value::RawValue> {
-    let text = String::from_utf8_lossy(bytes).into_owned();
-    // The envelope parsed, so the text is JSON; `null` stands in only if the file changed
-    // under us.
-    serde_json::value::RawValue::from_string(text).unwrap_or_else(|_| null_raw())
-}
-
-#[expect(
-    clippy::unwrap_used,
-    reason = "the literal `null` is valid JSON, so parsing it cannot fail"
-)]
-fn null_raw() -> Box<serde_json::value::RawValue> {
-    serde_json::value::RawValue::from_string("null".to_owned()).unwrap()
-}
-
-/// Returns the JSON value of a line's `bytes` (from [`Transcript::line_bytes`]), read as Pi
-/// reads it; see [`Transcript::decode`].
-pub(crate) fn decode_lossy(bytes: &[u8]) -> serde_json::Value {
-    if let Ok(value) = serde_json::from_slice(bytes) {
-        return value;
-    }
-    // What JavaScript's `JSON.parse` reads but a strict parser refuses: invalid UTF-8, and a
-    // lone surrogate escape (`\ud83d` without its pair, which JavaScript writes when a string
-    // is cut between the halves of an emoji). Both become U+FFFD, as in Pi's own reader.
-    let text = String::from_utf8_lossy(bytes);
-    let repaired = replace_lone_surrogates(&text);
-    serde_json::from_str(&repaired).unwrap_or(serde_json::Value::Null)
-}
-
-/// Returns `json` with every `\uD800`-`\uDFFF` escape that is not half of a valid pair
-/// replaced by `\ufffd`. An escaped backslash is skipped whole, so `\\ud800` (a backslash
-/// followed by the text `ud800`) is left alone.
-fn replace_lone_surrogates(json: &str) -> Cow<'_, str> {
-    let bytes = json.as_bytes();
-    let escape_at = |idx: usize| -> Option<u16> {
-        if bytes.get(idx) != Some(&b'\\') || bytes.get(idx + 1) != Some(&b'u') {
-            return None;
-        }
-        let hex = json.get(idx + 2..idx + 6)?;
-        u16::from_str_radix(hex, 16).ok()
-    };
-    let mut repaired: Option<String> = None;
-    let mut copied_to = 0;
-    let mut idx = 0;
-    while idx < bytes.len() {
-        if bytes[idx] != b'\\' {
-            idx += 1;
-            continue;
-        }
-        let Some(unit) = escape_at(idx) else {
-            idx += 2;
-            continue;
-        };
-        let is_high = (0xD800..0xDC00).contains(&unit);
-        let is_low = (0xDC00..0xE000).contains(&unit);
-        if is_high && escape_at(idx + 6).is_some_and(|next| (0xDC00..0xE000).contains(&next)) {
-            idx += 12;
-            continue;
-        }
-        if is_high || is_low {
-            let out = repaired.get_or_insert_with(|| String::with_capacity(json.len()));
-            out.push_str(&json[copied_to..idx]);
-            out.push_str("\\ufffd");
-            copied_to = idx + 6;
-        }
-        idx += 6;
-    }
-    match repaired {
-        None => Cow::Borrowed(json),
-        Some(mut out) => {
-            out.push_str(&json[copied_to..]);
-            Cow::Owned(out)
+/// Returns the first index in `0..len` for which `is_before` is false, `is_before` being true
+/// for a prefix of the range.
+fn partition_point(len: usize, is_before: impl Fn(usize) -> bool) -> usize {
+    let (mut low, mut high) = (0, len);
+    while low < high {
+        let middle = low + (high - low) / 2;
+        if is_before(middle) {
+            low = middle + 1;
+        } else {
+            high = middle;
         }
     }
+    low
 }
 
 #[cfg(unix)]
 fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(file, buffer, offset)
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buffer, offset)
 }
 
 #[cfg(not(unix))]
@@ -817,4 +795,81 @@ fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result
     let mut file = file;
     file.seek(SeekFrom::Start(offset))?;
     file.read_exact(buffer)
+}
+
+#[cfg(not(unix))]
+fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = file;
+    file.seek(SeekFrom::Start(offset))?;
+    file.read(buffer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+    fn file_of(n_entries: usize) -> String {
+        let mut text = format!("{HEADER}\n");
+        let mut parent = "null".to_owned();
+        for idx in 0..n_entries {
+            text.push_str(&format!(
+                "{{\"type\":\"message\",\"id\":\"e{idx}\",\"parentId\":{parent},\"message\":{{\"role\":\"user\",\"content\":\"q\"}}}}\n"
+            ));
+            parent = format!("\"e{idx}\"");
+        }
+        text
+    }
+
+    /// Opens `original`, running `rewrite` on the path when the second line has been taken in,
+    /// and returns the warnings about a change.
+    fn check(original: &str, rewrite: impl Fn(&Path), expected: Option<&str>) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, original).expect("write");
+        let session = Transcript::open_observed(&path, &ReadLimits::default(), |line_no| {
+            if line_no == 2 {
+                rewrite(&path);
+            }
+        })
+        .expect("open");
+        let changes: Vec<&str> = session
+            .warnings()
+            .iter()
+            .filter(|warning| warning.kind == WarningKind::ChangedWhileRead)
+            .map(|warning| warning.message.as_str())
+            .collect();
+        match expected {
+            None => assert_eq!(changes, Vec::<&str>::new()),
+            Some(expected) => {
+                assert_eq!(changes.len(), 1, "{changes:?}");
+                assert!(changes[0].contains(expected), "{}", changes[0]);
+            }
+        }
+    }
+
+    /// Issue 9: a file rewritten in place while it is read (shrunk, or its start changed) is
+    /// reported; one that only grew (Pi appending) is not.
+    #[test]
+    fn a_file_rewritten_while_read_is_reported() {
+        let original = file_of(3);
+        let write = |text: String| move |path: &Path| std::fs::write(path, &text).expect("write");
+        check(&original, |_| {}, None);
+        check(&original, write(format!("{original}{}", "x\n")), None);
+        check(
+            &original,
+            write(file_of(1)),
+            Some(&format!("shrank from {} to", original.len())),
+        );
+        let same_size = original.replacen("\"q\"", "\"Q\"", 1);
+        assert_eq!(same_size.len(), original.len());
+        check(&original, write(same_size), Some("first"));
+        let truncate = |path: &Path| {
+            let file = File::options().write(true).open(path).expect("open");
+            file.set_len(10).expect("truncate");
+        };
+        check(&original, truncate, Some("to 10 bytes"));
+    }
 }

@@ -276,10 +276,10 @@ impl ItemBuilder<'_> {
     fn push_entry(&mut self, idx: usize, value: &Value) {
         let entry = self.session.entry(idx);
         let entry_id = entry.handle();
-        let timestamp = entry.timestamp.as_deref().map(utc_timestamp);
+        let timestamp = entry.timestamp.map(utc_timestamp);
         match &entry.kind {
             EntryKind::Message(meta) => {
-                let content = entry_content(entry, value);
+                let content = entry_content(&entry, value);
                 match meta.role {
                     Role::User => self.items.push(DisplayItem::User {
                         entry_id,
@@ -287,11 +287,11 @@ impl ItemBuilder<'_> {
                         text: content.text.unwrap_or_default(),
                         n_images: content.n_images,
                     }),
-                    Role::Assistant => self.push_assistant(entry, entry_id, timestamp, content),
+                    Role::Assistant => self.push_assistant(&entry, entry_id, timestamp, content),
                     Role::ToolResult => self.push_tool_result(entry_id, timestamp, value, content),
                     Role::BashExecution => self.push_bash(entry_id, timestamp, value, content),
                     Role::System => self.push_system(entry_id, timestamp, value, content),
-                    _ => self.push_note(entry, entry_id, timestamp, value, content.text),
+                    _ => self.push_note(&entry, entry_id, timestamp, value, content.text),
                 }
             }
             EntryKind::Usage { .. } | EntryKind::Custom { .. } => {}
@@ -304,7 +304,7 @@ impl ItemBuilder<'_> {
                     timestamp,
                     summary,
                     omitted,
-                    from_id: from_id.clone(),
+                    from_id: from_id.map(str::to_owned),
                 });
             }
             EntryKind::ContextEdit { target_id, omits } => {
@@ -319,7 +319,7 @@ impl ItemBuilder<'_> {
                 self.items.push(DisplayItem::ContextEdit {
                     entry_id,
                     timestamp,
-                    target_id: target_id.clone(),
+                    target_id: target_id.map(str::to_owned),
                     omits: *omits,
                     replacement,
                     omitted,
@@ -328,12 +328,12 @@ impl ItemBuilder<'_> {
             EntryKind::Label { target_id, label } => self.items.push(DisplayItem::Label {
                 entry_id,
                 timestamp,
-                target_id: target_id.clone(),
-                label: label.clone(),
+                target_id: target_id.map(str::to_owned),
+                label: label.map(str::to_owned),
             }),
             _ => {
-                let text = crate::content::entry_text(entry, value);
-                self.push_note(entry, entry_id, timestamp, value, text);
+                let text = crate::content::entry_text(&entry, value);
+                self.push_note(&entry, entry_id, timestamp, value, text);
             }
         }
     }
@@ -482,8 +482,8 @@ impl ItemBuilder<'_> {
         text: Option<String>,
     ) {
         let custom_type = match &entry.kind {
-            EntryKind::CustomMessage { custom_type, .. } => custom_type.clone(),
-            EntryKind::Message(meta) => meta.custom_type.clone().or_else(|| {
+            EntryKind::CustomMessage { custom_type, .. } => custom_type.map(str::to_owned),
+            EntryKind::Message(meta) => meta.custom_type.map(str::to_owned).or_else(|| {
                 value
                     .get("message")
                     .and_then(|m| string_field(m, "customType"))
@@ -494,7 +494,7 @@ impl ItemBuilder<'_> {
         self.items.push(DisplayItem::Note {
             entry_id,
             timestamp,
-            entry_type: entry.entry_type.clone(),
+            entry_type: entry.entry_type.to_owned(),
             role: entry.role().map(|role| role.as_str().to_owned()),
             custom_type,
             text,
@@ -719,8 +719,8 @@ pub fn entry_tree(
         let children = session.children(idx);
         let (preview, status) = if with_previews {
             let value = session.decode(idx)?;
-            let content = entry_content(entry, &value);
-            (tree_preview(entry, &content), content.status)
+            let content = entry_content(&entry, &value);
+            (tree_preview(&entry, &content), content.status)
         } else {
             (None, MessageStatus::default())
         };
@@ -731,11 +731,10 @@ pub fn entry_tree(
                 .map(|parent| session.entry(parent).handle()),
             line_no: entry.line_no,
             depth,
-            entry_type: entry.entry_type.clone(),
+            entry_type: entry.entry_type.to_owned(),
             role: entry.role().map(|role| role.as_str().to_owned()),
             label: entry
                 .id
-                .as_ref()
                 .filter(|_| !session.is_linear())
                 .and_then(|id| labels.get(id))
                 .cloned(),
@@ -745,7 +744,7 @@ pub fn entry_tree(
             is_leaf: leaf == Some(idx),
             is_branch_start,
             branch_size: is_branch_start.then_some(sizes[idx]),
-            timestamp: entry.timestamp.as_deref().map(utc_timestamp),
+            timestamp: entry.timestamp.map(utc_timestamp),
             preview,
             status,
         });

@@ -28,18 +28,23 @@ impl Turn {
     }
 }
 
+/// Marks an entry that belongs to no turn in `turn_of_entry`.
+const NO_TURN: u32 = u32::MAX;
+
 /// Returns every turn of a session with lookups from entries to turns.
 #[derive(Debug, Clone)]
 pub struct Turns {
     turns: Vec<Turn>,
-    turn_of_entry: Vec<Option<usize>>,
+    /// The turn of each entry, or [`NO_TURN`]: four bytes per entry, since a session can hold
+    /// millions of entries. There are fewer turns than entries, which fit a `u32`.
+    turn_of_entry: Vec<u32>,
 }
 
 impl Turns {
     /// Returns the turns of `session` in file order of their assistant message.
     pub fn new(session: &Transcript) -> Turns {
         let mut turns = Vec::new();
-        let mut turn_of_entry = vec![None; session.entries().len()];
+        let mut turn_of_entry = vec![NO_TURN; session.entries().len()];
         for (assistant, entry) in session.entries().iter().enumerate() {
             let Some(meta) = entry.message() else {
                 continue;
@@ -61,10 +66,10 @@ impl Turns {
             }
             let n_calls = meta.shape.n_tool_calls as usize;
             let is_complete = tool_results.len() >= n_calls;
-            let turn_idx = turns.len();
-            turn_of_entry[assistant] = Some(turn_idx);
+            let turn_idx = turns.len() as u32;
+            turn_of_entry[assistant] = turn_idx;
             for &tool_result in &tool_results {
-                turn_of_entry[tool_result] = Some(turn_idx);
+                turn_of_entry[tool_result] = turn_idx;
             }
             turns.push(Turn {
                 assistant,
@@ -86,7 +91,10 @@ impl Turns {
 
     /// Returns the turn an entry belongs to.
     pub fn turn_of(&self, idx: usize) -> Option<&Turn> {
-        self.turn_of_entry[idx].map(|turn| &self.turns[turn])
+        match self.turn_of_entry[idx] {
+            NO_TURN => None,
+            turn => self.turns.get(turn as usize),
+        }
     }
 
     /// Returns whether `idx` is a checkpoint: the last entry of a complete turn.
@@ -116,9 +124,20 @@ impl Turns {
 
     /// Returns the first checkpoint on each path below `idx` (not `idx` itself), in file order.
     pub fn child_checkpoints(&self, session: &Transcript, idx: usize) -> Vec<usize> {
+        self.child_checkpoints_counted(session, idx, &mut 0)
+    }
+
+    /// Does what [`Turns::child_checkpoints`] does, adding the entries visited to `n_steps`.
+    pub(crate) fn child_checkpoints_counted(
+        &self,
+        session: &Transcript,
+        idx: usize,
+        n_steps: &mut u64,
+    ) -> Vec<usize> {
         let mut found = Vec::new();
         let mut stack: Vec<usize> = session.children(idx).iter().rev().copied().collect();
         while let Some(entry) = stack.pop() {
+            *n_steps += 1;
             if self.is_checkpoint(entry) {
                 found.push(entry);
                 continue;

@@ -154,7 +154,7 @@ fn checkpoint_context_estimates_agree_with_the_context() {
         let idx = session
             .entries()
             .iter()
-            .position(|entry| entry.id.as_deref() == Some(checkpoint.entry_id.as_str()))
+            .position(|entry| entry.id == Some(checkpoint.entry_id.as_str()))
             .expect("checkpoint entry");
         assert_eq!(
             checkpoint.estimated_context_tokens,

@@ -243,7 +243,7 @@ fn decodes_every_entry_type() {
         .iter()
         .map(|entry| match &entry.kind {
             EntryKind::Message(meta) => format!("message:{}", meta.role.as_str()),
-            _ => entry.entry_type.clone(),
+            _ => entry.entry_type.to_owned(),
         })
         .collect();
     assert_eq!(
@@ -280,7 +280,7 @@ fn decodes_every_entry_type() {
         ),
         (2, 1, 1)
     );
-    assert_eq!(assistant.model.as_deref(), Some("claude-x"));
+    assert_eq!(assistant.model, Some("claude-x"));
     assert!(
         session
             .entry(4)
@@ -288,13 +288,10 @@ fn decodes_every_entry_type() {
             .expect("bash")
             .exclude_from_context
     );
-    assert_eq!(
-        session.entry(8).role(),
-        Some(&Role::Unknown("weird".to_owned()))
-    );
+    assert_eq!(session.entry(8).role(), Some(Role::Unknown("weird")));
     assert!(matches!(session.entry(19).kind, EntryKind::Unknown));
     assert!(matches!(
-        &session.entry(12).kind,
+        session.entry(12).kind,
         EntryKind::Compaction { first_kept_entry_id: Some(id), has_system_message: true, .. } if id == "u1"
     ));
     assert!(matches!(
@@ -338,7 +335,7 @@ fn reads_version_1_and_version_2_files() {
         "compaction first, then kept line 4, then the rest"
     );
     // `hookMessage` is only a legacy spelling of `custom` before version 3.
-    assert_eq!(session.entry(4).role(), Some(&Role::Custom));
+    assert_eq!(session.entry(4).role(), Some(Role::Custom));
     assert_eq!(session.find("line:3"), Some(1));
 
     let v2 = format!(
@@ -347,13 +344,13 @@ fn reads_version_1_and_version_2_files() {
         r#"{"type":"message","id":"h1","parentId":null,"timestamp":"2025-01-01T00:00:05.000Z","message":{"role":"hookMessage","customType":"x","content":"h","display":true,"timestamp":5}}"#
     );
     let session = parse(&v2);
-    assert_eq!(session.entry(0).role(), Some(&Role::Custom));
+    assert_eq!(session.entry(0).role(), Some(Role::Custom));
     let v3 = jsonl(&[
         r#"{"type":"message","id":"h1","parentId":null,"timestamp":"2025-01-01T00:00:05.000Z","message":{"role":"hookMessage","timestamp":5}}"#,
     ]);
     assert_eq!(
         parse(&v3).entry(0).role(),
-        Some(&Role::Unknown("hookMessage".to_owned()))
+        Some(Role::Unknown("hookMessage"))
     );
 }
 

@@ -28,7 +28,7 @@ fn load_expected() -> Value {
 }
 
 /// Returns Pi's name for the role of a model-visible message we built.
-fn context_role(kind: &ContextMessageKind) -> &str {
+fn context_role<'a>(kind: &ContextMessageKind<'a>) -> &'a str {
     match kind {
         ContextMessageKind::Message(role) => role.as_str(),
         // Pi's compaction yields its stored `systemMessage` (role `system`) then the summary.
@@ -102,7 +102,7 @@ fn our_values(session: &Transcript, staging_root: &str) -> BTreeMap<&'static str
             session
                 .entries()
                 .iter()
-                .map(|entry| entry.entry_type.as_str())
+                .map(|entry| entry.entry_type)
                 .collect::<Vec<_>>()
         ),
     );
@@ -132,7 +132,7 @@ fn our_values(session: &Transcript, staging_root: &str) -> BTreeMap<&'static str
     // "never recorded" (a CLI can tell the two apart) and map it here.
     values.insert(
         "contextThinkingLevel",
-        json!(context.thinking_level.as_deref().unwrap_or("off")),
+        json!(context.thinking_level.unwrap_or("off")),
     );
     values.insert("contextModel", json!(model));
     values.insert("labels", json!(labels));

@@ -176,7 +176,7 @@ fn reports_model_and_thinking_level() {
         context.model.map(|model| model.display()).as_deref(),
         Some("openai/gpt-4o")
     );
-    assert_eq!(context.thinking_level.as_deref(), Some("high"));
+    assert_eq!(context.thinking_level, Some("high"));
 }
 
 fn tree_with_turns() -> String {

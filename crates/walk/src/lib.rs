@@ -85,27 +85,49 @@ pub struct WalkOptions {
     pub threads: usize,
 }
 
+/// Why a walk gave no listing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WalkError {
+    /// The process (or the system) ran out of file descriptors and kept running out after
+    /// waiting: a listing without the files that could not be opened would be silently
+    /// incomplete, so none is given.
+    #[error(
+        "too many open files while reading {path} ({reason}); no listing is given rather than an incomplete one: raise the limit (ulimit -n) and run again"
+    )]
+    OutOfDescriptors {
+        /// The file or directory that could not be opened.
+        path: String,
+        /// The system's reason.
+        reason: String,
+    },
+}
+
 /// Lists every session of `store`, nested and sorted, plus a warning per skipped path.
-pub fn list(store: &Store, options: &WalkOptions) -> Listing {
+///
+/// Fails only when the process runs out of file descriptors (see [`WalkError`]).
+pub fn list(store: &Store, options: &WalkOptions) -> Result<Listing, WalkError> {
     list_stores(std::slice::from_ref(store), options)
 }
 
 /// Lists several stores together as one listing (a path reached twice is read once).
-pub fn list_stores(stores: &[Store], options: &WalkOptions) -> Listing {
+///
+/// Fails only when the process runs out of file descriptors (see [`WalkError`]).
+pub fn list_stores(stores: &[Store], options: &WalkOptions) -> Result<Listing, WalkError> {
     use rayon::prelude::*;
     with_threads(options.threads, || {
-        let (files, warnings) = discover_stores(stores);
+        let (files, warnings) = discover_stores(stores)?;
         let results: Vec<_> = files.par_iter().map(list_session_file).collect();
         let mut listing = Listing {
             sessions: Vec::with_capacity(results.len()),
             warnings,
         };
-        for (session, mut warnings) in results {
+        for result in results {
+            let (session, mut warnings) = result?;
             listing.warnings.append(&mut warnings);
             listing.sessions.extend(session);
         }
         listing.sort();
-        listing
+        Ok(listing)
     })
 }
 
@@ -123,55 +145,84 @@ pub enum WalkState {
 /// that belong to no session (unreadable directories). A path reached through two stores is
 /// emitted once. When `emit` returns [`WalkState::Quit`] no further file is read (trees
 /// already being read on other workers may still be emitted).
+///
+/// Fails when the process runs out of file descriptors (see [`WalkError`]); the trees emitted
+/// before that stay emitted, so a caller that prints as it goes must report the failure.
 pub fn for_each_session(
     stores: &[Store],
     options: &WalkOptions,
     emit: &(dyn Fn(Option<pi_retrospect_core::Session>, Vec<Warning>) -> WalkState + Sync),
-) -> Vec<Warning> {
+) -> Result<Vec<Warning>, WalkError> {
     use rayon::prelude::*;
     with_threads(options.threads, || {
-        let (files, mut loose_warnings) = discover_stores(stores);
+        let (files, mut loose_warnings) = discover_stores(stores)?;
         let quit = AtomicBool::new(false);
+        let failure: Mutex<Option<WalkError>> = Mutex::new(None);
         files.par_iter().for_each(|file| {
             if quit.load(Ordering::Relaxed) {
                 return;
             }
-            let (session, warnings) = list_session_file(file);
-            if emit(session, warnings) == WalkState::Quit {
-                quit.store(true, Ordering::Relaxed);
+            match list_session_file(file) {
+                Ok((session, warnings)) => {
+                    if emit(session, warnings) == WalkState::Quit {
+                        quit.store(true, Ordering::Relaxed);
+                    }
+                }
+                Err(error) => {
+                    quit.store(true, Ordering::Relaxed);
+                    // A poisoned lock only means another worker panicked while storing.
+                    let mut failure = failure
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    failure.get_or_insert(error);
+                }
             }
         });
+        let failure = failure
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(error) = failure {
+            return Err(error);
+        }
         loose_warnings.sort();
-        loose_warnings
+        Ok(loose_warnings)
     })
 }
 
 /// Discovers the top-level session files of every store, each path once (a custom directory
 /// and the default root may overlap), with the warnings that belong to no session file.
-fn discover_stores(stores: &[Store]) -> (Vec<SessionFile>, Vec<Warning>) {
+fn discover_stores(stores: &[Store]) -> Result<(Vec<SessionFile>, Vec<Warning>), WalkError> {
     let mut files = Vec::new();
     let mut warnings = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for store in stores {
-        let (mut store_files, mut store_warnings) = discover_session_files(store);
+        let (mut store_files, mut store_warnings) = discover_session_files(store)?;
         if stores.len() > 1 {
             store_files.retain(|file| seen.insert(file.path.clone()));
         }
         files.append(&mut store_files);
         warnings.append(&mut store_warnings);
     }
-    (files, warnings)
+    Ok((files, warnings))
 }
 
-/// Runs `work` on a pool of `threads` workers (`0`: rayon's global pool, one per core).
+/// The stack of each walk worker. The walk itself never recurses, but nesting the sessions it
+/// finds (`core::nest`) and sorting them recurse once per level of sessions inside sessions,
+/// about 1 KiB each: rayon's default 2 MiB overflowed at 3,000 levels (issue 9). Only the
+/// pages used are ever committed.
+const WORKER_STACK_BYTES: usize = 64 << 20;
+
+/// Runs `work` on a pool of `threads` workers (`0`: one per core).
 ///
 /// Each pool is built once per process and reused: building one per call cost a thread
 /// creation per worker every time (about 60,000 `clone3` calls for a 30k-session
-/// `list --jsonl --unordered --name --threads 2`).
+/// `list --jsonl --unordered --name --threads 2`). Workers have 64 MiB of
+/// stack.
 pub fn with_threads<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) -> T {
-    if threads == 0 {
-        return work();
-    }
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+        threads => threads,
+    };
     match pool(threads) {
         Some(pool) => pool.install(work),
         // A pool that cannot be built (no threads left) still gets the work done serially.
@@ -194,6 +245,7 @@ fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|index| format!("pi-retrospect-walk-{index}"))
+            .stack_size(WORKER_STACK_BYTES)
             .build()
             .ok()?,
     );

@@ -1,19 +1,29 @@
 //! The filesystem side of the walk: directory listings, candidate files and header reads.
+//!
+//! Runs inside a session's container are found with an explicit work list, never recursion,
+//! so directories nested thousands deep cannot overflow a stack (issue 9). Each directory is
+//! opened relative to an *anchor* descriptor (the container, or an ancestor re-opened once
+//! every kilobyte of path) and closed as soon as its entries are read, so the descriptors held
+//! grow with the length of the path in kilobytes, never with its number of levels. A process
+//! out of descriptors (EMFILE, ENFILE) waits and retries, then fails the whole walk with
+//! [`WalkError`]: a listing with some directories silently missing is never returned.
 
+use std::ffi::{CStr, CString};
 use std::fs;
 use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
 
 use pi_retrospect_core::path::container_of;
 use pi_retrospect_core::{Session, SessionRow, Warning, nest};
-use pi_retrospect_header::{HeaderError, describe_io, read_listed_header, read_listed_header_from};
+use pi_retrospect_header::{HeaderError, describe_io, open_session_file, read_listed_header_from};
 use rayon::prelude::*;
-use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
-use std::ffi::CStr;
-use std::os::fd::{BorrowedFd, OwnedFd};
 
-use crate::{Layout, Store};
+use crate::{Layout, Store, WalkError};
 
 /// Name pi-subagents gives every run transcript.
 const RUN_FILE_NAME: &str = "session.jsonl";
@@ -24,6 +34,9 @@ const FORKS_DIR_NAME: &str = "forks";
 const PARALLEL_DIR_ENTRIES: usize = 64;
 /// Directory of transcript copies pi-subagents keeps; never sessions.
 const ARTIFACTS_DIR_NAME: &str = "subagent-artifacts";
+
+/// Session files found and the warnings about what could not be read.
+type Discovered = (Vec<SessionFile>, Vec<Warning>);
 
 /// A top-level session file found in a project directory, not yet read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,20 +49,22 @@ pub struct SessionFile {
 
 /// Returns the top-level session files of `store` plus warnings for what could not be read.
 ///
-/// Project directories are listed in parallel; the result is in no particular order.
-pub fn discover_session_files(store: &Store) -> (Vec<SessionFile>, Vec<Warning>) {
+/// Project directories are listed in parallel; the result is in no particular order. Fails
+/// only when the process runs out of file descriptors.
+pub fn discover_session_files(store: &Store) -> Result<Discovered, WalkError> {
     let mut warnings = Vec::new();
     let project_dirs: Vec<String> = match store.layout {
         Layout::Flat => vec![store.root.clone()],
         Layout::Projects => {
-            let entries = match fs::read_dir(&store.root) {
+            let entries = match retry_out_of_descriptors(|| fs::read_dir(&store.root)) {
                 Ok(entries) => entries,
                 Err(error) if store.missing_ok && error.kind() == io::ErrorKind::NotFound => {
-                    return (Vec::new(), warnings);
+                    return Ok((Vec::new(), warnings));
                 }
                 Err(error) => {
+                    fail_if_out_of_descriptors(&store.root, &error)?;
                     warnings.push(root_warning(&store.root, &error));
-                    return (Vec::new(), warnings);
+                    return Ok((Vec::new(), warnings));
                 }
             };
             let mut dirs = Vec::new();
@@ -79,28 +94,37 @@ pub fn discover_session_files(store: &Store) -> (Vec<SessionFile>, Vec<Warning>)
         }
     };
 
-    let per_dir: Vec<(Vec<SessionFile>, Vec<Warning>)> = project_dirs
+    let per_dir: Vec<Result<Discovered, WalkError>> = project_dirs
         .par_iter()
         .map(|dir| list_project_dir(dir, store))
         .collect();
     let mut files = Vec::new();
-    for (mut dir_files, mut dir_warnings) in per_dir {
+    for result in per_dir {
+        let (mut dir_files, mut dir_warnings) = result?;
         files.append(&mut dir_files);
         warnings.append(&mut dir_warnings);
     }
-    (files, warnings)
+    Ok((files, warnings))
 }
 
 /// Reads one top-level session: its header, then every transcript under its container.
 ///
-/// Returns the nested session (or `None` when its header is invalid) and its warnings.
-pub fn list_session_file(file: &SessionFile) -> (Option<Session>, Vec<Warning>) {
+/// Returns the nested session (or `None` when its header is invalid) and its warnings; fails
+/// only when the process runs out of file descriptors.
+pub fn list_session_file(file: &SessionFile) -> Result<(Option<Session>, Vec<Warning>), WalkError> {
     let mut warnings = Vec::new();
-    let header = match read_listed_header(Path::new(&file.path)) {
+    let header = match retry_out_of_descriptors(|| open_session_file(Path::new(&file.path))) {
+        Ok(mut opened) => read_listed_header_from(&mut opened),
+        Err(error) => {
+            fail_if_out_of_descriptors(&file.path, &error)?;
+            Err(HeaderError::Open(describe_io(&error)))
+        }
+    };
+    let header = match header {
         Ok(header) => header,
         Err(error) => {
             warnings.push(Warning::new(&file.path, error.to_string()));
-            return (None, warnings);
+            return Ok((None, warnings));
         }
     };
     let mut session = Session::from_row(SessionRow {
@@ -110,31 +134,49 @@ pub fn list_session_file(file: &SessionFile) -> (Option<Session>, Vec<Warning>) 
     if file.has_container
         && let Some(container) = container_of(&file.path)
     {
-        let mut rows = Vec::new();
-        match rustix::fs::open(container, DIR_FLAGS, Mode::empty()) {
-            Ok(fd) => collect_runs(fd, container, false, &mut rows, &mut warnings),
+        let mut found = Found::default();
+        let opened = retry_out_of_descriptors(|| {
+            rustix::fs::open(container, DIR_FLAGS, Mode::empty()).map_err(io::Error::from)
+        });
+        match opened {
+            Ok(fd) => {
+                // The container is the anchor of everything below it, and the first directory
+                // read (as `.` below itself).
+                let pending = PendingDir {
+                    anchor: Arc::new(fd),
+                    relative: ".".to_owned(),
+                    path: container.to_owned(),
+                    is_forks_dir: false,
+                };
+                walk_runs(pending, None, true, &mut found)?;
+            }
             // Gone since the project directory was listed: nothing to list.
-            Err(Errno::NOENT) => {}
-            Err(error) => warnings.push(subagent_dir_warning(container, &error.into())),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {}
+            Err(error) => {
+                fail_if_out_of_descriptors(container, &error)?;
+                found.warnings.push(subagent_dir_warning(container, &error));
+            }
         }
-        session.subagent_sessions = nest(container, rows);
+        warnings.append(&mut found.warnings);
+        session.subagent_sessions = nest(container, found.rows);
     }
-    (Some(session), warnings)
+    Ok((Some(session), warnings))
 }
 
 /// Lists one project directory: its `*.jsonl` regular files and which of them have a container.
-fn list_project_dir(dir: &str, store: &Store) -> (Vec<SessionFile>, Vec<Warning>) {
+fn list_project_dir(dir: &str, store: &Store) -> Result<Discovered, WalkError> {
     let mut warnings = Vec::new();
-    let entries = match fs::read_dir(dir) {
+    let entries = match retry_out_of_descriptors(|| fs::read_dir(dir)) {
         Ok(entries) => entries,
         Err(error)
             if store.layout == Layout::Flat
                 && store.missing_ok
                 && error.kind() == io::ErrorKind::NotFound =>
         {
-            return (Vec::new(), warnings);
+            return Ok((Vec::new(), warnings));
         }
         Err(error) => {
+            fail_if_out_of_descriptors(dir, &error)?;
             let reason = match store.layout {
                 Layout::Projects => {
                     format!("project directory not readable: {}", describe_io(&error))
@@ -142,7 +184,7 @@ fn list_project_dir(dir: &str, store: &Store) -> (Vec<SessionFile>, Vec<Warning>
                 Layout::Flat => format!("sessions root not readable: {}", describe_io(&error)),
             };
             warnings.push(Warning::new(dir, reason));
-            return (Vec::new(), warnings);
+            return Ok((Vec::new(), warnings));
         }
     };
     let mut session_names = Vec::new();
@@ -184,7 +226,7 @@ fn list_project_dir(dir: &str, store: &Store) -> (Vec<SessionFile>, Vec<Warning>
             }
         })
         .collect();
-    (files, warnings)
+    Ok((files, warnings))
 }
 
 /// Flags for opening a directory inside a container: never through a symlink.
@@ -198,24 +240,141 @@ const FILE_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::NONBLOCK)
     .union(OFlags::CLOEXEC);
 
-/// Reads every run under the directory `dir` (open as `dir_fd`): depth first, no symlinks, no
-/// artifact copies, each header read as soon as its file is found.
-///
-/// Directories and files are opened relative to their parent's descriptor, so the kernel
-/// resolves one name per open instead of the whole path again (a session's runs sit five or
-/// six levels below the root, each in a directory of its own).
-fn collect_runs(
-    dir_fd: OwnedFd,
-    dir: &str,
+/// Path bytes below an anchor after which a directory becomes an anchor itself: far below
+/// `PATH_MAX`, so every open stays one short relative path.
+const ANCHOR_EVERY_BYTES: usize = 1024;
+/// Waits, doubling from 1 ms, before an open that failed for lack of descriptors is retried.
+const DESCRIPTOR_RETRIES: u32 = 7;
+
+/// What the walk of one container found.
+#[derive(Debug, Default)]
+struct Found {
+    rows: Vec<SessionRow>,
+    warnings: Vec<Warning>,
+}
+
+/// A directory inside a container still to be read.
+#[derive(Debug)]
+struct PendingDir {
+    /// The descriptor it is opened relative to: the container, or an ancestor.
+    anchor: Arc<OwnedFd>,
+    /// Its path relative to `anchor`: `.`, or one or more valid UTF-8 components.
+    relative: String,
+    /// Its path, for rows and warnings.
+    path: String,
+    /// It is a `forks` directory, whose `*.jsonl` files are runs.
     is_forks_dir: bool,
-    rows: &mut Vec<SessionRow>,
-    warnings: &mut Vec<Warning>,
-) {
-    let mut reader = match Dir::new(dir_fd) {
+}
+
+/// Reads every run under `first`: no symlinks, no artifact copies, each header read as soon as
+/// its file is found. Directories wait on an explicit stack, so depth costs heap, not stack.
+///
+/// A launch directory can hold thousands of run directories (issue 4's one session with 5,000
+/// runs), and visiting them one after another on one worker made that session take twice as
+/// long as 5,000 separate sessions. So when `may_split` holds, a directory with
+/// [`PARALLEL_DIR_ENTRIES`] entries or more is visited in parallel, each of its subdirectories
+/// walked serially on its own stack (`may_split` false): rayon work is never nested more than
+/// once, however deep the tree. The rows and warnings are sorted by the caller, so their order here does not
+/// matter.
+fn walk_runs(
+    first: PendingDir,
+    first_fd: Option<OwnedFd>,
+    may_split: bool,
+    found: &mut Found,
+) -> Result<(), WalkError> {
+    let mut first_fd = first_fd;
+    let mut stack = vec![first];
+    while let Some(pending) = stack.pop() {
+        let opened = match first_fd.take() {
+            Some(fd) => Ok(fd),
+            None => {
+                retry_out_of_descriptors(|| open_below(pending.anchor.as_fd(), &pending.relative))
+            }
+        };
+        let fd = match opened {
+            Ok(fd) => fd,
+            // Gone since its parent was listed: nothing to list.
+            Err(error) if error.kind() == io::ErrorKind::NotFound => continue,
+            Err(error) => {
+                fail_if_out_of_descriptors(&pending.path, &error)?;
+                found
+                    .warnings
+                    .push(subagent_dir_warning(&pending.path, &error));
+                continue;
+            }
+        };
+        let Some((reader, entries)) = read_entries(fd, &pending.path, found) else {
+            continue;
+        };
+        let Ok(dir_fd) = reader.fd() else {
+            continue;
+        };
+        let has_subdirs = entries
+            .iter()
+            .any(|(_, kind)| matches!(*kind, FileType::Directory | FileType::Unknown));
+        let base = if has_subdirs {
+            child_base(dir_fd, &pending, found)?
+        } else {
+            None
+        };
+        let base = base.as_ref();
+        if may_split && entries.len() >= PARALLEL_DIR_ENTRIES {
+            let visited: Vec<Result<Found, WalkError>> = entries
+                .into_par_iter()
+                .map(|(name, kind)| {
+                    let mut entry_found = Found::default();
+                    let mut subdirs = Vec::new();
+                    visit_run_entry(
+                        dir_fd,
+                        &pending,
+                        base,
+                        &name,
+                        kind,
+                        &mut subdirs,
+                        &mut entry_found,
+                    )?;
+                    for subdir in subdirs {
+                        // Its parent is still open: one short `openat` instead of a path
+                        // resolved from the anchor (thousands of runs in one launch).
+                        let fd = retry_out_of_descriptors(|| {
+                            rustix::fs::openat(dir_fd, &*name, DIR_FLAGS, Mode::empty())
+                                .map_err(io::Error::from)
+                        });
+                        walk_runs(subdir, fd.ok(), false, &mut entry_found)?;
+                    }
+                    Ok(entry_found)
+                })
+                .collect();
+            for entry_found in visited {
+                let mut entry_found = entry_found?;
+                found.rows.append(&mut entry_found.rows);
+                found.warnings.append(&mut entry_found.warnings);
+            }
+            continue;
+        }
+        let mut subdirs = Vec::new();
+        for (name, kind) in entries {
+            visit_run_entry(dir_fd, &pending, base, &name, kind, &mut subdirs, found)?;
+        }
+        // Reversed, so the stack pops them in listing order.
+        stack.extend(subdirs.into_iter().rev());
+    }
+    Ok(())
+}
+
+/// Reads the entries of the directory open as `fd`, `.` and `..` left out.
+fn read_entries(
+    fd: OwnedFd,
+    path: &str,
+    found: &mut Found,
+) -> Option<(Dir, Vec<(CString, FileType)>)> {
+    let mut reader = match Dir::new(fd) {
         Ok(reader) => reader,
         Err(error) => {
-            warnings.push(subagent_dir_warning(dir, &error.into()));
-            return;
+            found
+                .warnings
+                .push(subagent_dir_warning(path, &error.into()));
+            return None;
         }
     };
     let mut entries = Vec::new();
@@ -228,97 +387,190 @@ fn collect_runs(
                 }
             }
             Err(error) => {
-                warnings.push(subagent_dir_warning(dir, &error.into()));
+                found
+                    .warnings
+                    .push(subagent_dir_warning(path, &error.into()));
                 break;
             }
         }
     }
-    let Ok(dir_fd) = reader.fd() else {
-        return;
-    };
-    // A launch directory can hold thousands of run directories (issue 4's one session with
-    // 5,000 runs). Visiting them one after another on one worker made that session take twice
-    // as long as 5,000 separate sessions, so a large directory's entries are visited in
-    // parallel. `collect` keeps their order, so `rows` and `warnings` come out exactly as the
-    // serial loop leaves them.
-    if entries.len() >= PARALLEL_DIR_ENTRIES {
-        let visited: Vec<(Vec<SessionRow>, Vec<Warning>)> = entries
-            .into_par_iter()
-            .map(|(name, kind)| {
-                let mut entry_rows = Vec::new();
-                let mut entry_warnings = Vec::new();
-                visit_run_entry(
-                    dir_fd,
-                    dir,
-                    is_forks_dir,
-                    &name,
-                    kind,
-                    &mut entry_rows,
-                    &mut entry_warnings,
-                );
-                (entry_rows, entry_warnings)
-            })
-            .collect();
-        for (mut entry_rows, mut entry_warnings) in visited {
-            rows.append(&mut entry_rows);
-            warnings.append(&mut entry_warnings);
-        }
-    } else {
-        for (name, kind) in entries {
-            visit_run_entry(dir_fd, dir, is_forks_dir, &name, kind, rows, warnings);
-        }
-    }
+    Some((reader, entries))
 }
 
-/// Visits one entry of a directory inside a container (see [`collect_runs`]).
+/// Opens the directory at `relative` (components separated by `/`) below `anchor`, following
+/// no symlink on the way: one `openat2` with `RESOLVE_NO_SYMLINKS` where the kernel has it,
+/// else one `openat` with `O_NOFOLLOW` per component, holding at most two descriptors.
+fn open_below(anchor: BorrowedFd<'_>, relative: &str) -> io::Result<OwnedFd> {
+    if !relative.contains('/') {
+        // One component (or `.`): `O_NOFOLLOW` alone refuses a symlink.
+        return rustix::fs::openat(anchor, relative, DIR_FLAGS, Mode::empty()).map_err(Into::into);
+    }
+    let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS | ResolveFlags::BENEATH;
+    for _ in 0..3 {
+        match rustix::fs::openat2(anchor, relative, DIR_FLAGS, Mode::empty(), resolve) {
+            // A concurrent rename can make the kernel refuse to vouch for the path: try again.
+            Err(Errno::AGAIN) => continue,
+            // No `openat2` (Linux before 5.6, or a sandbox): walk the components.
+            Err(Errno::NOSYS | Errno::PERM) => break,
+            result => return result.map_err(Into::into),
+        }
+    }
+    let mut current: Option<OwnedFd> = None;
+    for component in relative.split('/') {
+        let base = current.as_ref().map_or(anchor, AsFd::as_fd);
+        let next = rustix::fs::openat(base, component, DIR_FLAGS, Mode::empty())?;
+        current = Some(next);
+    }
+    current.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
+}
+
+/// Visits one entry of the directory `dir` (open as `dir_fd`): reads a run's header into
+/// `found`, or adds a subdirectory to `subdirs`, to be opened from `base`.
 fn visit_run_entry(
     dir_fd: BorrowedFd<'_>,
-    dir: &str,
-    is_forks_dir: bool,
+    dir: &PendingDir,
+    base: Option<&ChildBase>,
     name: &CStr,
     kind: FileType,
-    rows: &mut Vec<SessionRow>,
-    warnings: &mut Vec<Warning>,
-) {
+    subdirs: &mut Vec<PendingDir>,
+    found: &mut Found,
+) -> Result<(), WalkError> {
     // Some filesystems do not report types in directory listings: ask, without following.
     let kind = match kind {
         FileType::Unknown => match rustix::fs::statat(dir_fd, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(stat) => FileType::from_raw_mode(stat.st_mode),
-            Err(_) => return,
+            Err(_) => return Ok(()),
         },
         kind => kind,
     };
     let bytes = name.to_bytes();
     if kind == FileType::Directory {
         if bytes == ARTIFACTS_DIR_NAME.as_bytes() {
-            return;
+            return Ok(());
         }
         let Ok(text) = name.to_str() else {
-            warnings.push(non_utf8_warning(dir, bytes, "directory"));
-            return;
+            found
+                .warnings
+                .push(non_utf8_warning(&dir.path, bytes, "directory"));
+            return Ok(());
         };
-        let path = join(dir, text);
-        match rustix::fs::openat(dir_fd, name, DIR_FLAGS, Mode::empty()) {
-            Ok(fd) => collect_runs(fd, &path, text == FORKS_DIR_NAME, rows, warnings),
-            Err(Errno::NOENT) => {}
-            Err(error) => warnings.push(subagent_dir_warning(&path, &error.into())),
+        // Without a base the directory could not be anchored; that was reported.
+        if let Some(base) = base {
+            subdirs.push(PendingDir {
+                anchor: Arc::clone(&base.anchor),
+                relative: format!("{}{text}", base.prefix),
+                path: join(&dir.path, text),
+                is_forks_dir: text == FORKS_DIR_NAME,
+            });
         }
     } else if kind == FileType::RegularFile
-        && (bytes == RUN_FILE_NAME.as_bytes() || (is_forks_dir && bytes.ends_with(b".jsonl")))
+        && (bytes == RUN_FILE_NAME.as_bytes() || (dir.is_forks_dir && bytes.ends_with(b".jsonl")))
     {
         let Ok(text) = name.to_str() else {
-            warnings.push(non_utf8_warning(dir, bytes, "file"));
-            return;
+            found
+                .warnings
+                .push(non_utf8_warning(&dir.path, bytes, "file"));
+            return Ok(());
         };
-        let path = join(dir, text);
-        let header = rustix::fs::openat(dir_fd, name, FILE_FLAGS, Mode::empty())
-            .map_err(|error| HeaderError::Open(describe_io(&error.into())))
-            .and_then(|fd| read_listed_header_from(&mut std::fs::File::from(fd)));
+        let path = join(&dir.path, text);
+        let opened = retry_out_of_descriptors(|| {
+            rustix::fs::openat(dir_fd, name, FILE_FLAGS, Mode::empty()).map_err(io::Error::from)
+        });
+        let header = match opened {
+            Ok(fd) => read_listed_header_from(&mut std::fs::File::from(fd)),
+            Err(error) => {
+                fail_if_out_of_descriptors(&path, &error)?;
+                Err(HeaderError::Open(describe_io(&error)))
+            }
+        };
         match header {
-            Ok(header) => rows.push(SessionRow { path, header }),
-            Err(error) => warnings.push(Warning::new(path, error.to_string())),
+            Ok(header) => found.rows.push(SessionRow { path, header }),
+            Err(error) => found.warnings.push(Warning::new(path, error.to_string())),
         }
     }
+    Ok(())
+}
+
+/// Where the subdirectories of one directory are opened from: an anchor and the path from it
+/// to the directory (empty, or ending in `/`).
+#[derive(Debug)]
+struct ChildBase {
+    anchor: Arc<OwnedFd>,
+    prefix: String,
+}
+
+/// Returns where the subdirectories of `dir` (open as `dir_fd`) are opened from: `dir`'s own
+/// anchor while the relative path stays short, else `dir` itself, re-opened as a new anchor.
+/// `None` (reported) when the re-open fails.
+fn child_base(
+    dir_fd: BorrowedFd<'_>,
+    dir: &PendingDir,
+    found: &mut Found,
+) -> Result<Option<ChildBase>, WalkError> {
+    if dir.relative == "." {
+        return Ok(Some(ChildBase {
+            anchor: Arc::clone(&dir.anchor),
+            prefix: String::new(),
+        }));
+    }
+    // A name is at most 255 bytes, so every child's relative path stays within the bound.
+    if dir.relative.len() + 1 + 255 <= ANCHOR_EVERY_BYTES {
+        return Ok(Some(ChildBase {
+            anchor: Arc::clone(&dir.anchor),
+            prefix: format!("{}/", dir.relative),
+        }));
+    }
+    let reopened = retry_out_of_descriptors(|| {
+        rustix::fs::openat(dir_fd, ".", DIR_FLAGS, Mode::empty()).map_err(io::Error::from)
+    });
+    match reopened {
+        Ok(anchor) => Ok(Some(ChildBase {
+            anchor: Arc::new(anchor),
+            prefix: String::new(),
+        })),
+        Err(error) => {
+            fail_if_out_of_descriptors(&dir.path, &error)?;
+            found.warnings.push(subagent_dir_warning(&dir.path, &error));
+            Ok(None)
+        }
+    }
+}
+
+/// Returns whether `error` means the process (EMFILE) or the system (ENFILE) has no file
+/// descriptor left.
+fn is_out_of_descriptors(error: &io::Error) -> bool {
+    matches!(
+        Errno::from_io_error(error),
+        Some(Errno::MFILE | Errno::NFILE)
+    )
+}
+
+/// Runs `open`, and while it fails for lack of descriptors (another worker may be about to
+/// close some) waits 1, 2, 4, ... 64 ms and tries again.
+fn retry_out_of_descriptors<T>(mut open: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    let mut wait = Duration::from_millis(1);
+    for _ in 0..DESCRIPTOR_RETRIES {
+        match open() {
+            Err(error) if is_out_of_descriptors(&error) => {
+                std::thread::sleep(wait);
+                wait *= 2;
+            }
+            result => return result,
+        }
+    }
+    open()
+}
+
+/// Fails the walk when `error` is a lack of descriptors: skipping the directory or file would
+/// silently change the listing.
+fn fail_if_out_of_descriptors(path: &str, error: &io::Error) -> Result<(), WalkError> {
+    if is_out_of_descriptors(error) {
+        return Err(WalkError::OutOfDescriptors {
+            path: path.to_owned(),
+            reason: describe_io(error),
+        });
+    }
+    Ok(())
 }
 
 /// Returns whether a root entry's name has the `--<slug>--` shape.

@@ -17,8 +17,8 @@ fn store(root: &Path) -> Store {
 
 /// Lists `root` serially and in parallel, asserts both agree, and returns the listing.
 fn list_both(store: &Store) -> Listing {
-    let serial = list(store, &WalkOptions { threads: 1 });
-    let parallel = list(store, &WalkOptions { threads: 4 });
+    let serial = list(store, &WalkOptions { threads: 1 }).expect("descriptors to spare");
+    let parallel = list(store, &WalkOptions { threads: 4 }).expect("descriptors to spare");
     assert_eq!(serial, parallel, "1 thread and 4 threads must agree");
     serial
 }

@@ -21,8 +21,8 @@ fn check(names: &[&str], expected: &[&str]) {
         .expect("write");
     }
     let store = Store::resolve(root.path(), Path::new("/"), Layout::Projects).expect("utf-8");
-    let serial = list(&store, &WalkOptions { threads: 1 });
-    let parallel = list(&store, &WalkOptions { threads: 4 });
+    let serial = list(&store, &WalkOptions { threads: 1 }).expect("walk");
+    let parallel = list(&store, &WalkOptions { threads: 4 }).expect("walk");
     assert_eq!(serial, parallel);
     assert_eq!(serial.warnings, []);
     let prefix = format!("{}/", store.root);

@@ -12,13 +12,19 @@ use crate::server::CallContext;
 
 mod inspect_session;
 mod list_sessions;
+mod search_sessions;
 mod session_entries;
+mod session_handoff;
+mod session_stats;
 
 /// Every tool the server offers, in the order `tools/list` gives them.
 pub(crate) const ALL: &[ToolSpec] = &[
     list_sessions::TOOL,
     session_entries::TOOL,
     inspect_session::TOOL,
+    search_sessions::TOOL,
+    session_stats::TOOL,
+    session_handoff::TOOL,
 ];
 
 /// Returns the tool named `name`.

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use pi_retrospect_app::{EntriesRequest, EntriesResult};
+use pi_retrospect_app::{EntriesRequest, OpenedSession};
 use pi_retrospect_transcript::EntryRow;
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
@@ -177,7 +177,7 @@ struct Filters {
 fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
     let params: SessionEntriesParams = parse(arguments)?;
     let filters = filters(context, params)?;
-    let EntriesResult { session, mut rows } = read(context, &filters)?;
+    let (session, mut rows) = read(context, &filters)?;
     let mut is_more = rows.len() > filters.limit;
     rows.truncate(filters.limit);
     let page = bound_rows(&mut rows);
@@ -313,7 +313,10 @@ fn filters(context: &CallContext, params: SessionEntriesParams) -> Result<Filter
 /// Reads the rows the filters select. The application layer filters on one id and one
 /// parent id at a time, so several are read as one request per combination and merged in
 /// file order (each request's first `limit + 1` rows hold the union's first `limit + 1`).
-fn read(context: &CallContext, filters: &Filters) -> Result<EntriesResult, ToolError> {
+fn read(
+    context: &CallContext,
+    filters: &Filters,
+) -> Result<(OpenedSession, Vec<EntryRow>), ToolError> {
     let choices = |handles: &[String]| -> Vec<Option<String>> {
         if handles.is_empty() {
             vec![None]
@@ -321,7 +324,7 @@ fn read(context: &CallContext, filters: &Filters) -> Result<EntriesResult, ToolE
             handles.iter().cloned().map(Some).collect()
         }
     };
-    let mut merged: Option<EntriesResult> = None;
+    let mut merged: Option<(OpenedSession, Vec<EntryRow>)> = None;
     for id in choices(&filters.ids) {
         for parent_id in choices(&filters.parent_ids) {
             let request = EntriesRequest {
@@ -330,21 +333,23 @@ fn read(context: &CallContext, filters: &Filters) -> Result<EntriesResult, ToolE
                 ..filters.base.clone()
             };
             let result = pi_retrospect_app::entries(&filters.target, &request, &context.env)?;
+            let rows = result.rows()?;
             merged = Some(match merged {
-                None => result,
-                Some(mut so_far) => {
-                    so_far.rows.extend(result.rows);
-                    so_far
+                None => (result.session, rows),
+                Some((session, mut so_far)) => {
+                    so_far.extend(rows);
+                    (session, so_far)
                 }
             });
         }
     }
-    let mut result = merged.ok_or_else(|| ToolError::Internal("no request was made".into()))?;
+    let (session, mut rows) =
+        merged.ok_or_else(|| ToolError::Internal("no request was made".into()))?;
     if filters.ids.len() > 1 || filters.parent_ids.len() > 1 {
-        result.rows.sort_by_key(|row| row.line_no);
-        result.rows.dedup_by_key(|row| row.line_no);
+        rows.sort_by_key(|row| row.line_no);
+        rows.dedup_by_key(|row| row.line_no);
     }
-    Ok(result)
+    Ok((session, rows))
 }
 
 /// Which rows of a page were cut, and how many rows fit.

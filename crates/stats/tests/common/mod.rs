@@ -23,7 +23,7 @@ pub fn materialize(root: &Path, files: &[(&str, Vec<String>)]) {
 /// Lists the Pi-layout store at `root`.
 pub fn listing(root: &Path) -> Listing {
     let store = Store::resolve(root, Path::new("/"), Layout::Projects).expect("store");
-    list_stores(&[store], &WalkOptions { threads: 1 })
+    list_stores(&[store], &WalkOptions { threads: 1 }).expect("walk")
 }
 
 /// Returns options grouped by `group_by`, periods in UTC.

@@ -1,0 +1,76 @@
+//! `search`: exact search over the sessions a listing selects (or one session), subagent runs
+//! included, streamed in a deterministic order.
+
+use std::ops::ControlFlow;
+
+use pi_retrospect_core::search::{SearchTotals, SearchWarning};
+use pi_retrospect_search::{Event, Mode, Query, RunOptions, SearchFile, Searcher, SessionOrder};
+
+use crate::env::Environment;
+use crate::error::AppError;
+use crate::list::{ListRequest, list};
+use crate::read::SessionTarget;
+use crate::session_ref::resolve_session;
+
+/// A `search` request.
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    /// Which sessions: the stores and the `list` filters (a kept session keeps its runs).
+    pub sessions: ListRequest,
+    /// Only this session file.
+    pub session: Option<SessionTarget>,
+    /// The pattern, the texts searched and the snippet context.
+    pub query: Query,
+    /// The order of sessions (hits stay in file order inside a session).
+    pub order: SessionOrder,
+    /// Hits, counts per file, or files with matches.
+    pub mode: Mode,
+    /// Stop after this many hits in all.
+    pub limit: Option<u64>,
+}
+
+/// Searches the sessions `request` selects, handing every event to `on_event` in order; the
+/// listing's own warnings (unreadable files the walk met) come first, as warning events.
+/// Fails before reading any session when the pattern is not valid.
+pub fn search(
+    request: &SearchRequest,
+    env: &Environment,
+    on_event: &mut dyn FnMut(Event<'_>) -> ControlFlow<()>,
+) -> Result<SearchTotals, AppError> {
+    let searcher = Searcher::new(&request.query)
+        .map_err(|error| AppError::usage(format!("PATTERN: {error}")))?;
+    if let Some(0) = request.limit {
+        return Err(AppError::usage("--limit must be at least 1"));
+    }
+    let files = match &request.session {
+        Some(target) => {
+            let path = resolve_session(&target.session, &target.stores, env)?;
+            vec![SearchFile {
+                path: path.display().to_string(),
+                depth: 0,
+            }]
+        }
+        None => {
+            let listing = list(&request.sessions, env)?.listing;
+            for warning in &listing.warnings {
+                let warning = SearchWarning {
+                    path: warning.path.clone(),
+                    line_no: None,
+                    message: warning.reason.clone(),
+                };
+                if on_event(Event::Warning(&warning)).is_break() {
+                    return Ok(SearchTotals::default());
+                }
+            }
+            pi_retrospect_search::files_in_order(&listing.sessions, request.order)
+        }
+    };
+    let options = RunOptions {
+        mode: request.mode,
+        limit: request.limit,
+        threads: request.sessions.threads,
+    };
+    Ok(pi_retrospect_search::search_files(
+        &searcher, &files, &options, on_event,
+    ))
+}

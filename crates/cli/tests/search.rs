@@ -1,0 +1,111 @@
+//! Issue 12: `pi-retrospect search` end to end on the files the real Pi wrote: exit codes as
+//! ripgrep's, the output modes, the opt-in scopes, and the JSON document against its schema.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{binary, stdout_of};
+use serde_json::Value;
+
+fn sessions() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/pi-real/sessions");
+    std::fs::canonicalize(&root)
+        .unwrap_or(PathBuf::from(&root))
+        .display()
+        .to_string()
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    binary()
+        .arg("search")
+        .args(["--sessions-root", &sessions()])
+        .args(args)
+        .output()
+        .expect("run")
+}
+
+#[test]
+fn exit_status_is_ripgreps() {
+    assert_eq!(run(&["git push", "--tool-args"]).status.code(), Some(0));
+    assert_eq!(run(&["zz-no-such-text-zz"]).status.code(), Some(1));
+    assert_eq!(run(&["-E", "("]).status.code(), Some(2));
+    assert_eq!(
+        run(&["x", "--session", "no-such-id"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn scopes_are_opt_in() {
+    // The bash command is a tool-call argument: found only with --tool-args.
+    assert_eq!(run(&["git push origin main"]).status.code(), Some(1));
+    let text = stdout_of(&run(&["git push origin main", "--tool-args"]));
+    assert!(text.contains("git push origin main"), "{text}");
+    // Tool output only with --tool-results.
+    assert_eq!(run(&["ENOENT"]).status.code(), Some(1));
+    assert_eq!(run(&["ENOENT", "--tool-results"]).status.code(), Some(0));
+    // Case rules.
+    assert_eq!(run(&["enoent", "--tool-results"]).status.code(), Some(1));
+    assert_eq!(
+        run(&["enoent", "--tool-results", "-i"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        run(&["enoent", "--tool-results", "-S"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        run(&["Enoent", "--tool-results", "-S"]).status.code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn modes_and_the_json_document() {
+    let json = stdout_of(&run(&["the", "--json"]));
+    let document: Value = serde_json::from_str(&json).expect("JSON");
+    let hits = document["hits"].as_array().expect("hits");
+    assert!(!hits.is_empty());
+    assert_eq!(
+        document["totals"]["nHits"].as_u64(),
+        Some(hits.len() as u64)
+    );
+    let schema: Value = serde_json::from_str(&stdout_of(
+        &binary().args(["schema", "search"]).output().expect("run"),
+    ))
+    .expect("schema");
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    assert!(validator.is_valid(&document));
+
+    let paths = stdout_of(&run(&["the", "-l"]));
+    let mut expected: Vec<&str> = hits
+        .iter()
+        .map(|hit| hit["path"].as_str().expect("path"))
+        .collect();
+    expected.dedup();
+    let listed: Vec<&str> = paths.lines().collect();
+    assert_eq!(listed, expected);
+
+    let counts = stdout_of(&run(&["the", "--count"]));
+    let total: u64 = counts
+        .lines()
+        .map(|line| {
+            line.rsplit_once(':')
+                .expect("path:count")
+                .1
+                .parse::<u64>()
+                .expect("count")
+        })
+        .sum();
+    assert_eq!(total, hits.len() as u64);
+
+    let limited = stdout_of(&run(&["the", "--jsonl", "--limit", "2"]));
+    assert_eq!(
+        limited
+            .lines()
+            .filter(|line| line.contains("\"kind\":\"hit\""))
+            .count(),
+        2
+    );
+}

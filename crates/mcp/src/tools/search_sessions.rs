@@ -1,0 +1,258 @@
+//! `search_sessions`: exact search over every session of the stores (or one), in bounded pages
+//! of hits continued by a cursor. The document is `pi-retrospect search --json`'s plus
+//! `nextCursor`.
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use pi_retrospect_app::{ListRequest, SearchRequest};
+use pi_retrospect_core::search::{FieldKind, SearchDocument};
+use pi_retrospect_search::{
+    CaseMode, Event, FieldKinds, Mode, Pattern, Query, Scope, SessionOrder,
+};
+use rmcp::model::JsonObject;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::args::{OneOrMany, absolute_dirs, parse, session_target};
+use crate::error::ToolError;
+use crate::output::{MAX_WARNINGS, ToolOutput, bounded_text, json_from_writer};
+use crate::server::CallContext;
+use crate::tools::{ToolSpec, input_schema, schema_from_text};
+
+pub(crate) const TOOL: ToolSpec = ToolSpec {
+    name: "search_sessions",
+    title: "Search every session",
+    description: DESCRIPTION,
+    input_schema: input_schema::<SearchSessionsParams>,
+    output_schema,
+    run,
+};
+
+/// Hits per page when `limit` is not given.
+const DEFAULT_LIMIT: u64 = 50;
+/// The largest `limit`.
+const MAX_LIMIT: u64 = 200;
+
+const DESCRIPTION: &str = "\
+Searches the text of every session in the stores (subagent runs included), without an index \
+and exactly: only entry text matches, never JSON field names, ids or image data. pattern is \
+literal unless regex is true (Rust regex syntax); case: sensitive (default), insensitive or \
+smart; wholeWord. Searched by default: user and assistant text, `!` commands and output, \
+summaries, custom messages, session names, labels; opt in with thinking, toolArgs, \
+toolResults, system; narrow with roles, tools, models. sessionPath limits it to one file \
+(an absolute `path` from list_sessions); cwds/cwdPrefix to projects. Sessions newest first \
+(order), hits in file order, each with path, entryId, lineNo, timestamp, role, field, \
+isOnActiveBranch, depth and a snippet with the match's range. Pages: limit hits (default 50, \
+at most 200); when nextCursor is not null, repeat the call with cursor = nextCursor. Never \
+writes.";
+
+/// The arguments of `search_sessions`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct SearchSessionsParams {
+    /// What to look for.
+    pattern: String,
+    /// Treat pattern as a regular expression.
+    #[serde(default)]
+    regex: bool,
+    /// sensitive (default), insensitive or smart.
+    case: Option<String>,
+    /// Match whole words only.
+    #[serde(default)]
+    whole_word: bool,
+    /// Also search thinking.
+    #[serde(default)]
+    thinking: bool,
+    /// Also search tool-call arguments.
+    #[serde(default)]
+    tool_args: bool,
+    /// Also search tool output.
+    #[serde(default)]
+    tool_results: bool,
+    /// Also search system prompts.
+    #[serde(default)]
+    system: bool,
+    /// Only messages with these roles.
+    #[serde(default)]
+    roles: OneOrMany,
+    /// Only calls and results of these tools.
+    #[serde(default)]
+    tools: OneOrMany,
+    /// Only assistant messages of these models.
+    #[serde(default)]
+    models: OneOrMany,
+    /// Only this session file: an absolute `path` from list_sessions.
+    session_path: Option<String>,
+    /// Only sessions whose cwd is one of these absolute directories.
+    #[serde(default)]
+    cwds: OneOrMany,
+    /// Only sessions whose cwd is one of these absolute directories or below.
+    #[serde(default)]
+    cwd_prefix: OneOrMany,
+    /// newest (default), oldest or path.
+    order: Option<String>,
+    /// Hits per page (default 50, at most 200).
+    #[schemars(range(min = 1, max = 200))]
+    limit: Option<u64>,
+    /// A nextCursor from the previous page of the same call.
+    cursor: Option<String>,
+}
+
+fn output_schema() -> Arc<JsonObject> {
+    let mut schema: Value = serde_json::from_str(pi_retrospect_render::search::SEARCH_SCHEMA)
+        .unwrap_or(Value::Object(serde_json::Map::new()));
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.insert(
+            "nextCursor".to_owned(),
+            serde_json::json!({ "type": ["string", "null"] }),
+        );
+    }
+    schema_from_text(&schema.to_string())
+}
+
+fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
+    let params: SearchSessionsParams = parse(arguments)?;
+    if params.pattern.is_empty() {
+        return Err(ToolError::argument("pattern", "must not be empty"));
+    }
+    let limit = match params.limit {
+        None => DEFAULT_LIMIT,
+        Some(limit) if (1..=MAX_LIMIT).contains(&limit) => limit,
+        Some(limit) => {
+            return Err(ToolError::argument(
+                "limit",
+                format!("{limit} is outside 1..={MAX_LIMIT}"),
+            ));
+        }
+    };
+    // The cursor is the number of hits already delivered, for the same arguments.
+    let skip: u64 = match &params.cursor {
+        None => 0,
+        Some(cursor) => cursor
+            .strip_prefix("hits:")
+            .and_then(|number| number.parse().ok())
+            .ok_or_else(|| ToolError::argument("cursor", "not a nextCursor of this tool"))?,
+    };
+    let case = match params.case.as_deref() {
+        None | Some("sensitive") => CaseMode::Sensitive,
+        Some("insensitive") => CaseMode::Insensitive,
+        Some("smart") => CaseMode::Smart,
+        Some(other) => {
+            return Err(ToolError::argument(
+                "case",
+                format!("{other:?} is not sensitive, insensitive or smart"),
+            ));
+        }
+    };
+    let order = match params.order.as_deref() {
+        None | Some("newest") => SessionOrder::Newest,
+        Some("oldest") => SessionOrder::Oldest,
+        Some("path") => SessionOrder::Path,
+        Some(other) => {
+            return Err(ToolError::argument(
+                "order",
+                format!("{other:?} is not newest, oldest or path"),
+            ));
+        }
+    };
+    let pattern = if params.regex {
+        Pattern::regex(params.pattern)
+    } else {
+        Pattern::literal(params.pattern)
+    };
+    let mut pattern = pattern.with_case(case);
+    if params.whole_word {
+        pattern = pattern.whole_word();
+    }
+    let mut kinds = FieldKinds::default_kinds();
+    for (is_on, kind) in [
+        (params.thinking, FieldKind::Thinking),
+        (params.tool_args, FieldKind::ToolArgs),
+        (params.tool_results, FieldKind::ToolResult),
+        (params.system, FieldKind::System),
+    ] {
+        if is_on {
+            kinds = kinds.with(kind);
+        }
+    }
+    let mut query = Query::new(pattern);
+    query.scope = Scope {
+        kinds,
+        roles: params.roles.into_vec(),
+        tools: params.tools.into_vec(),
+        models: params.models.into_vec(),
+    };
+    let session = params
+        .session_path
+        .map(|path| session_target(context, Some(path)))
+        .transpose()?;
+    let request = SearchRequest {
+        sessions: ListRequest {
+            stores: context.stores.clone(),
+            cwd: absolute_dirs("cwds", params.cwds.into_vec())?,
+            cwd_prefix: absolute_dirs("cwdPrefix", params.cwd_prefix.into_vec())?,
+            ..ListRequest::default()
+        },
+        session,
+        query,
+        order,
+        mode: Mode::Hits,
+        // One hit more than the page tells whether another page follows.
+        limit: Some(skip + limit + 1),
+    };
+    let mut document = SearchDocument::default();
+    let mut n_seen: u64 = 0;
+    let totals = pi_retrospect_app::search(&request, &context.env, &mut |event| {
+        match event {
+            Event::Hit(hit) => {
+                n_seen += 1;
+                if n_seen > skip && n_seen <= skip + limit {
+                    document.hits.push(hit.clone());
+                }
+            }
+            Event::Warning(warning) if document.warnings.len() < MAX_WARNINGS => {
+                document.warnings.push(warning.clone());
+            }
+            Event::Warning(_) | Event::FileDone(_) => {}
+        }
+        ControlFlow::Continue(())
+    })
+    .map_err(|error| match error.kind {
+        pi_retrospect_app::ErrorKind::Usage => ToolError::argument("pattern", error.message),
+        _ => ToolError::App(error),
+    })?;
+    let next_cursor = (n_seen > skip + limit).then(|| format!("hits:{}", skip + limit));
+    document.totals = totals;
+    document.totals.n_hits = document.hits.len() as u64;
+    document.totals.is_limit_reached = next_cursor.is_some();
+    let mut structured =
+        json_from_writer(|out| pi_retrospect_render::search::write_json(out, &document))?;
+    if let Some(object) = structured.as_object_mut() {
+        object.insert(
+            "nextCursor".to_owned(),
+            next_cursor.clone().map_or(Value::Null, Value::from),
+        );
+    }
+    let mut text = Vec::new();
+    {
+        let mut writer = pi_retrospect_render::search::TextWriter::new(&mut text, false);
+        for hit in &document.hits {
+            writer
+                .write_hit(hit)
+                .map_err(|error| ToolError::Internal(error.to_string()))?;
+        }
+    }
+    let mut text = String::from_utf8_lossy(&text).into_owned();
+    if let Some(cursor) = &next_cursor {
+        text.push_str(&format!("more hits: call again with cursor = {cursor:?}\n"));
+    }
+    if document.hits.is_empty() {
+        text.push_str("no hits\n");
+    }
+    Ok(ToolOutput {
+        structured,
+        text: bounded_text(text),
+    })
+}

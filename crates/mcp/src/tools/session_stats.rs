@@ -1,0 +1,151 @@
+//! `session_stats`: tokens and cost counted the way Pi counts them, over the sessions of the
+//! stores (or one session), grouped, in bounded pages of rows. The document is
+//! `pi-retrospect stats --json`'s plus `nRows` and `nextOffset`.
+
+use std::sync::Arc;
+
+use pi_retrospect_app::{ListRequest, StatsRequest};
+use rmcp::model::JsonObject;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::args::{OneOrMany, absolute_dirs, parse, session_target};
+use crate::error::ToolError;
+use crate::output::{ToolOutput, bounded_text, json_from_writer, text_from_writer};
+use crate::server::CallContext;
+use crate::tools::{ToolSpec, input_schema, schema_from_text};
+
+pub(crate) const TOOL: ToolSpec = ToolSpec {
+    name: "session_stats",
+    title: "Count tokens and cost",
+    description: DESCRIPTION,
+    input_schema: input_schema::<SessionStatsParams>,
+    output_schema,
+    run,
+};
+
+/// Rows per page when `limit` is not given.
+const DEFAULT_LIMIT: usize = 100;
+/// The largest `limit`.
+const MAX_LIMIT: usize = 500;
+
+const DESCRIPTION: &str = "\
+Counts input, output, cache read, cache write and total tokens and cost the way Pi counts a \
+session's totals (assistant usage, `usage` entries, compaction and branch-summary usage, tools' \
+nested usage; every branch, each entry once). Subagent runs are counted once on their own rows \
+(`withRuns` adds them into their launcher); a fork's copied entries count once in every \
+aggregate, and per session `pi` is what Pi reports for the file while `own` leaves copies out. \
+cost is what the provider recorded; nCostUnknown counts records without one. \
+by: any of session, project, model, day, week, month (combined in order); timeZone is an IANA \
+name for the periods (default the server's zone); startTimestamp/endTimestamp bound each \
+record's own time. Rows come in pages: limit (default 100, at most 500) from offset; \
+nextOffset continues, null at the end; `total` is always the whole store's. Never writes.";
+
+/// The arguments of `session_stats`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct SessionStatsParams {
+    /// Groupings, in order: session, project, model, day, week, month.
+    #[serde(default)]
+    by: Vec<String>,
+    /// Only this session file (an absolute `path` from list_sessions) with its runs.
+    session_path: Option<String>,
+    /// Only sessions whose cwd is one of these absolute directories.
+    #[serde(default)]
+    cwds: OneOrMany,
+    /// Only sessions whose cwd is one of these absolute directories or below.
+    #[serde(default)]
+    cwd_prefix: OneOrMany,
+    /// Count records at or after this instant (RFC 3339, a date, or an age like 7d).
+    start_timestamp: Option<String>,
+    /// Count records at or before this instant.
+    end_timestamp: Option<String>,
+    /// The IANA time zone of days, weeks and months.
+    time_zone: Option<String>,
+    /// Rows per page (default 100, at most 500).
+    #[schemars(range(min = 1, max = 500))]
+    limit: Option<usize>,
+    /// The first row of the page (a nextOffset).
+    offset: Option<usize>,
+}
+
+fn output_schema() -> Arc<JsonObject> {
+    let mut schema: Value = serde_json::from_str(pi_retrospect_render::stats::STATS_SCHEMA)
+        .unwrap_or(Value::Object(serde_json::Map::new()));
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.insert(
+            "nRows".to_owned(),
+            serde_json::json!({ "type": "integer", "minimum": 0 }),
+        );
+        properties.insert(
+            "nextOffset".to_owned(),
+            serde_json::json!({ "type": ["integer", "null"], "minimum": 0 }),
+        );
+    }
+    schema_from_text(&schema.to_string())
+}
+
+fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
+    let params: SessionStatsParams = parse(arguments)?;
+    let limit = match params.limit {
+        None => DEFAULT_LIMIT,
+        Some(limit) if (1..=MAX_LIMIT).contains(&limit) => limit,
+        Some(limit) => {
+            return Err(ToolError::argument(
+                "limit",
+                format!("{limit} is outside 1..={MAX_LIMIT}"),
+            ));
+        }
+    };
+    let offset = params.offset.unwrap_or(0);
+    let group_by = if params.by.is_empty() {
+        Vec::new()
+    } else {
+        pi_retrospect_stats::parse_group_keys(&params.by.join(","))
+            .map_err(|error| ToolError::argument("by", error.to_string()))?
+    };
+    let session = params
+        .session_path
+        .map(|path| session_target(context, Some(path)))
+        .transpose()?;
+    let request = StatsRequest {
+        sessions: ListRequest {
+            stores: context.stores.clone(),
+            cwd: absolute_dirs("cwds", params.cwds.into_vec())?,
+            cwd_prefix: absolute_dirs("cwdPrefix", params.cwd_prefix.into_vec())?,
+            ..ListRequest::default()
+        },
+        session,
+        group_by,
+        time_zone: params.time_zone,
+        since: params.start_timestamp,
+        until: params.end_timestamp,
+    };
+    let mut report = pi_retrospect_app::stats(&request, &context.env)?;
+    let n_rows = report.rows.len();
+    let rows: Vec<_> = report.rows.drain(..).skip(offset).take(limit).collect();
+    let next_offset = (offset + rows.len() < n_rows).then_some(offset + rows.len());
+    report.rows = rows;
+    report.warnings.truncate(crate::output::MAX_WARNINGS);
+    let mut structured =
+        json_from_writer(|out| pi_retrospect_render::stats::write_json(out, &report))?;
+    if let Some(object) = structured.as_object_mut() {
+        object.insert("nRows".to_owned(), Value::from(n_rows));
+        object.insert(
+            "nextOffset".to_owned(),
+            next_offset.map_or(Value::Null, Value::from),
+        );
+    }
+    let text = text_from_writer(|out| {
+        pi_retrospect_render::stats::write_table(
+            out,
+            &report,
+            &pi_retrospect_render::stats::TableOptions { rollup: false },
+        )
+    })?;
+    Ok(ToolOutput {
+        structured,
+        text: bounded_text(text),
+    })
+}

@@ -1,0 +1,483 @@
+//! Writers for search results: text grouped per session like ripgrep's `--heading`, the
+//! `--json` document, `--jsonl` rows, `--count` lines and `--files-with-matches` paths, plus
+//! the JSON Schema of the document.
+//!
+//! Text output:
+//!
+//! ```text
+//! /home/me/.pi/agent/sessions/--home-me-app--/2026-09-01T10-00-00-000Z_0199….jsonl
+//! 5:[37e9c488] user: What is in this project? Read the README …
+//! 9:[101e43e2] assistant (off branch): README says it is a fixture project …
+//!
+//! /home/me/.pi/agent/sessions/--home-me-app--/2026-09-01T10-00-00-000Z_0199…/5f0c…/run-0/session.jsonl  (subagent run, depth 1)
+//! 3:[0f1e2d3c] toolResult(bash): … error: cannot find …
+//! ```
+//!
+//! Each hit is `LINE:[ENTRY] KIND: SNIPPET`, where `ENTRY` is the entry id (`line:N` in a
+//! version 1 file) and `KIND` the field kind, with the tool for tool-call arguments and tool
+//! results; hits not on the session's active branch say `(off branch)`. With colour the path
+//! is magenta, the line number green and the match bold red, as in ripgrep.
+
+use std::io::{self, Write};
+
+use pi_retrospect_core::sanitize::escape_for_terminal;
+use pi_retrospect_core::search::{FieldKind, FileCount, SearchDocument, SearchHit, SearchWarning};
+use serde::Serialize;
+
+const MAGENTA: &str = "\u{1b}[35m";
+const GREEN: &str = "\u{1b}[32m";
+const BOLD_RED: &str = "\u{1b}[1;31m";
+const DIM: &str = "\u{1b}[2m";
+const RESET: &str = "\u{1b}[0m";
+
+/// Returns a streaming text writer: hits arrive in order and are grouped under a heading per
+/// session file, with a blank line between groups.
+pub struct TextWriter<'w> {
+    out: &'w mut dyn Write,
+    is_color: bool,
+    current_path: Option<String>,
+}
+
+impl<'w> TextWriter<'w> {
+    /// Returns a writer to `out`, with ANSI colour when `is_color`.
+    pub fn new(out: &'w mut dyn Write, is_color: bool) -> TextWriter<'w> {
+        TextWriter {
+            out,
+            is_color,
+            current_path: None,
+        }
+    }
+
+    /// Returns the writer the hits go to, for the other lines of a search (counts, paths,
+    /// JSON rows).
+    pub fn out(&mut self) -> &mut dyn Write {
+        &mut *self.out
+    }
+
+    fn paint(&self, text: &mut Vec<u8>, color: &str, part: &str) {
+        if self.is_color {
+            text.extend_from_slice(color.as_bytes());
+            text.extend_from_slice(part.as_bytes());
+            text.extend_from_slice(RESET.as_bytes());
+        } else {
+            text.extend_from_slice(part.as_bytes());
+        }
+    }
+
+    /// Writes one hit, preceded by its file's heading when it is the file's first.
+    pub fn write_hit(&mut self, hit: &SearchHit) -> io::Result<()> {
+        let mut text = Vec::with_capacity(256);
+        if self.current_path.as_deref() != Some(hit.path.as_str()) {
+            if self.current_path.is_some() {
+                text.push(b'\n');
+            }
+            self.paint(&mut text, MAGENTA, &escape_for_terminal(&hit.path));
+            if hit.depth > 0 {
+                text.extend_from_slice(format!("  (subagent run, depth {})", hit.depth).as_bytes());
+            }
+            text.push(b'\n');
+            self.current_path = Some(hit.path.clone());
+        }
+        self.paint(&mut text, GREEN, &hit.line_no.to_string());
+        text.push(b':');
+        let handle = match &hit.entry_id {
+            Some(id) => escape_for_terminal(id).into_owned(),
+            None => format!("line:{}", hit.line_no),
+        };
+        text.extend_from_slice(format!("[{handle}] {}", kind_label(hit)).as_bytes());
+        if !hit.is_on_active_branch {
+            text.push(b' ');
+            self.paint(&mut text, DIM, "(off branch)");
+        }
+        text.extend_from_slice(b": ");
+        let snippet = &hit.snippet;
+        let (start, end) = (hit.match_range.start, hit.match_range.end);
+        match (
+            snippet.get(..start),
+            snippet.get(start..end),
+            snippet.get(end..),
+        ) {
+            (Some(before), Some(found), Some(after)) => {
+                text.extend_from_slice(before.as_bytes());
+                self.paint(&mut text, BOLD_RED, found);
+                text.extend_from_slice(after.as_bytes());
+            }
+            // A range that does not fit the snippet (never made by the search) prints plain.
+            _ => text.extend_from_slice(snippet.as_bytes()),
+        }
+        text.push(b'\n');
+        self.out.write_all(&text)
+    }
+}
+
+/// Returns how a hit's kind of text is shown: the kind, with the tool for tool texts.
+fn kind_label(hit: &SearchHit) -> String {
+    match (&hit.field, &hit.tool_name) {
+        (FieldKind::ToolArgs | FieldKind::ToolResult, Some(tool)) => {
+            format!("{}({})", hit.field.as_str(), escape_for_terminal(tool))
+        }
+        _ => hit.field.as_str().to_owned(),
+    }
+}
+
+/// Writes one warning as a line of text: `PATH: MESSAGE` (the message names the line).
+pub fn write_warning_text(out: &mut dyn Write, warning: &SearchWarning) -> io::Result<()> {
+    writeln!(
+        out,
+        "{}: {}",
+        escape_for_terminal(&warning.path),
+        escape_for_terminal(&warning.message)
+    )
+}
+
+/// Writes a `--count` line: `PATH:N`, as `rg -c` does.
+pub fn write_count(out: &mut dyn Write, count: &FileCount) -> io::Result<()> {
+    writeln!(out, "{}:{}", escape_for_terminal(&count.path), count.n_hits)
+}
+
+/// Writes a `--files-with-matches` line: the absolute path alone.
+pub fn write_path(out: &mut dyn Write, path: &str) -> io::Result<()> {
+    writeln!(out, "{}", escape_for_terminal(path))
+}
+
+/// Writes the `--json` document, pretty-printed with a final newline; content is kept as
+/// the search made it (snippets are already terminal-safe).
+pub fn write_json(out: &mut dyn Write, document: &SearchDocument) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, document).map_err(io::Error::from)?;
+    out.write_all(b"\n")
+}
+
+#[derive(Serialize)]
+struct HitLine<'a> {
+    kind: &'static str,
+    #[serde(flatten)]
+    hit: &'a SearchHit,
+}
+
+#[derive(Serialize)]
+struct WarningLine<'a> {
+    kind: &'static str,
+    #[serde(flatten)]
+    warning: &'a SearchWarning,
+}
+
+/// Writes one `--jsonl` hit row: `{"kind":"hit", …the hit's fields}`.
+pub fn write_hit_jsonl(out: &mut dyn Write, hit: &SearchHit) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, &HitLine { kind: "hit", hit }).map_err(io::Error::from)?;
+    out.write_all(b"\n")
+}
+
+/// Writes one `--jsonl` warning row: `{"kind":"warning","path","lineNo","message"}`.
+pub fn write_warning_jsonl(out: &mut dyn Write, warning: &SearchWarning) -> io::Result<()> {
+    let line = WarningLine {
+        kind: "warning",
+        warning,
+    };
+    serde_json::to_writer(&mut *out, &line).map_err(io::Error::from)?;
+    out.write_all(b"\n")
+}
+
+/// The JSON Schema (draft 2020-12) of the `search --json` document; `$defs` also describes
+/// the `--jsonl` rows.
+pub const SEARCH_SCHEMA: &str = r##"{
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "$id": "https://pi-retrospect.invalid/schema/search.json",
+  "title": "pi-retrospect search --json",
+  "description": "Hits of a pattern in Pi sessions: in the requested order of sessions (default newest first), in file order inside a session; one hit per searchable text of an entry that matches. With --jsonl, each line is a HitRow or a WarningRow instead.",
+  "type": "object",
+  "additionalProperties": false,
+  "required": ["hits", "warnings", "totals"],
+  "properties": {
+    "hits": { "type": "array", "items": { "$ref": "#/$defs/Hit" } },
+    "warnings": {
+      "type": "array",
+      "description": "Files that could not be read and lines that could hold a match but are not valid JSON, in the order of the files.",
+      "items": { "$ref": "#/$defs/Warning" }
+    },
+    "totals": { "$ref": "#/$defs/Totals" }
+  },
+  "$defs": {
+    "FieldKind": {
+      "enum": ["user", "assistant", "bashCommand", "bashOutput", "compactionSummary", "branchSummary", "custom", "sessionName", "label", "thinking", "toolArgs", "toolResult", "system"],
+      "description": "Which kind of text matched; the last four are searched only on request."
+    },
+    "Hit": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["path", "depth", "lineNo", "entryId", "timestamp", "entryType", "role", "field", "toolName", "model", "isOnActiveBranch", "snippet", "matchRange", "nMatches"],
+      "properties": {
+        "path": { "type": "string", "description": "Absolute path of the session file." },
+        "depth": { "type": "integer", "minimum": 0, "description": "0 for a top-level session, 1 for a subagent run it launched, and so on." },
+        "lineNo": { "type": "integer", "minimum": 1, "description": "Physical line of the entry; with path, the stable handle (line:N)." },
+        "entryId": { "type": ["string", "null"], "description": "The entry's id; null in version 1 files." },
+        "timestamp": { "type": ["string", "null"], "description": "The entry's timestamp as stored." },
+        "entryType": { "type": "string", "description": "The entry's type: message, compaction, branch_summary, custom_message, label, session_info." },
+        "role": { "type": ["string", "null"], "description": "The message role for message entries (a version 2 hookMessage is custom)." },
+        "field": { "$ref": "#/$defs/FieldKind" },
+        "toolName": { "type": ["string", "null"], "description": "The tool, for toolArgs and toolResult hits." },
+        "model": { "type": ["string", "null"], "description": "The model, for hits in assistant messages." },
+        "isOnActiveBranch": { "type": "boolean", "description": "Whether the entry is on the path from a root to the leaf (the last entry appended)." },
+        "snippet": { "type": "string", "description": "Text around the first match, on one line, terminal-safe; an ellipsis marks text cut at either end." },
+        "matchRange": {
+          "type": "object",
+          "additionalProperties": false,
+          "required": ["start", "end"],
+          "description": "UTF-8 byte offsets of the first match in snippet.",
+          "properties": {
+            "start": { "type": "integer", "minimum": 0 },
+            "end": { "type": "integer", "minimum": 0 }
+          }
+        },
+        "nMatches": { "type": "integer", "minimum": 1, "description": "Matches in this text." }
+      }
+    },
+    "Warning": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["path", "lineNo", "message"],
+      "properties": {
+        "path": { "type": "string" },
+        "lineNo": { "type": ["integer", "null"], "minimum": 1 },
+        "message": { "type": "string" }
+      }
+    },
+    "Totals": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["nFilesSearched", "nFilesWithHits", "nHits", "nBytesSearched", "isLimitReached"],
+      "properties": {
+        "nFilesSearched": { "type": "integer", "minimum": 0 },
+        "nFilesWithHits": { "type": "integer", "minimum": 0 },
+        "nHits": { "type": "integer", "minimum": 0 },
+        "nBytesSearched": { "type": "integer", "minimum": 0 },
+        "isLimitReached": { "type": "boolean", "description": "The search stopped at --limit; more hits may exist." }
+      }
+    },
+    "HitRow": {
+      "description": "A --jsonl line for a hit: the Hit's fields and kind.",
+      "allOf": [{ "$ref": "#/$defs/Hit" }],
+      "properties": { "kind": { "const": "hit" } }
+    },
+    "WarningRow": {
+      "description": "A --jsonl line for a warning: the Warning's fields and kind.",
+      "allOf": [{ "$ref": "#/$defs/Warning" }],
+      "properties": { "kind": { "const": "warning" } }
+    }
+  }
+}
+"##;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_retrospect_core::search::{MatchRange, SearchTotals};
+    use serde_json::Value;
+
+    fn hit(
+        path: &str,
+        depth: u32,
+        line_no: u64,
+        field: FieldKind,
+        snippet: &str,
+        found: &str,
+    ) -> SearchHit {
+        let start = snippet.find(found).expect("match in snippet");
+        SearchHit {
+            path: path.to_owned(),
+            depth,
+            line_no,
+            entry_id: Some(format!("e{line_no}")),
+            timestamp: Some("2026-01-01T00:00:00.000Z".to_owned()),
+            entry_type: "message".to_owned(),
+            role: Some("user".to_owned()),
+            field,
+            tool_name: None,
+            model: None,
+            is_on_active_branch: true,
+            snippet: snippet.to_owned(),
+            match_range: MatchRange {
+                start,
+                end: start + found.len(),
+            },
+            n_matches: 1,
+        }
+    }
+
+    fn hits() -> Vec<SearchHit> {
+        let mut tool = hit(
+            "/s/a.jsonl",
+            0,
+            9,
+            FieldKind::ToolResult,
+            "… error: x …",
+            "error",
+        );
+        tool.tool_name = Some("bash".to_owned());
+        tool.is_on_active_branch = false;
+        let mut v1 = hit(
+            "/s/a/L/run-0/session.jsonl",
+            1,
+            3,
+            FieldKind::Assistant,
+            "an error",
+            "error",
+        );
+        v1.entry_id = None;
+        vec![
+            hit(
+                "/s/a.jsonl",
+                0,
+                5,
+                FieldKind::User,
+                "the error here",
+                "error",
+            ),
+            tool,
+            v1,
+        ]
+    }
+
+    fn check(is_color: bool, expected: &str) {
+        let mut out = Vec::new();
+        let mut writer = TextWriter::new(&mut out, is_color);
+        for hit in hits() {
+            writer.write_hit(&hit).expect("write");
+        }
+        assert_eq!(String::from_utf8(out).expect("utf-8"), expected);
+    }
+
+    #[test]
+    fn text_groups_hits_under_their_session() {
+        check(
+            false,
+            "/s/a.jsonl\n\
+             5:[e5] user: the error here\n\
+             9:[e9] toolResult(bash) (off branch): … error: x …\n\
+             \n\
+             /s/a/L/run-0/session.jsonl  (subagent run, depth 1)\n\
+             3:[line:3] assistant: an error\n",
+        );
+        check(
+            true,
+            "\u{1b}[35m/s/a.jsonl\u{1b}[0m\n\
+             \u{1b}[32m5\u{1b}[0m:[e5] user: the \u{1b}[1;31merror\u{1b}[0m here\n\
+             \u{1b}[32m9\u{1b}[0m:[e9] toolResult(bash) \u{1b}[2m(off branch)\u{1b}[0m: … \u{1b}[1;31merror\u{1b}[0m: x …\n\
+             \n\
+             \u{1b}[35m/s/a/L/run-0/session.jsonl\u{1b}[0m  (subagent run, depth 1)\n\
+             \u{1b}[32m3\u{1b}[0m:[line:3] assistant: an \u{1b}[1;31merror\u{1b}[0m\n",
+        );
+    }
+
+    #[test]
+    fn lines_for_counts_paths_warnings_and_jsonl() {
+        let mut out = Vec::new();
+        let count = FileCount {
+            path: "/s/a\nb.jsonl".to_owned(),
+            depth: 0,
+            n_hits: 3,
+        };
+        write_count(&mut out, &count).expect("write");
+        write_path(&mut out, "/s/a.jsonl").expect("write");
+        let warning = SearchWarning::new("/s/b.jsonl", Some(4), "line 4 is not valid JSON");
+        write_warning_text(&mut out, &warning).expect("write");
+        write_warning_jsonl(&mut out, &warning).expect("write");
+        write_hit_jsonl(&mut out, &hits()[0]).expect("write");
+        let text = String::from_utf8(out).expect("utf-8");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[..3],
+            [
+                "/s/a\\u{a}b.jsonl:3",
+                "/s/a.jsonl",
+                "/s/b.jsonl: line 4 is not valid JSON"
+            ]
+        );
+        assert_eq!(
+            lines[3],
+            r#"{"kind":"warning","path":"/s/b.jsonl","lineNo":4,"message":"line 4 is not valid JSON"}"#
+        );
+        let row: Value = serde_json::from_str(lines[4]).expect("json");
+        assert_eq!(row["kind"], "hit");
+        assert_eq!(row["matchRange"]["start"], 4);
+        assert_eq!(lines.len(), 5);
+    }
+
+    /// Checks `value` against `definition` (the subset of JSON Schema the schema uses).
+    fn conforms(schema: &Value, definition: &Value, value: &Value) {
+        if let Some(reference) = definition.get("$ref").and_then(Value::as_str) {
+            let name = reference.trim_start_matches("#/$defs/");
+            return conforms(schema, &schema["$defs"][name], value);
+        }
+        if let Some(options) = definition.get("enum").and_then(Value::as_array) {
+            assert!(options.contains(value), "{value} not in {options:?}");
+            return;
+        }
+        let types: Vec<&str> = match &definition["type"] {
+            Value::String(name) => vec![name.as_str()],
+            Value::Array(names) => names.iter().filter_map(Value::as_str).collect(),
+            other => panic!("no type in {definition}: {other}"),
+        };
+        let actual = match value {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(number) if number.is_u64() => "integer",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        };
+        assert!(types.contains(&actual), "{value} is not {types:?}");
+        match value {
+            Value::Object(object) => {
+                for required in definition["required"].as_array().expect("required") {
+                    let name = required.as_str().expect("name");
+                    assert!(object.contains_key(name), "missing {name}");
+                }
+                let properties = definition["properties"].as_object().expect("properties");
+                for (key, member) in object {
+                    let property = properties
+                        .get(key)
+                        .unwrap_or_else(|| panic!("unexpected {key}"));
+                    conforms(schema, property, member);
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    conforms(schema, &definition["items"], item);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn the_document_conforms_to_the_schema() {
+        let document = SearchDocument {
+            hits: hits(),
+            warnings: vec![
+                SearchWarning::new("/s/b.jsonl", Some(4), "line 4 is not valid JSON"),
+                SearchWarning::new("/s/c.jsonl", None, "cannot open: missing"),
+            ],
+            totals: SearchTotals {
+                n_files_searched: 3,
+                n_files_with_hits: 2,
+                n_hits: 3,
+                n_bytes_searched: 100,
+                is_limit_reached: false,
+            },
+        };
+        let mut out = Vec::new();
+        write_json(&mut out, &document).expect("write");
+        assert!(out.ends_with(b"}\n"));
+        let value: Value = serde_json::from_slice(&out).expect("json");
+        let schema: Value = serde_json::from_str(SEARCH_SCHEMA).expect("the schema is JSON");
+        conforms(&schema, &schema, &value);
+        let kinds = schema["$defs"]["FieldKind"]["enum"]
+            .as_array()
+            .expect("enum");
+        assert_eq!(kinds.len(), FieldKind::ALL.len());
+        for (kind, name) in FieldKind::ALL.iter().zip(kinds) {
+            assert_eq!(name, kind.as_str());
+        }
+    }
+}

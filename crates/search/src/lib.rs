@@ -1,0 +1,61 @@
+//! Exact search of Pi session files without an index, at the speed of reading their bytes.
+//!
+//! A [`Query`] (a [`Pattern`] plus a [`Scope`]) compiles into a [`Searcher`]. The searcher
+//! reads a file in large chunks and runs a *prefilter* over the raw bytes: the pattern
+//! translated into the escaped form JSON stores text in (see the `prefilter` module), so
+//! that only lines that can hold a match are decoded. A decoded line's searchable texts are
+//! then checked with the exact [`Matcher`]. A match that crosses a JSON escape (a quote, a
+//! backslash, a newline, a `\uXXXX`) is found; a match only in a field name, an id, image
+//! data or a signature is not. Files with hits are parsed once more, by the transcript
+//! reader, to tell which hits are on the session's active branch.
+//!
+//! [`search_files`] searches many files on a pool of workers and hands every result to one
+//! consumer in the caller's order ([`files_in_order`] gives the usual ones), with a limit,
+//! counts per file and files-with-matches ([`Mode`]); memory stays bounded by a small window
+//! of files whatever the store's size. Unreadable files and damaged lines are
+//! [`SearchWarning`]s, never errors.
+//!
+//! Where each kind of text comes from ([`FieldKind`]; the last four are opt-in):
+//!
+//! | kind | entries and fields |
+//! | --- | --- |
+//! | `user` | `message` with role `user`: `content` (a string, or each text block) |
+//! | `assistant` | role `assistant`: each text block |
+//! | `bashCommand`, `bashOutput` | role `bashExecution`: `command`, `output` |
+//! | `compactionSummary` | `compaction` entry's `summary`; role `compactionSummary`'s `summary` |
+//! | `branchSummary` | `branch_summary` entry's `summary`; role `branchSummary`'s `summary` |
+//! | `custom` | `custom_message` entry's `content`; role `custom` (`hookMessage` before version 3) or any role Pi does not define: `content` |
+//! | `sessionName` | `session_info` entry's `name` |
+//! | `label` | `label` entry's `label` |
+//! | `thinking` | role `assistant`: each thinking block's `thinking` |
+//! | `toolArgs` | role `assistant`: every string inside a tool call's `arguments` (never the keys) |
+//! | `toolResult` | role `toolResult`: `content` |
+//! | `system` | role `system`: `content` and each prompt section's body; a `compaction`'s `systemMessage` |
+//!
+//! Never searched: JSON field names, ids, timestamps, image data, signatures, usage, model
+//! and thinking-level changes, extension state (`custom` entries), `details`, and the
+//! session header.
+
+#![deny(missing_docs)]
+
+mod decode;
+mod error;
+mod fields;
+mod order;
+mod pattern;
+mod prefilter;
+mod run;
+mod scope;
+mod searcher;
+mod snippet;
+
+pub use error::SearchError;
+pub use order::{SessionOrder, files_in_order};
+pub use pattern::{CaseMode, Matcher, Pattern, Syntax};
+/// The result types, shared with the renderers through `pi-retrospect-core`.
+pub use pi_retrospect_core::search::{
+    FieldKind, FileCount, MatchRange, SearchDocument, SearchHit, SearchTotals, SearchWarning,
+};
+pub use run::{Event, RunOptions, search_files};
+pub use scope::{FieldKinds, Scope};
+pub use searcher::{DEFAULT_CONTEXT_CHARS, FileResult, Mode, Query, SearchFile, Searcher};

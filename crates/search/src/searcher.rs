@@ -1,0 +1,677 @@
+//! Searching one session file: a chunked read, the raw-byte prefilter, the exact check of
+//! candidate lines, and the active-branch flag of the hits.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use pi_retrospect_core::search::{FieldKind, SearchHit, SearchWarning};
+use pi_retrospect_header::{Symlinks, describe_io, open_regular};
+use pi_retrospect_transcript::Transcript;
+use serde_json::Value;
+
+use crate::decode::{decode_line, peek_line};
+use crate::error::SearchError;
+use crate::fields::{EntryFacts, Text, entry_texts};
+use crate::pattern::{Matcher, Pattern};
+use crate::prefilter::{Prefilter, non_canonical_escapes};
+use crate::scope::{FieldKinds, Scope};
+use crate::snippet::snippet;
+
+/// Characters of context on each side of a match in a snippet, unless the query says.
+pub const DEFAULT_CONTEXT_CHARS: usize = 60;
+
+/// Bytes read at a time; a longer line grows the buffer to fit it.
+const CHUNK: usize = 1 << 18;
+
+/// Candidate lines at least this long are peeked at (type and role only) before they are
+/// decoded whole: a long tool result whose kind is off is skipped at a fraction of the cost.
+const PEEK_MIN_BYTES: usize = 4096;
+
+/// The most bytes of line 1 kept to read the format version from.
+const MAX_HEADER_BYTES: usize = 4096;
+
+/// Returns a whole search request: what to look for, where, and how much context to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Query {
+    /// What to look for.
+    pub pattern: Pattern,
+    /// Which texts to look in.
+    pub scope: Scope,
+    /// Characters of context on each side of a match in a snippet.
+    pub context_chars: usize,
+}
+
+impl Query {
+    /// Returns a query for `pattern` over the default kinds, with default context.
+    pub fn new(pattern: Pattern) -> Query {
+        Query {
+            pattern,
+            scope: Scope::default(),
+            context_chars: DEFAULT_CONTEXT_CHARS,
+        }
+    }
+}
+
+/// Returns one file to search and its run depth (0 for a top-level session).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchFile {
+    /// Absolute path of the session file.
+    pub path: String,
+    /// Run depth, reported in every hit.
+    pub depth: u32,
+}
+
+/// Returns what a search delivers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Every hit with its snippet and active-branch flag.
+    #[default]
+    Hits,
+    /// Only how many hits each file has: no snippets, no entry tree.
+    Count,
+    /// Only whether each file has a hit: the scan of a file stops at its first.
+    FilesWithMatches,
+}
+
+/// Returns what searching one file found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileResult {
+    /// The hits in file order (empty unless [`Mode::Hits`]).
+    pub hits: Vec<SearchHit>,
+    /// How many hits the file has (at most the limit asked for; at most 1 for
+    /// [`Mode::FilesWithMatches`]).
+    pub n_hits: u64,
+    /// What went wrong: the file could not be read, or a line that could hold a match is
+    /// not JSON.
+    pub warnings: Vec<SearchWarning>,
+    /// Bytes read.
+    pub n_bytes: u64,
+}
+
+/// How candidate lines are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Strategy {
+    /// Lines the raw-byte prefilter stops on (every line when there is no prefilter).
+    Prefiltered,
+    /// Every line: the reference the prefilter is tested against.
+    EveryLine,
+}
+
+/// Where the bytes of a file come from.
+#[derive(Debug, Clone, Copy)]
+enum Source<'b> {
+    /// Read from the file at the search file's path.
+    Path,
+    /// Already in memory.
+    Bytes(&'b [u8]),
+}
+
+/// Returns reusable buffers for searching one file after another on one thread.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    buffer: Vec<u8>,
+    first_line: Vec<u8>,
+    forced: Vec<usize>,
+}
+
+/// Returns a compiled query: searches session files.
+#[derive(Debug, Clone)]
+pub struct Searcher {
+    matcher: Matcher,
+    prefilter: Option<Prefilter>,
+    /// Finds `\u` escapes (see [`non_canonical_escapes`]).
+    escape_finder: memchr::memmem::Finder<'static>,
+    kinds: FieldKinds,
+    scope: Scope,
+    context_chars: usize,
+}
+
+impl Searcher {
+    /// Returns the searcher for `query`, or why its pattern cannot be compiled.
+    pub fn new(query: &Query) -> Result<Searcher, SearchError> {
+        let matcher = Matcher::new(&query.pattern)?;
+        let prefilter = Prefilter::new(matcher.hir());
+        Ok(Searcher {
+            prefilter,
+            escape_finder: memchr::memmem::Finder::new(b"\\u"),
+            matcher,
+            kinds: query.scope.effective_kinds(),
+            scope: query.scope.clone(),
+            context_chars: query.context_chars,
+        })
+    }
+
+    /// Returns the matcher, to find matches in other text the same way.
+    pub fn matcher(&self) -> &Matcher {
+        &self.matcher
+    }
+
+    /// Returns whether lines are chosen by the raw-byte prefilter; without one (a pattern
+    /// that matches the empty string, or one too large to translate), every line is decoded.
+    pub fn has_prefilter(&self) -> bool {
+        self.prefilter.is_some()
+    }
+
+    /// Returns what `file` holds, reading at most `max_hits` hits (`None`: all of them).
+    ///
+    /// The file is opened read-only without following a symbolic link and without blocking,
+    /// and read up to its size at open time. A file that cannot be opened or read is a
+    /// warning, never an error.
+    pub fn search_file(&self, file: &SearchFile, mode: Mode, max_hits: Option<u64>) -> FileResult {
+        let never = AtomicBool::new(false);
+        let max_hits = max_hits.unwrap_or(u64::MAX);
+        self.scan(
+            file,
+            Source::Path,
+            mode,
+            max_hits,
+            Strategy::Prefiltered,
+            &mut Scratch::default(),
+            &never,
+        )
+    }
+
+    /// Returns what `bytes`, the whole contents of a session file, hold; `file` names it in
+    /// hits and warnings.
+    pub fn search_bytes(
+        &self,
+        file: &SearchFile,
+        bytes: &[u8],
+        mode: Mode,
+        max_hits: Option<u64>,
+    ) -> FileResult {
+        let never = AtomicBool::new(false);
+        self.scan(
+            file,
+            Source::Bytes(bytes),
+            mode,
+            max_hits.unwrap_or(u64::MAX),
+            Strategy::Prefiltered,
+            &mut Scratch::default(),
+            &never,
+        )
+    }
+
+    /// Returns what `bytes` hold, found by decoding every line instead of the prefilter's
+    /// candidates: slow, and the reference the fast path must agree with.
+    pub fn search_bytes_decoding_every_line(
+        &self,
+        file: &SearchFile,
+        bytes: &[u8],
+        mode: Mode,
+        max_hits: Option<u64>,
+    ) -> FileResult {
+        let never = AtomicBool::new(false);
+        self.scan(
+            file,
+            Source::Bytes(bytes),
+            mode,
+            max_hits.unwrap_or(u64::MAX),
+            Strategy::EveryLine,
+            &mut Scratch::default(),
+            &never,
+        )
+    }
+
+    /// Searches one file from the parallel run, with a thread's reusable buffers and the
+    /// run's stop flag.
+    pub(crate) fn search_file_in_run(
+        &self,
+        file: &SearchFile,
+        mode: Mode,
+        max_hits: u64,
+        scratch: &mut Scratch,
+        stop: &AtomicBool,
+    ) -> FileResult {
+        self.scan(
+            file,
+            Source::Path,
+            mode,
+            max_hits,
+            Strategy::Prefiltered,
+            scratch,
+            stop,
+        )
+    }
+
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one private entry point behind the public ones"
+    )]
+    fn scan(
+        &self,
+        file: &SearchFile,
+        source: Source<'_>,
+        mode: Mode,
+        max_hits: u64,
+        strategy: Strategy,
+        scratch: &mut Scratch,
+        stop: &AtomicBool,
+    ) -> FileResult {
+        let Scratch {
+            buffer,
+            first_line,
+            forced,
+        } = scratch;
+        first_line.clear();
+        let mut scan = FileScan {
+            searcher: self,
+            file,
+            mode,
+            max_hits,
+            strategy,
+            lines_before: 0,
+            region_offset: 0,
+            first_line,
+            forced,
+            version: None,
+            result: FileResult::default(),
+            is_done: max_hits == 0,
+        };
+        if !scan.is_done {
+            match source {
+                Source::Bytes(bytes) => {
+                    scan.result.n_bytes = bytes.len() as u64;
+                    scan.region(bytes, true);
+                }
+                Source::Path => scan.read_file(buffer, stop),
+            }
+        }
+        let mut result = scan.result;
+        if mode == Mode::Hits && !result.hits.is_empty() {
+            flag_active_branch(file, source, &mut result);
+        }
+        result
+    }
+}
+
+/// Returns the state of the search of one file.
+struct FileScan<'s> {
+    searcher: &'s Searcher,
+    file: &'s SearchFile,
+    mode: Mode,
+    max_hits: u64,
+    strategy: Strategy,
+    /// Physical lines before the region being scanned (kept up to date only for regions
+    /// that are not the file's last).
+    lines_before: u64,
+    /// Offset in the file of the region being scanned.
+    region_offset: u64,
+    /// The start of line 1, kept to read the format version when a line needs it.
+    first_line: &'s mut Vec<u8>,
+    /// Offsets in the current region of escapes that force their line to be decoded.
+    forced: &'s mut Vec<usize>,
+    version: Option<u64>,
+    result: FileResult,
+    /// Whether the search of this file is over (enough hits, or told to stop).
+    is_done: bool,
+}
+
+impl FileScan<'_> {
+    fn warn(&mut self, line_no: Option<u64>, message: String) {
+        self.result
+            .warnings
+            .push(SearchWarning::new(self.file.path.clone(), line_no, message));
+    }
+
+    /// Reads the file chunk by chunk and scans every chunk's complete lines.
+    fn read_file(&mut self, buffer: &mut Vec<u8>, stop: &AtomicBool) {
+        let (file, metadata) = match open_regular(Path::new(&self.file.path), Symlinks::Refuse) {
+            Ok(opened) => opened,
+            Err(error) => {
+                self.warn(None, format!("cannot open: {}", error.reason()));
+                return;
+            }
+        };
+        if buffer.len() < CHUNK {
+            buffer.resize(CHUNK, 0);
+        }
+        let mut remaining = metadata.len();
+        let mut filled = 0usize;
+        while !self.is_done {
+            if stop.load(Ordering::Relaxed) {
+                self.is_done = true;
+                break;
+            }
+            if filled == buffer.len() {
+                // One line fills the whole buffer: grow it to fit a longer line.
+                buffer.resize(buffer.len() * 2, 0);
+            }
+            let room = buffer.len() - filled;
+            let want = usize::try_from(remaining).map_or(room, |remaining| remaining.min(room));
+            if want == 0 {
+                break;
+            }
+            let n_read = match read_some(&file, &mut buffer[filled..filled + want]) {
+                Ok(0) => break,
+                Ok(n_read) => n_read,
+                Err(error) => {
+                    let message = format!(
+                        "cannot read past byte {}: {}",
+                        self.result.n_bytes,
+                        describe_io(&error)
+                    );
+                    self.warn(None, message);
+                    return;
+                }
+            };
+            let new_start = filled;
+            filled += n_read;
+            remaining -= n_read as u64;
+            self.result.n_bytes += n_read as u64;
+            if remaining == 0 {
+                // Everything up to the size at open time is here: the final region.
+                break;
+            }
+            // Only the new bytes can hold the last newline: the carried-over tail has none.
+            let Some(last_newline) = memchr::memrchr(b'\n', &buffer[new_start..filled]) else {
+                continue;
+            };
+            let region_end = new_start + last_newline + 1;
+            self.region(&buffer[..region_end], false);
+            self.region_offset += region_end as u64;
+            buffer.copy_within(region_end..filled, 0);
+            filled -= region_end;
+        }
+        if filled > 0 && !self.is_done {
+            self.region(&buffer[..filled], true);
+        }
+    }
+
+    /// Scans `region`: complete lines, except that the final region of a file may end with a
+    /// line that has no newline.
+    fn region(&mut self, region: &[u8], is_final: bool) {
+        if self.region_offset == 0 {
+            let end = memchr::memchr(b'\n', region).unwrap_or(region.len());
+            self.first_line
+                .extend_from_slice(&region[..end.min(MAX_HEADER_BYTES)]);
+        }
+        let prefilter = match self.strategy {
+            Strategy::Prefiltered => self.searcher.prefilter.as_ref(),
+            Strategy::EveryLine => None,
+        };
+        self.forced.clear();
+        if prefilter.is_some() {
+            non_canonical_escapes(&self.searcher.escape_finder, region, self.forced);
+        }
+        let mut next_forced = 0usize;
+        let mut pending: Option<std::ops::Range<usize>> = None;
+        let mut counter = LineCounter {
+            lines_before: self.lines_before,
+            n_newlines: 0,
+            counted_to: 0,
+        };
+        let mut from = 0usize;
+        while from < region.len() && !self.is_done {
+            let line_start = match prefilter {
+                None => from,
+                Some(prefilter) => {
+                    if pending.as_ref().is_none_or(|found| found.start < from) {
+                        pending = prefilter.find(region, from);
+                    }
+                    while self.forced.get(next_forced).is_some_and(|&at| at < from) {
+                        next_forced += 1;
+                    }
+                    let candidate = match (&pending, self.forced.get(next_forced)) {
+                        (Some(found), Some(&at)) => found.start.min(at),
+                        (Some(found), None) => found.start,
+                        (None, Some(&at)) => at,
+                        (None, None) => break,
+                    };
+                    memchr::memrchr(b'\n', &region[from..candidate])
+                        .map_or(from, |idx| from + idx + 1)
+                }
+            };
+            let line_end = memchr::memchr(b'\n', &region[line_start..])
+                .map_or(region.len(), |idx| line_start + idx);
+            let has_newline = line_end < region.len();
+            debug_assert!(has_newline || is_final, "a region ends with a newline");
+            let is_first_line = self.region_offset == 0 && line_start == 0;
+            let mut line_no = || counter.line_no(region, line_start);
+            self.line(
+                &region[line_start..line_end],
+                is_first_line,
+                &mut line_no,
+                has_newline,
+            );
+            from = line_end + 1;
+        }
+        // Nothing after the final region needs a line number.
+        if !is_final {
+            self.lines_before = counter.line_no(region, region.len()) - 1;
+        }
+    }
+
+    /// Decodes one candidate line and checks its texts.
+    fn line(
+        &mut self,
+        line: &[u8],
+        is_first_line: bool,
+        line_no: &mut dyn FnMut() -> u64,
+        has_newline: bool,
+    ) {
+        let mut bytes = line;
+        if is_first_line {
+            bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        }
+        bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        if bytes.len() >= PEEK_MIN_BYTES && self.cannot_hold_text(bytes) {
+            return;
+        }
+        let Some(value) = decode_line(bytes) else {
+            let line_no = line_no();
+            let message = if has_newline {
+                format!("line {line_no} is not valid JSON; a match in it was not checked")
+            } else {
+                format!(
+                    "the final line {line_no} has no newline and is not valid JSON (probably being written); a match in it was not checked"
+                )
+            };
+            self.warn(Some(line_no), message);
+            return;
+        };
+        let mut texts: Vec<Text<'_>> = Vec::new();
+        let kinds = self.searcher.kinds;
+        let first_line: &[u8] = self.first_line;
+        let cached_version = &mut self.version;
+        let mut version = || *cached_version.get_or_insert_with(|| header_version(first_line));
+        let Some(facts) = entry_texts(&value, kinds, &mut version, &mut texts) else {
+            return;
+        };
+        let scope = &self.searcher.scope;
+        if !scope.roles.is_empty() && !facts.role.is_some_and(|role| contains(&scope.roles, role)) {
+            return;
+        }
+        for text in texts {
+            if !self.is_in_scope(&facts, &text) {
+                continue;
+            }
+            self.check_text(&facts, &text, line_no);
+            if self.is_done {
+                return;
+            }
+        }
+    }
+
+    /// Returns whether a typed peek at `line` shows that it holds no text of a searched kind:
+    /// an entry type that never does, or a tool result or system message whose kind is off.
+    fn cannot_hold_text(&self, line: &[u8]) -> bool {
+        let Some(peek) = peek_line(line) else {
+            return false;
+        };
+        let kinds = self.searcher.kinds;
+        match &*peek.entry_type {
+            "compaction" | "branch_summary" | "custom_message" | "label" | "session_info" => false,
+            "message" => match peek.message.and_then(|message| message.role).as_deref() {
+                Some("toolResult") => !kinds.contains(FieldKind::ToolResult),
+                Some("system") => !kinds.contains(FieldKind::System),
+                _ => false,
+            },
+            _ => true,
+        }
+    }
+
+    fn is_in_scope(&self, facts: &EntryFacts<'_>, text: &Text<'_>) -> bool {
+        let scope = &self.searcher.scope;
+        if !scope.tools.is_empty()
+            && !text
+                .tool_name
+                .is_some_and(|tool| contains(&scope.tools, tool))
+        {
+            return false;
+        }
+        if !scope.models.is_empty() {
+            let is_assistant_text = matches!(
+                text.kind,
+                FieldKind::Assistant | FieldKind::Thinking | FieldKind::ToolArgs
+            );
+            let is_model = facts.model.is_some_and(|model| {
+                scope.models.iter().any(|wanted| {
+                    wanted == model
+                        || wanted.split_once('/').is_some_and(|(provider, name)| {
+                            facts.provider == Some(provider) && name == model
+                        })
+                })
+            });
+            if !(is_assistant_text && is_model) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn check_text(
+        &mut self,
+        facts: &EntryFacts<'_>,
+        text: &Text<'_>,
+        line_no: &mut dyn FnMut() -> u64,
+    ) {
+        let matcher = &self.searcher.matcher;
+        match self.mode {
+            Mode::Hits => {
+                let Some((found, n_matches)) = matcher.find_counting(text.text) else {
+                    return;
+                };
+                let (snippet, match_range) = snippet(text.text, found, self.searcher.context_chars);
+                let is_assistant_text = matches!(
+                    text.kind,
+                    FieldKind::Assistant | FieldKind::Thinking | FieldKind::ToolArgs
+                );
+                self.result.hits.push(SearchHit {
+                    path: self.file.path.clone(),
+                    depth: self.file.depth,
+                    line_no: line_no(),
+                    entry_id: facts.id.map(str::to_owned),
+                    timestamp: facts.timestamp.map(str::to_owned),
+                    entry_type: facts.entry_type.to_owned(),
+                    role: facts.role.map(str::to_owned),
+                    field: text.kind,
+                    tool_name: text.tool_name.map(str::to_owned),
+                    model: facts.model.filter(|_| is_assistant_text).map(str::to_owned),
+                    is_on_active_branch: false,
+                    snippet,
+                    match_range,
+                    n_matches,
+                });
+            }
+            Mode::Count | Mode::FilesWithMatches => {
+                if !matcher.is_match(text.text) {
+                    return;
+                }
+            }
+        }
+        self.result.n_hits += 1;
+        if self.result.n_hits >= self.max_hits || self.mode == Mode::FilesWithMatches {
+            self.is_done = true;
+        }
+    }
+}
+
+/// Returns the format version line 1 gives: 1 when the header has none, 3 when line 1 is not
+/// a header or names a version this reader does not know (as the transcript parser reads it).
+fn header_version(first_line: &[u8]) -> u64 {
+    let line = first_line
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(first_line);
+    let Some(header) = decode_line(line) else {
+        return 3;
+    };
+    if header.get("type").and_then(Value::as_str) != Some("session") {
+        return 3;
+    }
+    match header.get("version") {
+        None | Some(Value::Null) => 1,
+        Some(version) => version
+            .as_u64()
+            .filter(|version| (1..=3).contains(version))
+            .unwrap_or(3),
+    }
+}
+
+fn contains(names: &[String], name: &str) -> bool {
+    names.iter().any(|wanted| wanted == name)
+}
+
+/// Counts a region's lines only as far as a line number is asked for: a file whose lines
+/// need no number (no hit to report, no warning) costs no counting.
+struct LineCounter {
+    lines_before: u64,
+    n_newlines: u64,
+    counted_to: usize,
+}
+
+impl LineCounter {
+    /// Returns the number of the line starting at `region[line_start]`; calls come with
+    /// increasing `line_start`.
+    fn line_no(&mut self, region: &[u8], line_start: usize) -> u64 {
+        self.n_newlines +=
+            memchr::memchr_iter(b'\n', &region[self.counted_to..line_start]).count() as u64;
+        self.counted_to = line_start;
+        self.lines_before + self.n_newlines + 1
+    }
+}
+
+/// Reads into `buffer`, retrying when a signal interrupts the call.
+fn read_some(mut file: &File, buffer: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match file.read(buffer) {
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// Sets each hit's active-branch flag from the entry tree of the same bytes that were
+/// searched (the file is parsed again up to the length read, so an append in between does
+/// not move the leaf).
+fn flag_active_branch(file: &SearchFile, source: Source<'_>, result: &mut FileResult) {
+    let transcript = match source {
+        Source::Bytes(bytes) => Ok(Transcript::from_bytes(bytes.to_vec())),
+        Source::Path => Transcript::open_snapshot(Path::new(&file.path), Some(result.n_bytes)),
+    };
+    let transcript = match transcript {
+        Ok(transcript) => transcript,
+        Err(error) => {
+            result.warnings.push(SearchWarning::new(
+                file.path.clone(),
+                None,
+                format!("cannot tell which hits are on the active branch: {error}"),
+            ));
+            return;
+        }
+    };
+    let mut active_lines: Vec<u64> = transcript
+        .active_branch()
+        .into_iter()
+        .map(|idx| transcript.entry(idx).line_no)
+        .collect();
+    active_lines.sort_unstable();
+    for hit in &mut result.hits {
+        hit.is_on_active_branch = active_lines.binary_search(&hit.line_no).is_ok();
+    }
+}

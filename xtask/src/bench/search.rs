@@ -1,0 +1,368 @@
+//! The `search` section of `cargo xtask bench`: counting the hits of a pattern in every
+//! session of the generated 10k store, side by side with ripgrep over the same files.
+//!
+//! Ours is the release example `search_count` of `pi-retrospect-search` (it walks the store
+//! with `list_stores`, orders the sessions newest first and counts hits on all cores, one
+//! `PATH:COUNT` line per file, as `rg -c` prints), timed as a whole process; ripgrep is
+//! `rg -c [-F] --no-ignore PATTERN ROOT` from Debian's package, on all cores too. Every
+//! configuration runs once untimed (warm page cache), then `--runs` interleaved rounds, each
+//! starting at a different configuration. The issue's targets: a literal within 1.5x of
+//! `rg -c -F`, a regular expression within 2x of `rg -c`, peak RSS under 200 MB (also with
+//! every hit built: snippets and the active-branch flag). Without `rg` on the `PATH` the
+//! section says so and measures ours alone.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+
+use super::{BenchOptions, StoreKind, ensure_store, median, millis, peak_rss_kb};
+
+/// What the issue allows: our time over ripgrep's.
+const LITERAL_TARGET: f64 = 1.5;
+const REGEX_TARGET: f64 = 2.0;
+const RSS_TARGET_MB: f64 = 200.0;
+
+/// One pattern measured against ripgrep.
+struct Case {
+    label: &'static str,
+    pattern: &'static str,
+    is_regex: bool,
+    /// Extra flags for ours (kinds, mode).
+    our_flags: &'static [&'static str],
+    /// Whether ripgrep runs beside it (the hits-mode row has no ripgrep counterpart).
+    has_rg: bool,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        label: "literal, no match",
+        pattern: "connection refused",
+        is_regex: false,
+        our_flags: &[],
+        has_rg: true,
+    },
+    Case {
+        label: "literal, 2.7k lines of tool output (candidates rejected)",
+        pattern: "error(thread",
+        is_regex: false,
+        our_flags: &[],
+        has_rg: true,
+    },
+    Case {
+        label: "literal, same, every kind searched",
+        pattern: "error(thread",
+        is_regex: false,
+        our_flags: &["--all-kinds"],
+        has_rg: true,
+    },
+    Case {
+        label: "literal, 9k lines in prose",
+        pattern: "failing test",
+        is_regex: false,
+        our_flags: &[],
+        has_rg: true,
+    },
+    Case {
+        label: "regex, 16k lines of tool output",
+        pattern: r"error\(\w+, 4\d{3}\)",
+        is_regex: true,
+        our_flags: &[],
+        has_rg: true,
+    },
+    Case {
+        label: "regex, alternation in prose",
+        pattern: r"fail(ing|ed)? (test|build)",
+        is_regex: true,
+        our_flags: &[],
+        has_rg: true,
+    },
+    Case {
+        label: "literal, every hit built (snippets, active branch)",
+        pattern: "failing test",
+        is_regex: false,
+        our_flags: &["--mode", "hits"],
+        has_rg: false,
+    },
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Program {
+    Ours,
+    Ripgrep,
+}
+
+struct Config {
+    case: &'static Case,
+    program: Program,
+    wall_times: Vec<Duration>,
+    /// User + system CPU time of each timed run, when `/proc` tells.
+    cpu_times: Vec<Duration>,
+    peak_rss_kb: Option<u64>,
+    n_output_lines: usize,
+}
+
+impl Config {
+    fn command(&self, ours: &Path, root: &Path) -> Command {
+        match self.program {
+            Program::Ours => {
+                let mut command = Command::new(ours);
+                command.arg(root).arg(self.case.pattern);
+                if self.case.is_regex {
+                    command.arg("-E");
+                }
+                command.args(self.case.our_flags);
+                command
+            }
+            Program::Ripgrep => {
+                let mut command = Command::new("rg");
+                command.args(["-c", "--no-ignore"]);
+                if !self.case.is_regex {
+                    command.arg("-F");
+                }
+                command.arg("--").arg(self.case.pattern).arg(root);
+                command
+            }
+        }
+    }
+}
+
+/// Runs the search section and returns its report.
+pub(super) fn run(
+    workspace: &Path,
+    options: &BenchOptions,
+    n_cores: usize,
+) -> anyhow::Result<String> {
+    let ours = build_example(workspace)?;
+    let size = options.sizes.iter().max().copied().unwrap_or(10_000);
+    let (root, stats) = ensure_store(workspace, StoreKind::Big, size, options.seed)?;
+    let rg_version = Command::new("rg")
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|output| output.status.success())
+        .and_then(|output| {
+            String::from_utf8_lossy(&output.stdout)
+                .lines()
+                .next()
+                .map(str::to_owned)
+        });
+    let mut configs = Vec::new();
+    for case in CASES {
+        configs.push(Config {
+            case,
+            program: Program::Ours,
+            wall_times: Vec::new(),
+            cpu_times: Vec::new(),
+            peak_rss_kb: None,
+            n_output_lines: 0,
+        });
+        if case.has_rg && rg_version.is_some() {
+            configs.push(Config {
+                case,
+                program: Program::Ripgrep,
+                wall_times: Vec::new(),
+                cpu_times: Vec::new(),
+                peak_rss_kb: None,
+                n_output_lines: 0,
+            });
+        }
+    }
+    eprintln!(
+        "search: measuring {} configurations x {} runs on {} (warm cache) ...",
+        configs.len(),
+        options.n_runs,
+        root.display()
+    );
+    for config in &mut configs {
+        let (_, _, n_lines) = time_once(config.command(&ours, &root))?;
+        config.n_output_lines = n_lines;
+    }
+    for round in 0..options.n_runs {
+        for offset in 0..configs.len() {
+            let idx = (round + offset) % configs.len();
+            let (elapsed, cpu, _) = time_once(configs[idx].command(&ours, &root))?;
+            configs[idx].wall_times.push(elapsed);
+            configs[idx].cpu_times.extend(cpu);
+        }
+    }
+    for config in &mut configs {
+        config.peak_rss_kb = peak_rss_kb(config.command(&ours, &root));
+    }
+
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "`cargo xtask bench --only search`: store `{size}` ({} files, {} MB), {n_cores} cores, {} timed runs per row, interleaved, warm page cache; {}\n",
+        stats.n_sessions + stats.n_runs,
+        stats.n_bytes / 1_000_000,
+        options.n_runs,
+        rg_version
+            .as_deref()
+            .unwrap_or("ripgrep not found: ours alone"),
+    );
+    let _ = writeln!(
+        out,
+        "| pattern | program | files listed | median ms | min ms | ours / rg, medians (minimums) | CPU ms, median | ours / rg, CPU | peak RSS MB |"
+    );
+    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    let mut targets = String::new();
+    let mut peak_mb: f64 = 0.0;
+    for config in &configs {
+        let ours_median = median(&config.wall_times);
+        let fastest = config
+            .wall_times
+            .iter()
+            .min()
+            .copied()
+            .unwrap_or(ours_median);
+        let rss_mb = config.peak_rss_kb.map(|kb| kb as f64 / 1024.0);
+        if config.program == Program::Ours {
+            peak_mb = peak_mb.max(rss_mb.unwrap_or(0.0));
+        }
+        let rg = configs.iter().find(|other| {
+            std::ptr::eq(other.case, config.case) && other.program == Program::Ripgrep
+        });
+        let ratio = match (config.program, rg) {
+            (Program::Ours, Some(rg)) => {
+                let ratio = ours_median.as_secs_f64() / median(&rg.wall_times).as_secs_f64();
+                let rg_fastest = rg.wall_times.iter().min().copied().unwrap_or_default();
+                let fastest_ratio = fastest.as_secs_f64() / rg_fastest.as_secs_f64().max(1e-9);
+                let cpu_note = if config.cpu_times.is_empty() || rg.cpu_times.is_empty() {
+                    String::new()
+                } else {
+                    let cpu_ratio = median(&config.cpu_times).as_secs_f64()
+                        / median(&rg.cpu_times).as_secs_f64().max(1e-9);
+                    format!(", CPU time: {cpu_ratio:.2}x")
+                };
+                let (target, what) = if config.case.is_regex {
+                    (REGEX_TARGET, "rg -c")
+                } else {
+                    (LITERAL_TARGET, "rg -c -F")
+                };
+                let _ = writeln!(
+                    targets,
+                    "- {}: {:.1} / {:.1} ms = {ratio:.2}x {what} (target <= {target}x): {} (minimums: {fastest_ratio:.2}x{cpu_note})",
+                    config.case.label,
+                    millis(ours_median),
+                    millis(median(&rg.wall_times)),
+                    if ratio <= target { "PASS" } else { "MISS" }
+                );
+                format!("{ratio:.2}x ({fastest_ratio:.2}x)")
+            }
+            _ => String::new(),
+        };
+        let cpu = (!config.cpu_times.is_empty()).then(|| median(&config.cpu_times));
+        let cpu_ratio = match (config.program, rg, cpu) {
+            (Program::Ours, Some(rg), Some(cpu)) if !rg.cpu_times.is_empty() => {
+                let rg_cpu = median(&rg.cpu_times).as_secs_f64().max(1e-9);
+                format!("{:.2}x", cpu.as_secs_f64() / rg_cpu)
+            }
+            _ => String::new(),
+        };
+        let program = match config.program {
+            Program::Ours if config.case.our_flags.is_empty() => "search_count".to_owned(),
+            Program::Ours => format!("search_count {}", config.case.our_flags.join(" ")),
+            Program::Ripgrep if config.case.is_regex => "rg -c".to_owned(),
+            Program::Ripgrep => "rg -c -F".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} `{}` | {program} | {} | {:.1} | {:.1} | {ratio} | {} | {cpu_ratio} | {} |",
+            config.case.label,
+            config.case.pattern.replace('|', "\\|"),
+            config.n_output_lines,
+            millis(ours_median),
+            millis(fastest),
+            cpu.map_or("?".to_owned(), |cpu| format!("{:.0}", millis(cpu))),
+            rss_mb.map_or("?".to_owned(), |mb| format!("{mb:.1}")),
+        );
+    }
+    let _ = writeln!(out, "\nTargets (ratios of medians):\n");
+    out.push_str(&targets);
+    let _ = writeln!(
+        out,
+        "- peak RSS of ours, every row: {peak_mb:.1} MB (target < {RSS_TARGET_MB} MB): {}",
+        if peak_mb < RSS_TARGET_MB {
+            "PASS"
+        } else {
+            "MISS"
+        }
+    );
+    Ok(out)
+}
+
+/// Runs `command` once with its output counted and returns the wall time, the CPU time
+/// (user + system, when `/proc` tells) and the number of lines it printed. Exit status 1
+/// (nothing matched, as in grep) is a success.
+fn time_once(mut command: Command) -> anyhow::Result<(Duration, Option<Duration>, usize)> {
+    command.stdout(Stdio::piped()).stderr(Stdio::null());
+    let cpu_before = children_cpu();
+    let started = Instant::now();
+    let output = command
+        .output()
+        .with_context(|| format!("cannot run {:?}", command.get_program()))?;
+    let elapsed = started.elapsed();
+    let cpu = cpu_before
+        .zip(children_cpu())
+        .map(|(before, after)| after.saturating_sub(before));
+    if !matches!(output.status.code(), Some(0 | 1)) {
+        bail!("{command:?} failed: {}", output.status);
+    }
+    let n_lines = output.stdout.iter().filter(|&&byte| byte == b'\n').count();
+    Ok((elapsed, cpu, n_lines))
+}
+
+/// Returns the user + system CPU time of every child this process has waited for, from
+/// `cutime` and `cstime` in `/proc/self/stat` (clock ticks of 10 ms, Linux's `USER_HZ`).
+/// Unlike wall time it hardly moves when other programs load the machine.
+fn children_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces: the
+    // first is field 3 (state), so cutime (16) and cstime (17) are the 14th and 15th.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let user: u64 = fields.get(13)?.parse().ok()?;
+    let system: u64 = fields.get(14)?.parse().ok()?;
+    Some(Duration::from_millis((user + system) * 10))
+}
+
+/// Builds the release example `search_count` and returns its path, as cargo reports it.
+fn build_example(workspace: &Path) -> anyhow::Result<PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    eprintln!("building the search_count example ...");
+    let output = Command::new(cargo)
+        .current_dir(workspace)
+        .args([
+            "build",
+            "--release",
+            "--message-format=json-render-diagnostics",
+            "-p",
+            "pi-retrospect-search",
+            "--example",
+            "search_count",
+        ])
+        .stderr(Stdio::inherit())
+        .output()
+        .context("cannot run cargo build")?;
+    if !output.status.success() {
+        bail!("cargo build of the search_count example failed");
+    }
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|message| {
+            message
+                .pointer("/target/name")
+                .and_then(|name| name.as_str())
+                == Some("search_count")
+        })
+        .find_map(|message| {
+            message
+                .get("executable")
+                .and_then(|path| path.as_str())
+                .map(PathBuf::from)
+        })
+        .context("cargo did not report the search_count example")
+}
