@@ -1,11 +1,6 @@
 //! What an interactive picker needs beyond [`list`](crate::list()): the current directory's
 //! sessions read without walking the rest of the store (so a first screen can be drawn before
-//! the whole index is read), a bounded preview of one session, and a full-text test of one
-//! session's conversation ([`ConversationSearch`], a stand-in for the coming `search`).
-
-mod fulltext;
-
-pub use fulltext::ConversationSearch;
+//! the whole index is read), and a bounded preview of one session.
 
 use std::collections::BTreeMap;
 use std::path::Path;

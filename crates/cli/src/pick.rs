@@ -14,8 +14,8 @@ Opens at once on the sessions started in the current directory, newest first (Ta
 every project's), then reads every session's name and first message in the background. \
 Type to filter by name, first message, cwd and id (fuzzy; words must all match; 'exact, \
 ^prefix, suffix$ and !not as in fzf). A session's subagent runs show under it: → shows \
-them, ← hides them. Ctrl-F searches the full text of the user and assistant messages for \
-what is typed (Esc leaves the search). The preview shows the session's times, cwd, models, \
+them, ← hides them. Ctrl-F searches the sessions' full text for what is typed, as `search` \
+does by default, in smart case (Esc leaves the search). The preview shows the session's times, cwd, models, \
 message counts, cost when Pi recorded it and its last messages (no thinking, no tool \
 output; terminal controls stripped, credentials redacted). Ctrl-O reads the transcript \
 (`show`) in $PAGER (default `less -R`).

@@ -17,9 +17,16 @@ use common::binary;
 /// a measure of speed: nothing here asserts how fast anything is).
 const PATIENCE: Duration = Duration::from_secs(120);
 
-/// Writes one session file in Pi's layout under `root` for `cwd`, with a first user message,
-/// and returns its path.
-fn write_session(root: &Path, cwd: &Path, id: &str, second: u32, text: &str) -> PathBuf {
+/// Writes one session file in Pi's layout under `root` for `cwd`, with a first user message
+/// and an answer, and returns its path.
+fn write_session(
+    root: &Path,
+    cwd: &Path,
+    id: &str,
+    second: u32,
+    text: &str,
+    answer: &str,
+) -> PathBuf {
     let cwd_text = cwd.to_str().expect("UTF-8 temp path");
     let slug = cwd_text.trim_start_matches('/').replace('/', "-");
     let project = root.join(format!("--{slug}--"));
@@ -30,12 +37,15 @@ fn write_session(root: &Path, cwd: &Path, id: &str, second: u32, text: &str) -> 
             r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-11-30T10:00:{second:02}.000Z","cwd":"{cwd}"}}"#,
             "\n",
             r#"{{"type":"message","id":"m1","parentId":null,"timestamp":"2026-11-30T10:00:{second:02}.500Z","message":{{"role":"user","content":"{text}"}}}}"#,
+            "\n",
+            r#"{{"type":"message","id":"m2","parentId":"m1","timestamp":"2026-11-30T10:00:{second:02}.900Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{answer}"}}],"provider":"p","model":"m"}}}}"#,
             "\n"
         ),
         id = id,
         second = second,
         cwd = cwd_text,
         text = text,
+        answer = answer,
     );
     std::fs::write(&path, body).expect("session file");
     path
@@ -95,12 +105,22 @@ impl Pty {
         Pty { child, screen }
     }
 
+    /// Returns how many bytes the picker has drawn so far.
+    fn n_drawn(&self) -> usize {
+        self.screen.lock().expect("screen lock").len()
+    }
+
     /// Waits until the picker has drawn `text`.
     fn wait_for(&mut self, text: &str) {
+        self.wait_for_after(text, 0);
+    }
+
+    /// Waits until the picker has drawn `text` in what it drew after the first `from` bytes.
+    fn wait_for_after(&mut self, text: &str, from: usize) {
         let start = Instant::now();
         loop {
-            let screen =
-                String::from_utf8_lossy(&self.screen.lock().expect("screen lock")).into_owned();
+            let screen = String::from_utf8_lossy(&self.screen.lock().expect("screen lock")[from..])
+                .into_owned();
             if screen.contains(text) {
                 return;
             }
@@ -131,7 +151,12 @@ impl Pty {
             }
             if start.elapsed() > PATIENCE {
                 let _ = self.child.kill();
-                panic!("the picker did not exit");
+                let screen = self.screen.lock().expect("screen lock");
+                let tail = &screen[screen.len().saturating_sub(3000)..];
+                panic!(
+                    "the picker did not exit; drew last:\n{}",
+                    String::from_utf8_lossy(tail)
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -155,6 +180,7 @@ fn picks_in_a_pseudo_terminal() {
         "0199aaaa-0000-7000-8000-000000000001",
         1,
         "fix the parser",
+        "it trips on the zebra token",
     );
     let second = write_session(
         &root,
@@ -162,6 +188,7 @@ fn picks_in_a_pseudo_terminal() {
         "0199bbbb-0000-7000-8000-000000000002",
         2,
         "write release notes",
+        "done",
     );
     let other = write_session(
         &root,
@@ -169,6 +196,7 @@ fn picks_in_a_pseudo_terminal() {
         "0199cccc-0000-7000-8000-000000000003",
         3,
         "library docs",
+        "done",
     );
     // A stand-in `pi` that records its arguments and the directory it ran in.
     let bin = temp.join("bin");
@@ -268,6 +296,20 @@ fn picks_in_a_pseudo_terminal() {
         let recorded = std::fs::read_to_string(&record).ok();
         assert_eq!(recorded, pi_record, "{args} {keys:?}");
     }
+    // Ctrl-F finds "zebra" in an answer, where the fuzzy filter (names, first messages, cwd,
+    // id) finds nothing. The filter clears the list first, so the session's id drawn after
+    // that is the search's result.
+    let out = temp.join("out");
+    let mut pty = Pty::start(&here, &format!("-p {root_arg}"), &out, &bin);
+    // The key line is the last line of a frame: the first screen is whole.
+    pty.wait_for("quit");
+    let mark = pty.n_drawn();
+    pty.type_keys("zebra\x06");
+    pty.wait_for_after("0199aaaa", mark);
+    pty.type_keys("\r");
+    assert_eq!(pty.wait(), Some(0));
+    let printed = std::fs::read_to_string(&out).expect("stdout file");
+    assert_eq!(printed, format!("{}\n", first.display()));
 }
 
 /// Issue 16: without a terminal the picker refuses, with a reason, and exits 1.

@@ -9,8 +9,8 @@
 //! Keys: typing filters by name, first message, cwd and id (fuzzy, fzf's syntax, matched
 //! characters highlighted); ↑/↓ (Ctrl-P/Ctrl-N), PgUp/PgDn, Home/End move; → shows a
 //! session's subagent runs and ← hides them; Tab switches between this directory and all
-//! projects; Ctrl-F searches the conversations' full text for what is typed (Esc leaves the
-//! search); Ctrl-O reads the transcript in a pager; Enter resumes the session in Pi, asking
+//! projects; Ctrl-F searches the sessions' full text for what is typed with the `search`
+//! command's engine (`app::search`; Esc leaves the search); Ctrl-O reads the transcript in a pager; Enter resumes the session in Pi, asking
 //! first when it ran in another directory (or, with `--print`, hands its path back); Esc or
 //! Ctrl-C leaves.
 //!

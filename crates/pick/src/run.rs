@@ -86,7 +86,10 @@ pub fn pick(options: &PickOptions, env: &Environment) -> Result<Outcome, PickErr
                             }
                         }
                         Command::Search { term, generation } => {
-                            workers.start_search(&term, generation, state.search_paths());
+                            state.search_started(generation, state.index.entries.len());
+                            let mut request = options.list.clone();
+                            request.read_summaries = false;
+                            workers.start_search(&term, generation, request, env.clone());
                         }
                         Command::StopSearch => workers.stop_search(),
                     }
@@ -149,8 +152,9 @@ fn apply(state: &mut State, message: Message) {
             generation,
             matched,
             n_done,
-            n_total,
-        } => state.search_progress(generation, &matched, n_done, n_total, n_done == n_total),
+            is_done,
+        } => state.search_progress(generation, &matched, n_done, is_done),
+        Message::SearchFailed { generation, reason } => state.search_failed(generation, &reason),
     }
 }
 

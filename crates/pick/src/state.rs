@@ -231,23 +231,6 @@ impl State {
         }
     }
 
-    /// Returns the paths a full-text search reads, those of the sessions in scope (with their
-    /// runs) first, so that what is listed is found first.
-    pub fn search_paths(&self) -> Vec<String> {
-        let mut first = Vec::new();
-        let mut rest = Vec::new();
-        for &top in &self.index.tops {
-            let is_in_scope = self.scope == Scope::All || self.index.entries[top].cwd == self.here;
-            let out = if is_in_scope { &mut first } else { &mut rest };
-            self.index.subtree(top, out);
-        }
-        first
-            .into_iter()
-            .chain(rest)
-            .map(|idx| self.index.entries[idx].path.clone())
-            .collect()
-    }
-
     /// Replaces the index (the whole store listed after the current directory's part),
     /// keeping the selection, the expanded sessions and any body facts already read.
     pub fn replace_index(&mut self, mut index: Index, is_complete: bool) {
@@ -301,6 +284,26 @@ impl State {
         self.highlights.clear();
     }
 
+    /// Records that full-text search `generation` reads about `n_total` files (the sessions
+    /// and runs known now; the search lists the store again).
+    pub fn search_started(&mut self, generation: u64, n_total: usize) {
+        if let Some(full_text) = &mut self.full_text
+            && full_text.generation == generation
+        {
+            full_text.n_total = n_total;
+        }
+    }
+
+    /// Records that full-text search `generation` failed.
+    pub fn search_failed(&mut self, generation: u64, reason: &str) {
+        if let Some(full_text) = &mut self.full_text
+            && full_text.generation == generation
+        {
+            full_text.is_done = true;
+            self.status = Some(format!("full-text search failed: {reason}"));
+        }
+    }
+
     /// Records the progress of full-text search `generation`: newly matched paths and files
     /// searched so far.
     pub fn search_progress(
@@ -308,7 +311,6 @@ impl State {
         generation: u64,
         matched: &[String],
         n_done: usize,
-        n_total: usize,
         is_done: bool,
     ) {
         let Some(full_text) = &mut self.full_text else {
@@ -323,7 +325,7 @@ impl State {
             }
         }
         full_text.n_done = n_done;
-        full_text.n_total = n_total;
+        full_text.n_total = full_text.n_total.max(n_done);
         full_text.is_done = is_done;
         if !matched.is_empty() {
             self.recompute();
@@ -1009,10 +1011,18 @@ pub(crate) mod tests {
         );
         assert_eq!(listed(&state), Vec::<String>::new());
         // A stale generation is dropped; a run that matches shows under its session.
-        state.search_progress(0, &["/s/0006ffff.jsonl".to_owned()], 1, 8, false);
+        state.search_started(1, 8);
+        state.search_progress(0, &["/s/0006ffff.jsonl".to_owned()], 1, false);
         assert_eq!(listed(&state), Vec::<String>::new());
-        state.search_progress(1, &["/s/0003cccc.jsonl".to_owned()], 4, 8, false);
-        state.search_progress(1, &["/s/0008hhhh.jsonl".to_owned()], 8, 8, true);
+        state.search_progress(1, &["/s/0003cccc.jsonl".to_owned()], 4, false);
+        assert_eq!(
+            state
+                .full_text
+                .as_ref()
+                .map(|search| (search.n_done, search.n_total)),
+            Some((4, 8))
+        );
+        state.search_progress(1, &["/s/0008hhhh.jsonl".to_owned()], 8, true);
         assert_eq!(listed(&state), ["0008", "0001 +1", "  0002", "    0003"]);
         // Esc leaves the search, then quits.
         assert_eq!(state.handle_key(key(KeyCode::Esc)), Command::StopSearch);

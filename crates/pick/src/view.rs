@@ -953,7 +953,8 @@ mod tests {
             ("full_text_80x24", 80, 24, true, |state| {
                 press(state, &typed("needle"));
                 press(state, &[ctrl('f')]);
-                state.search_progress(1, &["/s/0003cccc.jsonl".to_owned()], 4, 8, false);
+                state.search_started(1, 8);
+                state.search_progress(1, &["/s/0003cccc.jsonl".to_owned()], 4, false);
             }),
             ("loading_80x24", 80, 24, true, |state| {
                 *state = State::new(

@@ -1,25 +1,26 @@
 //! The background work of the picker, each on its own thread so the keyboard never waits:
 //! the whole store's listing and then every session's body facts (names, first messages),
-//! previews (the latest asked for wins), and full-text searches (a new one stops the old).
-//! Everything comes back to the event loop as [`Message`]s on one channel.
+//! previews (the latest asked for wins), and full-text searches with the `search` command's
+//! engine (a new one stops the old). Everything comes back to the event loop as
+//! [`Message`]s on one channel.
 
-use std::path::Path;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use pi_retrospect_app::picker::{ConversationSearch, PreviewLimits, preview};
-use pi_retrospect_app::{Environment, ListRequest};
+use pi_retrospect_app::picker::{PreviewLimits, preview};
+use pi_retrospect_app::{Environment, ListRequest, SearchRequest};
 use pi_retrospect_core::SessionSummary;
-use rayon::prelude::*;
+use pi_retrospect_search::{CaseMode, Event, Mode, Pattern, Query, SessionOrder};
 
 use crate::index::Index;
 use crate::state::PreviewSlot;
 
 /// Body facts read per batch sent to the event loop.
 const SUMMARY_BATCH: usize = 256;
-/// Files searched per progress report.
-const SEARCH_BATCH: usize = 64;
+/// Files searched per progress report (a file with a hit is reported at once).
+const SEARCH_BATCH: usize = 256;
 
 /// What the background threads report.
 #[derive(Debug)]
@@ -47,8 +48,15 @@ pub(crate) enum Message {
         matched: Vec<String>,
         /// Files searched so far.
         n_done: usize,
-        /// Files to search.
-        n_total: usize,
+        /// Whether the search has finished.
+        is_done: bool,
+    },
+    /// A full-text search failed (a store that cannot be listed).
+    SearchFailed {
+        /// Which search.
+        generation: u64,
+        /// Why.
+        reason: String,
     },
 }
 
@@ -149,47 +157,81 @@ impl Workers {
         }
     }
 
-    /// Starts full-text search `generation` for `term` over `paths` (in that order), stopping
-    /// any older one.
-    pub fn start_search(&self, term: &str, generation: u64, paths: Vec<String>) {
+    /// Starts full-text search `generation` for `term` over the sessions of `request`'s stores
+    /// (`app::search`, files with matches only: user and assistant text, names, labels,
+    /// summaries and `!` commands, smart case), newest first; stops any older search.
+    pub fn start_search(
+        &self,
+        term: &str,
+        generation: u64,
+        request: ListRequest,
+        env: Environment,
+    ) {
         self.search_generation.store(generation, Ordering::SeqCst);
         let current = Arc::clone(&self.search_generation);
         let stop = Arc::clone(&self.stop);
         let sender = self.sender.clone();
-        let search = ConversationSearch::new(term);
+        let mut pattern = Pattern::literal(term);
+        pattern.case = CaseMode::Smart;
+        let search = SearchRequest {
+            sessions: ListRequest {
+                read_summaries: false,
+                ..request
+            },
+            session: None,
+            query: Query::new(pattern),
+            order: SessionOrder::Newest,
+            mode: Mode::FilesWithMatches,
+            limit: None,
+        };
         spawn("pick-search", move || {
-            let n_total = paths.len();
-            let mut n_done = 0;
             let is_current =
                 || current.load(Ordering::SeqCst) == generation && !stop.load(Ordering::Relaxed);
-            if n_total == 0 {
-                let _ = sender.send(Message::Search {
-                    generation,
-                    matched: Vec::new(),
-                    n_done,
-                    n_total,
-                });
-            }
-            for batch in paths.chunks(SEARCH_BATCH) {
+            let mut matched = Vec::new();
+            let mut n_done = 0;
+            let mut n_unreported = 0;
+            let result = pi_retrospect_app::search(&search, &env, &mut |event| {
                 if !is_current() {
-                    return;
+                    return ControlFlow::Break(());
                 }
-                let matched: Vec<String> = batch
-                    .par_iter()
-                    .filter(|path| search.is_in_file(Path::new(path.as_str())))
-                    .cloned()
-                    .collect();
-                n_done += batch.len();
-                let message = Message::Search {
+                let Event::FileDone(count) = event else {
+                    return ControlFlow::Continue(());
+                };
+                n_done += 1;
+                n_unreported += 1;
+                if count.n_hits > 0 {
+                    matched.push(count.path.clone());
+                }
+                if !matched.is_empty() || n_unreported >= SEARCH_BATCH {
+                    n_unreported = 0;
+                    let message = Message::Search {
+                        generation,
+                        matched: std::mem::take(&mut matched),
+                        n_done,
+                        is_done: false,
+                    };
+                    if sender.send(message).is_err() {
+                        return ControlFlow::Break(());
+                    }
+                }
+                ControlFlow::Continue(())
+            });
+            if !is_current() {
+                return;
+            }
+            let message = match result {
+                Ok(_) => Message::Search {
                     generation,
                     matched,
                     n_done,
-                    n_total,
-                };
-                if sender.send(message).is_err() {
-                    return;
-                }
-            }
+                    is_done: true,
+                },
+                Err(error) => Message::SearchFailed {
+                    generation,
+                    reason: error.to_string(),
+                },
+            };
+            let _ = sender.send(message);
         });
     }
 
