@@ -20,6 +20,7 @@ mod env;
 mod error;
 mod handoff;
 mod list;
+pub mod picker;
 mod read;
 mod search;
 mod session_ref;

@@ -15,6 +15,7 @@ mod inspect;
 mod list;
 mod mcp;
 mod output;
+mod pick;
 mod schema;
 mod search;
 mod show;
@@ -33,6 +34,7 @@ use crate::handoff::{HANDOFF_HELP, HandoffArgs};
 use crate::inspect::{INSPECT_HELP, InspectArgs};
 use crate::list::{LIST_HELP, ListArgs};
 use crate::mcp::{MCP_HELP, McpArgs};
+use crate::pick::{PICK_HELP, PickArgs};
 use crate::schema::SchemaArgs;
 use crate::search::{SEARCH_HELP, SearchArgs};
 use crate::show::{SHOW_HELP, ShowArgs};
@@ -81,6 +83,9 @@ enum Command {
     /// Print a bounded, redacted summary of where a session stood, to continue it elsewhere.
     #[command(after_long_help = HANDOFF_HELP)]
     Handoff(Box<HandoffArgs>),
+    /// Find a session in a terminal picker and resume it in Pi (or print its path).
+    #[command(after_long_help = PICK_HELP)]
+    Pick(Box<PickArgs>),
     /// Print a completion script for bash, zsh, fish, elvish or powershell.
     #[command(after_long_help = COMPLETIONS_HELP)]
     Completions(CompletionsArgs),
@@ -122,6 +127,10 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        // The picker was left, or Pi failed and said why itself: no message of ours.
+        Err(error) if pick::silent_exit(&error).is_some() => {
+            ExitCode::from(pick::silent_exit(&error).unwrap_or(1))
+        }
         Err(error) => {
             // The message may carry an id, a path or a settings value from a file or an
             // argument: escaped, so it can never drive the terminal.
@@ -148,6 +157,7 @@ fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<u8>
         Command::Entries(args) => entries::run(&args, env, out),
         Command::Handoff(args) => handoff::run(&args, env, out),
         Command::Stats(args) => stats::run(&args, env, out),
+        Command::Pick(args) => pick::run(&args, env, out),
         Command::Mcp(args) => mcp::run(&args, env),
         Command::Schema(args) => schema::run(&args, out),
         Command::Completions(args) => completions::run(&args, out),

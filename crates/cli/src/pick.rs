@@ -1,0 +1,108 @@
+//! `pi-retrospect pick`: flags -> `pi_retrospect_pick::pick` -> the chosen path on stdout, or
+//! Pi resuming the session.
+
+use std::io::Write;
+
+use clap::Args;
+use pi_retrospect_app::{Environment, ListRequest};
+use pi_retrospect_pick::{Outcome, PickOptions};
+
+use crate::args::{ColorChoice, StoreArgs};
+
+pub const PICK_HELP: &str = "\
+Opens at once on the sessions started in the current directory, newest first (Tab lists \
+every project's), then reads every session's name and first message in the background. \
+Type to filter by name, first message, cwd and id (fuzzy; words must all match; 'exact, \
+^prefix, suffix$ and !not as in fzf). A session's subagent runs show under it: → shows \
+them, ← hides them. Ctrl-F searches the full text of the user and assistant messages for \
+what is typed (Esc leaves the search). The preview shows the session's times, cwd, models, \
+message counts, cost when Pi recorded it and its last messages (no thinking, no tool \
+output; terminal controls stripped, credentials redacted). Ctrl-O reads the transcript \
+(`show`) in $PAGER (default `less -R`).
+
+Enter resumes the session: `pi --session PATH`, run in the session's own directory (asking \
+first when that is not the current one). With --print, Enter prints the path instead, for \
+the shell: pi --session \"$(pi-retrospect pick -p)\". Esc or Ctrl-C leaves.
+
+The picker draws on the terminal itself (/dev/tty), so it works inside $( ); without a \
+terminal it refuses (exit 1). NO_COLOR turns colour off. Nothing is ever written to the \
+session store.
+
+Exit status: 0 when a path was printed; 130 when you left without choosing; when a session \
+is resumed, Pi replaces the picker and its exit status is Pi's; 1 (Pi could not be started, \
+no terminal) or 2 as for every command.
+
+Examples (the picker needs a terminal, so these run by hand):
+  pi --session \"$(pi-retrospect pick -p --all)\"
+  cd ~/repos/app && pi-retrospect pick";
+
+/// The program that resumes a session.
+const PI: &str = "pi";
+
+/// Flags of `pick`.
+#[derive(Debug, Args)]
+pub struct PickArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Print the chosen session's path and exit instead of resuming it in Pi.
+    #[arg(long, short = 'p')]
+    pub print: bool,
+
+    /// Start with every project's sessions listed (Tab switches).
+    #[arg(long, short = 'a')]
+    pub all: bool,
+
+    /// When to use colour (auto: unless NO_COLOR is set; the picker draws on the terminal).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+/// The picker ended without an error message to show: exit with this status (130 when the
+/// person left).
+#[derive(Debug)]
+pub struct SilentExit(pub u8);
+
+impl std::fmt::Display for SilentExit {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(formatter, "exit {}", self.0)
+    }
+}
+
+impl std::error::Error for SilentExit {}
+
+/// Returns the status to exit with, silently, when `error` is a [`SilentExit`].
+pub fn silent_exit(error: &anyhow::Error) -> Option<u8> {
+    error.downcast_ref::<SilentExit>().map(|exit| exit.0)
+}
+
+/// Runs `pick` with `args`, writing the chosen path (with --print) to `out`.
+pub fn run(args: &PickArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
+    let is_set = |name: &str| std::env::var_os(name).is_some_and(|value| !value.is_empty());
+    let options = PickOptions {
+        list: ListRequest {
+            stores: args.store.flags(),
+            ..ListRequest::default()
+        },
+        print: args.print,
+        all_projects: args.all,
+        is_color: match args.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => !is_set("NO_COLOR"),
+        },
+        pager: std::env::var("PAGER")
+            .ok()
+            .filter(|pager| !pager.trim().is_empty()),
+    };
+    match pi_retrospect_pick::pick(&options, env)? {
+        Outcome::Chosen(path) => writeln!(out, "{path}")?,
+        Outcome::Cancelled => return Err(SilentExit(130).into()),
+        // Pi takes the process over (and with it the exit status); this returns only when Pi
+        // cannot be started.
+        Outcome::Resume { path, cwd } => {
+            return Err(pi_retrospect_pick::resume(PI, &path, &cwd).into());
+        }
+    }
+    Ok(())
+}

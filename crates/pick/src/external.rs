@@ -1,0 +1,115 @@
+//! The programs the picker hands the terminal to: a pager showing a session's transcript (as
+//! `pi-retrospect show` prints it), and Pi itself to resume a session.
+
+use std::fs::File;
+use std::io::{self, IsTerminal, Write};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+
+use pi_retrospect_app::{
+    Environment, SessionRef, SessionTarget, ShowRequest, ShowView, StoreFlags,
+};
+use pi_retrospect_render::show::{
+    Paint, ShowParts, ShowStyle, write_heading, write_items, write_tree,
+};
+
+use crate::error::PickError;
+
+/// The pager used when none is named.
+pub(crate) const DEFAULT_PAGER: &str = "less -R";
+
+/// Characters kept of each tool output in the transcript, as `show` keeps by default.
+const OUTPUT_CHARS: usize = 2000;
+
+/// Returns the transcript of the session at `path` as `show` writes it, `width` columns wide.
+pub(crate) fn transcript(
+    path: &str,
+    env: &Environment,
+    is_color: bool,
+    width: usize,
+) -> Result<Vec<u8>, PickError> {
+    let request = ShowRequest {
+        target: SessionTarget {
+            session: SessionRef::Path(path.to_owned()),
+            stores: StoreFlags::default(),
+        },
+        tree: false,
+        thinking: false,
+        tool_output_chars: Some(OUTPUT_CHARS),
+    };
+    let result = pi_retrospect_app::show(&request, env)?;
+    let session = &result.session;
+    let parts = ShowParts {
+        path: &session.path,
+        transcript: &session.transcript,
+        facts: &result.facts,
+        lineage: &result.lineage,
+    };
+    let style = ShowStyle {
+        paint: Paint { is_on: is_color },
+        width,
+        time_zone: &env.time_zone,
+        system: false,
+        tool_args: false,
+        fold: false,
+    };
+    let mut text = Vec::new();
+    write_heading(&mut text, &parts, &style)?;
+    match &result.view {
+        ShowView::Tree(rows) => write_tree(&mut text, rows, &style)?,
+        ShowView::Items(items) => {
+            writeln!(
+                text,
+                "active branch: {} entries\n",
+                session.transcript.active_branch().len()
+            )?;
+            write_items(&mut text, items, &style)?;
+        }
+    }
+    Ok(text)
+}
+
+/// Shows `text` in `pager` (a shell command, as `$PAGER` is), on `tty`, and waits for it.
+pub(crate) fn page(text: &[u8], pager: &str, tty: &File) -> io::Result<ExitStatus> {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(pager)
+        .stdin(Stdio::piped())
+        .stdout(tty.try_clone()?)
+        .spawn()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        match stdin.write_all(text) {
+            // The pager quit before reading everything: that is how pagers end.
+            Err(error) if error.kind() == io::ErrorKind::BrokenPipe => {}
+            other => other?,
+        }
+    }
+    child.wait()
+}
+
+/// Replaces this process with `program --session PATH` run in `cwd`, on the terminal:
+/// standard input and output are the terminal even when the picker's own were redirected.
+/// Pi then owns the terminal, its signals and the exit status, and no thread of the picker
+/// outlives the hand-over. Returns only when Pi cannot be started.
+pub fn resume(program: &str, path: &str, cwd: &Path) -> PickError {
+    let mut command = Command::new(program);
+    command.arg("--session").arg(path).current_dir(cwd);
+    if !io::stdin().is_terminal() {
+        match crate::terminal::open_tty() {
+            Ok(tty) => command.stdin(tty),
+            Err(error) => return error,
+        };
+    }
+    if !io::stdout().is_terminal() {
+        match crate::terminal::open_tty() {
+            Ok(tty) => command.stdout(tty),
+            Err(error) => return error,
+        };
+    }
+    PickError::Resume {
+        program: program.to_owned(),
+        cwd: cwd.to_owned(),
+        error: command.exec(),
+    }
+}

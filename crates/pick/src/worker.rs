@@ -1,0 +1,219 @@
+//! The background work of the picker, each on its own thread so the keyboard never waits:
+//! the whole store's listing and then every session's body facts (names, first messages),
+//! previews (the latest asked for wins), and full-text searches (a new one stops the old).
+//! Everything comes back to the event loop as [`Message`]s on one channel.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+
+use pi_retrospect_app::picker::{ConversationSearch, PreviewLimits, preview};
+use pi_retrospect_app::{Environment, ListRequest};
+use pi_retrospect_core::SessionSummary;
+use rayon::prelude::*;
+
+use crate::index::Index;
+use crate::state::PreviewSlot;
+
+/// Body facts read per batch sent to the event loop.
+const SUMMARY_BATCH: usize = 256;
+/// Files searched per progress report.
+const SEARCH_BATCH: usize = 64;
+
+/// What the background threads report.
+#[derive(Debug)]
+pub(crate) enum Message {
+    /// The whole store's index, and how many body facts will be read.
+    Index {
+        /// The index.
+        index: Index,
+        /// How many sessions' body facts are to be read.
+        n_to_read: usize,
+    },
+    /// Listing the whole store failed (the current directory's sessions stay listed).
+    IndexFailed(String),
+    /// Body facts read.
+    Summaries(Vec<(String, SessionSummary)>),
+    /// A preview read.
+    Preview(String, PreviewSlot),
+    /// A preview asked for and skipped for a newer request (asked again when selected again).
+    PreviewSkipped(String),
+    /// Progress of a full-text search.
+    Search {
+        /// Which search.
+        generation: u64,
+        /// Paths found since the last report.
+        matched: Vec<String>,
+        /// Files searched so far.
+        n_done: usize,
+        /// Files to search.
+        n_total: usize,
+    },
+}
+
+/// The background threads and the channel they report on.
+#[derive(Debug)]
+pub(crate) struct Workers {
+    sender: Sender<Message>,
+    /// Where the reports arrive.
+    pub receiver: Receiver<Message>,
+    stop: Arc<AtomicBool>,
+    preview_requests: Option<Sender<String>>,
+    search_generation: Arc<AtomicU64>,
+}
+
+impl Workers {
+    /// Returns workers with nothing started; the preview thread starts on the first request.
+    pub fn new() -> Workers {
+        let (sender, receiver) = channel();
+        Workers {
+            sender,
+            receiver,
+            stop: Arc::new(AtomicBool::new(false)),
+            preview_requests: None,
+            search_generation: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Lists the whole store (header-only), then reads every session's body facts, those of
+    /// `here` first.
+    pub fn start_index(&self, request: ListRequest, env: Environment, here: String) {
+        let sender = self.sender.clone();
+        let stop = Arc::clone(&self.stop);
+        spawn("pick-index", move || {
+            let result = pi_retrospect_app::list(&request, &env);
+            let index = match result {
+                Ok(result) => Index::from_listing(&result.listing),
+                Err(error) => {
+                    let _ = sender.send(Message::IndexFailed(error.to_string()));
+                    return;
+                }
+            };
+            let paths = index.paths_to_read(&here);
+            let message = Message::Index {
+                index,
+                n_to_read: paths.len(),
+            };
+            if sender.send(message).is_err() {
+                return;
+            }
+            for batch in paths.chunks(SUMMARY_BATCH) {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
+                let read = pi_retrospect_app::read_summaries(&refs);
+                let summaries = batch
+                    .iter()
+                    .zip(read)
+                    .map(|(path, result)| (path.clone(), result.unwrap_or_default()))
+                    .collect();
+                if sender.send(Message::Summaries(summaries)).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Asks for the preview of `path`; a request still waiting when a newer one comes is
+    /// dropped.
+    pub fn request_preview(&mut self, path: String, env: &Environment) {
+        if self.preview_requests.is_none() {
+            let (requests, receiver) = channel::<String>();
+            let sender = self.sender.clone();
+            let stop = Arc::clone(&self.stop);
+            let env = env.clone();
+            spawn("pick-preview", move || {
+                while let Ok(mut path) = receiver.recv() {
+                    while let Ok(newer) = receiver.try_recv() {
+                        let _ = sender.send(Message::PreviewSkipped(path));
+                        path = newer;
+                    }
+                    if stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let slot = match preview(&path, &PreviewLimits::default(), &env) {
+                        Ok(preview) => PreviewSlot::Ready(Box::new(preview)),
+                        Err(error) => PreviewSlot::Failed(error.to_string()),
+                    };
+                    if sender.send(Message::Preview(path, slot)).is_err() {
+                        return;
+                    }
+                }
+            });
+            self.preview_requests = Some(requests);
+        }
+        if let Some(requests) = &self.preview_requests {
+            let _ = requests.send(path);
+        }
+    }
+
+    /// Starts full-text search `generation` for `term` over `paths` (in that order), stopping
+    /// any older one.
+    pub fn start_search(&self, term: &str, generation: u64, paths: Vec<String>) {
+        self.search_generation.store(generation, Ordering::SeqCst);
+        let current = Arc::clone(&self.search_generation);
+        let stop = Arc::clone(&self.stop);
+        let sender = self.sender.clone();
+        let search = ConversationSearch::new(term);
+        spawn("pick-search", move || {
+            let n_total = paths.len();
+            let mut n_done = 0;
+            let is_current =
+                || current.load(Ordering::SeqCst) == generation && !stop.load(Ordering::Relaxed);
+            if n_total == 0 {
+                let _ = sender.send(Message::Search {
+                    generation,
+                    matched: Vec::new(),
+                    n_done,
+                    n_total,
+                });
+            }
+            for batch in paths.chunks(SEARCH_BATCH) {
+                if !is_current() {
+                    return;
+                }
+                let matched: Vec<String> = batch
+                    .par_iter()
+                    .filter(|path| search.is_in_file(Path::new(path.as_str())))
+                    .cloned()
+                    .collect();
+                n_done += batch.len();
+                let message = Message::Search {
+                    generation,
+                    matched,
+                    n_done,
+                    n_total,
+                };
+                if sender.send(message).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Stops the running full-text search.
+    pub fn stop_search(&self) {
+        self.search_generation.fetch_add(1 << 32, Ordering::SeqCst);
+    }
+
+    /// Stops every background thread at its next check (reads already started finish).
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Starts a named background thread; a thread that cannot be started leaves its work undone
+/// (the picker keeps working with what it has).
+fn spawn(name: &str, work: impl FnOnce() + Send + 'static) {
+    let _ = std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(work);
+}
