@@ -18,6 +18,12 @@ pub struct HandoffRequest {
 
 /// Builds the handoff of the session `request` names. Redaction is always on.
 pub fn handoff(request: &HandoffRequest, env: &Environment) -> Result<Handoff, AppError> {
+    if request.target.session == crate::SessionRef::Stdin {
+        // A handoff names the file that resumes the session; standard input has none.
+        return Err(AppError::usage(
+            "handoff needs a session file to resume (a path, an id or latest), not `-`",
+        ));
+    }
     let path = resolve_session(&request.target.session, &request.target.stores, env)?;
     pi_retrospect_handoff::handoff_file(&path, &request.options).map_err(handoff_error)
 }

@@ -277,6 +277,14 @@ fn open(
     limits: &ReadLimits,
 ) -> Result<OpenedSession, AppError> {
     let session = open_session(&target.session, &target.stores, env, limits)?;
+    if target.session == crate::SessionRef::Stdin {
+        if session.transcript.header().is_none() {
+            return Err(AppError::io(
+                "standard input: not a session file: line 1 is not a session header",
+            ));
+        }
+        return Ok(session);
+    }
     if let Err(error) = pi_retrospect_header::read_header(Path::new(&session.path)) {
         return Err(AppError::io(format!(
             "{}: not a session file: {error}",

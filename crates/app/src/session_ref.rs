@@ -26,6 +26,8 @@ pub enum SessionRef {
         /// How many sessions to go back from the newest (0 for `latest`).
         back: usize,
     },
+    /// The session file's contents on standard input (`-`), for the reading commands.
+    Stdin,
 }
 
 impl SessionRef {
@@ -38,6 +40,9 @@ impl SessionRef {
         }
         if argument == "latest" {
             return Ok(SessionRef::Latest { back: 0 });
+        }
+        if argument == "-" {
+            return Ok(SessionRef::Stdin);
         }
         if let Some(digits) = argument.strip_prefix("latest~") {
             // Plain decimal digits only: `latest~+1` and `latest~01` are refused, not guessed.
@@ -104,6 +109,9 @@ pub fn locate_session(
             note: None,
         }),
         SessionRef::Latest { back } => latest(*back, stores, env),
+        SessionRef::Stdin => Err(AppError::usage(
+            "SESSION `-` (standard input) is read only by show, inspect and entries",
+        )),
     }
 }
 
@@ -123,12 +131,36 @@ pub fn open_session(
     env: &Environment,
     limits: &ReadLimits,
 ) -> Result<OpenedSession, AppError> {
+    if *reference == SessionRef::Stdin {
+        return Ok(OpenedSession {
+            path: "-".to_owned(),
+            transcript: read_stdin(limits)?,
+        });
+    }
     let path = resolve_session(reference, stores, env)?;
     let transcript = Transcript::open_with(&path, limits)?;
     Ok(OpenedSession {
         path: path.display().to_string(),
         transcript,
     })
+}
+
+/// Reads a whole session file from standard input (up to a cursor's snapshot when given).
+pub fn read_stdin(limits: &ReadLimits) -> Result<Transcript, AppError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let stdin = std::io::stdin();
+    let mut input = stdin.lock();
+    let read = match limits.snapshot_bytes {
+        Some(snapshot) => input.take(snapshot).read_to_end(&mut bytes),
+        None => input.read_to_end(&mut bytes),
+    };
+    read.map_err(|error| {
+        AppError::io(format!(
+            "cannot read the session from standard input: {error}"
+        ))
+    })?;
+    Ok(Transcript::from_bytes(bytes))
 }
 
 /// What a lookup walked: every session (runs nested, oldest first), the roots searched, and

@@ -83,6 +83,12 @@ impl StoreArgs {
     ) -> Result<pi_retrospect_app::SessionTarget, pi_retrospect_app::AppError> {
         let stores = self.flags();
         let reference = pi_retrospect_app::SessionRef::parse(session, env)?;
+        if reference == pi_retrospect_app::SessionRef::Stdin {
+            return Ok(pi_retrospect_app::SessionTarget {
+                session: reference,
+                stores,
+            });
+        }
         let located = pi_retrospect_app::locate_session(&reference, &stores, env)?;
         if let Some(note) = &located.note {
             crate::output::print_note(note);

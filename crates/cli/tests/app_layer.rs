@@ -104,3 +104,47 @@ fn a_symlinked_session_path_is_refused() {
     let output = run_with_deadline(&["show", &target.display().to_string()]);
     assert_eq!(output.status.code(), Some(0), "{:?}", output);
 }
+
+/// Issue 11: `-` reads a session from standard input for the reading commands; a text that
+/// is not a session is an error; `handoff` and `stats` need a file.
+#[test]
+fn a_session_on_standard_input() {
+    use std::io::Write;
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../../fixtures/pi-real/sessions/--tmp-pi-real-fixture-home-user-project--/2026-11-30T07-00-59-489Z_01a22b41-c1e1-73ac-b3e0-09602166f4c8.jsonl",
+    );
+    let bytes = std::fs::read(&file).expect("fixture");
+    let piped = |args: &[&str], input: &[u8]| {
+        let mut child = binary()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write");
+        child.wait_with_output().expect("output")
+    };
+    let from_stdin = piped(&["entries", "-", "--json"], &bytes);
+    assert_eq!(from_stdin.status.code(), Some(0));
+    let from_file = binary()
+        .args(["entries", &file.display().to_string(), "--json"])
+        .output()
+        .expect("run");
+    let rows = |output: &Output| -> serde_json::Value {
+        let document: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+        document["entries"].clone()
+    };
+    assert_eq!(rows(&from_stdin), rows(&from_file));
+    let show = piped(&["show", "-"], &bytes);
+    assert!(String::from_utf8_lossy(&show.stdout).contains("path: -"));
+    let text = piped(&["show", "-"], b"hello\n");
+    assert_eq!(text.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&text.stderr).contains("not a session file"));
+    assert_eq!(piped(&["handoff", "-"], &bytes).status.code(), Some(2));
+}
