@@ -154,3 +154,21 @@ fn confine(context: &CallContext, path: &str) -> Result<PathBuf, ToolError> {
 pub(crate) fn stores(context: &CallContext) -> StoreFlags {
     context.stores.clone()
 }
+
+/// Returns `value` (or `default`) after checking it lies in `min..=max`.
+pub(crate) fn bounded(
+    name: &str,
+    value: Option<u64>,
+    default: u64,
+    min: u64,
+    max: u64,
+) -> Result<usize, ToolError> {
+    let value = value.unwrap_or(default);
+    if !(min..=max).contains(&value) {
+        return Err(ToolError::argument(
+            name,
+            format!("must be between {min} and {max}, not {value}"),
+        ));
+    }
+    Ok(usize::try_from(value).unwrap_or(usize::MAX))
+}

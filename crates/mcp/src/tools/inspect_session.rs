@@ -10,7 +10,7 @@ use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::args::{parse, session_target};
+use crate::args::{bounded, parse, session_target};
 use crate::error::ToolError;
 use crate::output::{
     MAX_PAGE_BYTES, ToolOutput, bound_warnings, bounded_text, json_from_writer, json_len,
@@ -168,24 +168,6 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             text: bounded_text(text),
         });
     }
-}
-
-/// Returns `value` (or `default`) after checking it lies in `min..=max`.
-fn bounded(
-    name: &str,
-    value: Option<u64>,
-    default: u64,
-    min: u64,
-    max: u64,
-) -> Result<usize, ToolError> {
-    let value = value.unwrap_or(default);
-    if !(min..=max).contains(&value) {
-        return Err(ToolError::argument(
-            name,
-            format!("must be between {min} and {max}, not {value}"),
-        ));
-    }
-    Ok(usize::try_from(value).unwrap_or(usize::MAX))
 }
 
 /// Returns the transcript crate's view for the arguments, refusing a missing `entryId` or

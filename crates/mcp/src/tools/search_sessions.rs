@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::args::{OneOrMany, absolute_dirs, parse, session_target};
+use crate::args::{OneOrMany, absolute_dirs, bounded, parse, session_target};
 use crate::error::ToolError;
 use crate::output::{MAX_WARNINGS, ToolOutput, bounded_text, json_from_writer};
 use crate::server::CallContext;
@@ -117,16 +117,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     if params.pattern.is_empty() {
         return Err(ToolError::argument("pattern", "must not be empty"));
     }
-    let limit = match params.limit {
-        None => DEFAULT_LIMIT,
-        Some(limit) if (1..=MAX_LIMIT).contains(&limit) => limit,
-        Some(limit) => {
-            return Err(ToolError::argument(
-                "limit",
-                format!("{limit} is outside 1..={MAX_LIMIT}"),
-            ));
-        }
-    };
+    let limit = bounded("limit", params.limit, DEFAULT_LIMIT, 1, MAX_LIMIT)? as u64;
     // The cursor is the number of hits already delivered, for the same arguments.
     let skip: u64 = match &params.cursor {
         None => 0,

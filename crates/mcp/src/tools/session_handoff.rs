@@ -9,7 +9,7 @@ use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::args::{parse, session_target};
+use crate::args::{bounded, parse, session_target};
 use crate::error::ToolError;
 use crate::output::{ToolOutput, bounded_text, json_from_writer, text_from_writer};
 use crate::server::CallContext;
@@ -63,33 +63,28 @@ fn output_schema() -> Arc<JsonObject> {
 fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
     let params: SessionHandoffParams = parse(arguments)?;
     let defaults = HandoffOptions::default();
-    let bounded = |name: &str, value: Option<usize>, default: usize, max: usize| match value {
-        None => Ok(default),
-        Some(value) if (1..=max).contains(&value) => Ok(value),
-        Some(value) => Err(ToolError::argument(
-            name,
-            format!("{value} is outside 1..={max}"),
-        )),
-    };
     let options = HandoffOptions {
         goal: params.goal,
         max_messages: bounded(
             "maxMessages",
-            params.max_messages,
-            defaults.max_messages,
+            params.max_messages.map(|value| value as u64),
+            defaults.max_messages as u64,
+            1,
             100,
         )?,
         max_message_bytes: bounded(
             "maxMessageBytes",
-            params.max_message_bytes,
-            defaults.max_message_bytes,
-            MAX_EXCERPT_BYTES,
+            params.max_message_bytes.map(|value| value as u64),
+            defaults.max_message_bytes as u64,
+            1,
+            MAX_EXCERPT_BYTES as u64,
         )?,
         max_excerpt_bytes: bounded(
             "maxBytes",
-            params.max_bytes,
-            defaults.max_excerpt_bytes,
-            MAX_EXCERPT_BYTES,
+            params.max_bytes.map(|value| value as u64),
+            defaults.max_excerpt_bytes as u64,
+            1,
+            MAX_EXCERPT_BYTES as u64,
         )?,
         ..defaults
     };

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::args::{OneOrMany, absolute_dirs, parse, session_target};
+use crate::args::{OneOrMany, absolute_dirs, bounded, parse, session_target};
 use crate::error::ToolError;
 use crate::output::{ToolOutput, bounded_text, json_from_writer, text_from_writer};
 use crate::server::CallContext;
@@ -26,9 +26,9 @@ pub(crate) const TOOL: ToolSpec = ToolSpec {
 };
 
 /// Rows per page when `limit` is not given.
-const DEFAULT_LIMIT: usize = 100;
+const DEFAULT_LIMIT: u64 = 100;
 /// The largest `limit`.
-const MAX_LIMIT: usize = 500;
+const MAX_LIMIT: u64 = 500;
 
 const DESCRIPTION: &str = "\
 Counts input, output, cache read, cache write and total tokens and cost the way Pi counts a \
@@ -88,16 +88,13 @@ fn output_schema() -> Arc<JsonObject> {
 
 fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
     let params: SessionStatsParams = parse(arguments)?;
-    let limit = match params.limit {
-        None => DEFAULT_LIMIT,
-        Some(limit) if (1..=MAX_LIMIT).contains(&limit) => limit,
-        Some(limit) => {
-            return Err(ToolError::argument(
-                "limit",
-                format!("{limit} is outside 1..={MAX_LIMIT}"),
-            ));
-        }
-    };
+    let limit = bounded(
+        "limit",
+        params.limit.map(|limit| limit as u64),
+        DEFAULT_LIMIT,
+        1,
+        MAX_LIMIT,
+    )?;
     let offset = params.offset.unwrap_or(0);
     let group_by = if params.by.is_empty() {
         Vec::new()
