@@ -60,7 +60,8 @@ pub struct HandoffArgs {
     #[arg(long, help_heading = "Output")]
     pub json: bool,
 
-    /// Write the document to FILE instead of stdout (never over an existing file).
+    /// Write the document to FILE instead of stdout (`-`: stdout). Never over an existing
+    /// file, and never inside a session store or over a session file, even with --force.
     #[arg(long, short = 'o', value_name = "FILE", help_heading = "Output")]
     pub out: Option<PathBuf>,
 
@@ -91,9 +92,10 @@ pub fn run(args: &HandoffArgs, env: &Environment, out: &mut dyn Write) -> anyhow
         };
         write_markdown(&mut document, &handoff, &options)?;
     }
-    match &args.out {
+    match args.out.as_deref().filter(|path| *path != std::path::Path::new("-")) {
         None => out.write_all(&document)?,
         Some(path) => {
+            pi_retrospect_app::check_handoff_output(path, &args.store.flags(), env)?;
             let existing = if args.force {
                 ExistingFile::Replace
             } else {

@@ -97,3 +97,57 @@ fn out_never_replaces_a_file_unless_forced() {
             .starts_with("# Pi session handoff")
     );
 }
+
+/// Finding H2 (review of issues 14/15): `--out --force` must never write into a session
+/// store or over a session file, so a typo cannot destroy a session's history.
+#[test]
+fn out_never_writes_into_the_store_or_over_a_session() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("store");
+    let project = root.join("--w--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let path = session(&project);
+    let original = std::fs::read(&path).expect("read");
+    let outside = dir.path().join("copy.jsonl");
+    std::fs::write(&outside, &original).expect("write");
+    let root_text = root.display().to_string();
+    let new_in_store = project.join("handoff.md").display().to_string();
+    let outside_text = outside.display().to_string();
+    let link = dir.path().join("link.md");
+    std::os::unix::fs::symlink(&path, &link).expect("symlink");
+    let link_text = link.display().to_string();
+    for (out, reason) in [
+        (path.as_str(), "inside the session store"),
+        (new_in_store.as_str(), "inside the session store"),
+        (outside_text.as_str(), "is a Pi session file"),
+        (link_text.as_str(), "inside the session store"),
+    ] {
+        let output = binary()
+            .args([
+                "handoff",
+                "--sessions-root",
+                &root_text,
+                &path,
+                "--out",
+                out,
+                "--force",
+            ])
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{out}: {stderr}");
+        assert!(stderr.contains(out) && stderr.contains(reason), "{out}: {stderr}");
+    }
+    assert_eq!(std::fs::read(&path).expect("read"), original);
+    assert_eq!(std::fs::read(&outside).expect("read"), original);
+    assert!(!project.join("handoff.md").exists());
+
+    // `--out -` is standard output, not a file named `-`.
+    let output = binary()
+        .current_dir(dir.path())
+        .args(["handoff", &path, "--out", "-"])
+        .output()
+        .expect("run");
+    assert!(stdout_of(&output).starts_with("# Pi session handoff"));
+    assert!(!dir.path().join("-").exists());
+}
