@@ -36,7 +36,7 @@ pub use list::{ListRequest, ListResult, list, list_unordered, read_summaries};
 pub use pi_retrospect_transcript::{Lineage, RunInfo};
 pub use read::{
     EntriesRequest, EntriesResult, InspectRequest, InspectResult, SessionTarget, ShowRequest,
-    ShowResult, ShowView, entries, inspect, lineage, show, time_range,
+    ShowResult, ShowView, check_session_file, entries, inspect, lineage, show, time_range,
 };
 pub use search::{SearchRequest, search};
 pub use session_ref::{

@@ -285,13 +285,17 @@ fn open(
         }
         return Ok(session);
     }
-    if let Err(error) = pi_retrospect_header::read_header(Path::new(&session.path)) {
-        return Err(AppError::io(format!(
-            "{}: not a session file: {error}",
-            session.path
-        )));
-    }
+    check_session_file(Path::new(&session.path))?;
     Ok(session)
+}
+
+/// Checks that the file at `path` starts with a valid session header, the way `list` does;
+/// otherwise returns the error every reading command gives: the path, "not a session file"
+/// and the reason.
+pub fn check_session_file(path: &Path) -> Result<(), AppError> {
+    pi_retrospect_header::read_header(path)
+        .map(|_| ())
+        .map_err(|error| AppError::io(format!("{}: not a session file: {error}", path.display())))
 }
 
 /// Returns the filter `request` describes, or a usage error.

@@ -22,7 +22,15 @@ custom entries, compaction and branch summaries. Common credentials (provider AP
 GitHub/GitLab/Slack tokens, AWS keys, bearer tokens, JWTs, private keys, passwords in URLs, \
 KEY=value lines naming a secret) are replaced by `[redacted: KIND]` and counted in the \
 header; terminal control and bidi characters are removed. Redaction is by shape: best \
-effort, not a guarantee.
+effort, not a guarantee. Messages removed from the model's context by a context edit are \
+left out.
+
+Bounds: every one-line field (name, cwd, id, each model, times) is cut at 512 bytes and \
+ends in `… [cut: N bytes]`; at most 16 models and 20 warnings are listed (with their \
+counts); the whole document is at most 192 KiB (or twice --max-bytes plus 64 KiB, if \
+larger), the oldest messages dropped to fit.
+
+--out never writes inside a session store or over a session file, even with --force.
 
 Examples:
   pi-retrospect handoff latest --goal \"finish the parser\"
@@ -45,15 +53,15 @@ pub struct HandoffArgs {
     pub goal: Option<String>,
 
     /// At most N messages.
-    #[arg(long, value_name = "N", default_value_t = pi_retrospect_handoff::DEFAULT_MAX_MESSAGES, help_heading = "Limits")]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), default_value_t = pi_retrospect_handoff::DEFAULT_MAX_MESSAGES, help_heading = "Limits")]
     pub max_messages: usize,
 
     /// Each message cut at N bytes of UTF-8.
-    #[arg(long, value_name = "N", default_value_t = pi_retrospect_handoff::DEFAULT_MAX_MESSAGE_BYTES, help_heading = "Limits")]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), default_value_t = pi_retrospect_handoff::DEFAULT_MAX_MESSAGE_BYTES, help_heading = "Limits")]
     pub max_message_bytes: usize,
 
     /// All messages together cut at N bytes of UTF-8.
-    #[arg(long, value_name = "N", default_value_t = pi_retrospect_handoff::DEFAULT_MAX_EXCERPT_BYTES, help_heading = "Limits")]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), default_value_t = pi_retrospect_handoff::DEFAULT_MAX_EXCERPT_BYTES, help_heading = "Limits")]
     pub max_bytes: usize,
 
     /// Print the document as JSON (`pi-retrospect schema handoff`).
@@ -79,6 +87,9 @@ pub fn run(args: &HandoffArgs, env: &Environment, out: &mut dyn Write) -> anyhow
             max_messages: args.max_messages,
             max_message_bytes: args.max_message_bytes,
             max_excerpt_bytes: args.max_bytes,
+            // The document bound grows with a larger --max-bytes rather than overruling it.
+            max_document_bytes: pi_retrospect_handoff::DEFAULT_MAX_DOCUMENT_BYTES
+                .max(args.max_bytes.saturating_mul(2).saturating_add(64 * 1024)),
             ..HandoffOptions::default()
         },
     };
@@ -92,7 +103,11 @@ pub fn run(args: &HandoffArgs, env: &Environment, out: &mut dyn Write) -> anyhow
         };
         write_markdown(&mut document, &handoff, &options)?;
     }
-    match args.out.as_deref().filter(|path| *path != std::path::Path::new("-")) {
+    match args
+        .out
+        .as_deref()
+        .filter(|path| *path != std::path::Path::new("-"))
+    {
         None => out.write_all(&document)?,
         Some(path) => {
             pi_retrospect_app::check_handoff_output(path, &args.store.flags(), env)?;

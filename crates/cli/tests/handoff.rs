@@ -136,7 +136,10 @@ fn out_never_writes_into_the_store_or_over_a_session() {
             .expect("run");
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{out}: {stderr}");
-        assert!(stderr.contains(out) && stderr.contains(reason), "{out}: {stderr}");
+        assert!(
+            stderr.contains(out) && stderr.contains(reason),
+            "{out}: {stderr}"
+        );
     }
     assert_eq!(std::fs::read(&path).expect("read"), original);
     assert_eq!(std::fs::read(&outside).expect("read"), original);
@@ -150,4 +153,33 @@ fn out_never_writes_into_the_store_or_over_a_session() {
         .expect("run");
     assert!(stdout_of(&output).starts_with("# Pi session handoff"));
     assert!(!dir.path().join("-").exists());
+}
+
+/// Findings M2 and L5: a file that is not a session is refused as `show` refuses it (exit 1,
+/// "not a session file"), and `--max-messages 0` is refused as MCP's `maxMessages: 0` is.
+#[test]
+fn not_a_session_and_zero_limits_are_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("notsession.jsonl");
+    std::fs::write(&path, "root:x:0:0:root:/root:/bin/bash\n").expect("write");
+    let path = path.display().to_string();
+    let show = binary().args(["show", &path]).output().expect("run");
+    let handoff = binary().args(["handoff", &path]).output().expect("run");
+    assert_eq!(handoff.status.code(), Some(1));
+    assert_eq!(show.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&handoff.stderr),
+        String::from_utf8_lossy(&show.stderr)
+    );
+    assert!(String::from_utf8_lossy(&handoff.stderr).contains("not a session file"));
+    assert!(handoff.stdout.is_empty());
+
+    let session = session(dir.path());
+    for flag in ["--max-messages", "--max-message-bytes", "--max-bytes"] {
+        let output = binary()
+            .args(["handoff", &session, flag, "0"])
+            .output()
+            .expect("run");
+        assert_eq!(output.status.code(), Some(2), "{flag}");
+    }
 }

@@ -21,8 +21,11 @@ pub struct Handoff {
     pub redactions: RedactionCounts,
     /// The most recent user and assistant text messages, newest last.
     pub excerpt: Excerpt,
-    /// Damage found in the session file (lines skipped or repaired), in the order found.
+    /// Damage found in the session file (lines skipped or repaired), in the order found: at
+    /// most the first 20.
     pub warnings: Vec<HandoffWarning>,
+    /// How many warnings there were in all.
+    pub n_warnings: usize,
 }
 
 /// The source session of a handoff, as its header and entries describe it.
@@ -36,10 +39,12 @@ pub struct HandoffSource {
     /// The working directory from the header.
     pub cwd: Option<String>,
     /// The session's name as Pi shows it (the latest `session_info`), stripped of terminal
-    /// controls and redacted.
+    /// controls, redacted and cut like every one-line field.
     pub name: Option<String>,
-    /// Models used, `provider/model`, in order of first use.
+    /// Models used, `provider/model`, in order of first use: at most the first 16.
     pub models: Vec<String>,
+    /// How many models were used in all.
+    pub n_models: usize,
     /// The earliest entry timestamp, as stored.
     pub first_activity: Option<String>,
     /// The latest entry timestamp, as stored.

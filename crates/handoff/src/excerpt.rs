@@ -9,7 +9,7 @@ use crate::document::{
     HandoffWarning, RedactionCounts,
 };
 use pi_retrospect_core::sanitize::sanitize_for_terminal;
-use pi_retrospect_transcript::{Role, Transcript, entry_text, facts};
+use pi_retrospect_transcript::{EntryKind, Role, Transcript, entry_text, facts};
 
 use crate::error::HandoffError;
 use crate::redact::{Redacted, SecretKind, clean};
@@ -23,6 +23,54 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 2 * 1024;
 pub const DEFAULT_MAX_EXCERPT_BYTES: usize = 16 * 1024;
 /// The default limit of the goal, in bytes (2 KiB).
 pub const DEFAULT_MAX_GOAL_BYTES: usize = 2 * 1024;
+/// The limit of every one-line field (session id, cwd, name, each model, timestamps, entry
+/// ids, warning messages), in bytes; a longer field is cut and ends in [`FIELD_CUT_MARKER`]
+/// and the number of bytes cut.
+pub const MAX_FIELD_BYTES: usize = 512;
+/// The marker that ends a one-line field cut to [`MAX_FIELD_BYTES`]: `… [cut: N bytes]`.
+pub const FIELD_CUT_MARKER: &str = "… [cut: ";
+/// At most this many models are named in the source (`nModels` counts all).
+pub const MAX_MODELS: usize = 16;
+/// At most this many warnings are kept (`nWarnings` counts all).
+pub const MAX_WARNINGS: usize = 20;
+/// The default limit of the whole document, as compact JSON, in bytes (192 KiB): when the
+/// header fields, the goal and the messages together would be longer, the oldest messages
+/// are dropped until it fits.
+pub const DEFAULT_MAX_DOCUMENT_BYTES: usize = 192 * 1024;
+
+/// Returns `text` cut to at most [`MAX_FIELD_BYTES`] on a character boundary, ending in
+/// `… [cut: N bytes]` when anything was cut.
+pub fn cut_field(text: &str) -> String {
+    if text.len() <= MAX_FIELD_BYTES {
+        return text.to_owned();
+    }
+    // Room for the marker with a number of up to 20 digits.
+    let mut end = MAX_FIELD_BYTES - FIELD_CUT_MARKER.len() - 28;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}{FIELD_CUT_MARKER}{} bytes]",
+        &text[..end],
+        text.len() - end
+    )
+}
+
+/// Returns the cleaned one-line field `cleaned` cut to [`MAX_FIELD_BYTES`] outside every
+/// redaction marker, with the redactions kept counted into `counts`.
+fn cut_redacted_field(cleaned: &Redacted, counts: &mut BTreeMap<SecretKind, u64>) -> String {
+    if cleaned.text.len() <= MAX_FIELD_BYTES {
+        add_counts(counts, cleaned);
+        return cleaned.text.clone();
+    }
+    let kept = cleaned.cut(MAX_FIELD_BYTES - FIELD_CUT_MARKER.len() - 28);
+    add_counts(counts, &kept);
+    format!(
+        "{}{FIELD_CUT_MARKER}{} bytes]",
+        kept.text,
+        cleaned.text.len() - kept.text.len()
+    )
+}
 
 /// What to put in a handoff and how much of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +85,9 @@ pub struct HandoffOptions {
     pub max_excerpt_bytes: usize,
     /// The goal cut to at most this many bytes of UTF-8.
     pub max_goal_bytes: usize,
+    /// The whole document, as compact JSON, at most this many bytes: the oldest messages are
+    /// dropped until it fits (the other parts are bounded by the field and count limits).
+    pub max_document_bytes: usize,
 }
 
 impl Default for HandoffOptions {
@@ -47,6 +98,7 @@ impl Default for HandoffOptions {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             max_excerpt_bytes: DEFAULT_MAX_EXCERPT_BYTES,
             max_goal_bytes: DEFAULT_MAX_GOAL_BYTES,
+            max_document_bytes: DEFAULT_MAX_DOCUMENT_BYTES,
         }
     }
 }
@@ -71,8 +123,13 @@ pub fn handoff_file(path: &Path, options: &HandoffOptions) -> Result<Handoff, Ha
 /// inside a redaction marker, so the bounds hold for the redacted text and no cut shows part
 /// of a secret the rules found.
 ///
-/// Messages are the stored ones: a `context_edit` changes what the model sees next, not what
-/// was said, so it is not applied.
+/// A message that the latest `context_edit` on the active branch omits (`replacement: null`)
+/// is left out, as Pi leaves it out of the model's context: people do that to drop a pasted
+/// secret. A replaced message is shown as stored.
+///
+/// Every one-line field is cut to [`MAX_FIELD_BYTES`] with a marker, at most [`MAX_MODELS`]
+/// models and [`MAX_WARNINGS`] warnings are kept (with their counts), and the oldest messages
+/// are dropped while the compact JSON document exceeds `max_document_bytes`.
 pub fn handoff(
     transcript: &Transcript,
     source_path: &Path,
@@ -88,11 +145,10 @@ pub fn handoff(
     let facts = facts(transcript)?;
     let mut counts = BTreeMap::new();
 
-    let name = facts.name.as_deref().map(|name| {
-        let cleaned = clean(name);
-        add_counts(&mut counts, &cleaned);
-        cleaned.text
-    });
+    let name = facts
+        .name
+        .as_deref()
+        .map(|name| cut_redacted_field(&clean(name), &mut counts));
     let goal = options
         .goal
         .as_deref()
@@ -109,17 +165,23 @@ pub fn handoff(
             }
         });
 
-    let with_text: Vec<usize> = transcript
-        .active_branch()
+    let branch = transcript.active_branch();
+    let omitted = omitted_by_context_edits(transcript, &branch);
+    let with_text: Vec<usize> = branch
         .into_iter()
         .filter(|&idx| {
-            transcript.entry(idx).message().is_some_and(|meta| {
+            let entry = transcript.entry(idx);
+            if entry.id.is_some_and(|id| omitted.contains(id)) {
+                return false;
+            }
+            entry.message().is_some_and(|meta| {
                 matches!(meta.role, Role::User | Role::Assistant)
                     && (meta.shape.is_string || meta.shape.n_text > 0)
             })
         })
         .collect();
     let mut messages = Vec::new();
+    let mut message_counts = Vec::new();
     let mut n_budget = options.max_excerpt_bytes;
     for &idx in with_text.iter().rev() {
         if messages.len() >= options.max_messages || n_budget == 0 {
@@ -144,7 +206,7 @@ pub fn handoff(
         let is_cut_by_budget =
             limit < options.max_message_bytes && kept.text.len() < cleaned.text.len();
         n_budget -= kept.text.len();
-        add_counts(&mut counts, &kept);
+        message_counts.push(kept.counts());
         let meta = entry.message();
         let role = match meta.map(|meta| meta.role) {
             Some(Role::Assistant) => HandoffRole::Assistant,
@@ -158,12 +220,14 @@ pub fn handoff(
                     (None, Some(model)) => (*model).to_owned(),
                     _ => return None,
                 };
-                Some(sanitize_for_terminal(&model).into_owned())
+                Some(cut_field(&sanitize_for_terminal(&model)))
             });
         messages.push(HandoffMessage {
-            entry_id: entry.handle(),
+            entry_id: cut_field(&sanitize_for_terminal(&entry.handle())),
             role,
-            timestamp: entry.timestamp.map(str::to_owned),
+            timestamp: entry
+                .timestamp
+                .map(|timestamp| cut_field(&sanitize_for_terminal(timestamp))),
             model,
             is_cut: kept.text.len() < cleaned.text.len(),
             n_bytes: cleaned.text.len(),
@@ -174,28 +238,41 @@ pub fn handoff(
         }
     }
     messages.reverse();
-
-    let redactions = RedactionCounts {
-        total: counts.values().sum(),
-        by_kind: counts
-            .into_iter()
-            .map(|(kind, count)| (kind.as_str().to_owned(), count))
-            .collect(),
+    message_counts.reverse();
+    let redactions_of = |n_dropped: usize| {
+        let mut counts = counts.clone();
+        for kept in &message_counts[n_dropped..] {
+            for (kind, count) in kept {
+                *counts.entry(*kind).or_insert(0) += count;
+            }
+        }
+        RedactionCounts {
+            total: counts.values().sum(),
+            by_kind: counts
+                .into_iter()
+                .map(|(kind, count)| (kind.as_str().to_owned(), count))
+                .collect(),
+        }
     };
+    let redactions = redactions_of(0);
     let n_bytes = messages.iter().map(|message| message.text.len()).sum();
-    Ok(Handoff {
+    let field = |text: Option<String>| text.map(|text| cut_field(&text));
+    let all_warnings = transcript.warnings();
+    let mut handoff = Handoff {
         source: HandoffSource {
             path: path.clone(),
-            session_id: facts.session_id,
-            cwd: facts.cwd,
+            session_id: field(facts.session_id),
+            cwd: field(facts.cwd),
             name,
+            n_models: facts.models.len(),
             models: facts
                 .models
                 .iter()
-                .map(|model| sanitize_for_terminal(model).into_owned())
+                .take(MAX_MODELS)
+                .map(|model| cut_field(&sanitize_for_terminal(model)))
                 .collect(),
-            first_activity: facts.first_activity,
-            last_activity: facts.last_activity,
+            first_activity: field(facts.first_activity),
+            last_activity: field(facts.last_activity),
         },
         goal,
         resume_command: resume_command(&path),
@@ -210,15 +287,77 @@ pub fn handoff(
                 max_excerpt_bytes: options.max_excerpt_bytes,
             },
         },
-        warnings: transcript
-            .warnings()
+        n_warnings: usize::try_from(transcript.warning_counts().total())
+            .unwrap_or(usize::MAX)
+            .max(all_warnings.len()),
+        warnings: all_warnings
             .iter()
+            .take(MAX_WARNINGS)
             .map(|warning| HandoffWarning {
                 line_no: warning.line_no,
-                message: sanitize_for_terminal(&warning.message).into_owned(),
+                message: cut_field(&sanitize_for_terminal(&warning.message)),
             })
             .collect(),
-    })
+    };
+    let n_dropped = fit_document(&mut handoff, options.max_document_bytes);
+    if n_dropped > 0 {
+        handoff.redactions = redactions_of(n_dropped);
+    }
+    Ok(handoff)
+}
+
+/// Drops the oldest messages of `handoff` while its compact JSON is longer than `max_bytes`,
+/// and returns how many it dropped.
+fn fit_document(handoff: &mut Handoff, max_bytes: usize) -> usize {
+    let message_len = |message: &HandoffMessage| json_len(message) + 1;
+    let mut n_bytes = json_len(handoff);
+    let mut n_dropped = 0;
+    let messages = &handoff.excerpt.messages;
+    while n_bytes > max_bytes && n_dropped < messages.len() {
+        n_bytes -= message_len(&messages[n_dropped]);
+        n_dropped += 1;
+    }
+    if n_dropped > 0 {
+        handoff.excerpt.messages.drain(..n_dropped);
+        handoff.excerpt.n_bytes = handoff
+            .excerpt
+            .messages
+            .iter()
+            .map(|message| message.text.len())
+            .sum();
+    }
+    n_dropped
+}
+
+/// Returns the length of `value` as compact JSON.
+fn json_len(value: &impl serde::Serialize) -> usize {
+    serde_json::to_vec(value).map_or(0, |bytes| bytes.len())
+}
+
+/// Returns the ids of the messages the latest `context_edit` for each target on `branch`
+/// omits from the model's context (Pi's `buildSessionProjection`; version 1 files, which have
+/// no ids to target, have none).
+fn omitted_by_context_edits<'a>(
+    transcript: &'a Transcript,
+    branch: &[usize],
+) -> std::collections::HashSet<&'a str> {
+    let mut latest: BTreeMap<&str, bool> = BTreeMap::new();
+    if transcript.is_linear() {
+        return std::collections::HashSet::new();
+    }
+    for &idx in branch {
+        if let EntryKind::ContextEdit {
+            target_id: Some(target_id),
+            omits,
+        } = transcript.entry(idx).kind
+        {
+            latest.insert(target_id, omits);
+        }
+    }
+    latest
+        .into_iter()
+        .filter_map(|(id, omits)| omits.then_some(id))
+        .collect()
 }
 
 /// Adds the redactions of `redacted` to `counts`.

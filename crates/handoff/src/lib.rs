@@ -4,7 +4,11 @@
 //! [`handoff`] reads a parsed session into a [`Handoff`]: the source's header facts, the
 //! goal, the command that resumes the source (`pi --session PATH`), and the most recent user
 //! and assistant text messages of the active branch, newest last, bounded per message and in
-//! total (by default 12 messages, 2 KiB each, 16 KiB together). Tool calls and results,
+//! total (by default 12 messages, 2 KiB each, 16 KiB together). Every one-line field is cut
+//! to [`MAX_FIELD_BYTES`] with a marker, and at most [`MAX_MODELS`] models and
+//! [`MAX_WARNINGS`] warnings are kept, and the oldest messages are dropped while the whole
+//! JSON document exceeds `max_document_bytes` (192 KiB by default), so the document is
+//! bounded whatever the session holds. Tool calls and results,
 //! images, thinking, system and custom messages, custom entries and summaries are never
 //! included. Text is stripped of terminal controls, then common credentials are replaced by
 //! `[redacted: KIND]` ([`redact`]), then cut: a cut never shows half a secret, and the byte
@@ -49,8 +53,9 @@ pub use document::{
 };
 pub use error::HandoffError;
 pub use excerpt::{
-    DEFAULT_MAX_EXCERPT_BYTES, DEFAULT_MAX_GOAL_BYTES, DEFAULT_MAX_MESSAGE_BYTES,
-    DEFAULT_MAX_MESSAGES, HandoffOptions, handoff, handoff_file,
+    DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_EXCERPT_BYTES, DEFAULT_MAX_GOAL_BYTES,
+    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_MESSAGES, FIELD_CUT_MARKER, HandoffOptions,
+    MAX_FIELD_BYTES, MAX_MODELS, MAX_WARNINGS, cut_field, handoff, handoff_file,
 };
 pub use file::{ExistingFile, write_file};
 pub use redact::{Redacted, RedactedSpan, SecretKind, clean, redact};

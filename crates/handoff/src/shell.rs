@@ -7,13 +7,14 @@ pub fn resume_command(path: &str) -> String {
     format!("pi --session {}", shell_quote(path))
 }
 
-/// Returns `text` as one word of a POSIX shell command line.
+/// Returns `text` as one word of a POSIX shell command line (`sh`, dash, bash, zsh, ksh).
 ///
 /// Text made only of characters no shell treats specially is returned as is; other text is
-/// put in single quotes (a `'` inside written `'\''`). Text holding a control or bidi
-/// character, which must not reach a terminal or a clipboard raw, is written in ANSI-C
-/// quotes (`$'...'`, understood by bash, zsh, ksh and POSIX.1-2024 sh) with those characters
-/// as `\xHH` escapes of their UTF-8 bytes.
+/// put in single quotes (a `'` inside written `'\''`; a newline or tab stays inside the
+/// quotes as it is, which every POSIX shell reads back unchanged). Any other control or bidi
+/// character, which must not reach a terminal or a clipboard raw, is written as a command
+/// substitution `"$(printf '\NNN')"` of its UTF-8 bytes in octal, joined to the quoted
+/// runs around it (no trailing newline to lose, so the word is exact).
 pub fn shell_quote(text: &str) -> Cow<'_, str> {
     let is_plain =
         |character: char| character.is_ascii_alphanumeric() || "_./:@%+=,-".contains(character);
@@ -23,28 +24,35 @@ pub fn shell_quote(text: &str) -> Cow<'_, str> {
     if !text.chars().any(needs_escape) {
         return Cow::Owned(format!("'{}'", text.replace('\'', r"'\''")));
     }
-    let mut quoted = String::with_capacity(text.len() + 8);
-    quoted.push_str("$'");
-    for character in text.chars() {
-        match character {
-            '\\' => quoted.push_str(r"\\"),
-            '\'' => quoted.push_str(r"\'"),
-            character if needs_escape(character) => {
-                let mut buffer = [0u8; 4];
-                for byte in character.encode_utf8(&mut buffer).bytes() {
-                    quoted.push_str(&format!("\\x{byte:02x}"));
-                }
+    let mut quoted = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while !rest.is_empty() {
+        let n_plain = rest.find(needs_escape).unwrap_or(rest.len());
+        if n_plain > 0 {
+            quoted.push('\'');
+            quoted.push_str(&rest[..n_plain].replace('\'', r"'\''"));
+            quoted.push('\'');
+            rest = &rest[n_plain..];
+        }
+        let n_escaped = rest
+            .find(|character| !needs_escape(character))
+            .unwrap_or(rest.len());
+        if n_escaped > 0 {
+            quoted.push_str("\"$(printf '");
+            for byte in rest[..n_escaped].bytes() {
+                quoted.push_str(&format!("\\{byte:03o}"));
             }
-            character => quoted.push(character),
+            quoted.push_str("')\"");
+            rest = &rest[n_escaped..];
         }
     }
-    quoted.push('\'');
     Cow::Owned(quoted)
 }
 
-/// Returns whether `character` is a control (C0, DEL, C1) or a bidi control.
+/// Returns whether `character` is a control (C0 but newline and tab, DEL, C1) or a bidi
+/// control.
 fn needs_escape(character: char) -> bool {
-    character.is_control()
+    (character.is_control() && !matches!(character, '\n' | '\t'))
         || matches!(
             character,
             '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}'
@@ -72,10 +80,13 @@ mod tests {
             ("/it's", r"'/it'\''s'"),
             ("/$(rm -rf ~)`x`", "'/$(rm -rf ~)`x`'"),
             ("/é/日本", "'/é/日本'"),
-            ("/a\nb", r"$'/a\x0ab'"),
-            ("/a\u{1b}[2J'\\", r"$'/a\x1b[2J\'\\'"),
-            ("/x\u{202e}y", r"$'/x\xe2\x80\xaey'"),
-            ("/c1\u{85}", r"$'/c1\xc2\x85'"),
+            // Review L5: a newline stays inside single quotes, which POSIX sh (dash) reads.
+            ("/a\nb", "'/a\nb'"),
+            ("/a\tb", "'/a\tb'"),
+            ("/a\u{1b}[2J'\\", r#"'/a'"$(printf '\033')"'[2J'\''\'"#),
+            ("/x\u{202e}y", r#"'/x'"$(printf '\342\200\256')"'y'"#),
+            ("/c1\u{85}", r#"'/c1'"$(printf '\302\205')""#),
+            ("\u{1b}", r#""$(printf '\033')""#),
         ] {
             check(input, expected);
         }

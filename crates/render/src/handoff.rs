@@ -46,7 +46,13 @@ pub fn write_markdown(
     );
     push_field(&mut document, "Name", source.name.as_deref());
     if !source.models.is_empty() {
-        let models: Vec<String> = source.models.iter().map(|model| code_span(model)).collect();
+        let mut models: Vec<String> = source.models.iter().map(|model| code_span(model)).collect();
+        if source.n_models > source.models.len() {
+            models.push(format!(
+                "and {} more",
+                source.n_models - source.models.len()
+            ));
+        }
         push_field(&mut document, "Models", Some(&models.join(", ")));
     }
     push_field(
@@ -72,8 +78,8 @@ pub fn write_markdown(
         "Redactions",
         Some(&describe_redactions(&handoff.redactions)),
     );
-    if !handoff.warnings.is_empty() {
-        let n_warnings = handoff.warnings.len();
+    if !handoff.warnings.is_empty() || handoff.n_warnings > 0 {
+        let n_warnings = handoff.n_warnings.max(handoff.warnings.len());
         let noun = if n_warnings == 1 {
             "warning"
         } else {
@@ -251,10 +257,10 @@ pub const HANDOFF_SCHEMA: &str = r##"{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "https://pi-retrospect.invalid/schema/handoff.json",
   "title": "pi-retrospect handoff --json",
-  "description": "A bounded, redacted excerpt of where a Pi session stood: the source's header facts, the goal, the command that resumes it, and the most recent user and assistant text messages of its active branch, newest last. Never tool arguments or results, images, thinking, system messages, custom entries or summaries.",
+  "description": "A bounded, redacted excerpt of where a Pi session stood (every one-line field cut to 512 bytes, ending in '… [cut: N bytes]'; the whole document at most 192 KiB of compact JSON by default, the oldest messages dropped to fit): the source's header facts, the goal, the command that resumes it, and the most recent user and assistant text messages of its active branch, newest last. Never tool arguments or results, images, thinking, system messages, custom entries or summaries.",
   "type": "object",
   "additionalProperties": false,
-  "required": ["source", "goal", "resumeCommand", "redactions", "excerpt", "warnings"],
+  "required": ["source", "goal", "resumeCommand", "redactions", "excerpt", "warnings", "nWarnings"],
   "properties": {
     "source": { "$ref": "#/$defs/Source" },
     "goal": {
@@ -266,21 +272,23 @@ pub const HANDOFF_SCHEMA: &str = r##"{
     "excerpt": { "$ref": "#/$defs/Excerpt" },
     "warnings": {
       "type": "array",
-      "description": "Damage found in the session file, in the order found.",
+      "description": "Damage found in the session file, in the order found: at most the first 20.",
       "items": { "$ref": "#/$defs/Warning" }
-    }
+    },
+    "nWarnings": { "type": "integer", "minimum": 0, "description": "How many warnings there were in all." }
   },
   "$defs": {
     "Source": {
       "type": "object",
       "additionalProperties": false,
-      "required": ["path", "sessionId", "cwd", "name", "models", "firstActivity", "lastActivity"],
+      "required": ["path", "sessionId", "cwd", "name", "models", "nModels", "firstActivity", "lastActivity"],
       "properties": {
         "path": { "type": "string", "minLength": 1, "description": "Absolute path of the session file." },
         "sessionId": { "type": ["string", "null"], "description": "Session id from the header." },
         "cwd": { "type": ["string", "null"], "description": "Working directory from the header." },
         "name": { "type": ["string", "null"], "description": "The session's name (latest session_info), stripped of terminal controls and redacted." },
-        "models": { "type": "array", "items": { "type": "string" }, "description": "Models used, provider/model, in order of first use." },
+        "models": { "type": "array", "items": { "type": "string" }, "description": "Models used, provider/model, in order of first use: at most the first 16." },
+        "nModels": { "type": "integer", "minimum": 0, "description": "How many models were used in all." },
         "firstActivity": { "type": ["string", "null"], "description": "Earliest entry timestamp, as stored." },
         "lastActivity": { "type": ["string", "null"], "description": "Latest entry timestamp, as stored." }
       }
@@ -369,6 +377,7 @@ mod tests {
                 cwd: Some("/p".into()),
                 name: Some("Fix the parser".into()),
                 models: vec!["anthropic/claude".into(), "openai/gpt".into()],
+                n_models: 2,
                 first_activity: Some("2026-11-30T07:00:59.245Z".into()),
                 last_activity: Some("2026-11-30T08:01:00.000Z".into()),
             },
@@ -411,6 +420,7 @@ mod tests {
                     max_excerpt_bytes: 16384,
                 },
             },
+            n_warnings: 1,
             warnings: vec![HandoffWarning {
                 line_no: Some(3),
                 message: "line 3 is not valid JSON".into(),
@@ -477,9 +487,11 @@ The last 2 of 7 user and assistant text messages on the active branch, newest la
         handoff.excerpt.messages.clear();
         handoff.excerpt.n_bytes = 0;
         handoff.warnings.clear();
+        handoff.n_warnings = 0;
         handoff.redactions = RedactionCounts::default();
         handoff.source.name = None;
         handoff.source.models.clear();
+        handoff.source.n_models = 0;
         let text = markdown(&handoff);
         assert!(!text.contains("## Goal"), "{text}");
         assert!(!text.contains("- Name"), "{text}");

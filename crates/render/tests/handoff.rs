@@ -870,7 +870,7 @@ proptest::proptest! {
                 }
             })
             .collect();
-        let options = HandoffOptions { goal: None, max_messages, max_message_bytes, max_excerpt_bytes, max_goal_bytes: 0 };
+        let options = HandoffOptions { goal: None, max_messages, max_message_bytes, max_excerpt_bytes, max_goal_bytes: 0, max_document_bytes: usize::MAX };
         let handoff = handoff_in_memory(&jsonl(&lines), &options);
         let messages = &handoff.excerpt.messages;
         proptest::prop_assert!(messages.len() <= max_messages);
