@@ -18,6 +18,63 @@ pub(crate) const MAX_PAGE_BYTES: usize = 256 * 1024;
 /// At most this many warnings about a session file are returned (`nWarnings` counts all).
 pub(crate) const MAX_WARNINGS: usize = 50;
 
+/// The longest string a page holds, in bytes, but for paths and cursors (handles, which are
+/// never cut): a longer one (a hostile model id, cwd or name) is cut on a character boundary
+/// and ends in `… [cut: N bytes]`.
+pub(crate) const MAX_STRING_BYTES: usize = 4096;
+
+/// Returns whether the object key `key` holds a handle that must never be cut.
+fn is_handle(key: &str) -> bool {
+    key.ends_with("path") || key.ends_with("Path") || key.ends_with("Cursor") || key == "cursor"
+}
+
+/// Cuts every string of `value` longer than [`MAX_STRING_BYTES`] (paths and cursors aside)
+/// with a marker.
+pub(crate) fn cut_long_strings(value: &mut Value) {
+    match value {
+        Value::String(text) => cut_string(text),
+        Value::Array(items) => items.iter_mut().for_each(cut_long_strings),
+        Value::Object(object) => {
+            for (key, item) in object.iter_mut() {
+                if !(is_handle(key) && item.is_string()) {
+                    cut_long_strings(item);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn cut_string(text: &mut String) {
+    if text.len() <= MAX_STRING_BYTES {
+        return;
+    }
+    let mut end = MAX_STRING_BYTES - 40;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let n_cut = text.len() - end;
+    text.truncate(end);
+    text.push_str(&format!("… [cut: {n_cut} bytes]"));
+}
+
+/// Bounds a page whose rows are the array `rows_key` of `document`: long strings cut, then
+/// rows dropped from the end while the page is larger than [`MAX_PAGE_BYTES`]. Returns how
+/// many rows were kept, so the tool's cursor continues after them.
+pub(crate) fn fit_page(document: &mut Value, rows_key: &str) -> usize {
+    cut_long_strings(document);
+    let mut n_bytes = json_len(document);
+    let Some(rows) = document.get_mut(rows_key).and_then(Value::as_array_mut) else {
+        return 0;
+    };
+    while n_bytes > MAX_PAGE_BYTES && !rows.is_empty() {
+        if let Some(row) = rows.pop() {
+            n_bytes -= json_len(&row) + usize::from(!rows.is_empty());
+        }
+    }
+    rows.len()
+}
+
 /// A successful tool result.
 #[derive(Debug)]
 pub(crate) struct ToolOutput {
@@ -141,6 +198,25 @@ mod tests {
             assert_eq!(document["nWarnings"], n_warnings);
             assert_eq!(document["warnings"].as_array().map(Vec::len), Some(n_kept));
         }
+    }
+
+    #[test]
+    fn pages_are_cut_to_the_bound() {
+        let long = "é".repeat(MAX_STRING_BYTES);
+        let rows: Vec<Value> = (0..200)
+            .map(|_| serde_json::json!({ "model": long, "path": long }))
+            .collect();
+        let mut document = serde_json::json!({ "rows": rows, "nextCursor": long });
+        let n_kept = fit_page(&mut document, "rows");
+        assert!(json_len(&document) <= MAX_PAGE_BYTES);
+        assert!(n_kept > 0 && n_kept < 200);
+        let row = &document["rows"][0];
+        assert!(
+            row["model"]
+                .as_str()
+                .is_some_and(|model| model.len() <= MAX_STRING_BYTES && model.ends_with(" bytes]"))
+        );
+        assert_eq!(row["path"].as_str(), Some(long.as_str()));
     }
 
     #[test]

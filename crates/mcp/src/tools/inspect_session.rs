@@ -9,6 +9,7 @@ use pi_retrospect_transcript::InspectView;
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::args::{bounded, parse, session_target};
 use crate::error::ToolError;
@@ -100,8 +101,19 @@ enum View {
     Read,
 }
 
+/// Returns `inspect --json`'s schema (`pi-retrospect schema inspect`, the one the render crate
+/// writes against), plus the `nWarnings` count a page adds: one source, so the declared schema
+/// accepts every field a hit can have (`command`, `toolArgs`, ...; review H3).
 fn output_schema() -> Arc<JsonObject> {
-    schema_from_text(OUTPUT_SCHEMA)
+    let mut schema: Value = serde_json::from_str(pi_retrospect_render::schema::INSPECT_SCHEMA)
+        .unwrap_or(Value::Object(serde_json::Map::new()));
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.insert(
+            "nWarnings".to_owned(),
+            serde_json::json!({ "type": "integer", "minimum": 0, "description": "Warnings in all; at most 50 are kept." }),
+        );
+    }
+    schema_from_text(&schema.to_string())
 }
 
 fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
@@ -210,130 +222,3 @@ fn view(params: &InspectSessionParams) -> Result<InspectView, ToolError> {
         },
     })
 }
-
-/// The JSON Schema of an `inspect_session` page.
-const OUTPUT_SCHEMA: &str = r##"{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "title": "inspect_session page",
-  "type": "object",
-  "required": ["path", "sessionId", "view", "activeEntryId", "nTotal", "nextCursor", "snapshot", "tokenEstimate", "nWarnings", "warnings"],
-  "properties": {
-    "path": { "type": "string", "description": "Absolute path of the file read." },
-    "sessionId": { "type": ["string", "null"] },
-    "view": { "enum": ["overview", "ancestors", "children", "search", "read"] },
-    "activeEntryId": { "type": ["string", "null"], "description": "The leaf: the last entry appended." },
-    "checkpoints": {
-      "type": "array",
-      "maxItems": 50,
-      "description": "overview, ancestors, children: the page's checkpoints (absent when none).",
-      "items": { "$ref": "#/$defs/Checkpoint" }
-    },
-    "hits": {
-      "type": "array",
-      "maxItems": 50,
-      "description": "search: the page's matches (absent when none).",
-      "items": { "$ref": "#/$defs/Hit" }
-    },
-    "read": { "$ref": "#/$defs/Read" },
-    "nTotal": { "type": "integer", "minimum": 0, "description": "Results across all pages." },
-    "nextCursor": { "type": ["string", "null"], "description": "Pass as cursor with the same arguments for the next page." },
-    "snapshot": {
-      "type": "object",
-      "required": ["bytes", "nLines"],
-      "properties": {
-        "bytes": { "type": "integer", "minimum": 0 },
-        "nLines": { "type": "integer", "minimum": 0 }
-      }
-    },
-    "tokenEstimate": { "type": "string", "description": "How token counts were estimated." },
-    "nWarnings": { "type": "integer", "minimum": 0 },
-    "warnings": {
-      "type": "array",
-      "maxItems": 50,
-      "items": {
-        "type": "object",
-        "required": ["lineNo", "kind", "message"],
-        "properties": {
-          "lineNo": { "type": ["integer", "null"] },
-          "kind": { "type": "string" },
-          "message": { "type": "string" }
-        }
-      }
-    }
-  },
-  "$defs": {
-    "Strings": { "type": "array", "items": { "type": "string" } },
-    "Checkpoint": {
-      "type": "object",
-      "required": ["entryId", "assistantEntryId", "parentCheckpointId", "childCheckpointIds", "labels", "timestamp", "requestPreview", "preview", "toolNames", "isOnActiveBranch", "estimatedContextTokens"],
-      "properties": {
-        "entryId": { "type": "string", "description": "The checkpoint: the turn's last entry." },
-        "assistantEntryId": { "type": "string", "description": "The assistant entry that opened the turn." },
-        "parentCheckpointId": { "type": ["string", "null"] },
-        "childCheckpointIds": { "$ref": "#/$defs/Strings" },
-        "labels": { "$ref": "#/$defs/Strings" },
-        "timestamp": { "type": ["string", "null"] },
-        "requestPreview": { "type": ["string", "null"], "description": "The user request above the turn, cut to 240 characters." },
-        "preview": { "type": ["string", "null"], "description": "The reply, cut to 240 characters." },
-        "toolNames": { "$ref": "#/$defs/Strings" },
-        "toolOutputPreviews": { "$ref": "#/$defs/Strings" },
-        "isOnActiveBranch": { "type": "boolean" },
-        "estimatedContextTokens": { "type": "integer", "minimum": 0 }
-      }
-    },
-    "Hit": {
-      "type": "object",
-      "required": ["entryId", "field", "snippet", "checkpointId", "timestamp", "isOnActiveBranch"],
-      "properties": {
-        "entryId": { "type": "string" },
-        "field": { "enum": ["label", "assistant", "user", "toolResult"] },
-        "snippet": { "type": "string", "description": "Text around the match, cut to 240 characters." },
-        "checkpointId": { "type": ["string", "null"] },
-        "timestamp": { "type": ["string", "null"] },
-        "isOnActiveBranch": { "type": "boolean" }
-      }
-    },
-    "ReadItem": {
-      "type": "object",
-      "required": ["entryId", "parentId", "type", "role", "timestamp", "labels", "text", "isTextTruncated", "isToolOutputHidden", "toolCalls", "toolName", "isCheckpoint", "checkpointId", "isOnActiveBranch", "nChildren", "estimatedTokens"],
-      "properties": {
-        "entryId": { "type": "string" },
-        "parentId": { "type": ["string", "null"] },
-        "type": { "type": "string" },
-        "role": { "type": ["string", "null"] },
-        "timestamp": { "type": ["string", "null"] },
-        "labels": { "$ref": "#/$defs/Strings" },
-        "text": { "type": ["string", "null"], "description": "Cut to 2000 characters; null for hidden tool output." },
-        "isTextTruncated": { "type": "boolean" },
-        "isToolOutputHidden": { "type": "boolean" },
-        "toolCalls": { "$ref": "#/$defs/Strings" },
-        "toolName": { "type": ["string", "null"] },
-        "toolsAdded": { "$ref": "#/$defs/Strings" },
-        "toolsRemoved": { "$ref": "#/$defs/Strings" },
-        "isCheckpoint": { "type": "boolean" },
-        "checkpointId": { "type": ["string", "null"] },
-        "isOnActiveBranch": { "type": "boolean" },
-        "nChildren": { "type": "integer", "minimum": 0 },
-        "estimatedTokens": { "type": "integer", "minimum": 0 }
-      }
-    },
-    "Read": {
-      "type": "object",
-      "required": ["entry", "before", "after", "branchPoint"],
-      "properties": {
-        "entry": { "$ref": "#/$defs/ReadItem" },
-        "before": { "type": "array", "maxItems": 10, "items": { "$ref": "#/$defs/ReadItem" } },
-        "after": { "type": "array", "maxItems": 10, "items": { "$ref": "#/$defs/ReadItem" } },
-        "branchPoint": {
-          "type": ["object", "null"],
-          "required": ["entryId", "childIds"],
-          "properties": {
-            "entryId": { "type": "string" },
-            "childIds": { "$ref": "#/$defs/Strings" }
-          }
-        }
-      }
-    }
-  }
-}
-"##;

@@ -8,10 +8,13 @@ use pi_retrospect_core::filter::SortKey;
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::args::{OneOrMany, absolute_dirs, check_time_range, is_absolute_text, parse, stores};
 use crate::error::ToolError;
-use crate::output::{ToolOutput, json_from_writer, text_from_writer};
+use crate::output::{
+    MAX_WARNINGS, ToolOutput, bounded_text, fit_page, json_from_writer, text_from_writer,
+};
 use crate::server::CallContext;
 use crate::tools::{ToolSpec, input_schema, schema_from_text};
 
@@ -73,6 +76,9 @@ pub(crate) struct ListSessionsParams {
     /// Keep at most this many top-level sessions, after sorting.
     #[schemars(range(min = 1))]
     limit: Option<u64>,
+    /// The `nextCursor` of the previous page, to continue a listing larger than one page
+    /// (256 KiB); with the same other arguments.
+    cursor: Option<String>,
     /// Keep sessions whose cwd is one of these absolute directories or below it.
     #[serde(default)]
     cwd_prefix: OneOrMany,
@@ -130,17 +136,68 @@ enum SortDirection {
 }
 
 fn output_schema() -> Arc<JsonObject> {
-    schema_from_text(pi_retrospect_render::schema::LIST_SCHEMA)
+    // `list --json`'s schema, plus what a page cut to the byte bound adds.
+    let mut schema: Value = serde_json::from_str(pi_retrospect_render::schema::LIST_SCHEMA)
+        .unwrap_or(Value::Object(serde_json::Map::new()));
+    if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.insert(
+            "nextCursor".to_owned(),
+            serde_json::json!({ "type": "string", "description": "Present when the listing continues: pass as cursor with the same arguments." }),
+        );
+        properties.insert(
+            "nWarnings".to_owned(),
+            serde_json::json!({ "type": "integer", "minimum": 0, "description": "Present when more than 50 warnings were found: how many in all (the first 50 are kept)." }),
+        );
+    }
+    schema_from_text(&schema.to_string())
 }
 
 fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
     let params: ListSessionsParams = parse(arguments)?;
+    let cursor = params.cursor.clone();
     let (request, env) = request(context, params)?;
-    let result = pi_retrospect_app::list(&request, &env)?;
-    let listing = &result.listing;
+    let skip: usize = match &cursor {
+        None => 0,
+        Some(cursor) => cursor
+            .strip_prefix("sessions:")
+            .and_then(|number| number.parse().ok())
+            .ok_or_else(|| ToolError::argument("cursor", "not a nextCursor of this tool"))?,
+    };
+    let mut result = pi_retrospect_app::list(&request, &env)?;
+    let listing = &mut result.listing;
+    listing.sessions.drain(..skip.min(listing.sessions.len()));
+    let n_warnings = listing.warnings.len();
+    listing.warnings.truncate(MAX_WARNINGS);
+    let mut structured = json_from_writer(|out| pi_retrospect_render::write_json(out, listing))?;
+    // A page over the byte bound ends early, with a cursor after the sessions it holds (a
+    // listing that fits is exactly `list --json`).
+    let n_kept = fit_page(&mut structured, "sessions");
+    let next_cursor =
+        (n_kept < listing.sessions.len()).then(|| format!("sessions:{}", skip + n_kept));
+    listing.sessions.truncate(n_kept);
+    if let Some(object) = structured.as_object_mut() {
+        if let Some(cursor) = &next_cursor {
+            object.insert("nextCursor".to_owned(), Value::from(cursor.clone()));
+        }
+        if n_warnings > MAX_WARNINGS {
+            object.insert("nWarnings".to_owned(), Value::from(n_warnings));
+        }
+    }
+    let mut text = text_from_writer(|out| pi_retrospect_render::write_text(out, listing))?;
+    if let Some(cursor) = &next_cursor {
+        text.push_str(&format!(
+            "more sessions: call again with cursor = {cursor:?}\n"
+        ));
+    }
+    if n_warnings > MAX_WARNINGS {
+        text.push_str(&format!(
+            "… and {} more warnings\n",
+            n_warnings - MAX_WARNINGS
+        ));
+    }
     Ok(ToolOutput {
-        structured: json_from_writer(|out| pi_retrospect_render::write_json(out, listing))?,
-        text: text_from_writer(|out| pi_retrospect_render::write_text(out, listing))?,
+        structured,
+        text: bounded_text(text),
     })
 }
 

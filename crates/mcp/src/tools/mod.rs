@@ -7,7 +7,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 
 use crate::error::ToolError;
-use crate::output::{ToolOutput, error_result};
+use crate::output::{MAX_PAGE_BYTES, ToolOutput, error_result};
 use crate::server::CallContext;
 
 mod inspect_session;
@@ -67,6 +67,14 @@ impl ToolSpec {
     /// Runs the tool; a failure is a tool error result whose text says why.
     pub(crate) fn run(&self, context: &CallContext, arguments: JsonObject) -> CallToolResult {
         match (self.run)(context, arguments) {
+            // Every tool bounds its page; this is the last guard that no result, however
+            // hostile the store, exceeds the documented size.
+            Ok(output) if crate::output::json_len(&output.structured) > MAX_PAGE_BYTES => {
+                error_result(&ToolError::Internal(format!(
+                    "the result is larger than {MAX_PAGE_BYTES} bytes; ask for fewer results \
+                     (limit) or narrow the request"
+                )))
+            }
             Ok(output) => output.into_result(),
             Err(error) => error_result(&error),
         }

@@ -17,7 +17,9 @@ use serde_json::Value;
 
 use crate::args::{OneOrMany, absolute_dirs, bounded, parse, session_target};
 use crate::error::ToolError;
-use crate::output::{MAX_WARNINGS, ToolOutput, bounded_text, json_from_writer};
+use crate::output::{
+    MAX_WARNINGS, ToolOutput, bounded_text, cut_long_strings, fit_page, json_from_writer,
+};
 use crate::server::CallContext;
 use crate::tools::{ToolSpec, input_schema, schema_from_text};
 
@@ -179,6 +181,16 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         .session_path
         .map(|path| session_target(context, Some(path)))
         .transpose()?;
+    let is_one_session = session.is_some();
+    // One named session that is not a session file is a failure, as for the other tools
+    // and the CLI's `search --session`, never an empty result (review M3).
+    if let Some(pi_retrospect_app::SessionTarget {
+        session: pi_retrospect_app::SessionRef::Path(path),
+        ..
+    }) = &session
+    {
+        pi_retrospect_app::check_session_file(std::path::Path::new(path))?;
+    }
     let request = SearchRequest {
         sessions: ListRequest {
             stores: context.stores.clone(),
@@ -214,12 +226,36 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         pi_retrospect_app::ErrorKind::Usage => ToolError::argument("pattern", error.message),
         _ => ToolError::App(error),
     })?;
-    let next_cursor = (n_seen > skip + limit).then(|| format!("hits:{}", skip + limit));
+    // One named session that cannot be read is a failure, as the CLI's `search --session`
+    // exits non-zero on it, never an empty result (review M3).
+    if is_one_session
+        && let Some(warning) = document
+            .warnings
+            .iter()
+            .find(|warning| warning.line_no.is_none())
+    {
+        return Err(ToolError::App(pi_retrospect_app::AppError::io(format!(
+            "{}: {}",
+            warning.path, warning.message
+        ))));
+    }
+    let mut next_cursor = (n_seen > skip + limit).then(|| format!("hits:{}", skip + limit));
     document.totals = totals;
     document.totals.n_hits = document.hits.len() as u64;
     document.totals.is_limit_reached = next_cursor.is_some();
     let mut structured =
         json_from_writer(|out| pi_retrospect_render::search::write_json(out, &document))?;
+    // A page over the byte bound (hits with huge fields) ends early; the cursor continues.
+    let n_kept = fit_page(&mut structured, "hits");
+    if n_kept < document.hits.len() {
+        document.hits.truncate(n_kept);
+        next_cursor = Some(format!("hits:{}", skip + n_kept as u64));
+        document.totals.n_hits = n_kept as u64;
+        document.totals.is_limit_reached = true;
+        structured =
+            json_from_writer(|out| pi_retrospect_render::search::write_json(out, &document))?;
+        cut_long_strings(&mut structured);
+    }
     if let Some(object) = structured.as_object_mut() {
         object.insert(
             "nextCursor".to_owned(),

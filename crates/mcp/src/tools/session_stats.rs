@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::args::{OneOrMany, absolute_dirs, bounded, parse, session_target};
 use crate::error::ToolError;
-use crate::output::{ToolOutput, bounded_text, json_from_writer, text_from_writer};
+use crate::output::{ToolOutput, bounded_text, fit_page, json_from_writer, text_from_writer};
 use crate::server::CallContext;
 use crate::tools::{ToolSpec, input_schema, schema_from_text};
 
@@ -127,6 +127,15 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     report.warnings.truncate(crate::output::MAX_WARNINGS);
     let mut structured =
         json_from_writer(|out| pi_retrospect_render::stats::write_json(out, &report))?;
+    // A page over the byte bound (rows with huge model ids or paths) ends early; nextOffset
+    // continues after the rows it holds.
+    let n_kept = fit_page(&mut structured, "rows");
+    let next_offset = if n_kept < report.rows.len() {
+        report.rows.truncate(n_kept);
+        Some(offset + n_kept)
+    } else {
+        next_offset
+    };
     if let Some(object) = structured.as_object_mut() {
         object.insert("nRows".to_owned(), Value::from(n_rows));
         object.insert(

@@ -1,0 +1,225 @@
+//! Review of issue 14, findings H3, H4 and M3, over a hostile store: every tool's result
+//! validates against its declared output schema (an `inspect_session` hit on a `!` command
+//! included) and stays within the documented page size (256 KiB) however long the names,
+//! model ids and cwds are, with a cursor to continue; a `search_sessions` on one session
+//! that cannot be read is a tool error, never "no hits".
+
+use std::path::Path;
+
+use pi_retrospect_app::{Environment, StoreFlags};
+use pi_retrospect_mcp::{Server, ServerOptions};
+use rmcp::model::{CallToolResult, JsonObject};
+use serde_json::{Value, json};
+
+const MAX_PAGE_BYTES: usize = 256 * 1024;
+
+fn server(root: &Path) -> Server {
+    let env = Environment {
+        cwd: std::env::temp_dir(),
+        now: "2026-12-01T00:00:00Z".parse().expect("instant"),
+        ..Environment::default()
+    };
+    let stores = StoreFlags {
+        sessions_root: Some(root.to_owned()),
+        ..StoreFlags::default()
+    };
+    Server::new(ServerOptions {
+        stores,
+        env,
+        is_clock_live: false,
+    })
+}
+
+fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
+        .collect()
+}
+
+fn call(server: &Server, tool: &str, arguments: Value) -> CallToolResult {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object")
+    };
+    server.call(tool, arguments as JsonObject).expect("a tool")
+}
+
+/// Calls `tool`, checks that it succeeded, that its result validates against the declared
+/// output schema and that the whole result is within the page bound; returns the document.
+fn call_bounded(server: &Server, tool: &str, arguments: Value) -> Value {
+    let result = call(server, tool, arguments.clone());
+    assert_ne!(
+        result.is_error,
+        Some(true),
+        "{tool} {arguments}: {}",
+        text_of(&result)
+    );
+    let n_bytes = serde_json::to_vec(&result).expect("json").len();
+    assert!(
+        n_bytes <= MAX_PAGE_BYTES + 64 * 1024,
+        "{tool} {arguments}: {n_bytes} bytes"
+    );
+    let structured = result
+        .structured_content
+        .clone()
+        .expect("structuredContent");
+    let structured_bytes = serde_json::to_vec(&structured).expect("json").len();
+    assert!(
+        structured_bytes <= MAX_PAGE_BYTES,
+        "{tool} {arguments}: {structured_bytes}"
+    );
+    let schema = Server::tools()
+        .into_iter()
+        .find(|described| described.name == tool)
+        .and_then(|described| described.output_schema)
+        .expect("an output schema");
+    let validator =
+        jsonschema::validator_for(&Value::Object((*schema).clone())).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&structured)
+        .map(|error| format!("{error} at {}", error.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{tool} {arguments}: {errors:#?}");
+    structured
+}
+
+/// Writes the hostile store under `root` and returns the path of its big session.
+fn hostile_store(root: &Path) -> String {
+    let project = root.join("--h--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let huge = |letter: &str, n_bytes: usize| letter.repeat(n_bytes);
+    let mut lines = vec![
+        json!({"type":"session","version":3,"id":"22220000-0000-7000-8000-000000000000","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/h"}).to_string(),
+        json!({"type":"session_info","id":"i0","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","name": huge("N", 300_000)}).to_string(),
+        json!({"type":"message","id":"b0","parentId":"i0","timestamp":"2026-01-01T00:00:01.500Z","message":{"role":"bashExecution","command":"echo e","output":"e\n","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1}}).to_string(),
+    ];
+    let mut parent = "b0".to_owned();
+    for number in 0..3 {
+        let user = format!("u{number}");
+        let assistant = format!("a{number}");
+        lines.push(json!({"type":"message","id": user,"parentId": parent,"timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"hi there"}}).to_string());
+        lines.push(json!({"type":"message","id": assistant,"parentId": user,"timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi back"}],"provider":"p","model": format!("{number}{}", huge("M", 300_000)),"usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}}).to_string());
+        parent = assistant;
+    }
+    let big = project.join("2026-01-01T00-00-00-000Z_22220000-0000-7000-8000-000000000000.jsonl");
+    std::fs::write(&big, lines.join("\n") + "\n").expect("write");
+    // Many sessions with long cwds and model ids, and many files that are not sessions.
+    for number in 0..120 {
+        let id = format!("33330000-0000-7000-8000-{number:012}");
+        let cwd = format!("/{}{number}", huge("c", 3800));
+        let lines = [
+            json!({"type":"session","version":3,"id": id,"timestamp":"2026-01-02T00:00:00.000Z","cwd": cwd}).to_string(),
+            json!({"type":"message","id":"u","parentId":null,"timestamp":"2026-01-02T00:00:01.000Z","message":{"role":"user","content":"hi"}}).to_string(),
+            json!({"type":"message","id":"a","parentId":"u","timestamp":"2026-01-02T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"provider":"p","model": format!("{number}{}", huge("m", 3000)),"usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}}).to_string(),
+        ];
+        let path = project.join(format!("2026-01-02T00-00-00-000Z_{id}.jsonl"));
+        std::fs::write(path, lines.join("\n") + "\n").expect("write");
+    }
+    for number in 0..200 {
+        let path = project.join(format!("not-a-session-{number}-{}.jsonl", huge("x", 200)));
+        std::fs::write(path, "root:x:0:0\n").expect("write");
+    }
+    big.display().to_string()
+}
+
+#[test]
+fn every_tool_is_bounded_and_valid_on_a_hostile_store() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = std::fs::canonicalize(dir.path())
+        .expect("canonical")
+        .join("sessions");
+    let big = hostile_store(&root);
+    let server = server(&root);
+
+    // list_sessions: pages continue with a cursor until every session was seen.
+    let mut n_sessions = 0;
+    let mut cursor: Option<String> = None;
+    for _ in 0..200 {
+        let arguments = match &cursor {
+            Some(cursor) => json!({ "cursor": cursor }),
+            None => json!({}),
+        };
+        let page = call_bounded(&server, "list_sessions", arguments);
+        n_sessions += page["sessions"].as_array().map_or(0, Vec::len);
+        assert!(page["warnings"].as_array().map_or(0, Vec::len) <= 50);
+        cursor = page["nextCursor"].as_str().map(str::to_owned);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(n_sessions, 121);
+    let one = call_bounded(&server, "list_sessions", json!({ "limit": 1 }));
+    assert_eq!(one["nWarnings"], 200);
+
+    for by in [
+        json!(["model"]),
+        json!(["session", "model"]),
+        json!(["session"]),
+    ] {
+        call_bounded(&server, "session_stats", json!({ "by": by, "limit": 500 }));
+    }
+    let stats = call_bounded(
+        &server,
+        "session_stats",
+        json!({ "by": ["session", "model"], "limit": 500 }),
+    );
+    assert!(stats["nextOffset"].is_u64(), "{}", stats["nRows"]);
+
+    let hits = call_bounded(
+        &server,
+        "search_sessions",
+        json!({ "pattern": "hi", "limit": 200 }),
+    );
+    assert!(hits["nextCursor"].is_string());
+
+    call_bounded(
+        &server,
+        "session_handoff",
+        json!({ "sessionPath": big, "maxMessages": 100, "maxBytes": 65536 }),
+    );
+    call_bounded(&server, "session_entries", json!({ "sessionPath": big }));
+    call_bounded(
+        &server,
+        "inspect_session",
+        json!({ "sessionPath": big, "view": "overview" }),
+    );
+    // H3: a hit on a `!` command has field "command", which the declared schema accepts.
+    let search = call_bounded(
+        &server,
+        "inspect_session",
+        json!({ "sessionPath": big, "view": "search", "query": "e" }),
+    );
+    assert!(
+        search["hits"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .any(|hit| hit["field"] == "command"),
+        "{search}"
+    );
+}
+
+#[test]
+fn searching_one_session_that_cannot_be_read_is_an_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = std::fs::canonicalize(dir.path())
+        .expect("canonical")
+        .join("sessions");
+    let project = root.join("--h--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let path = project.join("notsession.jsonl");
+    std::fs::write(&path, "root:x:0:0:root\n").expect("write");
+    let server = server(&root);
+    let result = call(
+        &server,
+        "search_sessions",
+        json!({ "pattern": "root", "sessionPath": path.display().to_string() }),
+    );
+    assert_eq!(result.is_error, Some(true), "{}", text_of(&result));
+    assert!(
+        text_of(&result).contains("notsession.jsonl"),
+        "{}",
+        text_of(&result)
+    );
+}
