@@ -28,8 +28,8 @@ The picker draws on the terminal itself (/dev/tty), so it works inside $( ); wit
 terminal it refuses (exit 1). NO_COLOR turns colour off. Nothing is ever written to the \
 session store.
 
-Exit status: 0 when a path was printed; 130 when you left without choosing; when a session \
-is resumed, Pi replaces the picker and its exit status is Pi's; 1 (Pi could not be started, \
+Exit status: 0 when a path was printed; 130 when you left without choosing (or on SIGINT); \
+143 on SIGTERM; 129 on SIGHUP or when the terminal went away; when a session is resumed, Pi replaces the picker and its exit status is Pi's; 1 (Pi could not be started, \
 no terminal) or 2 as for every command.
 
 Examples (the picker needs a terminal, so these run by hand):
@@ -98,6 +98,11 @@ pub fn run(args: &PickArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
     match pi_retrospect_pick::pick(&options, env)? {
         Outcome::Chosen(path) => writeln!(out, "{path}")?,
         Outcome::Cancelled => return Err(SilentExit(130).into()),
+        Outcome::Interrupted { signal } => {
+            let status = u8::try_from(128 + signal).unwrap_or(1);
+            return Err(SilentExit(status).into());
+        }
+        Outcome::TerminalLost => return Err(SilentExit(129).into()),
         // Pi takes the process over (and with it the exit status); this returns only when Pi
         // cannot be started.
         Outcome::Resume { path, cwd } => {

@@ -15,7 +15,8 @@
 //! Ctrl-C leaves.
 //!
 //! The picker draws on `/dev/tty`, as fzf does, so it works inside `$( )`; it leaves the
-//! terminal as it found it when it returns, on a panic and on SIGINT, SIGTERM or SIGHUP. It
+//! terminal as it found it when it returns, on a panic and on SIGINT, SIGTERM or SIGHUP, and
+//! ends at once when the terminal goes away. It
 //! never writes to the session store. It reads no environment variable: the front end passes
 //! `NO_COLOR`'s verdict and `$PAGER` in [`PickOptions`].
 //!
@@ -29,7 +30,7 @@
 //!     // Replaces this process with Pi; returns only when Pi cannot be started.
 //!     Outcome::Resume { path, cwd } => return Err(resume("pi", &path, &cwd).into()),
 //!     Outcome::Chosen(path) => println!("{path}"),
-//!     Outcome::Cancelled => {}
+//!     Outcome::Cancelled | Outcome::Interrupted { .. } | Outcome::TerminalLost => {}
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -99,4 +100,12 @@ pub enum Outcome {
         /// The directory to run Pi in.
         cwd: PathBuf,
     },
+    /// SIGINT, SIGTERM or SIGHUP arrived (the terminal was given back): the signal, for an
+    /// exit status of 128 + it.
+    Interrupted {
+        /// The signal's number.
+        signal: i32,
+    },
+    /// The terminal went away (closed, hung up, unreadable): nothing could be restored.
+    TerminalLost,
 }
