@@ -3,7 +3,7 @@
 //! text from a session file reaches the buffer sanitised.
 
 use pi_retrospect_app::picker::Preview;
-use pi_retrospect_render::text::{field, local_time, thousands, wrap};
+use pi_retrospect_render::text::{field, local_time, thousands};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -484,7 +484,7 @@ fn draw_preview(frame: &mut Frame<'_>, pane: Pane, state: &State, context: &View
     match state.previews.get(&entry.path) {
         Some(PreviewSlot::Ready(preview)) => preview_messages(&mut tail, preview, width, context),
         Some(PreviewSlot::Failed(reason)) => {
-            for line in wrap(&field(reason), width) {
+            for line in wrap_columns(&field(reason), width) {
                 tail.push(Line::styled(line, theme.warning()));
             }
         }
@@ -646,7 +646,7 @@ fn preview_messages<'a>(
             if folded.is_empty() {
                 continue;
             }
-            for line in wrap(&folded, width) {
+            for line in wrap_columns(&folded, width) {
                 lines.push(Line::raw(line));
             }
         }
@@ -772,6 +772,41 @@ fn fit(text: &str, max_width: usize, keep_end: bool) -> String {
     } else {
         format!("{}…", kept.into_iter().collect::<String>())
     }
+}
+
+/// Returns `text` (one line, already safe) broken into lines of at most `width` terminal
+/// columns, at spaces where it can be, within words where it must. Columns, not characters:
+/// a CJK character or an emoji takes two, and a line of them cut by characters would run
+/// past the pane and lose its end.
+fn wrap_columns(text: &str, width: usize) -> Vec<String> {
+    // Room for one wide character, so that every line takes at least one.
+    let width = width.max(2);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut used = 0;
+    for word in text.split(' ') {
+        if used > 0 && used + 1 + text_width(word) > width {
+            lines.push(std::mem::take(&mut line));
+            used = 0;
+        }
+        if used > 0 {
+            line.push(' ');
+            used += 1;
+        }
+        for character in word.chars() {
+            let character_width = char_width(character);
+            if used > 0 && used + character_width > width {
+                lines.push(std::mem::take(&mut line));
+                used = 0;
+            }
+            line.push(character);
+            used += character_width;
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 fn char_width(character: char) -> usize {
@@ -978,6 +1013,57 @@ mod tests {
             state.loading.n_summaries_total = state.loading.n_summaries_done;
             setup(&mut state);
             check(name, &mut state, width, height, is_color);
+        }
+    }
+
+    /// Issue 16 review M2: the preview wraps by columns, so no wide character is clipped.
+    #[test]
+    fn wrapping_counts_columns() {
+        let sentence = "这是一个很长的中文句子用于测试预览窗格的换行是否正确处理宽字符";
+        let text = format!("{sentence}{sentence}{sentence}结束END 👍 done");
+        // (text, width, expected lines)
+        let cases: [(&str, usize, Vec<&str>); 4] = [
+            ("日本語のテキスト", 6, vec!["日本語", "のテキ", "スト"]),
+            ("日本語のテキスト", 5, vec!["日本", "語の", "テキ", "スト"]),
+            ("ab 日本 cd", 5, vec!["ab", "日本", "cd"]),
+            ("👍👍 ok", 4, vec!["👍👍", "ok"]),
+        ];
+        for (text, width, expected) in cases {
+            assert_eq!(wrap_columns(text, width), expected, "{text} {width}");
+        }
+        for width in [1, 2, 3, 7, 40, 79] {
+            let lines = wrap_columns(&text, width);
+            assert!(
+                lines.iter().all(|line| text_width(line) <= width.max(2)),
+                "{width}: {lines:?}"
+            );
+            assert_eq!(lines.join("").replace(' ', ""), text.replace(' ', ""));
+        }
+        // Drawn: the end of the message is on screen.
+        let mut state = sample_state(false);
+        let path = state.selected_path().expect("a selection").to_owned();
+        let mut preview = sample_preview(&path);
+        preview.messages.truncate(1);
+        preview.messages[0].text = text.clone();
+        state.preview_read(path, PreviewSlot::Ready(Box::new(preview)));
+        let mut terminal = Terminal::new(TestBackend::new(80, 30)).expect("test terminal");
+        let context = ViewContext {
+            theme: Theme { is_color: false },
+            time_zone: &jiff::tz::TimeZone::UTC,
+        };
+        terminal
+            .draw(|frame| draw(frame, &mut state, &context))
+            .expect("drawn");
+        let drawn: String = terminal
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|cell| cell.symbol())
+            .collect();
+        for character in text.chars().filter(|character| *character != ' ') {
+            let n_drawn = drawn.matches(character).count();
+            assert!(n_drawn >= text.matches(character).count(), "{character} lost");
         }
     }
 
