@@ -127,13 +127,15 @@ pub fn pick(options: &PickOptions, env: &Environment) -> Result<Outcome, PickErr
     );
     signals.is_done.store(true, Ordering::SeqCst);
     workers.stop();
-    match outcome {
-        // Nothing can be restored on a terminal that is gone.
-        Ok(Outcome::TerminalLost) | Err(_) => {
-            let _ = console.screen.suspend();
-        }
-        _ => console.screen.suspend()?,
+    if matches!(outcome, Ok(Outcome::TerminalLost)) || is_gone(&console.tty) {
+        // Nothing can be restored on a terminal that is gone, and ratatui's terminal, when
+        // dropped, would try to show the cursor and print its failure to a standard error
+        // that is gone too, which panics: the process is about to end, so it is never dropped.
+        let _ = console.screen.suspend();
+        std::mem::forget(console);
+        return outcome;
     }
+    console.screen.suspend()?;
     outcome
 }
 
