@@ -88,13 +88,19 @@ pub(crate) fn page(text: &[u8], pager: &str, tty: &File) -> io::Result<ExitStatu
     child.wait()
 }
 
-/// Replaces this process with `program --session PATH` run in `cwd`, on the terminal:
-/// standard input and output are the terminal even when the picker's own were redirected.
-/// Pi then owns the terminal, its signals and the exit status, and no thread of the picker
-/// outlives the hand-over. Returns only when Pi cannot be started.
-pub fn resume(program: &str, path: &str, cwd: &Path) -> PickError {
+/// Replaces this process with `program --session PATH` (or `program --fork PATH` when
+/// `is_fork`) run in `cwd`, on the terminal: standard input and output are the terminal even
+/// when the picker's own were redirected, and `PWD` names `cwd`. Pi then owns the terminal,
+/// its signals and the exit status, and no thread of the picker outlives the hand-over.
+/// Returns only when Pi cannot be started.
+pub fn resume(program: &str, path: &str, cwd: &Path, is_fork: bool) -> PickError {
     let mut command = Command::new(program);
-    command.arg("--session").arg(path).current_dir(cwd);
+    let flag = if is_fork { "--fork" } else { "--session" };
+    command
+        .arg(flag)
+        .arg(path)
+        .current_dir(cwd)
+        .env("PWD", cwd);
     if !io::stdin().is_terminal() {
         match crate::terminal::open_tty() {
             Ok(tty) => command.stdin(tty),

@@ -28,7 +28,9 @@
 //! let options = PickOptions::default();
 //! match pick(&options, &env)? {
 //!     // Replaces this process with Pi; returns only when Pi cannot be started.
-//!     Outcome::Resume { path, cwd } => return Err(resume("pi", &path, &cwd).into()),
+//!     Outcome::Resume { path, cwd, is_fork } => {
+//!         return Err(resume("pi", &path, &cwd, is_fork).into());
+//!     }
 //!     Outcome::Chosen(path) => println!("{path}"),
 //!     Outcome::Cancelled | Outcome::Interrupted { .. } | Outcome::TerminalLost => {}
 //! }
@@ -92,13 +94,16 @@ pub enum Outcome {
     Cancelled,
     /// A session was chosen with `print` set: its path.
     Chosen(String),
-    /// A session was chosen to resume in Pi, in `cwd` (its own directory, or the current one
-    /// when the person said so).
+    /// A session was chosen to resume in Pi (which runs it in the directory it recorded, or,
+    /// when that is gone, asks), or to fork into the current directory.
     Resume {
         /// The session file.
         path: String,
         /// The directory to run Pi in.
         cwd: PathBuf,
+        /// Fork the session into `cwd` (`pi --fork PATH`: a new session, the old one kept)
+        /// instead of resuming it (`pi --session PATH`).
+        is_fork: bool,
     },
     /// SIGINT, SIGTERM or SIGHUP arrived (the terminal was given back): the signal, for an
     /// exit status of 128 + it.

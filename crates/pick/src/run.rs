@@ -173,7 +173,9 @@ fn event_loop(
                 Command::Nothing => {}
                 Command::Quit => return Ok(Outcome::Cancelled),
                 Command::Print(path) => return Ok(Outcome::Chosen(path)),
-                Command::Resume { path, cwd } => return Ok(Outcome::Resume { path, cwd }),
+                Command::Resume { path, cwd, is_fork } => {
+                    return Ok(Outcome::Resume { path, cwd, is_fork });
+                }
                 Command::Page(path) => {
                     let width = console.width()?;
                     match transcript(&path, env, options.is_color, usize::from(width)) {

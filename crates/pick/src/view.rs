@@ -116,11 +116,8 @@ pub(crate) fn draw(frame: &mut Frame<'_>, state: &mut State, context: &ViewConte
     draw_list(frame, list, state, context);
     draw_preview(frame, preview, state, context);
     draw_keys(frame, keys, state, context.theme);
-    if let Mode::Confirm {
-        cwd, is_missing, ..
-    } = &state.mode
-    {
-        draw_confirm(frame, area, cwd, *is_missing, &state.here, context.theme);
+    if let Mode::Confirm { cwd, .. } = &state.mode {
+        draw_confirm(frame, area, cwd, context.theme);
     }
 }
 
@@ -694,43 +691,29 @@ fn draw_keys(frame: &mut Frame<'_>, area: Rect, state: &State, theme: Theme) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn draw_confirm(
-    frame: &mut Frame<'_>,
-    area: Rect,
-    cwd: &str,
-    is_missing: bool,
-    here: &str,
-    theme: Theme,
-) {
+/// Draws the question asked before resuming a session recorded in another directory: Pi
+/// resumes it there (y), or it is forked into here (f), or not (n). Six lines, so that it
+/// fits the smallest terminal drawn in.
+fn draw_confirm(frame: &mut Frame<'_>, area: Rect, cwd: &str, theme: Theme) {
     let width = area.width.saturating_sub(4).min(72);
     let inner_width = usize::from(width.saturating_sub(4));
-    let mut lines = vec![Line::raw("This session ran in")];
-    lines.push(Line::styled(
-        format!(
-            "  {}",
-            fit(&field(cwd), inner_width.saturating_sub(2), true)
+    let choice = |key: &'static str, text: &'static str| {
+        Line::from(vec![Span::styled(key, theme.strong()), Span::raw(text)])
+    };
+    let lines = vec![
+        Line::raw(fit("Pi resumes this session in", inner_width, false)),
+        Line::styled(
+            format!(
+                "  {}",
+                fit(&field(cwd), inner_width.saturating_sub(2), true)
+            ),
+            theme.strong(),
         ),
-        theme.strong(),
-    ));
-    if is_missing {
-        lines.push(Line::raw("which no longer exists."));
-    } else {
-        lines.push(Line::raw(format!(
-            "not here ({}).",
-            fit(&field(here), inner_width.saturating_sub(11), true)
-        )));
-    }
-    lines.push(Line::raw(""));
-    let mut choices = Vec::new();
-    if !is_missing {
-        choices.push(Span::styled("y", theme.strong()));
-        choices.push(Span::raw(" resume there   "));
-    }
-    choices.push(Span::styled("h", theme.strong()));
-    choices.push(Span::raw(" resume here   "));
-    choices.push(Span::styled("n", theme.strong()));
-    choices.push(Span::raw(" cancel"));
-    lines.push(Line::from(choices));
+        Line::raw(fit("(not here)", inner_width, false)),
+        choice("y", " resume it there"),
+        choice("f", " fork it into this directory"),
+        choice("n", " cancel"),
+    ];
     let height = u16::try_from(lines.len()).unwrap_or(u16::MAX) + 2;
     let popup = area.centered(Constraint::Length(width), Constraint::Length(height));
     frame.render_widget(Clear, popup);
@@ -950,6 +933,16 @@ mod tests {
         state.preview_read(path, PreviewSlot::Ready(Box::new(preview)));
     }
 
+    /// Selects the session of `/x` and asks whether to resume it there (as Enter does when
+    /// that directory exists, which `/x` does not in tests).
+    fn ask(state: &mut State) {
+        press(state, &[key(KeyCode::Tab), key(KeyCode::Down)]);
+        state.mode = Mode::Confirm {
+            path: state.selected_path().expect("a selection").to_owned(),
+            cwd: "/x".to_owned(),
+        };
+    }
+
     fn press(state: &mut State, keys: &[ratatui::crossterm::event::KeyEvent]) {
         for &key in keys {
             state.handle_key(key);
@@ -960,7 +953,7 @@ mod tests {
     fn screens() {
         type Setup = fn(&mut State);
         // (golden name, width, height, colour, what is done first)
-        let cases: [(&str, u16, u16, bool, Setup); 10] = [
+        let cases: [(&str, u16, u16, bool, Setup); 11] = [
             ("here_80x24", 80, 24, true, |state| with_preview(state)),
             ("all_filtered_80x24", 80, 24, true, |state| {
                 press(state, &[key(KeyCode::Tab)]);
@@ -979,12 +972,7 @@ mod tests {
                 press(state, &[key(KeyCode::Right), key(KeyCode::Right)]);
                 with_preview(state);
             }),
-            ("confirm_80x24", 80, 24, true, |state| {
-                press(
-                    state,
-                    &[key(KeyCode::Tab), key(KeyCode::Down), key(KeyCode::Enter)],
-                );
-            }),
+            ("confirm_80x24", 80, 24, true, |state| ask(state)),
             ("full_text_80x24", 80, 24, true, |state| {
                 press(state, &typed("needle"));
                 press(state, &[ctrl('f')]);
@@ -1003,6 +991,7 @@ mod tests {
                 press(state, &[ctrl('f')])
             }),
             ("too_small_30x6", 30, 6, true, |_| {}),
+            ("confirm_40x8", 40, 8, false, |state| ask(state)),
             ("smallest_40x8", 40, 8, false, |state| {
                 press(state, &typed("the parser drops lines when"));
                 press(state, &[ctrl('f')]);
