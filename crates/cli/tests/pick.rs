@@ -276,11 +276,7 @@ fn picks_in_a_pseudo_terminal() {
             "'cccc\rf",
             0,
             String::new(),
-            Some(format!(
-                "--fork {}\n{}\n",
-                other.display(),
-                here.display()
-            )),
+            Some(format!("--fork {}\n{}\n", other.display(), here.display())),
         ),
     ];
     for (args, drawn, keys, code, stdout, pi_record) in cases {

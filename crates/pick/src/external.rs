@@ -96,11 +96,7 @@ pub(crate) fn page(text: &[u8], pager: &str, tty: &File) -> io::Result<ExitStatu
 pub fn resume(program: &str, path: &str, cwd: &Path, is_fork: bool) -> PickError {
     let mut command = Command::new(program);
     let flag = if is_fork { "--fork" } else { "--session" };
-    command
-        .arg(flag)
-        .arg(path)
-        .current_dir(cwd)
-        .env("PWD", cwd);
+    command.arg(flag).arg(path).current_dir(cwd).env("PWD", cwd);
     if !io::stdin().is_terminal() {
         match crate::terminal::open_tty() {
             Ok(tty) => command.stdin(tty),

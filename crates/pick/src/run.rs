@@ -475,7 +475,10 @@ mod tests {
         let cases: Vec<(Vec<io::Result<Vec<Input>>>, i32, Outcome, usize)> = vec![
             (vec![Ok(vec![Input::Closed])], 0, Outcome::TerminalLost, 1),
             (
-                vec![Ok(vec![]), Ok(vec![Input::Key(key(KeyCode::Down)), Input::Closed])],
+                vec![
+                    Ok(vec![]),
+                    Ok(vec![Input::Key(key(KeyCode::Down)), Input::Closed]),
+                ],
                 0,
                 Outcome::TerminalLost,
                 2,

@@ -560,7 +560,7 @@ fn preview_head<'a>(
         let models: Vec<String> = preview
             .models
             .iter()
-            .map(|model| field(model).into_owned())
+            .map(|model| pi_retrospect_render::text::one_line(model, usize::MAX))
             .collect();
         head.push((
             3,
@@ -574,11 +574,12 @@ fn preview_head<'a>(
         .filter(|(role, _)| !matches!(role.as_str(), "user" | "assistant" | "toolResult"))
         .map(|(_, n)| n)
         .sum();
+    let n_tool_results = count("toolResult");
     let mut counts = format!(
-        "{} user · {} assistant · {} tool results",
+        "{} user · {} assistant · {n_tool_results} tool result{}",
         count("user"),
         count("assistant"),
-        count("toolResult")
+        if n_tool_results == 1 { "" } else { "s" }
     );
     if n_other > 0 {
         counts.push_str(&format!(" · {n_other} other"));
@@ -1052,7 +1053,10 @@ mod tests {
             .collect();
         for character in text.chars().filter(|character| *character != ' ') {
             let n_drawn = drawn.matches(character).count();
-            assert!(n_drawn >= text.matches(character).count(), "{character} lost");
+            assert!(
+                n_drawn >= text.matches(character).count(),
+                "{character} lost"
+            );
         }
     }
 
