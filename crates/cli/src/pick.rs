@@ -18,7 +18,7 @@ them, ← hides them. Ctrl-F searches the sessions' full text for what is typed,
 does by default, in smart case (Esc leaves the search). The preview shows the session's times, cwd, models, \
 message counts, cost when Pi recorded it and its last messages (no thinking, no tool \
 output; terminal controls stripped, credentials redacted). Ctrl-O reads the transcript \
-(`show`) in $PAGER (default `less -R`).
+(`show`) in $PAGER (default `less -R`; LESS=R is set when LESS is unset, as git does).
 
 Enter resumes the session: `pi --session PATH`. Pi runs a resumed session in the directory \
 it recorded, not the current one, so when that is another directory the picker says so and \
@@ -98,6 +98,12 @@ pub fn run(args: &PickArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
         pager: std::env::var("PAGER")
             .ok()
             .filter(|pager| !pager.trim().is_empty()),
+        // As git does: less (and lv) show colours only when told to.
+        pager_env: [("LESS", "R"), ("LV", "-c")]
+            .into_iter()
+            .filter(|(name, _)| std::env::var_os(name).is_none())
+            .map(|(name, value)| (name.to_owned(), value.to_owned()))
+            .collect(),
     };
     match pi_retrospect_pick::pick(&options, env)? {
         Outcome::Chosen(path) => writeln!(out, "{path}")?,

@@ -71,6 +71,9 @@ pub struct PickOptions {
     pub is_color: bool,
     /// The pager for transcripts, a shell command (`$PAGER`); `less -R` when `None`.
     pub pager: Option<String>,
+    /// Variables set for the pager: the front end sets `LESS=R` when `LESS` is unset, as git
+    /// does, so that `PAGER=less` shows the transcript's colours rather than escape codes.
+    pub pager_env: Vec<(String, String)>,
 }
 
 impl Default for PickOptions {
@@ -83,6 +86,7 @@ impl Default for PickOptions {
             all_projects: false,
             is_color: true,
             pager: None,
+            pager_env: Vec::new(),
         }
     }
 }

@@ -55,7 +55,12 @@ pub(crate) trait Console {
     fn width(&mut self) -> io::Result<u16>;
     /// Hands the terminal to `pager` showing `text`, then takes it back; returns why the
     /// pager could not be run.
-    fn page(&mut self, text: &[u8], pager: &str) -> Result<(), String>;
+    fn page(
+        &mut self,
+        text: &[u8],
+        pager: &str,
+        pager_env: &[(String, String)],
+    ) -> Result<(), String>;
 }
 
 /// The signals that end the picker, and the loop's pulse, shared with the watchdog.
@@ -181,7 +186,7 @@ fn event_loop(
                     match transcript(&path, env, options.is_color, usize::from(width)) {
                         Ok(text) => {
                             let pager = options.pager.as_deref().unwrap_or(DEFAULT_PAGER);
-                            if let Err(message) = console.page(&text, pager) {
+                            if let Err(message) = console.page(&text, pager, &options.pager_env) {
                                 state.status = Some(message);
                             }
                         }
@@ -274,10 +279,15 @@ impl Console for TtyConsole {
         Ok(self.screen.terminal.size()?.width)
     }
 
-    fn page(&mut self, text: &[u8], pager: &str) -> Result<(), String> {
+    fn page(
+        &mut self,
+        text: &[u8],
+        pager: &str,
+        pager_env: &[(String, String)],
+    ) -> Result<(), String> {
         let describe = |error: io::Error| format!("cannot run {pager}: {error}");
         self.screen.suspend().map_err(describe)?;
-        let paged = page(text, pager, &self.tty);
+        let paged = page(text, pager, pager_env, &self.tty);
         self.screen.resume().map_err(describe)?;
         paged.map(|_| ()).map_err(describe)
     }
@@ -432,7 +442,12 @@ mod tests {
             Ok(80)
         }
 
-        fn page(&mut self, _text: &[u8], _pager: &str) -> Result<(), String> {
+        fn page(
+            &mut self,
+            _text: &[u8],
+            _pager: &str,
+            _pager_env: &[(String, String)],
+        ) -> Result<(), String> {
             Ok(())
         }
     }
