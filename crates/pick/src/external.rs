@@ -146,7 +146,8 @@ mod tests {
             .expect("/dev/null");
         let less = [("LESS".to_owned(), "R".to_owned())];
         // (pager, variables, whether it runs)
-        let cases: [(&str, &[(String, String)], bool); 4] = [
+        type Variables<'a> = &'a [(String, String)];
+        let cases: [(&str, Variables<'_>, bool); 4] = [
             ("cat > /dev/null", &[], true),
             ("test \"$LESS\" = R", &less, true),
             ("no-such-pager-of-a-test", &[], false),

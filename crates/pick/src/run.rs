@@ -487,7 +487,8 @@ mod tests {
     fn a_lost_terminal_or_a_signal_ends_the_loop() {
         let eio = || Err(io::Error::from_raw_os_error(5));
         // (input, signal received, outcome, reads)
-        let cases: Vec<(Vec<io::Result<Vec<Input>>>, i32, Outcome, usize)> = vec![
+        type Script = Vec<io::Result<Vec<Input>>>;
+        let cases: Vec<(Script, i32, Outcome, usize)> = vec![
             (vec![Ok(vec![Input::Closed])], 0, Outcome::TerminalLost, 1),
             (
                 vec![
