@@ -56,6 +56,22 @@ pub fn list_here(request: &ListRequest, env: &Environment) -> Result<ListResult,
         .to_str()
         .ok_or_else(|| AppError::io("the current directory is not valid UTF-8"))?;
     let project = project_dir_name(&pi_retrospect_core::path::normalize_absolute(cwd));
+    // Only the current directory's project directory is read below, where a missing one is
+    // normal; a root that cannot be read at all (a typo, a file) would show as an empty
+    // store, so it fails here with the reason `list` gives in its warning.
+    for store in &stores {
+        match std::fs::read_dir(&store.root) {
+            Ok(_) => {}
+            Err(error) if store.missing_ok && error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => {
+                return Err(AppError::io(format!(
+                    "{}: sessions root not readable: {}",
+                    store.root,
+                    pi_retrospect_header::describe_io(&error)
+                )));
+            }
+        }
+    }
     let stores: Vec<Store> = stores
         .into_iter()
         .map(|store| match store.layout {
@@ -247,6 +263,35 @@ mod tests {
             paths(&whole.listing.sessions, &mut whole_paths);
             assert_eq!(quick_paths, whole_paths, "{store} {cwd}");
             assert_eq!(!quick_paths.is_empty(), is_found, "{store} {cwd}");
+        }
+    }
+
+    /// Issue 16 review M4: a sessions root that does not exist or is a file fails the quick
+    /// listing with the reason `list` warns of, instead of showing an empty store.
+    #[test]
+    fn list_here_refuses_a_root_it_cannot_read() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+        // (root, the end of the message)
+        let cases = [
+            (
+                fixtures.join("no-such-root"),
+                "sessions root not readable: No such file or directory",
+            ),
+            (file, "sessions root not readable: Not a directory"),
+        ];
+        for (root, expected) in cases {
+            let request = ListRequest {
+                stores: crate::StoreFlags {
+                    sessions_root: Some(root.clone()),
+                    ..crate::StoreFlags::default()
+                },
+                ..ListRequest::default()
+            };
+            let error = list_here(&request, &Environment::default()).expect_err("refused");
+            assert_eq!(error.kind, crate::ErrorKind::Io, "{}", root.display());
+            assert!(error.message.ends_with(expected), "{}", error.message);
+            assert!(error.message.contains("no-such-root") || error.message.contains("Cargo.toml"));
         }
     }
 

@@ -18,22 +18,26 @@ them, ← hides them. Ctrl-F searches the sessions' full text for what is typed,
 does by default, in smart case (Esc leaves the search). The preview shows the session's times, cwd, models, \
 message counts, cost when Pi recorded it and its last messages (no thinking, no tool \
 output; terminal controls stripped, credentials redacted). Ctrl-O reads the transcript \
-(`show`) in $PAGER (default `less -R`).
+(`show`) in $PAGER (default `less -R`; LESS=R is set when LESS is unset, as git does).
 
-Enter resumes the session: `pi --session PATH`, run in the session's own directory (asking \
-first when that is not the current one). With --print, Enter prints the path instead, for \
-the shell: pi --session \"$(pi-retrospect pick -p)\". Esc or Ctrl-C leaves.
+Enter resumes the session: `pi --session PATH`. Pi runs a resumed session in the directory \
+it recorded, not the current one, so when that is another directory the picker says so and \
+asks: y resumes it there, f forks it into the current directory instead (`pi --fork PATH`: \
+a new session with the same history, the old one untouched), n goes back. When the \
+session's directory no longer exists, Pi is started here and asks what to do itself. With \
+--print, Enter prints the path instead, for the shell (an empty path, when you leave, \
+starts nothing): p=$(pi-retrospect pick -p) && pi --session \"$p\". Esc or Ctrl-C leaves.
 
 The picker draws on the terminal itself (/dev/tty), so it works inside $( ); without a \
 terminal it refuses (exit 1). NO_COLOR turns colour off. Nothing is ever written to the \
 session store.
 
-Exit status: 0 when a path was printed; 130 when you left without choosing; when a session \
-is resumed, Pi replaces the picker and its exit status is Pi's; 1 (Pi could not be started, \
+Exit status: 0 when a path was printed; 130 when you left without choosing (or on SIGINT); \
+143 on SIGTERM; 129 on SIGHUP or when the terminal went away; when a session is resumed, Pi replaces the picker and its exit status is Pi's; 1 (Pi could not be started, \
 no terminal) or 2 as for every command.
 
 Examples (the picker needs a terminal, so these run by hand):
-  pi --session \"$(pi-retrospect pick -p --all)\"
+  p=$(pi-retrospect pick -p --all) && pi --session \"$p\"
   cd ~/repos/app && pi-retrospect pick";
 
 /// The program that resumes a session.
@@ -94,14 +98,25 @@ pub fn run(args: &PickArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
         pager: std::env::var("PAGER")
             .ok()
             .filter(|pager| !pager.trim().is_empty()),
+        // As git does: less (and lv) show colours only when told to.
+        pager_env: [("LESS", "R"), ("LV", "-c")]
+            .into_iter()
+            .filter(|(name, _)| std::env::var_os(name).is_none())
+            .map(|(name, value)| (name.to_owned(), value.to_owned()))
+            .collect(),
     };
     match pi_retrospect_pick::pick(&options, env)? {
         Outcome::Chosen(path) => writeln!(out, "{path}")?,
         Outcome::Cancelled => return Err(SilentExit(130).into()),
+        Outcome::Interrupted { signal } => {
+            let status = u8::try_from(128 + signal).unwrap_or(1);
+            return Err(SilentExit(status).into());
+        }
+        Outcome::TerminalLost => return Err(SilentExit(129).into()),
         // Pi takes the process over (and with it the exit status); this returns only when Pi
         // cannot be started.
-        Outcome::Resume { path, cwd } => {
-            return Err(pi_retrospect_pick::resume(PI, &path, &cwd).into());
+        Outcome::Resume { path, cwd, is_fork } => {
+            return Err(pi_retrospect_pick::resume(PI, &path, &cwd, is_fork).into());
         }
     }
     Ok(())

@@ -164,7 +164,7 @@ impl Pty {
 }
 
 /// Issue 16: type a filter, select, print the path; and Enter resuming in a stand-in `pi`,
-/// here and (after asking) in the session's own directory.
+/// here, (after asking) in the session's own directory, or forked into here (review M1).
 #[test]
 fn picks_in_a_pseudo_terminal() {
     let temp = tempfile::tempdir().expect("temp dir");
@@ -273,14 +273,10 @@ fn picks_in_a_pseudo_terminal() {
         (
             format!("--all {root_arg}"),
             "0199cccc",
-            "'cccc\rh",
+            "'cccc\rf",
             0,
             String::new(),
-            Some(format!(
-                "--session {}\n{}\n",
-                other.display(),
-                here.display()
-            )),
+            Some(format!("--fork {}\n{}\n", other.display(), here.display())),
         ),
     ];
     for (args, drawn, keys, code, stdout, pi_record) in cases {

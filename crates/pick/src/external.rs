@@ -70,11 +70,19 @@ pub(crate) fn transcript(
     Ok(text)
 }
 
-/// Shows `text` in `pager` (a shell command, as `$PAGER` is), on `tty`, and waits for it.
-pub(crate) fn page(text: &[u8], pager: &str, tty: &File) -> io::Result<ExitStatus> {
+/// Shows `text` in `pager` (a shell command, as `$PAGER` is) with `pager_env` set, on `tty`,
+/// and waits for it; fails when the shell could not find or run the pager (exit status 127
+/// or 126), which would otherwise only say so on the screen the picker is about to cover.
+pub(crate) fn page(
+    text: &[u8],
+    pager: &str,
+    pager_env: &[(String, String)],
+    tty: &File,
+) -> io::Result<ExitStatus> {
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(pager)
+        .envs(pager_env.iter().map(|(name, value)| (name, value)))
         .stdin(Stdio::piped())
         .stdout(tty.try_clone()?)
         .spawn()?;
@@ -85,16 +93,26 @@ pub(crate) fn page(text: &[u8], pager: &str, tty: &File) -> io::Result<ExitStatu
             other => other?,
         }
     }
-    child.wait()
+    let status = child.wait()?;
+    match status.code() {
+        Some(127) => Err(io::Error::new(io::ErrorKind::NotFound, "command not found")),
+        Some(126) => Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "command cannot be run",
+        )),
+        _ => Ok(status),
+    }
 }
 
-/// Replaces this process with `program --session PATH` run in `cwd`, on the terminal:
-/// standard input and output are the terminal even when the picker's own were redirected.
-/// Pi then owns the terminal, its signals and the exit status, and no thread of the picker
-/// outlives the hand-over. Returns only when Pi cannot be started.
-pub fn resume(program: &str, path: &str, cwd: &Path) -> PickError {
+/// Replaces this process with `program --session PATH` (or `program --fork PATH` when
+/// `is_fork`) run in `cwd`, on the terminal: standard input and output are the terminal even
+/// when the picker's own were redirected, and `PWD` names `cwd`. Pi then owns the terminal,
+/// its signals and the exit status, and no thread of the picker outlives the hand-over.
+/// Returns only when Pi cannot be started.
+pub fn resume(program: &str, path: &str, cwd: &Path, is_fork: bool) -> PickError {
     let mut command = Command::new(program);
-    command.arg("--session").arg(path).current_dir(cwd);
+    let flag = if is_fork { "--fork" } else { "--session" };
+    command.arg(flag).arg(path).current_dir(cwd).env("PWD", cwd);
     if !io::stdin().is_terminal() {
         match crate::terminal::open_tty() {
             Ok(tty) => command.stdin(tty),
@@ -111,5 +129,37 @@ pub fn resume(program: &str, path: &str, cwd: &Path) -> PickError {
         program: program.to_owned(),
         cwd: cwd.to_owned(),
         error: command.exec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 16 review L1 and L3: the pager gets the variables it is given (`LESS=R`), and a
+    /// pager the shell cannot find is an error for the status line, not a silent flicker.
+    #[test]
+    fn the_pager_is_run_with_its_variables_and_its_failure_said() {
+        let tty = File::options()
+            .write(true)
+            .open("/dev/null")
+            .expect("/dev/null");
+        let less = [("LESS".to_owned(), "R".to_owned())];
+        // (pager, variables, whether it runs)
+        type Variables<'a> = &'a [(String, String)];
+        let cases: [(&str, Variables<'_>, bool); 4] = [
+            ("cat > /dev/null", &[], true),
+            ("test \"$LESS\" = R", &less, true),
+            ("no-such-pager-of-a-test", &[], false),
+            ("exit 126", &[], false),
+        ];
+        for (pager, pager_env, is_run) in cases {
+            let paged = page(b"transcript\n", pager, pager_env, &tty);
+            assert_eq!(
+                paged.as_ref().is_ok_and(ExitStatus::success),
+                is_run,
+                "{pager}: {paged:?}"
+            );
+        }
     }
 }

@@ -15,7 +15,8 @@
 //! Ctrl-C leaves.
 //!
 //! The picker draws on `/dev/tty`, as fzf does, so it works inside `$( )`; it leaves the
-//! terminal as it found it when it returns, on a panic and on SIGINT, SIGTERM or SIGHUP. It
+//! terminal as it found it when it returns, on a panic and on SIGINT, SIGTERM or SIGHUP, and
+//! ends at once when the terminal goes away. It
 //! never writes to the session store. It reads no environment variable: the front end passes
 //! `NO_COLOR`'s verdict and `$PAGER` in [`PickOptions`].
 //!
@@ -27,9 +28,11 @@
 //! let options = PickOptions::default();
 //! match pick(&options, &env)? {
 //!     // Replaces this process with Pi; returns only when Pi cannot be started.
-//!     Outcome::Resume { path, cwd } => return Err(resume("pi", &path, &cwd).into()),
+//!     Outcome::Resume { path, cwd, is_fork } => {
+//!         return Err(resume("pi", &path, &cwd, is_fork).into());
+//!     }
 //!     Outcome::Chosen(path) => println!("{path}"),
-//!     Outcome::Cancelled => {}
+//!     Outcome::Cancelled | Outcome::Interrupted { .. } | Outcome::TerminalLost => {}
 //! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -68,6 +71,9 @@ pub struct PickOptions {
     pub is_color: bool,
     /// The pager for transcripts, a shell command (`$PAGER`); `less -R` when `None`.
     pub pager: Option<String>,
+    /// Variables set for the pager: the front end sets `LESS=R` when `LESS` is unset, as git
+    /// does, so that `PAGER=less` shows the transcript's colours rather than escape codes.
+    pub pager_env: Vec<(String, String)>,
 }
 
 impl Default for PickOptions {
@@ -80,6 +86,7 @@ impl Default for PickOptions {
             all_projects: false,
             is_color: true,
             pager: None,
+            pager_env: Vec::new(),
         }
     }
 }
@@ -91,12 +98,23 @@ pub enum Outcome {
     Cancelled,
     /// A session was chosen with `print` set: its path.
     Chosen(String),
-    /// A session was chosen to resume in Pi, in `cwd` (its own directory, or the current one
-    /// when the person said so).
+    /// A session was chosen to resume in Pi (which runs it in the directory it recorded, or,
+    /// when that is gone, asks), or to fork into the current directory.
     Resume {
         /// The session file.
         path: String,
         /// The directory to run Pi in.
         cwd: PathBuf,
+        /// Fork the session into `cwd` (`pi --fork PATH`: a new session, the old one kept)
+        /// instead of resuming it (`pi --session PATH`).
+        is_fork: bool,
     },
+    /// SIGINT, SIGTERM or SIGHUP arrived (the terminal was given back): the signal, for an
+    /// exit status of 128 + it.
+    Interrupted {
+        /// The signal's number.
+        signal: i32,
+    },
+    /// The terminal went away (closed, hung up, unreadable): nothing could be restored.
+    TerminalLost,
 }

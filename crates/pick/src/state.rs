@@ -63,14 +63,13 @@ pub(crate) struct FullText {
 pub(crate) enum Mode {
     /// Moving through the list and typing a filter.
     Browse,
-    /// Asked whether to resume in the session's own directory.
+    /// Told that Pi resumes the session in its own directory, not here, and asked whether to
+    /// resume it there or fork it into here.
     Confirm {
         /// The session file.
         path: String,
         /// The session's cwd.
         cwd: String,
-        /// Whether that directory is gone.
-        is_missing: bool,
     },
 }
 
@@ -89,6 +88,8 @@ pub(crate) enum Command {
         path: String,
         /// The directory to run Pi in.
         cwd: PathBuf,
+        /// Fork it into `cwd` (`pi --fork`) instead of resuming it (`pi --session`).
+        is_fork: bool,
     },
     /// Show the session's transcript in the pager, then come back.
     Page(String),
@@ -463,21 +464,18 @@ impl State {
             return Command::Quit;
         }
         self.status = None;
-        if let Mode::Confirm {
-            path,
-            cwd,
-            is_missing,
-        } = &self.mode
-        {
-            let (path, cwd, is_missing) = (path.clone(), cwd.clone(), *is_missing);
+        if let Mode::Confirm { path, cwd } = &self.mode {
+            let (path, cwd) = (path.clone(), cwd.clone());
             return match key.code {
-                KeyCode::Char('y' | 'Y') | KeyCode::Enter if !is_missing => Command::Resume {
+                KeyCode::Char('y' | 'Y') | KeyCode::Enter => Command::Resume {
                     path,
                     cwd: PathBuf::from(cwd),
+                    is_fork: false,
                 },
-                KeyCode::Char('h' | 'H') => Command::Resume {
+                KeyCode::Char('f' | 'F') => Command::Resume {
                     path,
                     cwd: PathBuf::from(&self.here),
+                    is_fork: true,
                 },
                 KeyCode::Char('n' | 'N') | KeyCode::Esc => {
                     self.mode = Mode::Browse;
@@ -595,16 +593,19 @@ impl State {
         if self.is_print {
             return Command::Print(entry.path.clone());
         }
-        if entry.cwd == self.here {
+        // Pi runs a resumed session in the directory it recorded, whatever the current one
+        // is; when that directory is gone, Pi itself asks what to do, so the picker does not
+        // ask first.
+        if entry.cwd == self.here || !Path::new(&entry.cwd).is_dir() {
             return Command::Resume {
                 path: entry.path.clone(),
                 cwd: PathBuf::from(&self.here),
+                is_fork: false,
             };
         }
         self.mode = Mode::Confirm {
             path: entry.path.clone(),
             cwd: entry.cwd.clone(),
-            is_missing: !Path::new(&entry.cwd).is_dir(),
         };
         Command::Nothing
     }
@@ -877,124 +878,98 @@ pub(crate) mod tests {
         }
     }
 
+    /// Issue 16 review M1: Pi resumes `--session PATH` in the session's recorded directory,
+    /// so the picker offers to resume it there or to fork it into here (`pi --fork`), and
+    /// asks nothing when that directory is gone (Pi asks then).
     #[test]
     fn enter_resumes_prints_or_asks() {
-        // (print mode, keys, last command, mode after)
-        let other = Mode::Confirm {
-            path: "/s/0007gggg.jsonl".to_owned(),
-            cwd: "/x".to_owned(),
-            is_missing: true,
+        let listing = Listing {
+            sessions: vec![
+                session("0001aaaa", 1, "/", vec![]),
+                session("0002bbbb", 2, "/nonexistent-dir-of-a-test", vec![]),
+                session("0003cccc", 3, "/w", vec![]),
+            ],
+            warnings: Vec::new(),
         };
+        let resume = |id: &str, cwd: &str, is_fork: bool| Command::Resume {
+            path: format!("/s/{id}.jsonl"),
+            cwd: PathBuf::from(cwd),
+            is_fork,
+        };
+        let asked = Mode::Confirm {
+            path: "/s/0001aaaa.jsonl".to_owned(),
+            cwd: "/".to_owned(),
+        };
+        let down = |n: usize| vec![key(KeyCode::Down); n];
+        // (print mode, keys, last command, mode after)
         let cases: Vec<(bool, Vec<KeyEvent>, Command, Mode)> = vec![
             (
                 false,
                 vec![key(KeyCode::Enter)],
-                Command::Resume {
-                    path: "/s/0008hhhh.jsonl".to_owned(),
-                    cwd: PathBuf::from("/w"),
-                },
+                resume("0003cccc", "/w", false),
                 Mode::Browse,
             ),
             (
                 true,
-                vec![key(KeyCode::Down), key(KeyCode::Enter)],
-                Command::Print("/s/0006ffff.jsonl".to_owned()),
-                Mode::Browse,
-            ),
-            (
-                true,
-                vec![key(KeyCode::Tab), key(KeyCode::Down), key(KeyCode::Enter)],
-                Command::Print("/s/0007gggg.jsonl".to_owned()),
+                [down(2), vec![key(KeyCode::Enter)]].concat(),
+                Command::Print("/s/0001aaaa.jsonl".to_owned()),
                 Mode::Browse,
             ),
             (
                 false,
-                vec![key(KeyCode::Tab), key(KeyCode::Down), key(KeyCode::Enter)],
+                [down(2), vec![key(KeyCode::Enter)]].concat(),
                 Command::Nothing,
-                other.clone(),
+                asked.clone(),
             ),
             (
                 false,
-                vec![
-                    key(KeyCode::Tab),
-                    key(KeyCode::Down),
-                    key(KeyCode::Enter),
-                    key(KeyCode::Char('y')),
-                ],
-                // The directory is gone: `y` cannot resume there.
-                Command::Nothing,
-                other.clone(),
+                [down(2), vec![key(KeyCode::Enter), key(KeyCode::Char('y'))]].concat(),
+                resume("0001aaaa", "/", false),
+                asked.clone(),
             ),
             (
                 false,
-                vec![
-                    key(KeyCode::Tab),
-                    key(KeyCode::Down),
-                    key(KeyCode::Enter),
-                    key(KeyCode::Char('h')),
-                ],
-                Command::Resume {
-                    path: "/s/0007gggg.jsonl".to_owned(),
-                    cwd: PathBuf::from("/w"),
-                },
-                other,
+                [down(2), vec![key(KeyCode::Enter), key(KeyCode::Char('f'))]].concat(),
+                resume("0001aaaa", "/w", true),
+                asked.clone(),
             ),
             (
                 false,
-                vec![
-                    key(KeyCode::Tab),
-                    key(KeyCode::Down),
-                    key(KeyCode::Enter),
-                    key(KeyCode::Esc),
-                ],
+                [down(2), vec![key(KeyCode::Enter), key(KeyCode::Char('h'))]].concat(),
                 Command::Nothing,
+                asked,
+            ),
+            (
+                false,
+                [down(2), vec![key(KeyCode::Enter), key(KeyCode::Esc)]].concat(),
+                Command::Nothing,
+                Mode::Browse,
+            ),
+            // The session's directory is gone: Pi is started here and asks itself.
+            (
+                false,
+                [down(1), vec![key(KeyCode::Enter)]].concat(),
+                resume("0002bbbb", "/w", false),
                 Mode::Browse,
             ),
             (
                 false,
-                typed("zzzz")
-                    .into_iter()
-                    .chain([key(KeyCode::Enter)])
-                    .collect(),
+                [typed("zzzz"), vec![key(KeyCode::Enter)]].concat(),
                 Command::Nothing,
                 Mode::Browse,
             ),
         ];
         for (is_print, keys, command, mode) in cases {
-            let mut state = sample_state(is_print);
+            let mut state = State::new(
+                Index::from_listing(&listing),
+                "/w".to_owned(),
+                Scope::All,
+                is_print,
+            );
             let commands = press_all(&mut state, &keys);
             assert_eq!(commands.last(), Some(&command), "{keys:?}");
             assert_eq!(state.mode, mode, "{keys:?}");
         }
-    }
-
-    #[test]
-    fn confirm_resumes_in_an_existing_directory() {
-        let listing = Listing {
-            sessions: vec![session("0001aaaa", 1, "/", vec![])],
-            warnings: Vec::new(),
-        };
-        let mut state = State::new(
-            Index::from_listing(&listing),
-            "/w".to_owned(),
-            Scope::All,
-            false,
-        );
-        assert_eq!(state.handle_key(key(KeyCode::Enter)), Command::Nothing);
-        assert!(matches!(
-            state.mode,
-            Mode::Confirm {
-                is_missing: false,
-                ..
-            }
-        ));
-        assert_eq!(
-            state.handle_key(key(KeyCode::Char('y'))),
-            Command::Resume {
-                path: "/s/0001aaaa.jsonl".to_owned(),
-                cwd: PathBuf::from("/"),
-            }
-        );
     }
 
     #[test]

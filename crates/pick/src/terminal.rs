@@ -87,8 +87,15 @@ impl Drop for Screen {
     }
 }
 
-/// Restores the terminal from a panic hook, where the screen itself cannot be reached.
-fn restore_after_panic() {
+/// Returns whether the terminal behind `tty` has gone away (hung up: the window closed, the
+/// connection dropped), where reading it only ever returns end of file.
+pub(crate) fn is_gone(tty: &File) -> bool {
+    rustix::termios::tcgetattr(tty).is_err()
+}
+
+/// Restores the terminal from where the screen itself cannot be reached: a panic hook, or the
+/// watchdog that ends a picker stuck after a signal.
+pub(crate) fn restore_after_panic() {
     if IS_ACTIVE.swap(false, Ordering::SeqCst) {
         let _ = disable_raw_mode();
         if let Ok(mut tty) = OpenOptions::new().write(true).open("/dev/tty") {

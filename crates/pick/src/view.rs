@@ -3,7 +3,7 @@
 //! text from a session file reaches the buffer sanitised.
 
 use pi_retrospect_app::picker::Preview;
-use pi_retrospect_render::text::{field, local_time, thousands, wrap};
+use pi_retrospect_render::text::{field, local_time, thousands};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -116,11 +116,8 @@ pub(crate) fn draw(frame: &mut Frame<'_>, state: &mut State, context: &ViewConte
     draw_list(frame, list, state, context);
     draw_preview(frame, preview, state, context);
     draw_keys(frame, keys, state, context.theme);
-    if let Mode::Confirm {
-        cwd, is_missing, ..
-    } = &state.mode
-    {
-        draw_confirm(frame, area, cwd, *is_missing, &state.here, context.theme);
+    if let Mode::Confirm { cwd, .. } = &state.mode {
+        draw_confirm(frame, area, cwd, context.theme);
     }
 }
 
@@ -484,7 +481,7 @@ fn draw_preview(frame: &mut Frame<'_>, pane: Pane, state: &State, context: &View
     match state.previews.get(&entry.path) {
         Some(PreviewSlot::Ready(preview)) => preview_messages(&mut tail, preview, width, context),
         Some(PreviewSlot::Failed(reason)) => {
-            for line in wrap(&field(reason), width) {
+            for line in wrap_columns(&field(reason), width) {
                 tail.push(Line::styled(line, theme.warning()));
             }
         }
@@ -563,7 +560,7 @@ fn preview_head<'a>(
         let models: Vec<String> = preview
             .models
             .iter()
-            .map(|model| field(model).into_owned())
+            .map(|model| pi_retrospect_render::text::one_line(model, usize::MAX))
             .collect();
         head.push((
             3,
@@ -577,11 +574,12 @@ fn preview_head<'a>(
         .filter(|(role, _)| !matches!(role.as_str(), "user" | "assistant" | "toolResult"))
         .map(|(_, n)| n)
         .sum();
+    let n_tool_results = count("toolResult");
     let mut counts = format!(
-        "{} user · {} assistant · {} tool results",
+        "{} user · {} assistant · {n_tool_results} tool result{}",
         count("user"),
         count("assistant"),
-        count("toolResult")
+        if n_tool_results == 1 { "" } else { "s" }
     );
     if n_other > 0 {
         counts.push_str(&format!(" · {n_other} other"));
@@ -646,7 +644,7 @@ fn preview_messages<'a>(
             if folded.is_empty() {
                 continue;
             }
-            for line in wrap(&folded, width) {
+            for line in wrap_columns(&folded, width) {
                 lines.push(Line::raw(line));
             }
         }
@@ -694,43 +692,29 @@ fn draw_keys(frame: &mut Frame<'_>, area: Rect, state: &State, theme: Theme) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-fn draw_confirm(
-    frame: &mut Frame<'_>,
-    area: Rect,
-    cwd: &str,
-    is_missing: bool,
-    here: &str,
-    theme: Theme,
-) {
+/// Draws the question asked before resuming a session recorded in another directory: Pi
+/// resumes it there (y), or it is forked into here (f), or not (n). Six lines, so that it
+/// fits the smallest terminal drawn in.
+fn draw_confirm(frame: &mut Frame<'_>, area: Rect, cwd: &str, theme: Theme) {
     let width = area.width.saturating_sub(4).min(72);
     let inner_width = usize::from(width.saturating_sub(4));
-    let mut lines = vec![Line::raw("This session ran in")];
-    lines.push(Line::styled(
-        format!(
-            "  {}",
-            fit(&field(cwd), inner_width.saturating_sub(2), true)
+    let choice = |key: &'static str, text: &'static str| {
+        Line::from(vec![Span::styled(key, theme.strong()), Span::raw(text)])
+    };
+    let lines = vec![
+        Line::raw(fit("Pi resumes this session in", inner_width, false)),
+        Line::styled(
+            format!(
+                "  {}",
+                fit(&field(cwd), inner_width.saturating_sub(2), true)
+            ),
+            theme.strong(),
         ),
-        theme.strong(),
-    ));
-    if is_missing {
-        lines.push(Line::raw("which no longer exists."));
-    } else {
-        lines.push(Line::raw(format!(
-            "not here ({}).",
-            fit(&field(here), inner_width.saturating_sub(11), true)
-        )));
-    }
-    lines.push(Line::raw(""));
-    let mut choices = Vec::new();
-    if !is_missing {
-        choices.push(Span::styled("y", theme.strong()));
-        choices.push(Span::raw(" resume there   "));
-    }
-    choices.push(Span::styled("h", theme.strong()));
-    choices.push(Span::raw(" resume here   "));
-    choices.push(Span::styled("n", theme.strong()));
-    choices.push(Span::raw(" cancel"));
-    lines.push(Line::from(choices));
+        Line::raw(fit("(not here)", inner_width, false)),
+        choice("y", " resume it there"),
+        choice("f", " fork it into this directory"),
+        choice("n", " cancel"),
+    ];
     let height = u16::try_from(lines.len()).unwrap_or(u16::MAX) + 2;
     let popup = area.centered(Constraint::Length(width), Constraint::Length(height));
     frame.render_widget(Clear, popup);
@@ -772,6 +756,41 @@ fn fit(text: &str, max_width: usize, keep_end: bool) -> String {
     } else {
         format!("{}…", kept.into_iter().collect::<String>())
     }
+}
+
+/// Returns `text` (one line, already safe) broken into lines of at most `width` terminal
+/// columns, at spaces where it can be, within words where it must. Columns, not characters:
+/// a CJK character or an emoji takes two, and a line of them cut by characters would run
+/// past the pane and lose its end.
+fn wrap_columns(text: &str, width: usize) -> Vec<String> {
+    // Room for one wide character, so that every line takes at least one.
+    let width = width.max(2);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut used = 0;
+    for word in text.split(' ') {
+        if used > 0 && used + 1 + text_width(word) > width {
+            lines.push(std::mem::take(&mut line));
+            used = 0;
+        }
+        if used > 0 {
+            line.push(' ');
+            used += 1;
+        }
+        for character in word.chars() {
+            let character_width = char_width(character);
+            if used > 0 && used + character_width > width {
+                lines.push(std::mem::take(&mut line));
+                used = 0;
+            }
+            line.push(character);
+            used += character_width;
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 fn char_width(character: char) -> usize {
@@ -915,6 +934,16 @@ mod tests {
         state.preview_read(path, PreviewSlot::Ready(Box::new(preview)));
     }
 
+    /// Selects the session of `/x` and asks whether to resume it there (as Enter does when
+    /// that directory exists, which `/x` does not in tests).
+    fn ask(state: &mut State) {
+        press(state, &[key(KeyCode::Tab), key(KeyCode::Down)]);
+        state.mode = Mode::Confirm {
+            path: state.selected_path().expect("a selection").to_owned(),
+            cwd: "/x".to_owned(),
+        };
+    }
+
     fn press(state: &mut State, keys: &[ratatui::crossterm::event::KeyEvent]) {
         for &key in keys {
             state.handle_key(key);
@@ -925,7 +954,7 @@ mod tests {
     fn screens() {
         type Setup = fn(&mut State);
         // (golden name, width, height, colour, what is done first)
-        let cases: [(&str, u16, u16, bool, Setup); 10] = [
+        let cases: [(&str, u16, u16, bool, Setup); 11] = [
             ("here_80x24", 80, 24, true, |state| with_preview(state)),
             ("all_filtered_80x24", 80, 24, true, |state| {
                 press(state, &[key(KeyCode::Tab)]);
@@ -944,12 +973,7 @@ mod tests {
                 press(state, &[key(KeyCode::Right), key(KeyCode::Right)]);
                 with_preview(state);
             }),
-            ("confirm_80x24", 80, 24, true, |state| {
-                press(
-                    state,
-                    &[key(KeyCode::Tab), key(KeyCode::Down), key(KeyCode::Enter)],
-                );
-            }),
+            ("confirm_80x24", 80, 24, true, |state| ask(state)),
             ("full_text_80x24", 80, 24, true, |state| {
                 press(state, &typed("needle"));
                 press(state, &[ctrl('f')]);
@@ -968,6 +992,7 @@ mod tests {
                 press(state, &[ctrl('f')])
             }),
             ("too_small_30x6", 30, 6, true, |_| {}),
+            ("confirm_40x8", 40, 8, false, |state| ask(state)),
             ("smallest_40x8", 40, 8, false, |state| {
                 press(state, &typed("the parser drops lines when"));
                 press(state, &[ctrl('f')]);
@@ -978,6 +1003,60 @@ mod tests {
             state.loading.n_summaries_total = state.loading.n_summaries_done;
             setup(&mut state);
             check(name, &mut state, width, height, is_color);
+        }
+    }
+
+    /// Issue 16 review M2: the preview wraps by columns, so no wide character is clipped.
+    #[test]
+    fn wrapping_counts_columns() {
+        let sentence = "这是一个很长的中文句子用于测试预览窗格的换行是否正确处理宽字符";
+        let text = format!("{sentence}{sentence}{sentence}结束END 👍 done");
+        // (text, width, expected lines)
+        let cases: [(&str, usize, Vec<&str>); 4] = [
+            ("日本語のテキスト", 6, vec!["日本語", "のテキ", "スト"]),
+            ("日本語のテキスト", 5, vec!["日本", "語の", "テキ", "スト"]),
+            ("ab 日本 cd", 5, vec!["ab", "日本", "cd"]),
+            ("👍👍 ok", 4, vec!["👍👍", "ok"]),
+        ];
+        for (text, width, expected) in cases {
+            assert_eq!(wrap_columns(text, width), expected, "{text} {width}");
+        }
+        for width in [1, 2, 3, 7, 40, 79] {
+            let lines = wrap_columns(&text, width);
+            assert!(
+                lines.iter().all(|line| text_width(line) <= width.max(2)),
+                "{width}: {lines:?}"
+            );
+            assert_eq!(lines.join("").replace(' ', ""), text.replace(' ', ""));
+        }
+        // Drawn: the end of the message is on screen.
+        let mut state = sample_state(false);
+        let path = state.selected_path().expect("a selection").to_owned();
+        let mut preview = sample_preview(&path);
+        preview.messages.truncate(1);
+        preview.messages[0].text = text.clone();
+        state.preview_read(path, PreviewSlot::Ready(Box::new(preview)));
+        let mut terminal = Terminal::new(TestBackend::new(80, 30)).expect("test terminal");
+        let context = ViewContext {
+            theme: Theme { is_color: false },
+            time_zone: &jiff::tz::TimeZone::UTC,
+        };
+        terminal
+            .draw(|frame| draw(frame, &mut state, &context))
+            .expect("drawn");
+        let drawn: String = terminal
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|cell| cell.symbol())
+            .collect();
+        for character in text.chars().filter(|character| *character != ' ') {
+            let n_drawn = drawn.matches(character).count();
+            assert!(
+                n_drawn >= text.matches(character).count(),
+                "{character} lost"
+            );
         }
     }
 
