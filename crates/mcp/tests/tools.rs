@@ -928,3 +928,15 @@ fn search_and_stats_take_the_list_filters() {
     assert!(text(true).contains("Session (with runs)"), "{}", text(true));
     assert!(!text(false).contains("Session (with runs)"));
 }
+
+/// Review L1 (issue 14): the server's instructions name every tool, one line each.
+#[test]
+fn the_instructions_describe_every_tool() {
+    use rmcp::ServerHandler;
+    let server = server(&fixture("pi-real/sessions"));
+    let instructions = server.get_info().instructions.expect("instructions");
+    for tool in Server::tools() {
+        let line = format!("\n{}: ", tool.name);
+        assert_eq!(instructions.matches(&line).count(), 1, "{instructions}");
+    }
+}
