@@ -940,3 +940,22 @@ fn the_instructions_describe_every_tool() {
         assert_eq!(instructions.matches(&line).count(), 1, "{instructions}");
     }
 }
+
+/// Review L2 (issue 14): `session_stats` errors name the argument, not the CLI flag.
+#[test]
+fn stats_errors_name_the_argument() {
+    let server = server(&fixture("pi-real/sessions"));
+    for (arguments, argument) in [
+        (json!({ "timeZone": "Mars/Base" }), "timeZone: "),
+        (json!({ "startTimestamp": "nope" }), "startTimestamp: "),
+        (json!({ "endTimestamp": "nope" }), "endTimestamp: "),
+        (
+            json!({ "startTimestamp": "2026-02-01", "endTimestamp": "2026-01-01" }),
+            "endTimestamp: ",
+        ),
+    ] {
+        let error = call_err(&server, "session_stats", arguments.clone());
+        assert!(error.starts_with(argument), "{arguments}: {error}");
+        assert!(!error.contains("--"), "{arguments}: {error}");
+    }
+}

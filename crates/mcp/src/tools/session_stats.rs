@@ -10,7 +10,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::args::{CwdMatch, OneOrMany, absolute_dirs, bounded, leave_out, parse, session_target};
+use crate::args::{
+    CwdMatch, OneOrMany, absolute_dirs, bounded, check_time_range, leave_out, parse, session_target,
+};
 use crate::error::ToolError;
 use crate::output::{ToolOutput, bounded_text, fit_page, json_from_writer, text_from_writer};
 use crate::server::CallContext;
@@ -127,6 +129,20 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         .session_path
         .map(|path| session_target(context, Some(path)))
         .transpose()?;
+    // Checked here so that an error names the argument, not the CLI flag (review L2).
+    check_time_range(
+        context,
+        ("startTimestamp", params.start_timestamp.as_deref()),
+        ("endTimestamp", params.end_timestamp.as_deref()),
+    )?;
+    if let Some(name) = &params.time_zone
+        && let Err(error) = jiff::tz::TimeZone::get(name)
+    {
+        return Err(ToolError::argument(
+            "timeZone",
+            format!("{name:?}: {error}"),
+        ));
+    }
     let env = leave_out(
         context,
         params.exclude_session_path,
