@@ -1,15 +1,24 @@
 //! Confinement: the check that a session path handed in by an untrusted caller (an agent
-//! talking to the MCP server) names a file inside the resolved session stores, so the tool
-//! cannot be used to read arbitrary files.
+//! talking to the MCP server) names a session file the walk of the resolved stores would
+//! list, so the tool cannot be used to read arbitrary files.
 
 use std::path::{Component, Path, PathBuf};
+
+use pi_retrospect_walk::{Layout, Store};
 
 use crate::env::Environment;
 use crate::error::AppError;
 use crate::store::{StoreFlags, resolve_stores};
 
-/// Returns the canonical path of the file `argument` names, refusing it unless it lies inside
-/// one of the stores `flags` resolve to.
+/// Returns the canonical path of the file `argument` names, refusing it unless it is a
+/// session file of one of the stores `flags` resolve to.
+///
+/// A session file is what the walk lists: a `*.jsonl` directly inside a project directory
+/// (`<root>/--<slug>--/` in the default layout, the root itself in a flat one), or a run of
+/// such a session: a `session.jsonl` at any depth below its container (the directory named
+/// after its stem, beside it), or a `*.jsonl` directly inside a `forks` directory there,
+/// never below `subagent-artifacts`. Any other file below a root (a `.jsonl` in some
+/// subdirectory of a flat store, say) is refused.
 ///
 /// The argument must be absolute (a leading `~/` is expanded) and may not contain `..`; a
 /// relative path is refused because the caller's working directory is not the tool's. The
@@ -49,9 +58,12 @@ pub fn confine_to_stores(
         )));
     }
     let (stores, _) = resolve_stores(flags, env)?;
-    let roots: Vec<PathBuf> = stores
+    let roots: Vec<(PathBuf, Layout)> = stores
         .iter()
-        .filter_map(|store| std::fs::canonicalize(&store.root).ok())
+        .filter_map(|store: &Store| {
+            let root = std::fs::canonicalize(&store.root).ok()?;
+            Some((root, store.layout))
+        })
         .collect();
     let real = std::fs::canonicalize(&path).map_err(|error| {
         let reason = pi_retrospect_header::describe_io(&error);
@@ -61,8 +73,24 @@ pub fn confine_to_stores(
             AppError::io(format!("{argument}: {reason}"))
         }
     })?;
-    if is_inside(&real, &roots) {
-        return Ok(real);
+    let mut is_below_a_root = false;
+    for (root, layout) in &roots {
+        if real == *root {
+            continue;
+        }
+        let Ok(relative) = real.strip_prefix(root) else {
+            continue;
+        };
+        is_below_a_root = true;
+        if is_listed(root, relative, *layout) {
+            return Ok(real);
+        }
+    }
+    if is_below_a_root {
+        return Err(AppError::usage(format!(
+            "{argument} is not a session file of the stores (a *.jsonl in a project \
+             directory, or one of its runs); pass a path from list_sessions"
+        )));
     }
     let searched: Vec<String> = stores.iter().map(|store| store.root.clone()).collect();
     let how = if real == path {
@@ -76,12 +104,56 @@ pub fn confine_to_stores(
     )))
 }
 
-/// Returns whether `path` lies strictly below one of `roots` (component-wise, so `/s-x` is
-/// not below `/s`).
-fn is_inside(path: &Path, roots: &[PathBuf]) -> bool {
-    roots
-        .iter()
-        .any(|root| path != root && path.starts_with(root))
+/// Name pi-subagents gives every run transcript (as in the walk).
+const RUN_FILE_NAME: &str = "session.jsonl";
+/// Directory under a container whose `*.jsonl` files are runs (as in the walk).
+const FORKS_DIR_NAME: &str = "forks";
+/// Directory under a container that the walk never enters.
+const ARTIFACTS_DIR_NAME: &str = "subagent-artifacts";
+
+/// Returns whether `relative`, a real path below the real `root` of a store laid out as
+/// `layout`, is a file the walk of that store lists (see [`confine_to_stores`]).
+fn is_listed(root: &Path, relative: &Path, layout: Layout) -> bool {
+    let mut names: Vec<&str> = Vec::new();
+    for component in relative.components() {
+        match component {
+            Component::Normal(name) => match name.to_str() {
+                Some(name) => names.push(name),
+                None => return false,
+            },
+            _ => return false,
+        }
+    }
+    let (project_dir, in_project) = match layout {
+        Layout::Projects => match names.split_first() {
+            Some((first, rest)) if is_project_dir_name(first) => (root.join(first), rest),
+            _ => return false,
+        },
+        Layout::Flat => (root.to_owned(), names.as_slice()),
+    };
+    match in_project {
+        [file] => file.ends_with(".jsonl"),
+        [container, below @ .., file] => {
+            let is_run = *file == RUN_FILE_NAME
+                || (below.last() == Some(&FORKS_DIR_NAME) && file.ends_with(".jsonl"));
+            is_run
+                && !matches!(*container, "" | "." | "..")
+                && !below.contains(&ARTIFACTS_DIR_NAME)
+                && is_session_file(&project_dir.join(format!("{container}.jsonl")))
+        }
+        [] => false,
+    }
+}
+
+/// Returns whether a project directory's entry has the `--<slug>--` shape the walk takes.
+fn is_project_dir_name(name: &str) -> bool {
+    name.len() >= 4 && name.starts_with("--") && name.ends_with("--")
+}
+
+/// Returns whether `path` is a regular file, not through a symlink: the session whose
+/// container holds a run.
+fn is_session_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|metadata| metadata.is_file())
 }
 
 #[cfg(test)]
@@ -156,9 +228,98 @@ mod tests {
 
     #[test]
     fn a_sibling_with_the_root_as_prefix_is_outside() {
-        let roots = [PathBuf::from("/s")];
-        assert!(is_inside(Path::new("/s/a.jsonl"), &roots));
-        assert!(!is_inside(Path::new("/s-x/a.jsonl"), &roots));
-        assert!(!is_inside(Path::new("/s"), &roots));
+        let dir = tempfile::tempdir().expect("temp dir");
+        let dir = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
+        for (path, contents) in [("s/--p--/a.jsonl", "{}\n"), ("s-x/--p--/a.jsonl", "{}\n")] {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, contents).expect("write");
+        }
+        let env = Environment {
+            cwd: dir.clone(),
+            home: Some(dir.join("home")),
+            ..Environment::default()
+        };
+        let flags = StoreFlags {
+            sessions_root: Some(dir.join("s")),
+            ..StoreFlags::default()
+        };
+        let inside = dir.join("s/--p--/a.jsonl");
+        let confined = confine_to_stores(inside.to_str().expect("utf-8"), &flags, &env);
+        assert_eq!(confined.expect("inside"), inside);
+        let sibling = dir.join("s-x/--p--/a.jsonl");
+        let confined = confine_to_stores(sibling.to_str().expect("utf-8"), &flags, &env);
+        assert_eq!(confined.expect_err("outside").kind, ErrorKind::Usage);
+    }
+
+    /// Review M5 (issue 14): below a root, only the files the walk lists are sessions.
+    #[test]
+    fn only_files_the_walk_lists() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let dir = std::fs::canonicalize(dir.path()).expect("canonical temp dir");
+        for path in [
+            "root/--p--/a.jsonl",
+            "root/--p--/a/session.jsonl",
+            "root/--p--/a/run-1/deep/session.jsonl",
+            "root/--p--/a/forks/f.jsonl",
+            "root/--p--/a/run-1/forks/g.jsonl",
+            "root/--p--/a/other.jsonl",
+            "root/--p--/a/subagent-artifacts/session.jsonl",
+            "root/--p--/b/session.jsonl",
+            "root/--p--/deeper/x.jsonl",
+            "root/not-a-project/a.jsonl",
+            "root/top.jsonl",
+            "flat/s.jsonl",
+            "flat/s/session.jsonl",
+            "flat/outdir/x.jsonl",
+            "flat/--p--/a.jsonl",
+        ] {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, "{}\n").expect("write");
+        }
+        let env = Environment {
+            cwd: dir.clone(),
+            home: Some(dir.join("home")),
+            ..Environment::default()
+        };
+        let projects = StoreFlags {
+            sessions_root: Some(dir.join("root")),
+            ..StoreFlags::default()
+        };
+        let flat = StoreFlags {
+            session_dir: Some(dir.join("flat")),
+            ..StoreFlags::default()
+        };
+        for (flags, path, is_listed) in [
+            (&projects, "root/--p--/a.jsonl", true),
+            (&projects, "root/--p--/a/session.jsonl", true),
+            (&projects, "root/--p--/a/run-1/deep/session.jsonl", true),
+            (&projects, "root/--p--/a/forks/f.jsonl", true),
+            (&projects, "root/--p--/a/run-1/forks/g.jsonl", true),
+            (&projects, "root/--p--/a/other.jsonl", false),
+            (
+                &projects,
+                "root/--p--/a/subagent-artifacts/session.jsonl",
+                false,
+            ),
+            // A container without its session beside it is no container.
+            (&projects, "root/--p--/b/session.jsonl", false),
+            (&projects, "root/--p--/deeper/x.jsonl", false),
+            (&projects, "root/not-a-project/a.jsonl", false),
+            (&projects, "root/top.jsonl", false),
+            (&flat, "flat/s.jsonl", true),
+            (&flat, "flat/s/session.jsonl", true),
+            (&flat, "flat/outdir/x.jsonl", false),
+            (&flat, "flat/--p--/a.jsonl", false),
+        ] {
+            let path = dir.join(path);
+            let confined = confine_to_stores(path.to_str().expect("utf-8"), flags, &env);
+            match (confined, is_listed) {
+                (Ok(real), true) => assert_eq!(real, path),
+                (Err(error), false) => assert_eq!(error.kind, ErrorKind::Usage, "{error}"),
+                (actual, _) => panic!("{}: {actual:?}", path.display()),
+            }
+        }
     }
 }

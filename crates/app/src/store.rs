@@ -182,6 +182,11 @@ impl SettingsError {
 }
 
 /// Returns `sessionDir` from Pi's settings files, the project's overriding the global one.
+///
+/// A project's settings come with the repository, so its `sessionDir` may not make the
+/// store `/`, `$HOME` or a directory above `$HOME`: that would put every file there within
+/// reach of a caller of the MCP server. Such a value is ignored with a warning naming the
+/// settings file, and the global settings are read instead.
 fn settings_session_dir(
     env: &Environment,
     agent_dir: &Path,
@@ -191,7 +196,8 @@ fn settings_session_dir(
         env.cwd.join(".pi").join("settings.json"),
         env.cwd.join(agent_dir).join("settings.json"),
     ];
-    for path in candidates {
+    for (idx, path) in candidates.into_iter().enumerate() {
+        let is_project = idx == 0;
         let bytes = match read_settings_file(&path) {
             Ok(bytes) => bytes,
             Err(error) if error.is_not_found() => continue,
@@ -216,7 +222,21 @@ fn settings_session_dir(
         match value.get("sessionDir") {
             None | Some(serde_json::Value::Null) => {}
             Some(serde_json::Value::String(dir)) if dir.is_empty() => {}
-            Some(serde_json::Value::String(dir)) => return Ok(Some(env.expand_tilde(dir)?)),
+            Some(serde_json::Value::String(dir)) => {
+                let dir = env.expand_tilde(dir)?;
+                if is_project && is_too_wide(&env.cwd.join(&dir), env) {
+                    warnings.push(Warning::new(
+                        path.display().to_string(),
+                        format!(
+                            "project settings sessionDir {} is /, $HOME or above $HOME; \
+                             ignored",
+                            dir.display()
+                        ),
+                    ));
+                    continue;
+                }
+                return Ok(Some(dir));
+            }
             Some(_) => warnings.push(Warning::new(
                 path.display().to_string(),
                 "settings sessionDir is not a string; ignored",
@@ -224,6 +244,38 @@ fn settings_session_dir(
         }
     }
     Ok(None)
+}
+
+/// Returns whether `dir` (absolute) is the file system root, `$HOME` or an ancestor of
+/// `$HOME`, compared with symlinks resolved where the directories exist.
+fn is_too_wide(dir: &Path, env: &Environment) -> bool {
+    let dir = normalized(dir);
+    if dir.parent().is_none() {
+        return true;
+    }
+    let Some(home) = &env.home else {
+        return false;
+    };
+    let home = normalized(home);
+    home.starts_with(&dir)
+}
+
+/// Returns `path` with symlinks resolved when it exists, else normalised lexically.
+fn normalized(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -336,6 +388,69 @@ mod tests {
                 "Projects /work/store/sessions",
                 "Projects? /work/store/sessions-archive"
             ]
+        );
+    }
+
+    /// Review M5 (issue 14): a project's `sessionDir` may not open `/`, `$HOME` or above;
+    /// the global settings' may (they are the user's own).
+    #[test]
+    fn a_project_session_dir_may_not_be_home_or_above() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let dir = std::fs::canonicalize(dir.path()).expect("canonical");
+        std::fs::create_dir_all(dir.join("work/.pi")).expect("mkdir");
+        std::fs::create_dir_all(dir.join("home/.pi/agent")).expect("mkdir");
+        let env = env(&dir);
+        let flags = StoreFlags::default();
+        let settings = dir.join("work/.pi/settings.json");
+        let ignored = |value: &str| {
+            std::fs::write(&settings, format!(r#"{{"sessionDir":{value}}}"#)).expect("write");
+            let (stores, warnings) = roots(&flags, &env);
+            assert_eq!(stores, ["Projects /home/.pi/agent/sessions"], "{value}");
+            assert_eq!(warnings.len(), 1, "{value}");
+            assert!(
+                warnings[0].contains("is /, $HOME or above $HOME"),
+                "{warnings:?}"
+            );
+        };
+        ignored(r#""/""#);
+        ignored(r#""~""#);
+        ignored(r#""~/""#);
+        ignored(r#""..""#);
+        ignored(r#""../..""#);
+        ignored(&format!("{:?}", dir.display().to_string()));
+        ignored(&format!(
+            "{:?}",
+            dir.join("home/../home").display().to_string()
+        ));
+        let (stores, warnings) = resolve_stores(&flags, &env).expect("resolves");
+        assert_eq!(
+            warnings[0].path,
+            settings.display().to_string(),
+            "the warning names the settings file"
+        );
+        assert_eq!(stores.len(), 1);
+
+        // Below $HOME is fine, and the global settings may name $HOME.
+        std::fs::write(&settings, r#"{"sessionDir":"~/sessions"}"#).expect("write");
+        assert_eq!(
+            roots(&flags, &env),
+            (
+                vec![
+                    "Flat /home/sessions".to_owned(),
+                    "Projects? /home/.pi/agent/sessions".to_owned()
+                ],
+                vec![]
+            )
+        );
+        std::fs::remove_file(&settings).expect("rm");
+        std::fs::write(
+            dir.join("home/.pi/agent/settings.json"),
+            r#"{"sessionDir":"~"}"#,
+        )
+        .expect("write");
+        assert_eq!(
+            roots(&flags, &env).0,
+            ["Flat /home", "Projects? /home/.pi/agent/sessions"]
         );
     }
 

@@ -13,9 +13,15 @@ other. Register it with Pi:
 
   pi mcp add retrospect -- pi-retrospect mcp
 
-Tools (all read-only): list_sessions (the `list --json` document), session_entries (one \
-session's entries in pages), inspect_session (checkpoint views in pages). A session path \
-argument must lie inside the session stores. The stores are found as `list` finds them (these \
+Tools (all read-only):
+  list_sessions    the sessions of the stores, filtered and sorted (`list --json`)
+  session_entries  one session's stored entries in file order, in pages
+  inspect_session  checkpoint views of one session: overview, ancestors, children, search, read
+  search_sessions  exact search over every session's text, in pages (`search`)
+  session_stats    tokens and cost counted the way Pi counts them, grouped (`stats`)
+  session_handoff  a bounded, redacted summary of one session to continue from (`handoff`)
+
+A session path argument must be a session file the stores list. The stores are found as `list` finds them (these \
 flags, else $PI_CODING_AGENT_SESSION_DIR, Pi's settings and the default root) and are read \
 again on every call. The server writes nothing but protocol messages to stdout and stops when \
 stdin closes.";

@@ -4,10 +4,13 @@
 //! Detection is by shape, so it is best effort: a secret written in prose ("my password is
 //! hunter2") is not found. What is found: API keys of the major model providers, GitHub,
 //! GitLab, Slack, npm, Stripe and Hugging Face tokens, AWS access key ids and the secret keys
-//! written next to them, bearer and basic credentials, JWTs, PEM private-key blocks (an
-//! unterminated block up to the end of the text), passwords in URLs, and the values of
-//! `KEY=value` / `KEY: value` assignments whose key names a secret (`PASSWORD`, `SECRET`,
-//! `TOKEN`, `API_KEY`, `accessToken`, ...).
+//! written next to them, bearer and basic credentials and the credential of an
+//! `Authorization` header in any scheme, JWTs, PEM private-key blocks (an unterminated block
+//! up to the end of the text), passwords in URLs (up to the last `@` before the host), and
+//! the values of `KEY=value` / `KEY: value` assignments whose key names a secret
+//! (`PASSWORD`, `PGPASSWORD`, `DB_PASS`, `SECRET`, `TOKEN`, `API_KEY`, `accessToken`, ...;
+//! a `KEY: pass phrase` alone on its line to the end of the line) or may name one when the
+//! value looks random (`MISTRAL_KEY`, Azure's `AccountKey`, docker's `"auth"`).
 //!
 //! Every rule is a `regex` (linear time in the text) plus a check on the match; the matches of
 //! all rules are found in the same input, overlapping matches are merged into one redaction,
@@ -51,7 +54,7 @@ pub enum SecretKind {
     GithubToken,
     /// A GitLab token (`glpat-` and the other `gl...-` prefixes).
     GitlabToken,
-    /// A Slack token (`xoxb-`, `xoxp-`, ...).
+    /// A Slack token (`xoxb-`, `xoxp-`, ..., app-level `xapp-`).
     SlackToken,
     /// A Slack incoming-webhook URL.
     SlackWebhook,
@@ -68,6 +71,9 @@ pub enum SecretKind {
     BearerToken,
     /// The credential of an `Authorization: Basic` header.
     BasicAuth,
+    /// The credential of an `Authorization` header in another scheme (`Token`, `Bearer`
+    /// without a digit, `Negotiate`, ...).
+    Authorization,
     /// The password of a URL's `user:password@`.
     UrlPassword,
     /// The value of an assignment whose key names a secret.
@@ -99,6 +105,7 @@ impl SecretKind {
             SecretKind::AwsSecretAccessKey => "aws-secret-access-key",
             SecretKind::BearerToken => "bearer-token",
             SecretKind::BasicAuth => "basic-auth",
+            SecretKind::Authorization => "authorization",
             SecretKind::UrlPassword => "url-password",
             SecretKind::SecretAssignment => "secret-assignment",
         }
@@ -357,6 +364,23 @@ fn is_aws_secret(text: &str, range: Range<usize>) -> bool {
     AWS_SECRET_CONTEXT.is_match(&before)
 }
 
+/// Returns whether a credential is written out rather than referenced (`$TOKEN`,
+/// `${TOKEN}`, `<token>`, `%TOKEN%`, `****`).
+fn is_not_reference(text: &str, range: Range<usize>) -> bool {
+    !text[range].starts_with(['$', '<', '{', '%', '*'])
+}
+
+/// Returns whether what sits between `user:` and the last `@` is a password rather than a
+/// port and a path (`https://host:443/users/@name`): a password holding `/` must not start
+/// with digits only before it.
+fn is_url_password(text: &str, range: Range<usize>) -> bool {
+    let candidate = &text[range];
+    match candidate.split_once('/') {
+        Some((before_slash, _)) => !before_slash.bytes().all(|byte| byte.is_ascii_digit()),
+        None => true,
+    }
+}
+
 static MARKER: LazyLock<Regex> = LazyLock::new(|| compile(r"\[redacted: [a-z-]+\]"));
 
 static AWS_ACCESS_KEY_ID: LazyLock<Regex> =
@@ -464,7 +488,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule(
             SecretKind::SlackToken,
-            r"(?-u:\b)xox[abposrce]-[A-Za-z0-9-]{10,}",
+            r"(?-u:\b)(?:xox[abposrce]|xapp)-[A-Za-z0-9-]{10,}",
             0,
             has_digit,
         ),
@@ -510,11 +534,20 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             1,
             always,
         ),
+        // After the two schemes above, so that their kinds name what both find.
+        rule(
+            SecretKind::Authorization,
+            r#"(?i)(?-u:\b)authorization["']?[ \t]*[:=][ \t]*["']?[A-Za-z][A-Za-z0-9_-]*[ \t]+([^\s"'`,;\[][^\s"'`,;]{7,})"#,
+            1,
+            is_not_reference,
+        ),
+        // The password runs to the last `@` that a host (and an optional port) follows, so
+        // a password holding `@` or `/` is redacted whole.
         rule(
             SecretKind::UrlPassword,
-            r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>]*:([^\s/?#@"'<>]+)@"#,
+            r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@"'<>]*:([^\s?#"'<>]+)@[A-Za-z0-9._~%\[\]-]+(?::[0-9]+)?(?:[^A-Za-z0-9._~%@:-]|\z)"#,
             1,
-            always,
+            is_url_password,
         ),
     ]
 });
@@ -535,9 +568,9 @@ fn assignment_values(text: &str) -> Vec<Range<usize>> {
         else {
             continue;
         };
-        if !key_names_secret(key.as_str()) {
+        let Some(secrecy) = key_secrecy(key.as_str()) else {
             continue;
-        }
+        };
         let bytes = text.as_bytes();
         let mut value_start = separator.end();
         let mut is_colon = separator.as_str() == ":";
@@ -570,7 +603,7 @@ fn assignment_values(text: &str) -> Vec<Range<usize>> {
             let inner_end = closing_quote(&text[inner_start..line_end], first)
                 .map_or(line_end, |offset| inner_start + offset);
             let value = &text[inner_start..inner_end];
-            if !is_secret_value(value) {
+            if !is_secret_value(value) || !secrecy.accepts(value) {
                 continue;
             }
             inner_start..inner_end
@@ -580,7 +613,8 @@ fn assignment_values(text: &str) -> Vec<Range<usize>> {
                     .trim_end()
                     .trim_end_matches([',', ';'])
                     .trim_end_matches('\r');
-                if value.contains(char::is_whitespace) {
+                // A passphrase is words; another secret written with blanks is prose.
+                if value.contains(char::is_whitespace) && secrecy != KeySecrecy::Password {
                     continue;
                 }
                 value
@@ -593,6 +627,7 @@ fn assignment_values(text: &str) -> Vec<Range<usize>> {
                 rest[..end].trim_end_matches([',', ')', '}', ']'])
             };
             if !is_secret_value(value)
+                || !secrecy.accepts(value)
                 || value.contains(['(', ')', '[', ']', '{', '}', '<', '>'])
                 || is_member_access(value)
             {
@@ -754,26 +789,115 @@ const METADATA_WORDS: &[&str] = &[
     "ttl",
 ];
 
-/// Returns whether an assignment key names a secret: one of its words (split at `_`, `-`,
-/// `.` and case changes) is a secret word, or two neighbours form a secret pair, and none
-/// is a metadata word. `max_tokens` and `tokenizer` name no secret: `tokens` and
-/// `tokenizer` are other words.
-fn key_names_secret(key: &str) -> bool {
+/// Words that, before `key`, make it name something other than a secret (`PRIMARY_KEY`,
+/// `sort_key`, `public_key`).
+const PLAIN_KEY_QUALIFIERS: &[&str] = &[
+    "public",
+    "primary",
+    "foreign",
+    "unique",
+    "sort",
+    "partition",
+    "shard",
+    "range",
+    "row",
+    "cache",
+    "routing",
+    "lookup",
+    "map",
+    "hash",
+    "hot",
+    "idempotency",
+    "dedup",
+    "dedupe",
+    "group",
+    "object",
+    "message",
+    "translation",
+    "i18n",
+];
+
+/// Words that, last in a key of several words, name a password (`DB_PASS`, `MYSQL_PWD`,
+/// `ADMIN_PW`); alone they are too common (`PWD` is the working directory).
+const PASSWORD_SUFFIXES: &[&str] = &["pass", "pwd", "pw"];
+
+/// How much an assignment's key says about its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeySecrecy {
+    /// The key names a password: its value is a secret, and after `KEY:` alone on its line
+    /// it may be words (a passphrase) running to the end of the line.
+    Password,
+    /// The key names a secret (`TOKEN`, `API_KEY`, `client_secret`).
+    Secret,
+    /// The key may name a secret (`MISTRAL_KEY`, `AccountKey`, docker's `auth`): its value
+    /// counts only when it looks random.
+    Weak,
+}
+
+impl KeySecrecy {
+    /// Returns whether `value`, already known not to be a reference or a literal, is taken
+    /// as a secret after a key of this kind.
+    fn accepts(self, value: &str) -> bool {
+        self != KeySecrecy::Weak || looks_random(value)
+    }
+}
+
+/// Returns whether a value looks like a generated secret: at least 8 bytes without blanks,
+/// letters and digits mixed, and not a path.
+fn looks_random(value: &str) -> bool {
+    value.len() >= 8
+        && !value.contains(char::is_whitespace)
+        && !value.starts_with(['/', '~', '.'])
+        && value.bytes().any(|byte| byte.is_ascii_digit())
+        && value.bytes().any(|byte| byte.is_ascii_alphabetic())
+}
+
+/// Returns what an assignment key says about its value, or `None` when it names no secret.
+///
+/// The key is split into words (at `_`, `-`, `.` and case changes). A key holding a metadata
+/// word (`token_count`, `password_file`, `secret_name`) names none. A password word, a word
+/// ending in one (`PGPASSWORD`) or a password suffix after another word (`DB_PASS`) names a
+/// password; a secret word or pair (`TOKEN`, `API_KEY`) a secret; any other `*_KEY` of
+/// several words (`MISTRAL_KEY`, `AccountKey`) and a key ending in `auth` may name one.
+/// `max_tokens` and `tokenizer` name nothing: `tokens` and `tokenizer` are other words.
+fn key_secrecy(key: &str) -> Option<KeySecrecy> {
     let words = split_words(key);
     if words
         .iter()
         .any(|word| METADATA_WORDS.contains(&word.as_str()))
     {
-        return false;
+        return None;
     }
-    words
+    let is_password = |word: &String| {
+        ["password", "passwd", "passphrase"]
+            .iter()
+            .any(|suffix| word.ends_with(suffix))
+    };
+    let last = words.last()?;
+    if words.iter().any(is_password)
+        || (words.len() >= 2 && PASSWORD_SUFFIXES.contains(&last.as_str()))
+    {
+        return Some(KeySecrecy::Password);
+    }
+    let is_secret = words
         .iter()
         .any(|word| SECRET_WORDS.contains(&word.as_str()))
         || words.windows(2).any(|pair| {
             SECRET_PAIRS
                 .iter()
                 .any(|&(first, second)| pair[0] == first && pair[1] == second)
-        })
+        });
+    if is_secret {
+        return Some(KeySecrecy::Secret);
+    }
+    let is_plain_key = |qualifier: &String| PLAIN_KEY_QUALIFIERS.contains(&qualifier.as_str());
+    match words.as_slice() {
+        [.., qualifier, last] if last == "key" && !is_plain_key(qualifier) => {
+            Some(KeySecrecy::Weak)
+        }
+        [.., last] if last == "auth" => Some(KeySecrecy::Weak),
+        _ => None,
+    }
 }
 
 /// Returns the lowercase words of an identifier: `OPENAI_API_KEY` -> `openai api key`,
@@ -870,7 +994,7 @@ mod tests {
             ("PWD", false),
             ("author", false),
         ] {
-            assert_eq!(key_names_secret(key), expected, "{key}");
+            assert_eq!(key_secrecy(key).is_some(), expected, "{key}");
         }
     }
 
@@ -1119,7 +1243,6 @@ mod tests {
             "data: aGVsbG8gd29ybGQgdGhpcyBpcyBub3QgYSBzZWNyZXQgYXQgYWxs",
             // The words in prose.
             "The token: it expires after an hour, so refresh it.",
-            "Password: please rotate it before Friday",
             "Use a bearer token in the header; the secret is kept in the vault.",
             "The bearer of bad news",
             "We count tokens: max_tokens=4096 and token_count: 12",
@@ -1150,6 +1273,163 @@ mod tests {
             "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl me@host",
             "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----",
             "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+        ] {
+            check(input, input);
+        }
+    }
+
+    /// Review M1 (issue 15): credential shapes the first rules missed.
+    #[test]
+    fn m1_more_credential_shapes_are_redacted() {
+        for (input, expected) in [
+            // Keys that end in a password word, or glue one on.
+            (
+                "PGPASSWORD=Zq8vLm3xR1 psql",
+                "PGPASSWORD=[redacted: secret-assignment] psql",
+            ),
+            (
+                "DB_PASS=hunter2xyz",
+                "DB_PASS=[redacted: secret-assignment]",
+            ),
+            (
+                "smtp_pass: Zq8vLm3xR1",
+                "smtp_pass: [redacted: secret-assignment]",
+            ),
+            (
+                "MYSQL_PWD=hunter2xyz",
+                "MYSQL_PWD=[redacted: secret-assignment]",
+            ),
+            (
+                "ADMIN_PW=Zq8vLm3xR1",
+                "ADMIN_PW=[redacted: secret-assignment]",
+            ),
+            (
+                "MYSQL_ROOT_PASSWORD=Zq8vLm3xR1",
+                "MYSQL_ROOT_PASSWORD=[redacted: secret-assignment]",
+            ),
+            (
+                "DB_HOST=localhost\nDB_PASS=Zq8vLm3xR1\nDB_USER=app",
+                "DB_HOST=localhost\nDB_PASS=[redacted: secret-assignment]\nDB_USER=app",
+            ),
+            // Any `*_KEY` whose value looks random.
+            (
+                "MISTRAL_KEY=Zq8vLm3xR1abcdefghijklmnop",
+                "MISTRAL_KEY=[redacted: secret-assignment]",
+            ),
+            (
+                "export OPENAI_KEY=notaprefix0123456789abcdef",
+                "export OPENAI_KEY=[redacted: secret-assignment]",
+            ),
+            (
+                "Mistral_Key: Zq8vLm3xR1abc",
+                "Mistral_Key: [redacted: secret-assignment]",
+            ),
+            (
+                "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;EndpointSuffix=core.windows.net",
+                "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=[redacted: secret-assignment];EndpointSuffix=core.windows.net",
+            ),
+            // Docker's config.json.
+            (
+                r#"{"auths":{"https://index.docker.io/v1/":{"auth":"dXNlcm5hbWU6cGFzc3dvcmQxMjM0NQ=="}}}"#,
+                r#"{"auths":{"https://index.docker.io/v1/":{"auth":"[redacted: secret-assignment]"}}}"#,
+            ),
+            // A passphrase of words, to the end of its line.
+            (
+                "password: correct horse battery staple\nuser: me",
+                "password: [redacted: secret-assignment]\nuser: me",
+            ),
+            (
+                "  db_passphrase: correct horse battery staple  ",
+                "  db_passphrase: [redacted: secret-assignment]  ",
+            ),
+            // A label alone on its line is read as the value, even when it is prose: a
+            // passphrase cannot be told from a sentence by its shape.
+            (
+                "Password: please rotate it before Friday",
+                "Password: [redacted: secret-assignment]",
+            ),
+            // Every authorization scheme.
+            (
+                "Authorization: Token 9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b",
+                "Authorization: Token [redacted: authorization]",
+            ),
+            (
+                "-H 'authorization: token 0123456789abcdef0123456789abcdef01234567'",
+                "-H 'authorization: token [redacted: authorization]'",
+            ),
+            (
+                "Authorization: Bearer abcdefghijklmnopqrstuvwxyzABCDEF",
+                "Authorization: Bearer [redacted: authorization]",
+            ),
+            (
+                "Authorization: Bearer abcDEF123456ghiJKL789mno",
+                "Authorization: Bearer [redacted: bearer-token]",
+            ),
+            (
+                "Proxy-Authorization: Negotiate YIIGhgYGKwYBBQUCoIIGejCCBnagMDAu",
+                "Proxy-Authorization: Negotiate [redacted: authorization]",
+            ),
+            // Slack app-level tokens.
+            (
+                "xapp-1-A0123456789-1234567890123-abcdef0123456789abcdef0123456789",
+                "[redacted: slack-token]",
+            ),
+            // URL passwords holding `@` or `/`: the last `@` before the host ends them.
+            (
+                "postgres://admin:p4ss@word@db.example.com/app",
+                "postgres://admin:[redacted: url-password]@db.example.com/app",
+            ),
+            (
+                "https://user:ab/cd3f9@host.example.com/",
+                "https://user:[redacted: url-password]@host.example.com/",
+            ),
+            (
+                "mysql://u:p@ss/w0rd@db:3306/app?x=a@b",
+                "mysql://u:[redacted: url-password]@db:3306/app?x=a@b",
+            ),
+        ] {
+            check(input, expected);
+        }
+    }
+
+    /// Review M1: what the wider rules must still leave alone.
+    #[test]
+    fn m1_look_alikes_are_kept() {
+        for input in [
+            "KEY_COUNT=3",
+            "max_tokens=4096",
+            "PRIMARY_KEY=id",
+            "SORT_KEY=created_at",
+            "PUBLIC_KEY=ssh-ed25519",
+            "SSH_KEY=~/.ssh/id_ed25519",
+            "KEY=value1234567",
+            "PWD=/home/me/project2",
+            "DB_PASS=$DB_PASS",
+            "cache_key: 42",
+            "auth: true",
+            "\"auth\": {\"type\": \"oauth2\"}",
+            "auth=required",
+            "Token: please rotate it before Friday",
+            "The password: it is in the vault",
+            "passwordless login is fine",
+            "Authorization: Bearer $TOKEN",
+            "Authorization header, see the docs",
+            "https://example.com:443/users/@alice/posts",
+            "https://user@example.com/x@y",
+            "git@github.com:org/repo.git",
+            "SECRET_NAME=my-db-creds",
+            "access_token_expires_in=3600",
+            // The reviewer's false-positive set.
+            "const apiKey = process.env.OPENAI_API_KEY;",
+            "password: ${{ secrets.DB_PASSWORD }}",
+            "I use the key: value syntax",
+            "author: John Secret",
+            "tokenizer=cl100k_base",
+            "export PATH=/usr/bin:$PATH",
+            "DATABASE_URL=postgres://localhost/db",
+            "docker run -e TOKEN=$TOKEN image",
+            "Token limit: 200000",
+            "secret = None",
         ] {
             check(input, input);
         }

@@ -55,6 +55,51 @@ impl OneOrMany {
     }
 }
 
+/// How the directory filters (`cwds`, `cwdPrefix`) match a session's cwd.
+#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum CwdMatch {
+    /// The cwd is the directory (or below it, for `cwdPrefix`).
+    #[default]
+    Exact,
+    /// Also sibling directories named like the directory plus `-<suffix>`.
+    SiblingPrefix,
+}
+
+impl CwdMatch {
+    /// Returns whether the listing's `worktrees` filter is on: `sibling-prefix` widens the
+    /// directories given, and without any it means nothing (the CLI's `--worktrees` alone
+    /// would mean the current directory, which is the server's, not the caller's).
+    pub(crate) fn is_worktrees(self, cwds: &[String], cwd_prefix: &[String]) -> bool {
+        matches!(self, CwdMatch::SiblingPrefix) && !(cwds.is_empty() && cwd_prefix.is_empty())
+    }
+}
+
+/// Returns the environment a call runs in, its `session_file` the session to leave out (with
+/// its runs): `excludeSessionPath` when given, else the calling session the server knows of
+/// unless `includeCurrentSession`.
+pub(crate) fn leave_out(
+    context: &CallContext,
+    exclude_session_path: Option<String>,
+    include_current_session: bool,
+) -> Result<pi_retrospect_app::Environment, ToolError> {
+    if let Some(path) = &exclude_session_path
+        && !is_absolute_text(path)
+    {
+        return Err(ToolError::argument(
+            "excludeSessionPath",
+            format!("{path:?} is not an absolute path"),
+        ));
+    }
+    let mut env = context.env.clone();
+    env.session_file = match exclude_session_path {
+        Some(path) => Some(path),
+        None if include_current_session => None,
+        None => env.session_file,
+    };
+    Ok(env)
+}
+
 /// Returns `values` after checking that each names an absolute directory (or starts with
 /// `~`): the server's working directory is not the caller's, so a relative one is refused.
 pub(crate) fn absolute_dirs(name: &str, values: Vec<String>) -> Result<Vec<String>, ToolError> {

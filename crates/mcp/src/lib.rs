@@ -17,7 +17,8 @@
 //!   search, read), in bounded pages with cursors.
 //!
 //! Every tool is read-only and annotated so. A tool that takes a session path reads only
-//! `*.jsonl` files inside the resolved stores ([`pi_retrospect_app::confine_to_stores`]). Bad arguments
+//! the session files the walk of the resolved stores lists (top-level sessions and their
+//! runs; [`pi_retrospect_app::confine_to_stores`]). Bad arguments
 //! and failures inside a tool are tool error results naming the argument or the file; the
 //! server keeps serving after either and stops when its input closes.
 

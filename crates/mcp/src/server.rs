@@ -60,12 +60,17 @@ pub struct Server {
 
 /// The server's self-description; Pi shows its first line next to the server.
 const INSTRUCTIONS: &str = "\
-Read-only look back over the Pi coding agent's session history: list sessions, read a \
-session's entries, and inspect its checkpoints.
-list_sessions finds sessions (oldest first; key on `path`). session_entries and \
-inspect_session read one session given that `path` as `sessionPath`; only files inside the \
-session stores can be read. Pages are bounded: repeat a call with `nextStartLineNo` or \
-`nextCursor` to continue.";
+Read-only look back over the Pi coding agent's session history: list, read, inspect, \
+search, count and hand off sessions.
+list_sessions: the sessions of the stores, filtered and sorted (oldest first; key on `path`).
+session_entries: one session's stored entries in file order.
+inspect_session: checkpoint views of one session (overview, ancestors, children, search, read).
+search_sessions: exact search over the text of every session (or one).
+session_stats: tokens and cost counted the way Pi counts them, grouped.
+session_handoff: a bounded, redacted summary of one session to continue from.
+A tool that reads one session takes a `path` from list_sessions as `sessionPath`; only the \
+session files of the stores can be read. Pages are bounded: repeat a call with \
+`nextStartLineNo`, `nextCursor` or `nextOffset` to continue.";
 
 impl Server {
     /// Returns a server answering with `options`.

@@ -223,3 +223,95 @@ fn searching_one_session_that_cannot_be_read_is_an_error() {
         text_of(&result)
     );
 }
+
+/// Review M5 (the reviewer's `t5.py`): a server started in a project whose
+/// `.pi/settings.json` says `"sessionDir": "/"` reads no file outside Pi's own store, and a
+/// flat custom store lends only its own session files, not every `.jsonl` below it.
+#[test]
+fn a_project_settings_file_does_not_widen_confinement() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = std::fs::canonicalize(dir.path()).expect("canonical");
+    let write = |path: &str, text: &str| {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    let session = |id: &str| {
+        format!(
+            "{}\n",
+            json!({"type": "session", "version": 3, "id": id,
+                   "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"})
+        )
+    };
+    write(
+        "outside.jsonl",
+        &session("11110000-0000-7000-8000-000000000000"),
+    );
+    write(
+        "outdir/x.jsonl",
+        &session("22220000-0000-7000-8000-000000000000"),
+    );
+    write("proj/.pi/settings.json", r#"{"sessionDir":"/"}"#);
+    std::fs::create_dir_all(dir.join("home")).expect("mkdir");
+    let server_in = |cwd: &Path| {
+        Server::new(ServerOptions {
+            stores: StoreFlags::default(),
+            env: Environment {
+                cwd: cwd.to_owned(),
+                home: Some(dir.join("home")),
+                now: "2026-12-01T00:00:00Z".parse().expect("instant"),
+                ..Environment::default()
+            },
+            is_clock_live: false,
+        })
+    };
+    let refused = |server: &Server, path: &Path| {
+        for tool in ["session_entries", "inspect_session", "session_handoff"] {
+            let arguments = json!({"sessionPath": path.display().to_string(), "view": "overview"});
+            let mut arguments = arguments.clone();
+            if tool != "inspect_session" {
+                arguments.as_object_mut().expect("object").remove("view");
+            }
+            let result = call(server, tool, arguments.clone());
+            assert_eq!(result.is_error, Some(true), "{tool} {arguments}");
+            let text = text_of(&result);
+            assert!(text.starts_with("sessionPath: "), "{tool}: {text}");
+            assert!(!text.contains("11110000"), "{tool}: {text}");
+        }
+    };
+    let server = server_in(&dir.join("proj"));
+    refused(&server, &dir.join("outside.jsonl"));
+    refused(&server, &dir.join("outdir/x.jsonl"));
+    let listed = call(&server, "list_sessions", json!({}));
+    let listed = serde_json::to_string(&listed.structured_content).expect("json");
+    assert!(
+        listed.contains(".pi/settings.json") && listed.contains("is /, $HOME or above $HOME"),
+        "{listed}"
+    );
+
+    // The store is the reviewer's directory itself, flat: its own session is readable, a
+    // `.jsonl` in a subdirectory is not.
+    write(
+        "proj/.pi/settings.json",
+        &json!({"sessionDir": dir.display().to_string()}).to_string(),
+    );
+    // `$HOME` elsewhere, so that the directory is not above it.
+    let home = tempfile::tempdir().expect("temp dir");
+    let server = Server::new(ServerOptions {
+        stores: StoreFlags::default(),
+        env: Environment {
+            cwd: dir.join("proj"),
+            home: Some(home.path().to_owned()),
+            now: "2026-12-01T00:00:00Z".parse().expect("instant"),
+            ..Environment::default()
+        },
+        is_clock_live: false,
+    });
+    let own = call(
+        &server,
+        "session_entries",
+        json!({"sessionPath": dir.join("outside.jsonl").display().to_string()}),
+    );
+    assert_ne!(own.is_error, Some(true), "{}", text_of(&own));
+    refused(&server, &dir.join("outdir/x.jsonl"));
+}

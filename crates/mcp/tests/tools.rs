@@ -2,6 +2,7 @@
 //! every result validates against its tool's declared output schema, pages continue, bad
 //! arguments and confinement escapes are tool errors that name the argument.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use pi_retrospect_app::{Environment, StoreFlags};
@@ -815,4 +816,146 @@ fn search_stats_and_handoff_tools() {
         )
         .starts_with("sessionPath")
     );
+}
+
+/// Returns every session path (runs included) `list_sessions` keeps with `arguments`.
+fn listed_paths(server: &Server, arguments: Value) -> BTreeSet<String> {
+    fn flatten(sessions: &Value, out: &mut BTreeSet<String>) {
+        for session in sessions.as_array().expect("sessions") {
+            out.insert(session["path"].as_str().expect("path").to_owned());
+            flatten(&session["subagentSessions"], out);
+        }
+    }
+    let document = call_ok(server, "list_sessions", arguments);
+    let mut paths = BTreeSet::new();
+    flatten(&document["sessions"], &mut paths);
+    paths
+}
+
+/// Returns `base` with the fields of `extra` added.
+fn with(base: &Value, extra: &Value) -> Value {
+    let mut merged = base.clone();
+    for (key, value) in extra.as_object().expect("object") {
+        merged[key] = value.clone();
+    }
+    merged
+}
+
+/// Review M4 (issue 14): `search_sessions` and `session_stats` take the session filters of
+/// their CLI commands under `list_sessions`' names, and keep exactly the sessions
+/// `list_sessions` keeps with the same filters.
+#[test]
+fn search_and_stats_take_the_list_filters() {
+    let server = server(&fixture("pi-real/sessions"));
+    let sessions = call_ok(&server, "list_sessions", json!({}));
+    let sessions = sessions["sessions"].as_array().expect("sessions").clone();
+    let timestamps: Vec<&str> = sessions
+        .iter()
+        .map(|session| session["timestamp"].as_str().expect("timestamp"))
+        .collect();
+    let middle = timestamps[timestamps.len() / 2];
+    let first = sessions[0]["path"].as_str().expect("path");
+    let first_id = sessions[0]["id"].as_str().expect("id");
+    let first_cwd = sessions[0]["cwd"].as_str().expect("cwd");
+    let filters = [
+        json!({ "startTimestamp": middle }),
+        json!({ "endTimestamp": middle }),
+        json!({ "excludeSessionPath": first }),
+        json!({ "cwds": first_cwd, "cwdMatch": "sibling-prefix" }),
+    ];
+
+    let search = json!({ "pattern": "e", "limit": 200 });
+    let hit_paths = |arguments: &Value| -> BTreeSet<String> {
+        let document = call_ok(&server, "search_sessions", arguments.clone());
+        assert_eq!(document["nextCursor"], Value::Null, "one page holds them");
+        document["hits"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .map(|hit| hit["path"].as_str().expect("path").to_owned())
+            .collect()
+    };
+    let all_hits = hit_paths(&search);
+    for filter in &filters {
+        let kept = listed_paths(&server, filter.clone());
+        let expected: BTreeSet<String> = all_hits.intersection(&kept).cloned().collect();
+        assert_eq!(hit_paths(&with(&search, filter)), expected, "{filter}");
+    }
+    assert_ne!(
+        hit_paths(&with(&search, &json!({ "excludeSessionPath": first }))),
+        all_hits
+    );
+    assert!(
+        call_err(
+            &server,
+            "search_sessions",
+            json!({ "pattern": "e", "startTimestamp": "nope" })
+        )
+        .starts_with("startTimestamp")
+    );
+
+    let stats = json!({ "by": ["session"], "limit": 500 });
+    let row_paths = |arguments: &Value| -> BTreeSet<String> {
+        let document = call_ok(&server, "session_stats", arguments.clone());
+        document["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|row| row["path"].as_str().expect("path").to_owned())
+            .collect()
+    };
+    let all_rows = row_paths(&stats);
+    let mut stats_filters = filters[2..].to_vec();
+    stats_filters.push(json!({ "id": &first_id[..8] }));
+    stats_filters.push(json!({ "name": "zzz-no-such-name" }));
+    for filter in &stats_filters {
+        let kept = listed_paths(&server, filter.clone());
+        let expected: BTreeSet<String> = all_rows.intersection(&kept).cloned().collect();
+        assert_eq!(row_paths(&with(&stats, filter)), expected, "{filter}");
+    }
+    assert!(row_paths(&with(&stats, &json!({ "id": &first_id[..8] }))).contains(first));
+
+    // rollup: the text table shows each session with its runs.
+    let text = |rollup: bool| {
+        let result = server
+            .call(
+                "session_stats",
+                object(json!({ "by": ["session"], "rollup": rollup })),
+            )
+            .expect("a tool");
+        text_of(&result)
+    };
+    assert!(text(true).contains("Session (with runs)"), "{}", text(true));
+    assert!(!text(false).contains("Session (with runs)"));
+}
+
+/// Review L1 (issue 14): the server's instructions name every tool, one line each.
+#[test]
+fn the_instructions_describe_every_tool() {
+    use rmcp::ServerHandler;
+    let server = server(&fixture("pi-real/sessions"));
+    let instructions = server.get_info().instructions.expect("instructions");
+    for tool in Server::tools() {
+        let line = format!("\n{}: ", tool.name);
+        assert_eq!(instructions.matches(&line).count(), 1, "{instructions}");
+    }
+}
+
+/// Review L2 (issue 14): `session_stats` errors name the argument, not the CLI flag.
+#[test]
+fn stats_errors_name_the_argument() {
+    let server = server(&fixture("pi-real/sessions"));
+    for (arguments, argument) in [
+        (json!({ "timeZone": "Mars/Base" }), "timeZone: "),
+        (json!({ "startTimestamp": "nope" }), "startTimestamp: "),
+        (json!({ "endTimestamp": "nope" }), "endTimestamp: "),
+        (
+            json!({ "startTimestamp": "2026-02-01", "endTimestamp": "2026-01-01" }),
+            "endTimestamp: ",
+        ),
+    ] {
+        let error = call_err(&server, "session_stats", arguments.clone());
+        assert!(error.starts_with(argument), "{arguments}: {error}");
+        assert!(!error.contains("--"), "{arguments}: {error}");
+    }
 }

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::args::{OneOrMany, absolute_dirs, check_time_range, is_absolute_text, parse, stores};
+use crate::args::{CwdMatch, OneOrMany, absolute_dirs, check_time_range, leave_out, parse, stores};
 use crate::error::ToolError;
 use crate::output::{
     MAX_WARNINGS, ToolOutput, bounded_text, fit_page, json_from_writer, text_from_writer,
@@ -96,17 +96,6 @@ pub(crate) struct ListSessionsParams {
     /// Leave out the session at this absolute path, with its runs: pass your own session file
     /// to list only the others. Replaces the server's own knowledge of the calling session.
     exclude_session_path: Option<String>,
-}
-
-/// How the directory filters match a session's cwd.
-#[derive(Debug, Default, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-enum CwdMatch {
-    /// The cwd is the directory (or below it, for `cwdPrefix`).
-    #[default]
-    Exact,
-    /// Also sibling directories named like the directory plus `-<suffix>`.
-    SiblingPrefix,
 }
 
 /// The top-level sort key.
@@ -222,24 +211,12 @@ fn request(
         .map(|depth| usize::try_from(depth).unwrap_or(usize::MAX));
     let cwds = absolute_dirs("cwds", params.cwds.into_vec())?;
     let cwd_prefix = absolute_dirs("cwdPrefix", params.cwd_prefix.into_vec())?;
-    if let Some(path) = &params.exclude_session_path
-        && !is_absolute_text(path)
-    {
-        return Err(ToolError::argument(
-            "excludeSessionPath",
-            format!("{path:?} is not an absolute path"),
-        ));
-    }
-    let mut env = context.env.clone();
-    env.session_file = match params.exclude_session_path {
-        Some(path) => Some(path),
-        None if params.include_current_session => None,
-        None => env.session_file,
-    };
-    // `sibling-prefix` widens the directories given; without any it means nothing (the
-    // CLI's `--worktrees` alone would mean the current directory, which is the server's).
-    let worktrees = matches!(params.cwd_match, CwdMatch::SiblingPrefix)
-        && !(cwds.is_empty() && cwd_prefix.is_empty());
+    let env = leave_out(
+        context,
+        params.exclude_session_path,
+        params.include_current_session,
+    )?;
+    let worktrees = params.cwd_match.is_worktrees(&cwds, &cwd_prefix);
     let request = ListRequest {
         stores: stores(context),
         cwd: cwds,

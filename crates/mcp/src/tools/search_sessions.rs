@@ -15,7 +15,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::args::{OneOrMany, absolute_dirs, bounded, parse, session_target};
+use crate::args::{
+    CwdMatch, OneOrMany, absolute_dirs, bounded, check_time_range, leave_out, parse, session_target,
+};
 use crate::error::ToolError;
 use crate::output::{
     MAX_WARNINGS, ToolOutput, bounded_text, cut_long_strings, fit_page, json_from_writer,
@@ -44,7 +46,9 @@ literal unless regex is true (Rust regex syntax); case: sensitive (default), ins
 smart; wholeWord. Searched by default: user and assistant text, `!` commands and output, \
 summaries, custom messages, session names, labels; opt in with thinking, toolArgs, \
 toolResults, system; narrow with roles, tools, models. sessionPath limits it to one file \
-(an absolute `path` from list_sessions); cwds/cwdPrefix to projects. Sessions newest first \
+(an absolute `path` from list_sessions); cwds/cwdPrefix (cwdMatch sibling-prefix for \
+worktrees), startTimestamp/endTimestamp (when a session started) and excludeSessionPath \
+narrow the sessions as in list_sessions. Sessions newest first \
 (order), hits in file order, each with path, entryId, lineNo, timestamp, role, field, \
 isOnActiveBranch, depth and a snippet with the match's range. Pages: limit hits (default 50, \
 at most 200); when nextCursor is not null, repeat the call with cursor = nextCursor. Never \
@@ -93,6 +97,21 @@ pub(crate) struct SearchSessionsParams {
     /// Only sessions whose cwd is one of these absolute directories or below.
     #[serde(default)]
     cwd_prefix: OneOrMany,
+    /// How `cwds` and `cwdPrefix` match: `exact` (default), or `sibling-prefix` to also match
+    /// sibling directories named DIR-<suffix> (git worktrees beside the checkout).
+    #[serde(default)]
+    cwd_match: CwdMatch,
+    /// Only sessions that started at or after this: an RFC 3339 instant, a date (its first
+    /// local instant), a local date-time, or an age such as `30m`, `2h`, `3d`, `1w`.
+    start_timestamp: Option<String>,
+    /// Only sessions that started at or before this (a date keeps that whole local day).
+    end_timestamp: Option<String>,
+    /// Search the calling session too when the server knows it (default false: it is left
+    /// out with its runs, as in list_sessions).
+    #[serde(default)]
+    include_current_session: bool,
+    /// Leave out the session at this absolute path, with its runs (your own session file).
+    exclude_session_path: Option<String>,
     /// newest (default), oldest or path.
     order: Option<String>,
     /// Hits per page (default 50, at most 200).
@@ -191,11 +210,27 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     {
         pi_retrospect_app::check_session_file(std::path::Path::new(path))?;
     }
+    check_time_range(
+        context,
+        ("startTimestamp", params.start_timestamp.as_deref()),
+        ("endTimestamp", params.end_timestamp.as_deref()),
+    )?;
+    let env = leave_out(
+        context,
+        params.exclude_session_path,
+        params.include_current_session,
+    )?;
+    let cwds = absolute_dirs("cwds", params.cwds.into_vec())?;
+    let cwd_prefix = absolute_dirs("cwdPrefix", params.cwd_prefix.into_vec())?;
     let request = SearchRequest {
         sessions: ListRequest {
             stores: context.stores.clone(),
-            cwd: absolute_dirs("cwds", params.cwds.into_vec())?,
-            cwd_prefix: absolute_dirs("cwdPrefix", params.cwd_prefix.into_vec())?,
+            worktrees: params.cwd_match.is_worktrees(&cwds, &cwd_prefix),
+            cwd: cwds,
+            cwd_prefix,
+            since: params.start_timestamp,
+            until: params.end_timestamp,
+            exclude_current: env.session_file.is_some(),
             ..ListRequest::default()
         },
         session,
@@ -207,7 +242,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     };
     let mut document = SearchDocument::default();
     let mut n_seen: u64 = 0;
-    let totals = pi_retrospect_app::search(&request, &context.env, &mut |event| {
+    let totals = pi_retrospect_app::search(&request, &env, &mut |event| {
         match event {
             Event::Hit(hit) => {
                 n_seen += 1;

@@ -32,10 +32,13 @@ Returns a bounded summary of where one session stood, to continue its work in a 
 the source (path, id, cwd, name, models, first and last activity), the goal when given, the \
 command that resumes it (`pi --session PATH`), and the most recent user and assistant text \
 messages of its active branch, newest last (default at most 12 messages, 2 KiB each, 16 KiB \
-in all; maxBytes at most 64 KiB). Never included: tool calls and results, images, thinking, \
-system and custom messages, summaries. Common credentials are always replaced by \
-`[redacted: KIND]` and counted (by shape: best effort). sessionPath is a `path` from \
-list_sessions (absolute, inside the session stores). Never writes.";
+in all; maxBytes at most 64 KiB). Every one-line field (name, cwd, each model, ...) is cut \
+at 512 bytes ending in `… [cut: N bytes]`; at most 16 models and 20 warnings are kept \
+(nModels, nWarnings count all); the whole document stays under 192 KiB, older messages \
+dropped first. Never included: tool calls and results, images, thinking, system and custom \
+messages, summaries, messages a context edit removed. Common credentials are always replaced \
+by `[redacted: KIND]` and counted (by shape: best effort). sessionPath is a `path` from \
+list_sessions (a session file of the stores). Never writes.";
 
 /// The arguments of `session_handoff`.
 #[derive(Debug, Deserialize, JsonSchema)]

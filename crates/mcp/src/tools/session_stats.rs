@@ -10,7 +10,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::args::{OneOrMany, absolute_dirs, bounded, parse, session_target};
+use crate::args::{
+    CwdMatch, OneOrMany, absolute_dirs, bounded, check_time_range, leave_out, parse, session_target,
+};
 use crate::error::ToolError;
 use crate::output::{ToolOutput, bounded_text, fit_page, json_from_writer, text_from_writer};
 use crate::server::CallContext;
@@ -34,12 +36,14 @@ const DESCRIPTION: &str = "\
 Counts input, output, cache read, cache write and total tokens and cost the way Pi counts a \
 session's totals (assistant usage, `usage` entries, compaction and branch-summary usage, tools' \
 nested usage; every branch, each entry once). Subagent runs are counted once on their own rows \
-(`withRuns` adds them into their launcher); a fork's copied entries count once in every \
+(each session row's `withRuns` adds them into their launcher; rollup shows that figure in the \
+text); a fork's copied entries count once in every \
 aggregate, and per session `pi` is what Pi reports for the file while `own` leaves copies out. \
 cost is what the provider recorded; nCostUnknown counts records without one. \
 by: any of session, project, model, day, week, month (combined in order); timeZone is an IANA \
 name for the periods (default the server's zone); startTimestamp/endTimestamp bound each \
-record's own time. Rows come in pages: limit (default 100, at most 500) from offset; \
+record's own time. cwds/cwdPrefix/cwdMatch, id, name and excludeSessionPath choose the \
+sessions as in list_sessions. Rows come in pages: limit (default 100, at most 500) from offset; \
 nextOffset continues, null at the end; `total` is always the whole store's. Never writes.";
 
 /// The arguments of `session_stats`.
@@ -57,6 +61,25 @@ pub(crate) struct SessionStatsParams {
     /// Only sessions whose cwd is one of these absolute directories or below.
     #[serde(default)]
     cwd_prefix: OneOrMany,
+    /// How `cwds` and `cwdPrefix` match: `exact` (default), or `sibling-prefix` to also match
+    /// sibling directories named DIR-<suffix> (git worktrees beside the checkout).
+    #[serde(default)]
+    cwd_match: CwdMatch,
+    /// Only sessions whose id starts with one of these prefixes.
+    #[serde(default)]
+    id: OneOrMany,
+    /// Only sessions whose name (Pi's /name) contains this text, case-insensitively.
+    name: Option<String>,
+    /// Count the calling session too when the server knows it (default false: it is left
+    /// out with its runs, as in list_sessions).
+    #[serde(default)]
+    include_current_session: bool,
+    /// Leave out the session at this absolute path, with its runs.
+    exclude_session_path: Option<String>,
+    /// In the text table, add each subagent run's usage into the session that launched it
+    /// (with by session); the structured rows carry both figures either way.
+    #[serde(default)]
+    rollup: bool,
     /// Count records at or after this instant (RFC 3339, a date, or an age like 7d).
     start_timestamp: Option<String>,
     /// Count records at or before this instant.
@@ -106,11 +129,36 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         .session_path
         .map(|path| session_target(context, Some(path)))
         .transpose()?;
+    // Checked here so that an error names the argument, not the CLI flag (review L2).
+    check_time_range(
+        context,
+        ("startTimestamp", params.start_timestamp.as_deref()),
+        ("endTimestamp", params.end_timestamp.as_deref()),
+    )?;
+    if let Some(name) = &params.time_zone
+        && let Err(error) = jiff::tz::TimeZone::get(name)
+    {
+        return Err(ToolError::argument(
+            "timeZone",
+            format!("{name:?}: {error}"),
+        ));
+    }
+    let env = leave_out(
+        context,
+        params.exclude_session_path,
+        params.include_current_session,
+    )?;
+    let cwds = absolute_dirs("cwds", params.cwds.into_vec())?;
+    let cwd_prefix = absolute_dirs("cwdPrefix", params.cwd_prefix.into_vec())?;
     let request = StatsRequest {
         sessions: ListRequest {
             stores: context.stores.clone(),
-            cwd: absolute_dirs("cwds", params.cwds.into_vec())?,
-            cwd_prefix: absolute_dirs("cwdPrefix", params.cwd_prefix.into_vec())?,
+            worktrees: params.cwd_match.is_worktrees(&cwds, &cwd_prefix),
+            cwd: cwds,
+            cwd_prefix,
+            id_prefixes: params.id.into_vec(),
+            name_contains: params.name,
+            exclude_current: env.session_file.is_some(),
             ..ListRequest::default()
         },
         session,
@@ -119,7 +167,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         since: params.start_timestamp,
         until: params.end_timestamp,
     };
-    let mut report = pi_retrospect_app::stats(&request, &context.env)?;
+    let mut report = pi_retrospect_app::stats(&request, &env)?;
     let n_rows = report.rows.len();
     let rows: Vec<_> = report.rows.drain(..).skip(offset).take(limit).collect();
     let next_offset = (offset + rows.len() < n_rows).then_some(offset + rows.len());
@@ -147,7 +195,9 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         pi_retrospect_render::stats::write_table(
             out,
             &report,
-            &pi_retrospect_render::stats::TableOptions { rollup: false },
+            &pi_retrospect_render::stats::TableOptions {
+                rollup: params.rollup,
+            },
         )
     })?;
     Ok(ToolOutput {
