@@ -24,9 +24,12 @@ that launched it. A fork starts with a verbatim copy of its parent's entries: pe
 aggregate (project, model, period, total) counts each copied entry once. Copies under \
 `subagent-artifacts/` are never read.
 
---since/--until bound each record's own timestamp (not the session's start); --by day, \
-week and month use --timezone (default: the local zone). Grouped by a period on a terminal, \
-a bar chart of the trend follows the table.
+--since/--until bound each record's own timestamp (not the session's start). One time zone \
+serves the whole report: --timezone (default: the local zone) sets the days, weeks and months \
+of --by and how a date or a time without an offset in --since/--until is read, so \
+`--since 2026-03-02 --timezone UTC` starts at the first instant of the UTC day the \
+2026-03-02 row shows. Grouped by a period on a terminal, a bar chart of the trend follows \
+the table.
 
 Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
   pi-retrospect stats --sessions-root $R
@@ -68,7 +71,8 @@ pub struct StatsArgs {
     #[arg(long, value_name = "KEYS", help_heading = "Grouping")]
     pub by: Option<String>,
 
-    /// The IANA time zone of days, weeks and months (default: the local zone).
+    /// The IANA time zone of days, weeks and months, and of dates in --since/--until
+    /// (default: the local zone).
     #[arg(long, value_name = "ZONE", help_heading = "Grouping")]
     pub timezone: Option<String>,
 

@@ -1,0 +1,245 @@
+//! Regression tests for the review of `search` (issue 12) and `stats` (issue 13): each test
+//! names its finding. Stores are generated in temp dirs.
+
+mod common;
+
+use std::path::Path;
+
+use common::{binary, stdout_of};
+use serde_json::Value;
+
+/// Returns an assistant entry line with `usage` at `timestamp`.
+fn assistant(id: &str, parent: Option<&str>, timestamp: &str, input: u64, cost: f64) -> String {
+    let parent = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{timestamp}","message":{{"role":"assistant","content":[{{"type":"text","text":"answer {id}"}}],"api":"x","provider":"p","model":"m","usage":{{"input":{input},"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":{input},"cost":{{"total":{cost}}}}},"stopReason":"stop","timestamp":1}}}}"#
+    )
+}
+
+/// Writes a session file `name` under the project directory of `/p` in `root`, with a
+/// header of `id` started at `started`, and `lines`; returns its path.
+fn session(root: &Path, name: &str, id: &str, started: &str, lines: &[String]) -> String {
+    let dir = root.join("--p--");
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let mut text = format!(
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{started}","cwd":"/p"}}"#
+    );
+    text.push('\n');
+    for line in lines {
+        text.push_str(line);
+        text.push('\n');
+    }
+    std::fs::write(&path, text).expect("write");
+    path.display().to_string()
+}
+
+fn json_of(output: &std::process::Output) -> Value {
+    serde_json::from_str(&stdout_of(output)).expect("JSON")
+}
+
+/// H3: `--since`/`--until` dates are read in `--timezone`, the zone of the period rows,
+/// whatever the local zone is.
+#[test]
+fn h3_stats_since_until_use_the_report_time_zone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    session(
+        root,
+        "2026-03-01T20-00-00-000Z_s1.jsonl",
+        "s1",
+        "2026-03-01T20:00:00.000Z",
+        &[
+            // 03:00 UTC on 2026-03-02: still 2026-03-01 in New York.
+            assistant("a1", None, "2026-03-02T03:00:00.000Z", 100, 1.0),
+            assistant("a2", Some("a1"), "2026-03-02T12:00:00.000Z", 10, 0.1),
+            assistant("a3", Some("a2"), "2026-03-03T01:00:00.000Z", 1, 0.01),
+        ],
+    );
+    let root = root.display().to_string();
+    let report = |extra: &[&str]| {
+        let output = binary()
+            .env("TZ", "America/New_York")
+            .args(["stats", "--sessions-root", &root, "-q", "--by", "day"])
+            .args(["--timezone", "UTC", "--json"])
+            .args(extra)
+            .output()
+            .expect("run");
+        json_of(&output)
+    };
+    let ranged = report(&["--since", "2026-03-02", "--until", "2026-03-02"]);
+    assert_eq!(ranged["since"], "2026-03-02T00:00:00Z", "{ranged}");
+    assert_eq!(
+        ranged["until"], "2026-03-02T23:59:59.999999999Z",
+        "{ranged}"
+    );
+    assert_eq!(ranged["total"]["input"], 110, "{ranged}");
+    let all = report(&[]);
+    let day = all["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|row| row["day"] == "2026-03-02")
+        .cloned();
+    let day = day.unwrap_or_else(|| panic!("no 2026-03-02 row in {all}"));
+    assert_eq!(day["usage"]["input"], ranged["total"]["input"]);
+}
+
+fn user_line(id: &str, parent: Option<&str>, timestamp: &str, text: &str) -> String {
+    let parent = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{timestamp}","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+    )
+}
+
+/// Writes a session at `path` (any place) with header `id` and `lines`.
+fn write_at(path: &Path, id: &str, lines: &[String]) -> String {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let mut text = format!(
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-03-02T10:00:00.000Z","cwd":"/p"}}"#
+    );
+    text.push('\n');
+    for line in lines {
+        text.push_str(line);
+        text.push('\n');
+    }
+    std::fs::write(path, text).expect("write");
+    path.display().to_string()
+}
+
+/// A store with a session, a `forks/` run copying its entries and a subagent run.
+struct Store {
+    _dir: tempfile::TempDir,
+    root: String,
+    session: String,
+    fork: String,
+    run: String,
+}
+
+fn store() -> Store {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().display().to_string();
+    let shared = vec![
+        user_line("u1", None, "2026-03-02T10:00:01.000Z", "forked needle"),
+        assistant("a1", Some("u1"), "2026-03-02T10:00:02.000Z", 1000, 1.0),
+    ];
+    let session = session(
+        dir.path(),
+        "2026-03-02T10-00-00-000Z_s1.jsonl",
+        "s1",
+        "2026-03-02T10:00:00.000Z",
+        &shared,
+    );
+    let container = session.trim_end_matches(".jsonl").to_owned();
+    let mut fork_lines = shared.clone();
+    fork_lines.push(assistant(
+        "f1",
+        Some("a1"),
+        "2026-03-02T11:00:00.000Z",
+        7,
+        0.5,
+    ));
+    let fork = write_at(
+        &Path::new(&container).join("forks/2026-03-02T11-00-00-000Z_f1.jsonl"),
+        "f1",
+        &fork_lines,
+    );
+    let run = write_at(
+        &Path::new(&container).join("launch-1/run-0/session.jsonl"),
+        "r1",
+        &[user_line(
+            "r1u",
+            None,
+            "2026-03-02T12:00:00.000Z",
+            "run needle",
+        )],
+    );
+    Store {
+        _dir: dir,
+        root,
+        session,
+        fork,
+        run,
+    }
+}
+
+/// M1: a subagent run chosen with `--session` keeps its context: its depth, its launcher,
+/// and for a `forks/` run its fork parent, so its copied entries are not counted as its own.
+#[test]
+fn m1_session_flag_keeps_the_run_context() {
+    let store = store();
+    let stats = |session: &str| {
+        json_of(
+            &binary()
+                .args(["stats", "--sessions-root", &store.root, "-q"])
+                .args(["--by", "session", "--json", "--session", session])
+                .output()
+                .expect("run"),
+        )
+    };
+    let fork = stats(&store.fork);
+    let rows = fork["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 1, "{fork}");
+    assert_eq!(rows[0]["path"], store.fork.as_str());
+    assert_eq!(rows[0]["depth"], 1);
+    assert_eq!(rows[0]["launchedBy"], store.session.as_str());
+    assert_eq!(rows[0]["forkOf"], store.session.as_str());
+    assert_eq!(rows[0]["pi"]["input"], 1007);
+    assert_eq!(rows[0]["own"]["input"], 7);
+    assert_eq!(fork["total"]["input"], 7);
+    // The launcher with its runs, as before.
+    let session = stats(&store.session);
+    assert_eq!(
+        session["rows"].as_array().expect("rows").len(),
+        3,
+        "{session}"
+    );
+    assert_eq!(session["total"]["input"], 1007);
+
+    for (session, pattern, depth) in [
+        (&store.fork, "forked", 1),
+        (&store.run, "run needle", 1),
+        (&store.session, "forked", 0),
+    ] {
+        let output = binary()
+            .args(["search", "--sessions-root", &store.root, pattern])
+            .args(["--session", session, "--jsonl"])
+            .output()
+            .expect("run");
+        let row: Value =
+            serde_json::from_str(stdout_of(&output).lines().next().expect("a hit")).expect("JSON");
+        assert_eq!(row["depth"], depth, "{session}");
+    }
+}
+
+/// M2: a sessions root that cannot be read is an error naming it: search exits 2, stats 1.
+#[test]
+fn m2_unreadable_store_is_an_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, "x").expect("write");
+    for root in [
+        "/nonexistent-root-for-tests".to_owned(),
+        file.display().to_string(),
+    ] {
+        for (command, code) in [("search", 2), ("stats", 1)] {
+            let mut args = vec![command, "--sessions-root", &root];
+            if command == "search" {
+                args.push("needle");
+            }
+            let output = binary().args(&args).output().expect("run");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(
+                output.status.code(),
+                Some(code),
+                "{command} {root}: {stderr}"
+            );
+            assert!(
+                stderr.contains(&format!("{root}: sessions root not readable")),
+                "{command}: {stderr}"
+            );
+            assert!(output.stdout.is_empty(), "{command}");
+        }
+    }
+}
+
