@@ -243,3 +243,162 @@ fn m2_unreadable_store_is_an_error() {
     }
 }
 
+/// Returns a validator of `definition` in the schema `schema` prints for `command`.
+fn validator(command: &str, definition: Option<&str>) -> jsonschema::Validator {
+    let output = binary().args(["schema", command]).output().expect("run");
+    let mut schema: Value = serde_json::from_str(&stdout_of(&output)).expect("schema");
+    if let Some(definition) = definition {
+        let object = schema.as_object_mut().expect("object");
+        for member in ["type", "properties", "required", "additionalProperties"] {
+            object.remove(member);
+        }
+        object.insert("$ref".to_owned(), format!("#/$defs/{definition}").into());
+    }
+    jsonschema::validator_for(&schema).expect("the schema compiles")
+}
+
+fn assert_valid(validator: &jsonschema::Validator, value: &Value, what: &str) {
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|error| error.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{what}: {errors:?}\n{value}");
+}
+
+/// M3 and M5: the real output of every `search` mode and `stats` validates against
+/// `schema`; `--count` and `-l` give their per-file data as JSON documents and rows.
+#[test]
+fn m3_m5_real_output_validates_against_the_schemas() {
+    let store = store();
+    // A damaged line that could hold a match makes a warning row.
+    let damaged = write_at(
+        &Path::new(&store.root).join("--q--/2026-03-03T10-00-00-000Z_d1.jsonl"),
+        "d1",
+        &["{\"type\":\"message\",\"message\":\"needle".to_owned()],
+    );
+    let search = |extra: &[&str]| {
+        let output = binary()
+            .args([
+                "search",
+                "--sessions-root",
+                &store.root,
+                "needle",
+                "--sort",
+                "path",
+            ])
+            .args(extra)
+            .output()
+            .expect("run");
+        assert_eq!(output.status.code(), Some(0), "{extra:?}");
+        String::from_utf8(output.stdout).expect("UTF-8")
+    };
+    let document = validator("search", None);
+    let rows: Vec<(&str, jsonschema::Validator)> = ["HitRow", "CountRow", "FileRow", "WarningRow"]
+        .into_iter()
+        .map(|name| (name, validator("search", Some(name))))
+        .collect();
+    let mut kinds = Vec::new();
+    for extra in [&[][..], &["--count"], &["-l"]] {
+        let json: Value =
+            serde_json::from_str(&search(&[extra, &["--json"]].concat())).expect("JSON");
+        assert_valid(&document, &json, &format!("{extra:?} --json"));
+        for line in search(&[extra, &["--jsonl"]].concat()).lines() {
+            let row: Value = serde_json::from_str(line).expect("JSON row");
+            let kind = row["kind"].as_str().expect("kind").to_owned();
+            let name = match kind.as_str() {
+                "hit" => "HitRow",
+                "count" => "CountRow",
+                "file" => "FileRow",
+                "warning" => "WarningRow",
+                other => panic!("kind {other}"),
+            };
+            let (_, validator) = rows.iter().find(|(row, _)| *row == name).expect("row");
+            assert_valid(validator, &row, line);
+            kinds.push(kind);
+        }
+    }
+    for kind in ["hit", "count", "file", "warning"] {
+        assert!(
+            kinds.iter().any(|seen| seen == kind),
+            "no {kind} row: {kinds:?}"
+        );
+    }
+    // The per-file data itself.
+    let counts: Value = serde_json::from_str(&search(&["--count", "--json"])).expect("JSON");
+    assert_eq!(counts["hits"], serde_json::json!([]));
+    let counted: Vec<(String, u64)> = counts["counts"]
+        .as_array()
+        .expect("counts")
+        .iter()
+        .map(|count| {
+            let path = count["path"].as_str().expect("path").to_owned();
+            (path, count["nHits"].as_u64().expect("nHits"))
+        })
+        .collect();
+    let mut expected = vec![
+        (store.fork.clone(), 1),
+        (store.run.clone(), 1),
+        (store.session.clone(), 1),
+    ];
+    expected.sort();
+    assert_eq!(counted, expected);
+    let files: Value = serde_json::from_str(&search(&["-l", "--json"])).expect("JSON");
+    let paths: Vec<&str> = expected.iter().map(|(path, _)| path.as_str()).collect();
+    assert_eq!(files["files"], serde_json::json!(paths));
+    assert!(files["warnings"].to_string().contains(&damaged), "{files}");
+    let count_rows: Vec<Value> = search(&["--count", "--jsonl"])
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("row"))
+        .filter(|row: &Value| row["kind"] == "count")
+        .collect();
+    assert_eq!(count_rows.len(), 3);
+
+    let stats = validator("stats", None);
+    for by in ["session", "day,model", "project"] {
+        let output = binary()
+            .args([
+                "stats",
+                "--sessions-root",
+                &store.root,
+                "--by",
+                by,
+                "--json",
+            ])
+            .output()
+            .expect("run");
+        assert_valid(&stats, &json_of(&output), by);
+    }
+}
+
+/// M7 and L6: text hits show the entry's time in the local zone; `-l` and `--count` write
+/// paths as they are when stdout is not a terminal, as ripgrep does.
+#[test]
+fn m7_l6_text_hits_show_local_time_and_paths_are_raw_on_a_pipe() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("--p-\u{1b}]0;TITLE\u{7}--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let path = write_at(
+        &project.join("2026-03-02T10-00-00-000Z_s1.jsonl"),
+        "s1",
+        &[user_line("u1", None, "2026-03-02T10:00:01.000Z", "needle")],
+    );
+    let root = dir.path().display().to_string();
+    let run = |extra: &[&str]| {
+        stdout_of(
+            &binary()
+                .env("TZ", "Europe/Berlin")
+                .args(["search", "--sessions-root", &root, "needle"])
+                .args(extra)
+                .output()
+                .expect("run"),
+        )
+    };
+    let text = run(&[]);
+    assert!(
+        text.contains("2:[u1] 2026-03-02 11:00:01 user: needle"),
+        "{text}"
+    );
+    assert_eq!(run(&["-l"]), format!("{path}\n"));
+    assert_eq!(run(&["--count"]), format!("{path}:1\n"));
+}
+
