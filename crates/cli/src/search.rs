@@ -93,8 +93,10 @@ pub struct SearchArgs {
     #[arg(long, help_heading = "Scope")]
     pub system: bool,
 
-    /// Only messages with this role (repeatable).
-    #[arg(long, value_name = "ROLE", help_heading = "Scope")]
+    /// Only messages with this role (repeatable); entries Pi turns into messages have its
+    /// role (`custom_message`: custom, `branch_summary`: branchSummary, `compaction`:
+    /// compactionSummary).
+    #[arg(long, value_name = "ROLE", value_parser = clap::builder::PossibleValuesParser::new(crate::entries::ROLES), help_heading = "Scope")]
     pub role: Vec<String>,
 
     /// Only calls and results of this tool (repeatable).

@@ -370,6 +370,60 @@ fn m3_m5_real_output_validates_against_the_schemas() {
     }
 }
 
+/// M6: `--role` takes only Pi's roles, and an entry Pi turns into a message has its role.
+#[test]
+fn m6_search_role_is_validated_and_custom_covers_custom_messages() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    session(
+        dir.path(),
+        "2026-03-02T10-00-00-000Z_s1.jsonl",
+        "s1",
+        "2026-03-02T10:00:00.000Z",
+        &[
+            user_line("u1", None, "2026-03-02T10:00:01.000Z", "injected by the user"),
+            r#"{"type":"custom_message","id":"c1","parentId":"u1","timestamp":"2026-03-02T10:00:02.000Z","customType":"ext","content":"Injected context","display":true}"#.to_owned(),
+            r#"{"type":"branch_summary","id":"b1","parentId":"c1","timestamp":"2026-03-02T10:00:03.000Z","fromId":"u1","summary":"Injected summary"}"#.to_owned(),
+        ],
+    );
+    let root = dir.path().display().to_string();
+    let search = |extra: &[&str]| {
+        binary()
+            .args([
+                "search",
+                "--sessions-root",
+                &root,
+                "-i",
+                "injected",
+                "--jsonl",
+            ])
+            .args(extra)
+            .output()
+            .expect("run")
+    };
+    let entries = |extra: &[&str]| -> Vec<String> {
+        stdout_of(&search(extra))
+            .lines()
+            .map(|line| {
+                let row: Value = serde_json::from_str(line).expect("row");
+                row["entryId"].as_str().expect("id").to_owned()
+            })
+            .collect()
+    };
+    assert_eq!(entries(&["--role", "custom"]), ["c1"]);
+    assert_eq!(entries(&["--role", "branchSummary"]), ["b1"]);
+    assert_eq!(
+        entries(&["--role", "user", "--role", "custom"]),
+        ["u1", "c1"]
+    );
+    let output = search(&["--role", "tool_result"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("toolResult") && stderr.contains("custom"),
+        "{stderr}"
+    );
+}
+
 /// M7 and L6: text hits show the entry's time in the local zone; `-l` and `--count` write
 /// paths as they are when stdout is not a terminal, as ripgrep does.
 #[test]

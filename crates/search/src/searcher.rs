@@ -633,10 +633,12 @@ impl FileScan<'_> {
             return;
         };
         let scope = &self.searcher.scope;
-        if !scope.roles.is_empty() && !facts.role.is_some_and(|role| contains(&scope.roles, role)) {
-            return;
-        }
         for text in texts {
+            if !scope.roles.is_empty()
+                && !context_role(&facts, text.kind).is_some_and(|role| contains(&scope.roles, role))
+            {
+                continue;
+            }
             if !self.is_in_scope(&facts, &text) {
                 continue;
             }
@@ -759,6 +761,20 @@ fn header_version(first_line: &[u8]) -> u64 {
             .as_u64()
             .filter(|version| (1..=3).contains(version))
             .unwrap_or(3),
+    }
+}
+
+/// Returns the role a text has in the context Pi builds from the session: a message's own
+/// role, and for the entries Pi turns into messages the role of that message (a
+/// `custom_message` is a `custom` message, a `branch_summary` a `branchSummary`, a
+/// `compaction` a `compactionSummary` after its system checkpoint).
+fn context_role<'v>(facts: &EntryFacts<'v>, kind: FieldKind) -> Option<&'v str> {
+    match (facts.entry_type, kind) {
+        ("custom_message", _) => Some("custom"),
+        ("branch_summary", _) => Some("branchSummary"),
+        ("compaction", FieldKind::System) => Some("system"),
+        ("compaction", _) => Some("compactionSummary"),
+        _ => facts.role,
     }
 }
 
