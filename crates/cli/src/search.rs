@@ -158,14 +158,8 @@ pub struct SearchArgs {
     pub color: ColorChoice,
 
     /// Worker threads (default: one per core).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 0,
-        hide_default_value = true,
-        help_heading = "Output"
-    )]
-    pub threads: usize,
+    #[arg(long, value_name = "N", help_heading = "Output")]
+    pub threads: Option<usize>,
 }
 
 /// What a search ended with: whether anything matched (exit 0) or not (exit 1).
@@ -314,7 +308,7 @@ fn request(args: &SearchArgs, env: &Environment) -> anyhow::Result<SearchRequest
             stores: args.store.flags(),
             since: args.since.clone(),
             until: args.until.clone(),
-            threads: args.threads,
+            threads: crate::args::threads(args.threads)?,
             ..ListRequest::default()
         }),
         session,

@@ -89,14 +89,8 @@ pub struct StatsArgs {
     pub chart_cost: bool,
 
     /// Worker threads (default: one per core).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 0,
-        hide_default_value = true,
-        help_heading = "Output"
-    )]
-    pub threads: usize,
+    #[arg(long, value_name = "N", help_heading = "Output")]
+    pub threads: Option<usize>,
 }
 
 /// Runs `stats` with `args`, writing to `out`.
@@ -116,7 +110,7 @@ pub fn run(args: &StatsArgs, env: &Environment, out: &mut dyn Write) -> anyhow::
             stores: args.store.flags(),
             id_prefixes: args.id.clone(),
             name_contains: args.name.clone(),
-            threads: args.threads,
+            threads: crate::args::threads(args.threads)?,
             ..ListRequest::default()
         }),
         session,

@@ -456,3 +456,26 @@ fn m7_l6_text_hits_show_local_time_and_paths_are_raw_on_a_pipe() {
     assert_eq!(run(&["--count"]), format!("{path}:1\n"));
 }
 
+/// M9: `--threads 0` is refused by search and stats with list's message.
+#[test]
+fn m9_threads_zero_is_refused() {
+    for args in [vec!["list"], vec!["search", "needle"], vec!["stats"]] {
+        let output = binary()
+            .args(&args)
+            .args([
+                "--sessions-root",
+                "/nonexistent-root-for-tests",
+                "--threads",
+                "0",
+            ])
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("--threads must be at least 1 (leave it out for one thread per core)"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
