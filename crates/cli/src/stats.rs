@@ -15,8 +15,9 @@ pub const STATS_HELP: &str = "\
 Counts tokens (input, output, cache read, cache write, total) and cost the way Pi counts a \
 session's totals: assistant messages' usage, `usage` entries, compaction and branch-summary \
 usage and tool results' nested usage, over every entry of the file (all branches), each \
-entry once. Cost is what Pi recorded; where a provider recorded none (or zero for tokens \
-spent), tokens still count and the cost is marked unknown (`?`/`*`).
+entry once. Cost is what Pi recorded (a recorded zero, as free and local providers record, is \
+$0); where a provider recorded none, tokens still count and the cost is marked unknown \
+(`?`/`*`). Sums saturate rather than wrap on absurd values.
 
 Subagent runs are counted once, on their own rows; --rollup adds each run into the session \
 that launched it. A fork starts with a verbatim copy of its parent's entries: per session, \

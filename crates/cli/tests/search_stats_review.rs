@@ -479,3 +479,67 @@ fn m9_threads_zero_is_refused() {
     }
 }
 
+/// L1 and L3: absurd token counts saturate instead of wrapping, an infinite cost sum stays a
+/// number, and a recorded zero cost is a known $0.
+#[test]
+fn l1_l3_sums_saturate_and_zero_cost_is_known() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let huge = |id: &str, parent: Option<&str>| {
+        let parent = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-03-02T10:00:01.000Z","message":{{"role":"assistant","content":[],"api":"x","provider":"p","model":"m","usage":{{"input":1,"output":18446744073709551615,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{{"total":1e308}}}},"stopReason":"stop","timestamp":1}}}}"#
+        )
+    };
+    session(
+        dir.path(),
+        "2026-03-02T10-00-00-000Z_s1.jsonl",
+        "s1",
+        "2026-03-02T10:00:00.000Z",
+        &[
+            huge("a1", None),
+            huge("a2", Some("a1")),
+            huge("a3", Some("a2")),
+        ],
+    );
+    let zero_dir = tempfile::tempdir().expect("temp dir");
+    session(
+        zero_dir.path(),
+        "2026-03-02T10-00-00-000Z_s2.jsonl",
+        "s2",
+        "2026-03-02T10:00:00.000Z",
+        &[assistant("a1", None, "2026-03-02T10:00:01.000Z", 50, 0.0)],
+    );
+    let stats = validator("stats", None);
+    let report = |root: &Path| {
+        json_of(
+            &binary()
+                .args([
+                    "stats",
+                    "--sessions-root",
+                    &root.display().to_string(),
+                    "--json",
+                ])
+                .output()
+                .expect("run"),
+        )
+    };
+    let huge = report(dir.path());
+    assert_valid(&stats, &huge, "saturated");
+    assert_eq!(huge["total"]["output"], u64::MAX, "{huge}");
+    assert_eq!(huge["total"]["total"], u64::MAX, "{huge}");
+    assert_eq!(huge["total"]["cost"], f64::MAX, "{huge}");
+    let zero = report(zero_dir.path());
+    assert_eq!(zero["total"]["nCostUnknown"], 0, "{zero}");
+    assert_eq!(zero["total"]["cost"], 0.0, "{zero}");
+    let text = stdout_of(
+        &binary()
+            .args([
+                "stats",
+                "--sessions-root",
+                &zero_dir.path().display().to_string(),
+            ])
+            .output()
+            .expect("run"),
+    );
+    assert!(text.contains("$0.0000") && !text.contains('*'), "{text}");
+}

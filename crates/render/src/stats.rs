@@ -471,7 +471,7 @@ pub const STATS_SCHEMA: &str = r##"{
         "total": { "type": "integer", "minimum": 0, "description": "input + output + cacheRead + cacheWrite, as Pi's /session totals it." },
         "cost": { "type": "number", "description": "Sum of the recorded usage.cost.total values; a lower bound when nCostUnknown > 0." },
         "nEntries": { "type": "integer", "minimum": 0, "description": "Usage records added." },
-        "nCostUnknown": { "type": "integer", "minimum": 0, "description": "Records whose provider recorded no cost (none, or zero for spent tokens): their tokens count, their cost is unknown." }
+        "nCostUnknown": { "type": "integer", "minimum": 0, "description": "Records whose provider recorded no cost (none, or not a finite number; a recorded zero is a known zero): their tokens count, their cost is unknown." }
       }
     },
     "Row": {
