@@ -333,10 +333,7 @@ fn column_widths(lines: &[Vec<String>]) -> Vec<usize> {
 /// runs of at most [`MAX_EMPTY_BARS`] empty ones between them; and each longer run of empty
 /// periods as `(index of the bar it comes before, its length)`. Labels that are no period
 /// (never produced by the library) are kept as they are.
-fn with_gaps(
-    key: GroupKey,
-    periods: &BTreeMap<&str, Usage>,
-) -> (Vec<(String, Usage)>, Vec<(usize, i64)>) {
+fn with_gaps(key: GroupKey, periods: &BTreeMap<&str, Usage>) -> (Vec<Bar>, Vec<Gap>) {
     let parse = |label: &str| match key {
         GroupKey::Month => format!("{label}-01").parse::<Date>().ok(),
         _ => label.parse::<Date>().ok(),
@@ -388,6 +385,12 @@ fn with_gaps(
     }
     (bars, gaps)
 }
+
+/// One bar of the chart: a period's label and its figures.
+type Bar = (String, Usage);
+
+/// A long run of empty periods: the index of the bar it comes before, and its length.
+type Gap = (usize, i64);
 
 /// The longest run of empty periods drawn as bars; a longer run is one line saying how many
 /// periods it holds, so a report spanning years stays a few lines (finding M4 of the stats
