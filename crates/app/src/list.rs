@@ -209,6 +209,26 @@ pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppE
     })
 }
 
+/// Fails when a sessions root could not be read and no session was found: a search or a
+/// count over nothing would report "no match" or a confident zero (findings M2 of the search
+/// and stats review). `list` itself shows the same fact as a warning.
+pub(crate) fn fail_if_no_store_was_read(listing: &Listing) -> Result<(), AppError> {
+    if !listing.sessions.is_empty() {
+        return Ok(());
+    }
+    match listing
+        .warnings
+        .iter()
+        .find(|warning| warning.reason.starts_with("sessions root not readable"))
+    {
+        Some(warning) => Err(AppError::io(format!(
+            "{}: {}",
+            warning.path, warning.reason
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Lists like [`list`] but hands each top-level session tree to `emit` as soon as the walk
 /// has read and filtered it, in no particular order, for front ends that stream
 /// (`list --jsonl --unordered`). Sorting and limits do not apply. The warnings that belong to

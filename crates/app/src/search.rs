@@ -11,6 +11,7 @@ use crate::error::AppError;
 use crate::list::{ListRequest, list};
 use crate::read::SessionTarget;
 use crate::session_ref::resolve_session;
+use crate::stats::tree_holding;
 
 /// A `search` request.
 #[derive(Debug, Clone)]
@@ -44,14 +45,26 @@ pub fn search(
     }
     let files = match &request.session {
         Some(target) => {
-            let path = resolve_session(&target.session, &target.stores, env)?;
+            let path = resolve_session(&target.session, &target.stores, env)?
+                .display()
+                .to_string();
+            // The run depth, as when the walk finds the file (finding M1 of the review); a
+            // file outside the stores is a session of its own.
+            let stores = ListRequest {
+                stores: target.stores.clone(),
+                threads: request.sessions.threads,
+                ..ListRequest::default()
+            };
+            let listing = list(&stores, env)?.listing;
+            let depth = tree_holding(listing.sessions, &path).map_or(0, |(_, depth)| depth);
             vec![SearchFile {
-                path: path.display().to_string(),
-                depth: 0,
+                path,
+                depth: u32::try_from(depth).unwrap_or(u32::MAX),
             }]
         }
         None => {
             let listing = list(&request.sessions, env)?.listing;
+            crate::list::fail_if_no_store_was_read(&listing)?;
             for warning in &listing.warnings {
                 let warning = SearchWarning {
                     path: warning.path.clone(),

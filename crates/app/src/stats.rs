@@ -21,9 +21,10 @@ pub struct StatsRequest {
     pub session: Option<SessionTarget>,
     /// The groupings, in order (`--by day,model`); empty for the total alone.
     pub group_by: Vec<GroupKey>,
-    /// The IANA time zone of days, weeks and months; `None` for the environment's.
+    /// The IANA time zone of days, weeks and months, and of dates and times without an offset
+    /// in `since` and `until`; `None` for the environment's.
     pub time_zone: Option<String>,
-    /// Count only records at or after this bound (`parse_when` syntax).
+    /// Count only records at or after this bound (`parse_when` syntax, read in `time_zone`).
     pub since: Option<String>,
     /// Count only records at or before this bound.
     pub until: Option<String>,
@@ -32,12 +33,18 @@ pub struct StatsRequest {
 /// Counts the usage of the sessions `request` selects; subagent runs are counted once, on
 /// their own rows, and forks' copied entries once in every aggregate.
 pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsReport, AppError> {
-    let (since, until) = time_range(request.since.as_deref(), request.until.as_deref(), env)?;
     let time_zone = match &request.time_zone {
         None => env.time_zone.clone(),
         Some(name) => jiff::tz::TimeZone::get(name)
             .map_err(|error| AppError::usage(format!("--timezone {name:?}: {error}")))?,
     };
+    // One zone for the whole report: a date in `--since`/`--until` is the same day as the
+    // period row that bears it (finding H3 of the stats review).
+    let zoned = Environment {
+        time_zone: time_zone.clone(),
+        ..env.clone()
+    };
+    let (since, until) = time_range(request.since.as_deref(), request.until.as_deref(), &zoned)?;
     let only = request
         .session
         .as_ref()
@@ -55,11 +62,15 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsReport, A
         };
     }
     let mut listing = list(&sessions, env)?.listing;
+    crate::list::fail_if_no_store_was_read(&listing)?;
+    let mut only_path = None;
     if let Some(path) = only {
         let path = path.display().to_string();
-        let found = take_tree(std::mem::take(&mut listing.sessions), &path);
+        let found = tree_holding(std::mem::take(&mut listing.sessions), &path);
         match found {
-            Some(session) => listing.sessions = vec![session],
+            // The session keeps its context: the sessions that launched it (not counted)
+            // give its depth, its launcher and, for a run in `forks/`, its fork parent.
+            Some((tree, _depth)) => listing.sessions = vec![tree],
             None => {
                 // A file outside the stores: counted alone, its header read like the walk's.
                 listing = Listing {
@@ -68,8 +79,10 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsReport, A
                 };
             }
         }
+        only_path = Some(path);
     }
     let mut options = StatsOptions::new(time_zone);
+    options.only = only_path;
     options.group_by = request.group_by.clone();
     options.since = since.map(to_jiff).transpose()?;
     options.until = until.map(to_jiff).transpose()?;
@@ -88,14 +101,18 @@ fn to_jiff(instant: pi_retrospect_core::Timestamp) -> Result<jiff::Timestamp, Ap
         .map_err(|error| AppError::usage(format!("{instant}: {error}")))
 }
 
-/// Returns the session (with its runs) whose path is `path`, at any depth.
-fn take_tree(sessions: Vec<Session>, path: &str) -> Option<Session> {
-    for session in sessions {
+/// Returns the top-level session tree that holds the session at `path` (at any depth),
+/// pruned to the chain of sessions that launched it, the session itself and its runs; and
+/// the session's run depth (0 for a top-level session).
+pub(crate) fn tree_holding(sessions: Vec<Session>, path: &str) -> Option<(Session, usize)> {
+    for mut session in sessions {
         if session.path == path {
-            return Some(session);
+            return Some((session, 0));
         }
-        if let Some(found) = take_tree(session.subagent_sessions, path) {
-            return Some(found);
+        let runs = std::mem::take(&mut session.subagent_sessions);
+        if let Some((run, depth)) = tree_holding(runs, path) {
+            session.subagent_sessions = vec![run];
+            return Some((session, depth + 1));
         }
     }
     None

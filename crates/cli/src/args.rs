@@ -139,3 +139,16 @@ impl SessionFilterArgs {
         }
     }
 }
+
+/// Returns the worker threads `--threads` asks for (0: one per core when left out), refusing
+/// 0 as `list` does.
+pub fn threads(value: Option<usize>) -> anyhow::Result<usize> {
+    match value {
+        None => Ok(0),
+        Some(0) => Err(crate::UsageError(
+            "--threads must be at least 1 (leave it out for one thread per core)".to_owned(),
+        )
+        .into()),
+        Some(threads) => Ok(threads),
+    }
+}

@@ -138,8 +138,8 @@ const ENTRY_TYPES: [&str; 11] = [
     "usage",
 ];
 
-/// The message roles `--role` accepts (version 3 spellings).
-const ROLES: [&str; 8] = [
+/// The message roles `--role` accepts (version 3 spellings), here and in `search`.
+pub(crate) const ROLES: [&str; 8] = [
     "system",
     "user",
     "assistant",

@@ -1,11 +1,12 @@
 //! `pi-retrospect search`: flags -> `app::search` -> `render::search`, streamed as found.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::ops::ControlFlow;
 
 use clap::{Args, ValueEnum};
 use pi_retrospect_app::{Environment, ListRequest, SearchRequest};
-use pi_retrospect_core::search::{FieldKind, SearchDocument, SearchWarning};
+use pi_retrospect_core::search::{FieldKind, SearchWarning};
+use pi_retrospect_render::search::{self as search_render, JsonStream, TextWriter};
 use pi_retrospect_search::{
     CaseMode, Event, FieldKinds, Mode, Pattern, Query, Scope, SessionOrder,
 };
@@ -92,8 +93,10 @@ pub struct SearchArgs {
     #[arg(long, help_heading = "Scope")]
     pub system: bool,
 
-    /// Only messages with this role (repeatable).
-    #[arg(long, value_name = "ROLE", help_heading = "Scope")]
+    /// Only messages with this role (repeatable); entries Pi turns into messages have its
+    /// role (`custom_message`: custom, `branch_summary`: branchSummary, `compaction`:
+    /// compactionSummary).
+    #[arg(long, value_name = "ROLE", value_parser = clap::builder::PossibleValuesParser::new(crate::entries::ROLES), help_heading = "Scope")]
     pub role: Vec<String>,
 
     /// Only calls and results of this tool (repeatable).
@@ -131,19 +134,22 @@ pub struct SearchArgs {
     #[arg(long, value_enum, default_value_t = SortArg::Newest, help_heading = "Output")]
     pub sort: SortArg,
 
-    /// Print the number of hits per session file.
+    /// Print the number of hits per session file (`PATH:N`; with --json a `counts` array,
+    /// with --jsonl one `count` row per file).
     #[arg(long, short = 'c', group = "search_mode", help_heading = "Output")]
     pub count: bool,
 
-    /// Print only the paths of session files with hits, one per line.
+    /// Print only the paths of session files with hits, one per line (with --json a `files`
+    /// array, with --jsonl one `file` row per path). Paths are written as they are, unless
+    /// stdout is a terminal, where control characters are escaped.
     #[arg(long, short = 'l', group = "search_mode", help_heading = "Output")]
     pub files_with_matches: bool,
 
-    /// One JSON document (`pi-retrospect schema search`).
+    /// One JSON document (`pi-retrospect schema search`), streamed as found.
     #[arg(long, group = "search_format", help_heading = "Output")]
     pub json: bool,
 
-    /// One hit per line as JSON, streamed as found.
+    /// One hit (or count, or path) per line as JSON, streamed as found.
     #[arg(long, group = "search_format", help_heading = "Output")]
     pub jsonl: bool,
 
@@ -152,14 +158,8 @@ pub struct SearchArgs {
     pub color: ColorChoice,
 
     /// Worker threads (default: one per core).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 0,
-        hide_default_value = true,
-        help_heading = "Output"
-    )]
-    pub threads: usize,
+    #[arg(long, value_name = "N", help_heading = "Output")]
+    pub threads: Option<usize>,
 }
 
 /// What a search ended with: whether anything matched (exit 0) or not (exit 1).
@@ -176,8 +176,21 @@ pub fn run(
 ) -> anyhow::Result<SearchOutcome> {
     let request = request(args, env)?;
     let is_color = !args.json && !args.jsonl && crate::term::use_color(args.color);
-    let mut document = SearchDocument::default();
-    let mut text = pi_retrospect_render::search::TextWriter::new(out, is_color);
+    // ripgrep writes paths as they are unless they go to a terminal; so do `--count` and
+    // `-l` (every path is valid UTF-8; a control character in one is escaped on a terminal).
+    let is_raw_paths = !std::io::stdout().is_terminal();
+    let mut sink = std::io::sink();
+    let (mut json, text_out): (Option<JsonStream<'_>>, &mut dyn Write) = if args.json {
+        let stream = match request.mode {
+            Mode::Hits => JsonStream::hits(out),
+            Mode::Count => JsonStream::counts(out),
+            Mode::FilesWithMatches => JsonStream::files(out),
+        };
+        (Some(stream), &mut sink)
+    } else {
+        (None, out)
+    };
+    let mut text = TextWriter::new(text_out, is_color).with_time_zone(env.time_zone.clone());
     let mut write_error: Option<std::io::Error> = None;
     let mut note = |result: std::io::Result<()>| match result {
         Ok(()) => ControlFlow::Continue(()),
@@ -186,53 +199,61 @@ pub fn run(
             ControlFlow::Break(())
         }
     };
+    // Text and --json keep warnings for the end (stderr after the hits, or the document's
+    // member); --jsonl streams them as rows.
     let mut warnings: Vec<SearchWarning> = Vec::new();
-    let totals = pi_retrospect_app::search(&request, env, &mut |event| match event {
-        Event::Hit(hit) if args.json => {
-            document.hits.push(hit.clone());
-            ControlFlow::Continue(())
+    let totals = pi_retrospect_app::search(&request, env, &mut |event| {
+        if let Some(json) = &mut json {
+            return match event {
+                Event::Hit(hit) => note(json.hit(hit)),
+                Event::Warning(warning) => {
+                    warnings.push(warning.clone());
+                    ControlFlow::Continue(())
+                }
+                Event::FileDone(count) if count.n_hits > 0 && args.count => note(json.count(count)),
+                Event::FileDone(count) if count.n_hits > 0 && args.files_with_matches => {
+                    note(json.file(&count.path))
+                }
+                Event::FileDone(_) => ControlFlow::Continue(()),
+            };
         }
-        Event::Hit(hit) if args.jsonl => note(pi_retrospect_render::search::write_hit_jsonl(
-            text.out(),
-            hit,
-        )),
-        Event::Hit(hit) => note(text.write_hit(hit)),
-        Event::Warning(warning) if args.json => {
-            document.warnings.push(warning.clone());
-            ControlFlow::Continue(())
+        match event {
+            Event::Hit(hit) if args.jsonl => note(search_render::write_hit_jsonl(text.out(), hit)),
+            Event::Hit(hit) => note(text.write_hit(hit)),
+            Event::Warning(warning) if args.jsonl => {
+                note(search_render::write_warning_jsonl(text.out(), warning))
+            }
+            Event::Warning(warning) => {
+                warnings.push(warning.clone());
+                ControlFlow::Continue(())
+            }
+            Event::FileDone(count) if count.n_hits > 0 && args.count => note(if args.jsonl {
+                search_render::write_count_jsonl(text.out(), count)
+            } else {
+                search_render::write_count(text.out(), count, is_raw_paths)
+            }),
+            Event::FileDone(count) if count.n_hits > 0 && args.files_with_matches => {
+                note(if args.jsonl {
+                    search_render::write_file_jsonl(text.out(), &count.path)
+                } else {
+                    search_render::write_path(text.out(), &count.path, is_raw_paths)
+                })
+            }
+            Event::FileDone(_) => ControlFlow::Continue(()),
         }
-        Event::Warning(warning) if args.jsonl => note(
-            pi_retrospect_render::search::write_warning_jsonl(text.out(), warning),
-        ),
-        Event::Warning(warning) => {
-            warnings.push(warning.clone());
-            ControlFlow::Continue(())
-        }
-        Event::FileDone(count) if count.n_hits > 0 && args.count && !args.json => {
-            note(pi_retrospect_render::search::write_count(text.out(), count))
-        }
-        Event::FileDone(count) if count.n_hits > 0 && args.files_with_matches && !args.json => {
-            note(pi_retrospect_render::search::write_path(
-                text.out(),
-                &count.path,
-            ))
-        }
-        Event::FileDone(_) => ControlFlow::Continue(()),
     })?;
     if let Some(error) = write_error {
         return Err(error.into());
     }
-    if args.json {
-        document.totals = totals;
-        pi_retrospect_render::search::write_json(text.out(), &document)?;
-    }
-    if !warnings.is_empty() {
+    if let Some(json) = json {
+        json.finish(&warnings, &totals)?;
+    } else if !warnings.is_empty() {
         text.out().flush()?;
-        let stderr = std::io::stderr();
-        let mut stderr = stderr.lock();
         if !crate::output::is_quiet() {
+            let stderr = std::io::stderr();
+            let mut stderr = stderr.lock();
             for warning in &warnings {
-                let _ = pi_retrospect_render::search::write_warning_text(&mut stderr, warning);
+                let _ = search_render::write_warning_text(&mut stderr, warning);
             }
         }
     }
@@ -287,7 +308,7 @@ fn request(args: &SearchArgs, env: &Environment) -> anyhow::Result<SearchRequest
             stores: args.store.flags(),
             since: args.since.clone(),
             until: args.until.clone(),
-            threads: args.threads,
+            threads: crate::args::threads(args.threads)?,
             ..ListRequest::default()
         }),
         session,

@@ -15,8 +15,9 @@ pub const STATS_HELP: &str = "\
 Counts tokens (input, output, cache read, cache write, total) and cost the way Pi counts a \
 session's totals: assistant messages' usage, `usage` entries, compaction and branch-summary \
 usage and tool results' nested usage, over every entry of the file (all branches), each \
-entry once. Cost is what Pi recorded; where a provider recorded none (or zero for tokens \
-spent), tokens still count and the cost is marked unknown (`?`/`*`).
+entry once. Cost is what Pi recorded (a recorded zero, as free and local providers record, is \
+$0); where a provider recorded none, tokens still count and the cost is marked unknown \
+(`?`/`*`). Sums saturate rather than wrap on absurd values.
 
 Subagent runs are counted once, on their own rows; --rollup adds each run into the session \
 that launched it. A fork starts with a verbatim copy of its parent's entries: per session, \
@@ -24,9 +25,12 @@ that launched it. A fork starts with a verbatim copy of its parent's entries: pe
 aggregate (project, model, period, total) counts each copied entry once. Copies under \
 `subagent-artifacts/` are never read.
 
---since/--until bound each record's own timestamp (not the session's start); --by day, \
-week and month use --timezone (default: the local zone). Grouped by a period on a terminal, \
-a bar chart of the trend follows the table.
+--since/--until bound each record's own timestamp (not the session's start). One time zone \
+serves the whole report: --timezone (default: the local zone) sets the days, weeks and months \
+of --by and how a date or a time without an offset in --since/--until is read, so \
+`--since 2026-03-02 --timezone UTC` starts at the first instant of the UTC day the \
+2026-03-02 row shows. Grouped by a period on a terminal, a bar chart of the trend follows \
+the table.
 
 Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
   pi-retrospect stats --sessions-root $R
@@ -68,7 +72,8 @@ pub struct StatsArgs {
     #[arg(long, value_name = "KEYS", help_heading = "Grouping")]
     pub by: Option<String>,
 
-    /// The IANA time zone of days, weeks and months (default: the local zone).
+    /// The IANA time zone of days, weeks and months, and of dates in --since/--until
+    /// (default: the local zone).
     #[arg(long, value_name = "ZONE", help_heading = "Grouping")]
     pub timezone: Option<String>,
 
@@ -85,14 +90,8 @@ pub struct StatsArgs {
     pub chart_cost: bool,
 
     /// Worker threads (default: one per core).
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 0,
-        hide_default_value = true,
-        help_heading = "Output"
-    )]
-    pub threads: usize,
+    #[arg(long, value_name = "N", help_heading = "Output")]
+    pub threads: Option<usize>,
 }
 
 /// Runs `stats` with `args`, writing to `out`.
@@ -112,7 +111,7 @@ pub fn run(args: &StatsArgs, env: &Environment, out: &mut dyn Write) -> anyhow::
             stores: args.store.flags(),
             id_prefixes: args.id.clone(),
             name_contains: args.name.clone(),
-            threads: args.threads,
+            threads: crate::args::threads(args.threads)?,
             ..ListRequest::default()
         }),
         session,

@@ -205,8 +205,15 @@ pub struct SearchTotals {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchDocument {
-    /// Hits in the requested order of sessions, in file order inside a session.
+    /// Hits in the requested order of sessions, in file order inside a session (empty with
+    /// `--count` and `--files-with-matches`).
     pub hits: Vec<SearchHit>,
+    /// With `--count`: each file with hits and how many, in order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Vec<FileCount>>,
+    /// With `--files-with-matches`: the absolute path of each file with a hit, in order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<Vec<String>>,
     /// Problems met, in the order of the files they concern.
     pub warnings: Vec<SearchWarning>,
     /// Totals.

@@ -10,10 +10,12 @@ use crate::listing::Warning;
 /// count them.
 ///
 /// `total` is `input + output + cacheRead + cacheWrite` (Pi's `/session` total; a record's own
-/// `totalTokens` is not read). `cost` is the sum of the recorded `usage.cost.total` values; a
-/// record whose provider recorded no cost (no `cost.total`, or a zero cost for tokens that were
-/// spent) adds its tokens but no cost and is counted in `n_cost_unknown`, so a row whose
-/// `n_cost_unknown` is not zero shows a lower bound of its cost.
+/// `totalTokens` is not read). `cost` is the sum of the recorded `usage.cost.total` values (a
+/// recorded zero, as free and local providers record, is a known zero, as Pi shows it); a
+/// record whose provider recorded no cost (no finite `cost.total`) adds its tokens but no cost
+/// and is counted in `n_cost_unknown`, so a row whose `n_cost_unknown` is not zero shows a
+/// lower bound of its cost. Sums saturate: token counts at `u64::MAX`, the cost at the largest
+/// finite `f64`, so hostile values can neither wrap nor make the cost infinite.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
@@ -38,14 +40,14 @@ pub struct Usage {
 impl Usage {
     /// Adds `other` to `self`.
     pub fn add(&mut self, other: &Usage) {
-        self.input += other.input;
-        self.output += other.output;
-        self.cache_read += other.cache_read;
-        self.cache_write += other.cache_write;
-        self.total += other.total;
-        self.cost += other.cost;
-        self.n_entries += other.n_entries;
-        self.n_cost_unknown += other.n_cost_unknown;
+        self.input = self.input.saturating_add(other.input);
+        self.output = self.output.saturating_add(other.output);
+        self.cache_read = self.cache_read.saturating_add(other.cache_read);
+        self.cache_write = self.cache_write.saturating_add(other.cache_write);
+        self.total = self.total.saturating_add(other.total);
+        self.cost = saturating_cost(self.cost + other.cost);
+        self.n_entries = self.n_entries.saturating_add(other.n_entries);
+        self.n_cost_unknown = self.n_cost_unknown.saturating_add(other.n_cost_unknown);
     }
 
     /// Returns whether every record added carried a cost.
@@ -56,6 +58,16 @@ impl Usage {
     /// Returns whether nothing was added.
     pub fn is_empty(&self) -> bool {
         self.n_entries == 0
+    }
+}
+
+/// Returns `cost` held to the finite range: an infinite sum becomes the largest finite value
+/// of its sign (JSON has no infinity; `serde_json` would write `null`), NaN becomes 0.
+pub fn saturating_cost(cost: f64) -> f64 {
+    if cost.is_nan() {
+        0.0
+    } else {
+        cost.clamp(f64::MIN, f64::MAX)
     }
 }
 

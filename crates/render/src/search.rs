@@ -6,23 +6,29 @@
 //!
 //! ```text
 //! /home/me/.pi/agent/sessions/--home-me-app--/2026-09-01T10-00-00-000Z_0199….jsonl
-//! 5:[37e9c488] user: What is in this project? Read the README …
-//! 9:[101e43e2] assistant (off branch): README says it is a fixture project …
+//! 5:[37e9c488] 2026-09-01 12:00:04 user: What is in this project? Read the README …
+//! 9:[101e43e2] 2026-09-01 12:00:09 assistant (off branch): README says it is a fixture project …
 //!
 //! /home/me/.pi/agent/sessions/--home-me-app--/2026-09-01T10-00-00-000Z_0199…/5f0c…/run-0/session.jsonl  (subagent run, depth 1)
-//! 3:[0f1e2d3c] toolResult(bash): … error: cannot find …
+//! 3:[0f1e2d3c] 2026-09-01 12:01:30 toolResult(bash): … error: cannot find …
 //! ```
 //!
-//! Each hit is `LINE:[ENTRY] KIND: SNIPPET`, where `ENTRY` is the entry id (`line:N` in a
-//! version 1 file) and `KIND` the field kind, with the tool for tool-call arguments and tool
-//! results; hits not on the session's active branch say `(off branch)`. With colour the path
-//! is magenta, the line number green and the match bold red, as in ripgrep.
+//! Each hit is `LINE:[ENTRY] TIME KIND: SNIPPET`, where `ENTRY` is the entry id (`line:N` in
+//! a version 1 file), `TIME` the entry's timestamp in the writer's time zone (local time, as
+//! in the other text views; left out when the writer has no zone or the entry no timestamp)
+//! and `KIND` the field kind, with the tool for tool-call arguments and tool results; hits
+//! not on the session's active branch say `(off branch)`. With colour the path is magenta,
+//! the line number green and the match bold red, as in ripgrep.
 
 use std::io::{self, Write};
 
 use pi_retrospect_core::sanitize::escape_for_terminal;
-use pi_retrospect_core::search::{FieldKind, FileCount, SearchDocument, SearchHit, SearchWarning};
+use pi_retrospect_core::search::{
+    FieldKind, FileCount, SearchDocument, SearchHit, SearchTotals, SearchWarning,
+};
 use serde::Serialize;
+
+use crate::text::local_time;
 
 const MAGENTA: &str = "\u{1b}[35m";
 const GREEN: &str = "\u{1b}[32m";
@@ -36,6 +42,7 @@ pub struct TextWriter<'w> {
     out: &'w mut dyn Write,
     is_color: bool,
     current_path: Option<String>,
+    time_zone: Option<jiff::tz::TimeZone>,
 }
 
 impl<'w> TextWriter<'w> {
@@ -45,7 +52,14 @@ impl<'w> TextWriter<'w> {
             out,
             is_color,
             current_path: None,
+            time_zone: None,
         }
+    }
+
+    /// Returns the writer showing each hit's timestamp in `time_zone`.
+    pub fn with_time_zone(mut self, time_zone: jiff::tz::TimeZone) -> TextWriter<'w> {
+        self.time_zone = Some(time_zone);
+        self
     }
 
     /// Returns the writer the hits go to, for the other lines of a search (counts, paths,
@@ -84,7 +98,12 @@ impl<'w> TextWriter<'w> {
             Some(id) => escape_for_terminal(id).into_owned(),
             None => format!("line:{}", hit.line_no),
         };
-        text.extend_from_slice(format!("[{handle}] {}", kind_label(hit)).as_bytes());
+        text.extend_from_slice(format!("[{handle}] ").as_bytes());
+        if let (Some(zone), Some(stamp)) = (&self.time_zone, &hit.timestamp) {
+            text.extend_from_slice(local_time(stamp, zone).as_bytes());
+            text.push(b' ');
+        }
+        text.extend_from_slice(kind_label(hit).as_bytes());
         if !hit.is_on_active_branch {
             text.push(b' ');
             self.paint(&mut text, DIM, "(off branch)");
@@ -130,14 +149,24 @@ pub fn write_warning_text(out: &mut dyn Write, warning: &SearchWarning) -> io::R
     )
 }
 
-/// Writes a `--count` line: `PATH:N`, as `rg -c` does.
-pub fn write_count(out: &mut dyn Write, count: &FileCount) -> io::Result<()> {
-    writeln!(out, "{}:{}", escape_for_terminal(&count.path), count.n_hits)
+/// Writes a `--count` line: `PATH:N`, as `rg -c` does; the path as it is when `is_raw`
+/// (not a terminal), else escaped.
+pub fn write_count(out: &mut dyn Write, count: &FileCount, is_raw: bool) -> io::Result<()> {
+    writeln!(out, "{}:{}", output_path(&count.path, is_raw), count.n_hits)
 }
 
-/// Writes a `--files-with-matches` line: the absolute path alone.
-pub fn write_path(out: &mut dyn Write, path: &str) -> io::Result<()> {
-    writeln!(out, "{}", escape_for_terminal(path))
+/// Writes a `--files-with-matches` line: the absolute path alone, as it is when `is_raw` (not
+/// a terminal, so a script gets a usable handle, as from ripgrep), else escaped.
+pub fn write_path(out: &mut dyn Write, path: &str, is_raw: bool) -> io::Result<()> {
+    writeln!(out, "{}", output_path(path, is_raw))
+}
+
+fn output_path(path: &str, is_raw: bool) -> std::borrow::Cow<'_, str> {
+    if is_raw {
+        std::borrow::Cow::Borrowed(path)
+    } else {
+        escape_for_terminal(path)
+    }
 }
 
 /// Writes the `--json` document, pretty-printed with a final newline; content is kept as
@@ -167,6 +196,180 @@ pub fn write_hit_jsonl(out: &mut dyn Write, hit: &SearchHit) -> io::Result<()> {
     out.write_all(b"\n")
 }
 
+#[derive(Serialize)]
+struct CountLine<'a> {
+    kind: &'static str,
+    #[serde(flatten)]
+    count: &'a FileCount,
+}
+
+#[derive(Serialize)]
+struct FileLine<'a> {
+    kind: &'static str,
+    path: &'a str,
+}
+
+/// Writes one `--count --jsonl` row: `{"kind":"count","path","depth","nHits"}`.
+pub fn write_count_jsonl(out: &mut dyn Write, count: &FileCount) -> io::Result<()> {
+    let line = CountLine {
+        kind: "count",
+        count,
+    };
+    serde_json::to_writer(&mut *out, &line).map_err(io::Error::from)?;
+    out.write_all(b"\n")
+}
+
+/// Writes one `--files-with-matches --jsonl` row: `{"kind":"file","path"}`.
+pub fn write_file_jsonl(out: &mut dyn Write, path: &str) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, &FileLine { kind: "file", path }).map_err(io::Error::from)?;
+    out.write_all(b"\n")
+}
+
+/// Returns a writer of the `--json` document that streams its arrays: hits (or counts, or
+/// paths) are written as they arrive, so memory does not grow with the number of hits; the
+/// warnings and totals follow at the end. The bytes are those of [`write_json`] on the
+/// whole document.
+pub struct JsonStream<'w> {
+    out: &'w mut dyn Write,
+    /// The member of the array being written and how many items it has.
+    open: Option<(&'static str, u64)>,
+    /// Whether the members `counts` and `files` are written (their modes).
+    sections: &'static [&'static str],
+    n_done: usize,
+}
+
+impl<'w> JsonStream<'w> {
+    /// Returns a stream to `out` of the document of a search in hits mode.
+    pub fn hits(out: &'w mut dyn Write) -> JsonStream<'w> {
+        JsonStream::with_sections(out, &["hits"])
+    }
+
+    /// Returns a stream to `out` of the document of a `--count` search.
+    pub fn counts(out: &'w mut dyn Write) -> JsonStream<'w> {
+        JsonStream::with_sections(out, &["hits", "counts"])
+    }
+
+    /// Returns a stream to `out` of the document of a `--files-with-matches` search.
+    pub fn files(out: &'w mut dyn Write) -> JsonStream<'w> {
+        JsonStream::with_sections(out, &["hits", "files"])
+    }
+
+    fn with_sections(out: &'w mut dyn Write, sections: &'static [&'static str]) -> Self {
+        JsonStream {
+            out,
+            open: None,
+            sections,
+            n_done: 0,
+        }
+    }
+
+    /// Writes `value` as the next item of `section`, opening it (and the empty sections
+    /// before it) when needed. Sections come in document order.
+    fn item(&mut self, section: &'static str, value: &dyn erased::Item) -> io::Result<()> {
+        while self.open.is_none_or(|(open, _)| open != section) {
+            self.next_section()?;
+        }
+        let Some((_, n_items)) = &mut self.open else {
+            return Ok(());
+        };
+        self.out
+            .write_all(if *n_items == 0 { b"\n" } else { b",\n" })?;
+        *n_items += 1;
+        write_indented(self.out, value, 4)
+    }
+
+    /// Closes the open array, if any, and opens the next section's.
+    fn next_section(&mut self) -> io::Result<()> {
+        self.close()?;
+        let Some(section) = self.sections.get(self.n_done) else {
+            return Err(io::Error::other("a search document section out of order"));
+        };
+        let opening = if self.n_done == 0 { "{\n" } else { ",\n" };
+        write!(self.out, "{opening}  \"{section}\": [")?;
+        self.n_done += 1;
+        self.open = Some((section, 0));
+        Ok(())
+    }
+
+    fn close(&mut self) -> io::Result<()> {
+        match self.open.take() {
+            Some((_, 0)) => self.out.write_all(b"]"),
+            Some(_) => self.out.write_all(b"\n  ]"),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes one hit.
+    pub fn hit(&mut self, hit: &SearchHit) -> io::Result<()> {
+        self.item("hits", hit)
+    }
+
+    /// Writes one file's count (a `--count` document).
+    pub fn count(&mut self, count: &FileCount) -> io::Result<()> {
+        self.item("counts", count)
+    }
+
+    /// Writes one path (a `--files-with-matches` document).
+    pub fn file(&mut self, path: &str) -> io::Result<()> {
+        self.item("files", &path)
+    }
+
+    /// Writes the sections not written yet, the warnings and the totals, and ends the
+    /// document with a newline.
+    pub fn finish(mut self, warnings: &[SearchWarning], totals: &SearchTotals) -> io::Result<()> {
+        while self.n_done < self.sections.len() {
+            self.next_section()?;
+        }
+        self.close()?;
+        self.out.write_all(b",\n  \"warnings\": ")?;
+        write_indented_tail(self.out, &warnings, 2)?;
+        self.out.write_all(b",\n  \"totals\": ")?;
+        write_indented_tail(self.out, totals, 2)?;
+        self.out.write_all(b"\n}\n")
+    }
+}
+
+/// Object-safe serialisation, so the stream takes any item behind one reference type.
+mod erased {
+    /// A value the stream can write.
+    pub trait Item {
+        /// Returns the value pretty-printed as `serde_json` does at the top level.
+        fn pretty(&self) -> serde_json::Result<Vec<u8>>;
+    }
+
+    impl<T: serde::Serialize + ?Sized> Item for T {
+        fn pretty(&self) -> serde_json::Result<Vec<u8>> {
+            serde_json::to_vec_pretty(self)
+        }
+    }
+}
+
+/// Writes `value` pretty-printed with every line indented by `indent` spaces.
+fn write_indented(out: &mut dyn Write, value: &dyn erased::Item, indent: usize) -> io::Result<()> {
+    out.write_all(&" ".repeat(indent).into_bytes())?;
+    write_indented_tail(out, value, indent)
+}
+
+/// Writes `value` pretty-printed with every line but the first indented by `indent` spaces
+/// (the first continues the line already written). Multi-line strings cannot occur: JSON
+/// escapes every newline inside a string.
+fn write_indented_tail(
+    out: &mut dyn Write,
+    value: &dyn erased::Item,
+    indent: usize,
+) -> io::Result<()> {
+    let text = value.pretty().map_err(io::Error::from)?;
+    let pad = " ".repeat(indent);
+    for (idx, line) in text.split(|&byte| byte == b'\n').enumerate() {
+        if idx > 0 {
+            out.write_all(b"\n")?;
+            out.write_all(pad.as_bytes())?;
+        }
+        out.write_all(line)?;
+    }
+    Ok(())
+}
+
 /// Writes one `--jsonl` warning row: `{"kind":"warning","path","lineNo","message"}`.
 pub fn write_warning_jsonl(out: &mut dyn Write, warning: &SearchWarning) -> io::Result<()> {
     let line = WarningLine {
@@ -183,12 +386,22 @@ pub const SEARCH_SCHEMA: &str = r##"{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "https://pi-retrospect.invalid/schema/search.json",
   "title": "pi-retrospect search --json",
-  "description": "Hits of a pattern in Pi sessions: in the requested order of sessions (default newest first), in file order inside a session; one hit per searchable text of an entry that matches. With --jsonl, each line is a HitRow or a WarningRow instead.",
+  "description": "Hits of a pattern in Pi sessions: in the requested order of sessions (default newest first), in file order inside a session; one hit per searchable text of an entry that matches. With --count, hits is empty and counts lists the files with hits; with --files-with-matches, hits is empty and files lists their paths. With --jsonl, each line is a HitRow, a CountRow (--count), a FileRow (--files-with-matches) or a WarningRow instead.",
   "type": "object",
   "additionalProperties": false,
   "required": ["hits", "warnings", "totals"],
   "properties": {
     "hits": { "type": "array", "items": { "$ref": "#/$defs/Hit" } },
+    "counts": {
+      "type": "array",
+      "description": "With --count only: each file with at least one hit, in order.",
+      "items": { "$ref": "#/$defs/Count" }
+    },
+    "files": {
+      "type": "array",
+      "description": "With --files-with-matches only: the absolute path of each file with a hit, in order.",
+      "items": { "type": "string" }
+    },
     "warnings": {
       "type": "array",
       "description": "Files that could not be read and lines that could hold a match but are not valid JSON, in the order of the files.",
@@ -202,8 +415,12 @@ pub const SEARCH_SCHEMA: &str = r##"{
       "description": "Which kind of text matched; the last four are searched only on request."
     },
     "Hit": {
+      "$ref": "#/$defs/HitFields",
+      "unevaluatedProperties": false
+    },
+    "HitFields": {
       "type": "object",
-      "additionalProperties": false,
+      "description": "The members of a hit, shared by Hit and HitRow.",
       "required": ["path", "depth", "lineNo", "entryId", "timestamp", "entryType", "role", "field", "toolName", "model", "isOnActiveBranch", "snippet", "matchRange", "nMatches"],
       "properties": {
         "path": { "type": "string", "description": "Absolute path of the session file." },
@@ -232,8 +449,12 @@ pub const SEARCH_SCHEMA: &str = r##"{
       }
     },
     "Warning": {
+      "$ref": "#/$defs/WarningFields",
+      "unevaluatedProperties": false
+    },
+    "WarningFields": {
       "type": "object",
-      "additionalProperties": false,
+      "description": "The members of a warning, shared by Warning and WarningRow.",
       "required": ["path", "lineNo", "message"],
       "properties": {
         "path": { "type": "string" },
@@ -253,15 +474,47 @@ pub const SEARCH_SCHEMA: &str = r##"{
         "isLimitReached": { "type": "boolean", "description": "The search stopped at --limit; more hits may exist." }
       }
     },
+    "Count": {
+      "$ref": "#/$defs/CountFields",
+      "unevaluatedProperties": false
+    },
+    "CountFields": {
+      "type": "object",
+      "description": "How many hits one file has (cut short by --limit, when it was reached).",
+      "required": ["path", "depth", "nHits"],
+      "properties": {
+        "path": { "type": "string", "description": "Absolute path of the session file." },
+        "depth": { "type": "integer", "minimum": 0, "description": "0 for a top-level session, 1 for a subagent run it launched, and so on." },
+        "nHits": { "type": "integer", "minimum": 1 }
+      }
+    },
     "HitRow": {
-      "description": "A --jsonl line for a hit: the Hit's fields and kind.",
-      "allOf": [{ "$ref": "#/$defs/Hit" }],
-      "properties": { "kind": { "const": "hit" } }
+      "description": "A --jsonl line for a hit: kind and the Hit's fields.",
+      "$ref": "#/$defs/HitFields",
+      "required": ["kind"],
+      "properties": { "kind": { "const": "hit" } },
+      "unevaluatedProperties": false
+    },
+    "CountRow": {
+      "description": "A --count --jsonl line: kind and the Count's fields.",
+      "$ref": "#/$defs/CountFields",
+      "required": ["kind"],
+      "properties": { "kind": { "const": "count" } },
+      "unevaluatedProperties": false
+    },
+    "FileRow": {
+      "description": "A --files-with-matches --jsonl line: kind and the absolute path of a file with a hit.",
+      "type": "object",
+      "required": ["kind", "path"],
+      "properties": { "kind": { "const": "file" }, "path": { "type": "string" } },
+      "additionalProperties": false
     },
     "WarningRow": {
-      "description": "A --jsonl line for a warning: the Warning's fields and kind.",
-      "allOf": [{ "$ref": "#/$defs/Warning" }],
-      "properties": { "kind": { "const": "warning" } }
+      "description": "A --jsonl line for a warning: kind and the Warning's fields.",
+      "$ref": "#/$defs/WarningFields",
+      "required": ["kind"],
+      "properties": { "kind": { "const": "warning" } },
+      "unevaluatedProperties": false
     }
   }
 }
@@ -376,8 +629,8 @@ mod tests {
             depth: 0,
             n_hits: 3,
         };
-        write_count(&mut out, &count).expect("write");
-        write_path(&mut out, "/s/a.jsonl").expect("write");
+        write_count(&mut out, &count, false).expect("write");
+        write_path(&mut out, "/s/a.jsonl", false).expect("write");
         let warning = SearchWarning::new("/s/b.jsonl", Some(4), "line 4 is not valid JSON");
         write_warning_text(&mut out, &warning).expect("write");
         write_warning_jsonl(&mut out, &warning).expect("write");
@@ -450,10 +703,81 @@ mod tests {
         }
     }
 
+    /// Finding L4 of the search review: the streamed `--json` document is byte for byte the
+    /// document written whole, in every mode.
+    #[test]
+    fn the_streamed_document_equals_the_whole_one() {
+        let warnings = vec![
+            SearchWarning::new("/s/b.jsonl", Some(4), "line 4 is not valid JSON"),
+            SearchWarning::new("/s/c.jsonl", None, "cannot open: missing"),
+        ];
+        let totals = SearchTotals {
+            n_files_searched: 3,
+            n_files_with_hits: 2,
+            n_hits: 3,
+            n_bytes_searched: 100,
+            is_limit_reached: false,
+        };
+        let count = FileCount {
+            path: "/s/a.jsonl".to_owned(),
+            depth: 1,
+            n_hits: 2,
+        };
+        for (hits, counts, files, warnings) in [
+            (hits(), None, None, warnings.clone()),
+            (Vec::new(), None, None, Vec::new()),
+            (
+                Vec::new(),
+                Some(vec![count.clone(), count.clone()]),
+                None,
+                warnings.clone(),
+            ),
+            (Vec::new(), Some(Vec::new()), None, Vec::new()),
+            (
+                Vec::new(),
+                None,
+                Some(vec!["/s/a.jsonl".to_owned()]),
+                warnings.clone(),
+            ),
+        ] {
+            let document = SearchDocument {
+                hits: hits.clone(),
+                counts: counts.clone(),
+                files: files.clone(),
+                warnings: warnings.clone(),
+                totals,
+            };
+            let mut whole = Vec::new();
+            write_json(&mut whole, &document).expect("write");
+            let mut streamed = Vec::new();
+            let mut stream = match (&counts, &files) {
+                (Some(_), _) => JsonStream::counts(&mut streamed),
+                (_, Some(_)) => JsonStream::files(&mut streamed),
+                _ => JsonStream::hits(&mut streamed),
+            };
+            for hit in &hits {
+                stream.hit(hit).expect("write");
+            }
+            for count in counts.iter().flatten() {
+                stream.count(count).expect("write");
+            }
+            for path in files.iter().flatten() {
+                stream.file(path).expect("write");
+            }
+            stream.finish(&warnings, &totals).expect("write");
+            assert_eq!(
+                String::from_utf8(streamed).expect("utf-8"),
+                String::from_utf8(whole).expect("utf-8")
+            );
+        }
+    }
+
     #[test]
     fn the_document_conforms_to_the_schema() {
         let document = SearchDocument {
             hits: hits(),
+            counts: None,
+            files: None,
             warnings: vec![
                 SearchWarning::new("/s/b.jsonl", Some(4), "line 4 is not valid JSON"),
                 SearchWarning::new("/s/c.jsonl", None, "cannot open: missing"),

@@ -140,9 +140,9 @@ impl Default for ChartOptions {
 }
 
 /// Writes one bar per period of the report's first period grouping (day, week or month),
-/// oldest first, periods without records included as empty bars so gaps show, each with its
-/// total tokens and cost; other dimensions are summed. Writes nothing when the report is not
-/// grouped by a period.
+/// oldest first, each with its total tokens and cost; other dimensions are summed. A short
+/// run of periods without records is drawn as empty bars so the gap shows; a longer one is a
+/// single `… (N empty days)` line. Writes nothing when the report is not grouped by a period.
 pub fn write_bar_chart(
     out: &mut dyn Write,
     report: &StatsReport,
@@ -158,7 +158,7 @@ pub fn write_bar_chart(
         }
     }
     let unknown = periods.remove("unknown");
-    let mut bars: Vec<(String, Usage)> = with_gaps(key, &periods);
+    let (mut bars, gaps) = with_gaps(key, &periods);
     if let Some(unknown) = unknown {
         bars.push(("unknown".to_owned(), unknown));
     }
@@ -196,7 +196,20 @@ pub fn write_bar_chart(
         key.as_str(),
         field(&report.time_zone)
     );
-    for ((label, usage), cost) in bars.iter().zip(&costs) {
+    let unit = match key {
+        GroupKey::Week => "weeks",
+        GroupKey::Month => "months",
+        _ => "days",
+    };
+    let mut gaps = gaps.iter().peekable();
+    for (idx, ((label, usage), cost)) in bars.iter().zip(&costs).enumerate() {
+        if let Some((_, n_empty)) = gaps.next_if(|(before, _)| *before == idx) {
+            text.push_str(&format!(
+                "{:<label_width$}  ({} empty {unit})\n",
+                "…",
+                thousands(usize::try_from(*n_empty).unwrap_or(usize::MAX))
+            ));
+        }
         let bar = if max > 0.0 {
             bar_of(value(usage) / max * bar_width as f64)
         } else {
@@ -316,44 +329,87 @@ fn column_widths(lines: &[Vec<String>]) -> Vec<usize> {
     widths
 }
 
-/// Returns the periods from the first to the last, those without records as zero, oldest first.
-/// Labels that are no period (never produced by the library) are kept as they are.
-fn with_gaps(key: GroupKey, periods: &BTreeMap<&str, Usage>) -> Vec<(String, Usage)> {
+/// Returns the bars from the first period to the last, oldest first: the recorded periods and
+/// runs of at most [`MAX_EMPTY_BARS`] empty ones between them; and each longer run of empty
+/// periods as `(index of the bar it comes before, its length)`. Labels that are no period
+/// (never produced by the library) are kept as they are.
+fn with_gaps(key: GroupKey, periods: &BTreeMap<&str, Usage>) -> (Vec<Bar>, Vec<Gap>) {
     let parse = |label: &str| match key {
         GroupKey::Month => format!("{label}-01").parse::<Date>().ok(),
         _ => label.parse::<Date>().ok(),
     };
-    let dates: Option<Vec<Date>> = periods.keys().map(|label| parse(label)).collect();
-    let (Some(dates), Some(first), Some(last)) = (
-        dates,
-        periods.keys().next().and_then(|label| parse(label)),
-        periods.keys().last().and_then(|label| parse(label)),
-    ) else {
-        return periods
+    let as_is = || {
+        let bars = periods
             .iter()
             .map(|(label, usage)| ((*label).to_owned(), *usage))
             .collect();
+        (bars, Vec::new())
     };
-    let by_date: BTreeMap<Date, Usage> = dates.into_iter().zip(periods.values().copied()).collect();
+    let Some(dates) = periods
+        .keys()
+        .map(|label| parse(label))
+        .collect::<Option<Vec<Date>>>()
+    else {
+        return as_is();
+    };
     let step = match key {
         GroupKey::Week => 1.week(),
         GroupKey::Month => 1.month(),
         _ => 1.day(),
     };
+    let label_of = |date: Date| match key {
+        GroupKey::Month => format!("{:04}-{:02}", date.year(), date.month()),
+        _ => date.to_string(),
+    };
     let mut bars = Vec::new();
-    let mut date = first;
-    while date <= last {
-        let label = match key {
-            GroupKey::Month => format!("{:04}-{:02}", date.year(), date.month()),
-            _ => date.to_string(),
-        };
-        bars.push((label, by_date.get(&date).copied().unwrap_or_default()));
-        match date.checked_add(step) {
-            Ok(next) => date = next,
-            Err(_) => break,
+    let mut gaps = Vec::new();
+    let mut previous: Option<Date> = None;
+    for (date, usage) in dates.into_iter().zip(periods.values().copied()) {
+        if let Some(previous) = previous {
+            let n_empty = periods_between(key, previous, date);
+            if n_empty > MAX_EMPTY_BARS {
+                gaps.push((bars.len(), n_empty));
+            } else {
+                let mut empty = previous;
+                for _ in 0..n_empty {
+                    match empty.checked_add(step) {
+                        Ok(next) => empty = next,
+                        Err(_) => break,
+                    }
+                    bars.push((label_of(empty), Usage::default()));
+                }
+            }
         }
+        bars.push((label_of(date), usage));
+        previous = Some(date);
     }
-    bars
+    (bars, gaps)
+}
+
+/// One bar of the chart: a period's label and its figures.
+type Bar = (String, Usage);
+
+/// A long run of empty periods: the index of the bar it comes before, and its length.
+type Gap = (usize, i64);
+
+/// The longest run of empty periods drawn as bars; a longer run is one line saying how many
+/// periods it holds, so a report spanning years stays a few lines (finding M4 of the stats
+/// review).
+const MAX_EMPTY_BARS: i64 = 3;
+
+/// Returns how many whole periods lie strictly between the periods starting at `from` and
+/// `to` (`from` < `to`).
+fn periods_between(key: GroupKey, from: Date, to: Date) -> i64 {
+    let n_days = i64::from((to - from).get_days());
+    match key {
+        GroupKey::Week => n_days / 7 - 1,
+        GroupKey::Month => {
+            let months = |date: Date| i64::from(date.year()) * 12 + i64::from(date.month());
+            months(to) - months(from) - 1
+        }
+        _ => n_days - 1,
+    }
+    .max(0)
 }
 
 /// Returns a bar `width` columns long (fractional: drawn in eighths).
@@ -418,7 +474,7 @@ pub const STATS_SCHEMA: &str = r##"{
         "total": { "type": "integer", "minimum": 0, "description": "input + output + cacheRead + cacheWrite, as Pi's /session totals it." },
         "cost": { "type": "number", "description": "Sum of the recorded usage.cost.total values; a lower bound when nCostUnknown > 0." },
         "nEntries": { "type": "integer", "minimum": 0, "description": "Usage records added." },
-        "nCostUnknown": { "type": "integer", "minimum": 0, "description": "Records whose provider recorded no cost (none, or zero for spent tokens): their tokens count, their cost is unknown." }
+        "nCostUnknown": { "type": "integer", "minimum": 0, "description": "Records whose provider recorded no cost (none, or not a finite number; a recorded zero is a known zero): their tokens count, their cost is unknown." }
       }
     },
     "Row": {
@@ -642,6 +698,36 @@ Tokens by day (Europe/Berlin)
             text_of(|out| write_bar_chart(out, &models, &ChartOptions::default())),
             ""
         );
+    }
+
+    /// Finding M4 of the stats review: a long run of empty periods is one line, so two
+    /// records years apart draw a few lines, not one per day between them.
+    #[test]
+    fn bar_chart_collapses_long_runs_of_empty_periods() {
+        let days = report_with(GroupKey::Day, &["1970-01-01", "2026-03-01", "2026-03-04"]);
+        let text = text_of(|out| write_bar_chart(out, &days, &ChartOptions::default()));
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(lines.len(), 6, "{text}");
+        assert!(lines[1].starts_with('…'), "{text}");
+        assert!(lines[1].ends_with("  (20,512 empty days)"), "{text}");
+        let labels: Vec<&str> = [0, 2, 3, 4, 5].map(|idx| &lines[idx][..10]).to_vec();
+        assert_eq!(
+            labels,
+            [
+                "1970-01-01",
+                "2026-03-01",
+                "2026-03-02",
+                "2026-03-03",
+                "2026-03-04"
+            ]
+        );
+        let months = report_with(GroupKey::Month, &["2020-01", "2026-03"]);
+        let text = text_of(|out| write_bar_chart(out, &months, &ChartOptions::default()));
+        assert!(text.contains("(73 empty months)"), "{text}");
+        assert_eq!(text.lines().count(), 4, "{text}");
+        let weeks = report_with(GroupKey::Week, &["2026-01-05", "2026-03-30"]);
+        let text = text_of(|out| write_bar_chart(out, &weeks, &ChartOptions::default()));
+        assert!(text.contains("(11 empty weeks)"), "{text}");
     }
 
     fn report_with(key: GroupKey, labels: &[&str]) -> StatsReport {

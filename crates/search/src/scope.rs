@@ -83,7 +83,10 @@ pub struct Scope {
     /// The kinds of text searched.
     pub kinds: FieldKinds,
     /// Message roles to keep (`user`, `assistant`, `toolResult`, `bashExecution`, `custom`,
-    /// `system`, ...); entries that are not messages have no role and are left out.
+    /// `system`, ...). An entry Pi turns into a message has that message's role: a
+    /// `custom_message` is `custom`, a `branch_summary` `branchSummary`, a `compaction`
+    /// `compactionSummary` (its system checkpoint `system`); labels and session names have
+    /// none and are left out.
     pub roles: Vec<String>,
     /// Tools to keep: tool-call arguments and tool results of these tools only.
     pub tools: Vec<String>,

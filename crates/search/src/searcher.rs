@@ -1,14 +1,13 @@
 //! Searching one session file: a chunked read, the raw-byte prefilter, the exact check of
 //! candidate lines, and the active-branch flag of the hits.
 
-use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pi_retrospect_core::search::{FieldKind, SearchHit, SearchWarning};
 use pi_retrospect_header::{Symlinks, describe_io, open_regular};
-use pi_retrospect_transcript::Transcript;
+use pi_retrospect_transcript::{DEFAULT_MAX_LINE_BYTES, ReadLimits, Transcript};
 use serde_json::Value;
 
 use crate::decode::{decode_line, peek_line};
@@ -22,8 +21,16 @@ use crate::snippet::snippet;
 /// Characters of context on each side of a match in a snippet, unless the query says.
 pub const DEFAULT_CONTEXT_CHARS: usize = 60;
 
-/// Bytes read at a time; a longer line grows the buffer to fit it.
+/// Bytes read at a time; a longer line grows the buffer to fit it, up to the line cap.
 const CHUNK: usize = 1 << 18;
+
+/// Bytes kept from the start of a line over the cap, to tell which entry it held (Pi writes
+/// `type`, `id` and `parentId` first).
+const SKIPPED_HEAD_BYTES: usize = 4096;
+
+/// The most skipped lines remembered per file to repair the active branch (each is at least
+/// the line cap long, so a real file has a handful).
+const MAX_SKIPPED_LINES: usize = 1024;
 
 /// Candidate lines at least this long are peeked at (type and role only) before they are
 /// decoded whole: a long tool result whose kind is off is skipped at a fraction of the cost.
@@ -126,6 +133,8 @@ pub struct Searcher {
     kinds: FieldKinds,
     scope: Scope,
     context_chars: usize,
+    /// The longest line held in memory, as `transcript`'s [`ReadLimits::max_line_bytes`].
+    max_line_bytes: usize,
 }
 
 impl Searcher {
@@ -140,7 +149,16 @@ impl Searcher {
             kinds: query.scope.effective_kinds(),
             scope: query.scope.clone(),
             context_chars: query.context_chars,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
         })
+    }
+
+    /// Returns the searcher holding no line longer than `max_line_bytes` (default: the
+    /// transcript reader's 64 MiB, so search sees the lines `show` and `entries` see). A
+    /// longer line is skipped with one warning naming it, and never held whole.
+    pub fn with_max_line_bytes(mut self, max_line_bytes: usize) -> Searcher {
+        self.max_line_bytes = max_line_bytes.max(1);
+        self
     }
 
     /// Returns the matcher, to find matches in other text the same way.
@@ -268,20 +286,27 @@ impl Searcher {
             forced,
             version: None,
             result: FileResult::default(),
+            skipped: Vec::new(),
             is_done: max_hits == 0,
         };
         if !scan.is_done {
             match source {
-                Source::Bytes(bytes) => {
-                    scan.result.n_bytes = bytes.len() as u64;
-                    scan.region(bytes, true);
+                Source::Bytes(mut bytes) => {
+                    let len = bytes.len() as u64;
+                    scan.read_stream(&mut bytes, len, buffer, stop);
                 }
                 Source::Path => scan.read_file(buffer, stop),
             }
         }
+        if buffer.len() > CHUNK {
+            // A long line grew the buffer: give the memory back before the next file.
+            buffer.truncate(CHUNK);
+            buffer.shrink_to_fit();
+        }
+        let skipped = std::mem::take(&mut scan.skipped);
         let mut result = scan.result;
         if mode == Mode::Hits && !result.hits.is_empty() {
-            flag_active_branch(file, source, &mut result);
+            flag_active_branch(file, source, self.max_line_bytes, &skipped, &mut result);
         }
         result
     }
@@ -305,8 +330,39 @@ struct FileScan<'s> {
     forced: &'s mut Vec<usize>,
     version: Option<u64>,
     result: FileResult,
+    /// Lines over the line cap, in file order (the first [`MAX_SKIPPED_LINES`]).
+    skipped: Vec<SkippedLine>,
     /// Whether the search of this file is over (enough hits, or told to stop).
     is_done: bool,
+}
+
+/// A line longer than the line cap, being skipped.
+struct Skipping {
+    line_no: u64,
+    n_bytes: u64,
+    /// The line's first bytes.
+    head: Vec<u8>,
+}
+
+/// A line skipped for being over the cap, and what its start says it held.
+#[derive(Debug)]
+struct SkippedLine {
+    line_no: u64,
+    head: SkippedHead,
+}
+
+/// What the start of a skipped line says about it.
+#[derive(Debug, PartialEq, Eq)]
+enum SkippedHead {
+    /// Not a JSON object (a run of NUL bytes, binary data): no entry, for Pi either.
+    NotAnEntry,
+    /// An entry with this id below this parent (`None`: a root).
+    Entry {
+        id: String,
+        parent_id: Option<String>,
+    },
+    /// An object whose id or parent is not among its first bytes.
+    Unknown,
 }
 
 impl FileScan<'_> {
@@ -325,26 +381,55 @@ impl FileScan<'_> {
                 return;
             }
         };
-        if buffer.len() < CHUNK {
-            buffer.resize(CHUNK, 0);
-        }
-        let mut remaining = metadata.len();
+        self.read_stream(&mut &file, metadata.len(), buffer, stop);
+    }
+
+    /// Reads the first `len` bytes of `reader` chunk by chunk and scans every chunk's complete
+    /// lines, holding no line longer than the cap: the buffer grows to at most the cap plus
+    /// one byte, and a line that fills it is dropped and skipped to its newline with one
+    /// warning, as `transcript::for_each_line` does.
+    fn read_stream(
+        &mut self,
+        reader: &mut dyn Read,
+        len: u64,
+        buffer: &mut Vec<u8>,
+        stop: &AtomicBool,
+    ) {
+        let cap = self.searcher.max_line_bytes;
+        // Never longer than the cap plus one, so that every complete line in it fits the cap.
+        buffer.resize(CHUNK.min(cap.saturating_add(1)), 0);
+        let mut remaining = len;
         let mut filled = 0usize;
+        let mut skipping: Option<Skipping> = None;
         while !self.is_done {
             if stop.load(Ordering::Relaxed) {
                 self.is_done = true;
                 break;
             }
             if filled == buffer.len() {
-                // One line fills the whole buffer: grow it to fit a longer line.
-                buffer.resize(buffer.len() * 2, 0);
+                if buffer.len() > cap {
+                    // One line fills the buffer and is over the cap: drop what is held and
+                    // skip on to its newline.
+                    let line_no = self.lines_before + 1;
+                    let skip = skipping.get_or_insert_with(|| Skipping {
+                        line_no,
+                        n_bytes: 0,
+                        head: buffer[..filled.min(SKIPPED_HEAD_BYTES)].to_vec(),
+                    });
+                    skip.n_bytes += filled as u64;
+                    filled = 0;
+                } else {
+                    // One line fills the whole buffer: grow it, never past the cap plus one.
+                    let grown = (buffer.len() * 2).min(cap.saturating_add(1));
+                    buffer.resize(grown, 0);
+                }
             }
             let room = buffer.len() - filled;
             let want = usize::try_from(remaining).map_or(room, |remaining| remaining.min(room));
             if want == 0 {
                 break;
             }
-            let n_read = match read_some(&file, &mut buffer[filled..filled + want]) {
+            let n_read = match read_some(reader, &mut buffer[filled..filled + want]) {
                 Ok(0) => break,
                 Ok(n_read) => n_read,
                 Err(error) => {
@@ -357,10 +442,27 @@ impl FileScan<'_> {
                     return;
                 }
             };
-            let new_start = filled;
+            let mut new_start = filled;
             filled += n_read;
             remaining -= n_read as u64;
             self.result.n_bytes += n_read as u64;
+            if let Some(skip) = &mut skipping {
+                // Everything held belongs to the skipped line until its newline.
+                let Some(at) = memchr::memchr(b'\n', &buffer[new_start..filled]) else {
+                    if remaining == 0 {
+                        break;
+                    }
+                    continue;
+                };
+                let end = new_start + at;
+                skip.n_bytes += end as u64;
+                if let Some(skip) = skipping.take() {
+                    self.end_skip(skip);
+                }
+                buffer.copy_within(end + 1..filled, 0);
+                filled -= end + 1;
+                new_start = 0;
+            }
             if remaining == 0 {
                 // Everything up to the size at open time is here: the final region.
                 break;
@@ -375,9 +477,56 @@ impl FileScan<'_> {
             buffer.copy_within(region_end..filled, 0);
             filled -= region_end;
         }
-        if filled > 0 && !self.is_done {
+        if self.is_done {
+            return;
+        }
+        if let Some(mut skip) = skipping.take() {
+            skip.n_bytes += filled as u64;
+            self.end_skip(skip);
+            return;
+        }
+        // The final line has no newline and may be one byte over the cap.
+        let tail_start = memchr::memrchr(b'\n', &buffer[..filled]).map_or(0, |idx| idx + 1);
+        if filled - tail_start > cap {
+            if tail_start > 0 {
+                self.region(&buffer[..tail_start], false);
+                self.region_offset += tail_start as u64;
+            }
+            let tail = &buffer[tail_start..filled];
+            let skip = Skipping {
+                line_no: self.lines_before + 1,
+                n_bytes: tail.len() as u64,
+                head: tail[..tail.len().min(SKIPPED_HEAD_BYTES)].to_vec(),
+            };
+            self.end_skip(skip);
+        } else if filled > 0 {
             self.region(&buffer[..filled], true);
         }
+    }
+
+    /// Reports a skipped over-long line (the warning `transcript` gives for it) and notes what
+    /// its start says, to repair the active branch around it.
+    fn end_skip(&mut self, skip: Skipping) {
+        let Skipping {
+            line_no,
+            n_bytes,
+            head,
+        } = skip;
+        let cap = self.searcher.max_line_bytes;
+        self.warn(
+            Some(line_no),
+            format!(
+                "line {line_no} is {n_bytes} bytes, longer than the {cap} byte line limit; skipped"
+            ),
+        );
+        if self.skipped.len() < MAX_SKIPPED_LINES {
+            self.skipped.push(SkippedLine {
+                line_no,
+                head: skipped_head(&head),
+            });
+        }
+        self.lines_before += 1;
+        self.region_offset += n_bytes + 1;
     }
 
     /// Scans `region`: complete lines, except that the final region of a file may end with a
@@ -484,10 +633,12 @@ impl FileScan<'_> {
             return;
         };
         let scope = &self.searcher.scope;
-        if !scope.roles.is_empty() && !facts.role.is_some_and(|role| contains(&scope.roles, role)) {
-            return;
-        }
         for text in texts {
+            if !scope.roles.is_empty()
+                && !context_role(&facts, text.kind).is_some_and(|role| contains(&scope.roles, role))
+            {
+                continue;
+            }
             if !self.is_in_scope(&facts, &text) {
                 continue;
             }
@@ -613,6 +764,20 @@ fn header_version(first_line: &[u8]) -> u64 {
     }
 }
 
+/// Returns the role a text has in the context Pi builds from the session: a message's own
+/// role, and for the entries Pi turns into messages the role of that message (a
+/// `custom_message` is a `custom` message, a `branch_summary` a `branchSummary`, a
+/// `compaction` a `compactionSummary` after its system checkpoint).
+fn context_role<'v>(facts: &EntryFacts<'v>, kind: FieldKind) -> Option<&'v str> {
+    match (facts.entry_type, kind) {
+        ("custom_message", _) => Some("custom"),
+        ("branch_summary", _) => Some("branchSummary"),
+        ("compaction", FieldKind::System) => Some("system"),
+        ("compaction", _) => Some("compactionSummary"),
+        _ => facts.role,
+    }
+}
+
 fn contains(names: &[String], name: &str) -> bool {
     names.iter().any(|wanted| wanted == name)
 }
@@ -637,22 +802,68 @@ impl LineCounter {
 }
 
 /// Reads into `buffer`, retrying when a signal interrupts the call.
-fn read_some(mut file: &File, buffer: &mut [u8]) -> io::Result<usize> {
+fn read_some(reader: &mut dyn Read, buffer: &mut [u8]) -> io::Result<usize> {
     loop {
-        match file.read(buffer) {
+        match reader.read(buffer) {
             Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
             other => return other,
         }
     }
 }
 
+/// Returns what the first bytes of a skipped line say it held.
+fn skipped_head(head: &[u8]) -> SkippedHead {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    if !head.trim_ascii_start().starts_with(b"{") {
+        return SkippedHead::NotAnEntry;
+    }
+    let Some(Some(id)) = string_member(head, b"\"id\":") else {
+        return SkippedHead::Unknown;
+    };
+    match string_member(head, b"\"parentId\":") {
+        Some(parent_id) => SkippedHead::Entry { id, parent_id },
+        None => SkippedHead::Unknown,
+    }
+}
+
+/// Returns the value of the first member `key` (`"name":`) in `head`: `Some(None)` for
+/// `null`, `None` when it is absent, cut off, or a string with escapes.
+fn string_member(head: &[u8], key: &[u8]) -> Option<Option<String>> {
+    let at = memchr::memmem::find(head, key)? + key.len();
+    let value = head[at..].trim_ascii_start();
+    if value.starts_with(b"null") {
+        return Some(None);
+    }
+    let value = value.strip_prefix(b"\"")?;
+    let end = memchr::memchr2(b'"', b'\\', value)?;
+    if value[end] != b'"' {
+        return None;
+    }
+    Some(Some(std::str::from_utf8(&value[..end]).ok()?.to_owned()))
+}
+
 /// Sets each hit's active-branch flag from the entry tree of the same bytes that were
-/// searched (the file is parsed again up to the length read, so an append in between does
-/// not move the leaf).
-fn flag_active_branch(file: &SearchFile, source: Source<'_>, result: &mut FileResult) {
+/// searched (the file is parsed again up to the length read, with the same line cap, so an
+/// append in between does not move the leaf).
+///
+/// The parser leaves out a line over the cap, as the search does, so the tree may lack an
+/// entry of the active branch: the leaf itself, or one whose child becomes a root. Such a
+/// line's first bytes name its id and parent, which bridge the gap; when they do not, the
+/// flags are set from what is known and a warning says they may be wrong.
+fn flag_active_branch(
+    file: &SearchFile,
+    source: Source<'_>,
+    max_line_bytes: usize,
+    skipped: &[SkippedLine],
+    result: &mut FileResult,
+) {
+    let limits = ReadLimits {
+        snapshot_bytes: Some(result.n_bytes),
+        max_line_bytes,
+    };
     let transcript = match source {
-        Source::Bytes(bytes) => Ok(Transcript::from_bytes(bytes.to_vec())),
-        Source::Path => Transcript::open_snapshot(Path::new(&file.path), Some(result.n_bytes)),
+        Source::Bytes(bytes) => Ok(Transcript::from_bytes_with(bytes.to_vec(), &limits)),
+        Source::Path => Transcript::open_with(Path::new(&file.path), &limits),
     };
     let transcript = match transcript {
         Ok(transcript) => transcript,
@@ -665,13 +876,90 @@ fn flag_active_branch(file: &SearchFile, source: Source<'_>, result: &mut FileRe
             return;
         }
     };
-    let mut active_lines: Vec<u64> = transcript
-        .active_branch()
-        .into_iter()
-        .map(|idx| transcript.entry(idx).line_no)
-        .collect();
+    let (mut active_lines, unsure) = active_lines(&transcript, skipped);
     active_lines.sort_unstable();
     for hit in &mut result.hits {
         hit.is_on_active_branch = active_lines.binary_search(&hit.line_no).is_ok();
     }
+    if let Some(line_no) = unsure {
+        result.warnings.push(SearchWarning::new(
+            file.path.clone(),
+            Some(line_no),
+            format!(
+                "line {line_no} was skipped and its start does not show which entry it held, so the active-branch flags of this file's hits may be wrong"
+            ),
+        ));
+    }
+}
+
+/// Returns the lines of the active branch, bridged across skipped lines, and a skipped line
+/// that leaves it unsure, if one does.
+fn active_lines(transcript: &Transcript, skipped: &[SkippedLine]) -> (Vec<u64>, Option<u64>) {
+    let by_id: std::collections::HashMap<&str, Option<&str>> = skipped
+        .iter()
+        .filter_map(|line| match &line.head {
+            SkippedHead::Entry { id, parent_id } => Some((id.as_str(), parent_id.as_deref())),
+            _ => None,
+        })
+        .collect();
+    let first_unknown = skipped
+        .iter()
+        .find(|line| line.head == SkippedHead::Unknown)
+        .map(|line| line.line_no);
+    let leaf = transcript.leaf();
+    let leaf_line = leaf.map_or(0, |leaf| transcript.entry(leaf).line_no);
+    let mut lines = Vec::new();
+    let mut unsure = None;
+    // The leaf is the last entry appended: a skipped entry after the last one read is it.
+    let mut current = leaf;
+    let mut wanted: Option<&str> = None;
+    if let Some(last) = skipped
+        .iter()
+        .rev()
+        .find(|line| line.line_no > leaf_line && line.head != SkippedHead::NotAnEntry)
+    {
+        match &last.head {
+            SkippedHead::Entry { parent_id, .. } => {
+                current = parent_id
+                    .as_deref()
+                    .and_then(|parent| transcript.find(parent));
+                wanted = parent_id.as_deref().filter(|_| current.is_none());
+            }
+            _ => unsure = Some(last.line_no),
+        }
+    }
+    // Each skipped entry is crossed at most once, so a cycle among them ends.
+    let mut n_crossed = 0usize;
+    loop {
+        if let Some(idx) = current.take() {
+            let path = transcript.path_to(idx);
+            lines.extend(path.iter().map(|&idx| transcript.entry(idx).line_no));
+            let root = transcript.entry(path[0]);
+            // A root that names a parent lost it: perhaps to a skipped line.
+            wanted = root.parent_id;
+            if wanted.is_some_and(|parent| !by_id.contains_key(parent)) {
+                if first_unknown.is_some_and(|line| line < root.line_no) {
+                    unsure = unsure.or(first_unknown);
+                }
+                break;
+            }
+        }
+        let Some(parent) = wanted.take() else {
+            break;
+        };
+        if n_crossed > by_id.len() {
+            break;
+        }
+        n_crossed += 1;
+        match by_id.get(parent) {
+            // The parent was skipped: continue from its own parent.
+            Some(Some(grandparent)) => match transcript.find(grandparent) {
+                Some(idx) => current = Some(idx),
+                None => wanted = Some(grandparent),
+            },
+            // A skipped root, or a parent that is in the tree (a cut cycle).
+            Some(None) | None => break,
+        }
+    }
+    (lines, unsure)
 }

@@ -14,7 +14,7 @@
 //!   that launched them (`withRuns`), so a session's true cost includes its delegated work.
 //!   `subagent-artifacts/` copies are never in a listing, so never counted.
 //! - **Unknown cost is said.** Tokens always count; a record whose provider recorded no cost
-//!   (none, or zero for spent tokens) is counted in [`Usage::n_cost_unknown`].
+//!   (none, or not a finite number) is counted in [`Usage::n_cost_unknown`].
 //! - Rows can be grouped by session, project, model, day, week and month, combined, with
 //!   periods in any time zone, and limited to records whose own timestamp is in a range.
 //!

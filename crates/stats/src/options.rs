@@ -19,6 +19,10 @@ pub struct StatsOptions {
     pub since: Option<Timestamp>,
     /// Counts only records whose own timestamp is at or before this instant.
     pub until: Option<Timestamp>,
+    /// Counts only the session file at this path and its runs; the rest of the listing is its
+    /// context (the sessions that launched it give its depth, its launcher and, for a run in
+    /// `forks/`, its fork parent) and is not counted. `None` counts every listed session.
+    pub only: Option<String>,
 }
 
 impl StatsOptions {
@@ -36,6 +40,7 @@ impl StatsOptions {
             time_zone_name,
             since: None,
             until: None,
+            only: None,
         }
     }
 

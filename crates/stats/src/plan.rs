@@ -95,12 +95,14 @@ impl<'l> StatsPlan<'l> {
         for session in &listing.sessions {
             flatten(session, &session.cwd, 0, None, &mut sessions);
         }
+        let selected = selected_sessions(&sessions, options.only.as_deref());
         let mut files: Vec<PlannedFile<'l>> = sessions
             .iter()
-            .map(|planned| PlannedFile {
+            .zip(&selected)
+            .map(|(planned, &is_selected)| PlannedFile {
                 path: Cow::Borrowed(planned.session.path.as_str()),
                 listed_instant: Some(planned.session.instant),
-                is_counted: true,
+                is_counted: is_selected,
                 keeps_records: false,
                 keeps_keys: false,
             })
@@ -108,6 +110,7 @@ impl<'l> StatsPlan<'l> {
         let forks: Vec<(usize, String)> = sessions
             .iter()
             .enumerate()
+            .filter(|(idx, _)| selected[*idx])
             .filter_map(|(idx, planned)| {
                 let parent = match &planned.session.parent_session_path {
                     Some(parent) if parent.starts_with('/') => normalize_absolute(parent),
@@ -204,6 +207,10 @@ impl<'l> StatsPlan<'l> {
     /// in any order; each index once.
     pub fn scan(&self, idx: usize) -> FileScan {
         let file = &self.files[idx];
+        if !(file.is_counted || file.keeps_keys || file.keeps_records) {
+            // Context for `StatsOptions::only` that no fork needs: nothing to read.
+            return FileScan::default();
+        }
         let request = ScanRequest {
             options: &self.options,
             is_counted: file.is_counted,
@@ -238,6 +245,10 @@ impl<'l> StatsPlan<'l> {
         let mut total = Usage::default();
 
         for (idx, session) in self.sessions.iter().enumerate() {
+            if !self.files[idx].is_counted {
+                // Context for `StatsOptions::only`: read at most for a fork's keys.
+                continue;
+            }
             let scan = &scans[idx];
             if let Some(reason) = &scan.failure {
                 warnings.push(Warning::new(&session.session.path, reason.as_str()));
@@ -297,6 +308,10 @@ impl<'l> StatsPlan<'l> {
                 let Some(launcher) = self.sessions[idx].launcher else {
                     continue;
                 };
+                if !self.files[launcher].is_counted {
+                    // A launcher given only as context has no row.
+                    continue;
+                }
                 let run = std::mem::take(&mut per_session[idx]);
                 for (rest, figures) in &run {
                     per_session[launcher]
@@ -428,6 +443,29 @@ fn flatten<'l>(
     for run in &session.subagent_sessions {
         flatten(run, project, depth + 1, Some(idx), out);
     }
+}
+
+/// Returns, per planned session, whether it is counted: every one, or with `only` the
+/// session at that path and its runs (which follow it, deeper, in depth-first order).
+fn selected_sessions(sessions: &[PlannedSession<'_>], only: Option<&str>) -> Vec<bool> {
+    let Some(only) = only else {
+        return vec![true; sessions.len()];
+    };
+    let mut selected = vec![false; sessions.len()];
+    if let Some(start) = sessions
+        .iter()
+        .position(|planned| planned.session.path == only)
+    {
+        let depth = sessions[start].depth;
+        selected[start] = true;
+        for (idx, planned) in sessions.iter().enumerate().skip(start + 1) {
+            if planned.depth <= depth {
+                break;
+            }
+            selected[idx] = true;
+        }
+    }
+    selected
 }
 
 /// Returns whether a run sits directly in a `forks/` directory of its launcher's container:

@@ -641,12 +641,16 @@ fn usage_of(raw: &RawUsage) -> Result<Usage, String> {
     let output = tokens(raw.output, "output")?;
     let cache_read = tokens(raw.cache_read, "cacheRead")?;
     let cache_write = tokens(raw.cache_write, "cacheWrite")?;
-    let total = input + output + cache_read + cache_write;
-    // A provider without prices records a zero cost: the tokens were spent all the same.
+    let total = input
+        .saturating_add(output)
+        .saturating_add(cache_read)
+        .saturating_add(cache_write);
+    // A recorded zero is a known zero (free and local providers; Pi shows $0.00); only a
+    // missing or non-finite cost is unknown.
     let cost = raw
         .cost_total
         .and_then(Number::as_f64)
-        .filter(|cost| cost.is_finite() && !(*cost == 0.0 && total > 0));
+        .filter(|cost| cost.is_finite());
     Ok(Usage {
         input,
         output,

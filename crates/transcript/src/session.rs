@@ -537,10 +537,20 @@ impl Transcript {
 
     /// Returns the session held in `bytes` (a whole file's contents).
     pub fn from_bytes(bytes: Vec<u8>) -> Transcript {
-        let mut builder = Builder::new(DEFAULT_MAX_LINE_BYTES);
+        Transcript::from_bytes_with(bytes, &ReadLimits::default())
+    }
+
+    /// Returns the session held in `bytes` read within `limits`: up to
+    /// `limits.snapshot_bytes` (or all of them), holding no line longer than
+    /// `limits.max_line_bytes`.
+    pub fn from_bytes_with(mut bytes: Vec<u8>, limits: &ReadLimits) -> Transcript {
+        if let Some(snapshot_bytes) = limits.snapshot_bytes {
+            bytes.truncate(usize::try_from(snapshot_bytes).unwrap_or(usize::MAX));
+        }
+        let mut builder = Builder::new(limits.max_line_bytes);
         let n_bytes = bytes.len() as u64;
         // Reading from a slice cannot fail.
-        let _ = for_each_line(bytes.as_slice(), n_bytes, DEFAULT_MAX_LINE_BYTES, |line| {
+        let _ = for_each_line(bytes.as_slice(), n_bytes, limits.max_line_bytes, |line| {
             builder.push_line(line)
         });
         Transcript::finish(builder, Source::Memory(bytes), n_bytes)

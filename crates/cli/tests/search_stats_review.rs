@@ -1,0 +1,545 @@
+//! Regression tests for the review of `search` (issue 12) and `stats` (issue 13): each test
+//! names its finding. Stores are generated in temp dirs.
+
+mod common;
+
+use std::path::Path;
+
+use common::{binary, stdout_of};
+use serde_json::Value;
+
+/// Returns an assistant entry line with `usage` at `timestamp`.
+fn assistant(id: &str, parent: Option<&str>, timestamp: &str, input: u64, cost: f64) -> String {
+    let parent = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{timestamp}","message":{{"role":"assistant","content":[{{"type":"text","text":"answer {id}"}}],"api":"x","provider":"p","model":"m","usage":{{"input":{input},"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":{input},"cost":{{"total":{cost}}}}},"stopReason":"stop","timestamp":1}}}}"#
+    )
+}
+
+/// Writes a session file `name` under the project directory of `/p` in `root`, with a
+/// header of `id` started at `started`, and `lines`; returns its path.
+fn session(root: &Path, name: &str, id: &str, started: &str, lines: &[String]) -> String {
+    let dir = root.join("--p--");
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let mut text = format!(
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{started}","cwd":"/p"}}"#
+    );
+    text.push('\n');
+    for line in lines {
+        text.push_str(line);
+        text.push('\n');
+    }
+    std::fs::write(&path, text).expect("write");
+    path.display().to_string()
+}
+
+fn json_of(output: &std::process::Output) -> Value {
+    serde_json::from_str(&stdout_of(output)).expect("JSON")
+}
+
+/// H3: `--since`/`--until` dates are read in `--timezone`, the zone of the period rows,
+/// whatever the local zone is.
+#[test]
+fn h3_stats_since_until_use_the_report_time_zone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    session(
+        root,
+        "2026-03-01T20-00-00-000Z_s1.jsonl",
+        "s1",
+        "2026-03-01T20:00:00.000Z",
+        &[
+            // 03:00 UTC on 2026-03-02: still 2026-03-01 in New York.
+            assistant("a1", None, "2026-03-02T03:00:00.000Z", 100, 1.0),
+            assistant("a2", Some("a1"), "2026-03-02T12:00:00.000Z", 10, 0.1),
+            assistant("a3", Some("a2"), "2026-03-03T01:00:00.000Z", 1, 0.01),
+        ],
+    );
+    let root = root.display().to_string();
+    let report = |extra: &[&str]| {
+        let output = binary()
+            .env("TZ", "America/New_York")
+            .args(["stats", "--sessions-root", &root, "-q", "--by", "day"])
+            .args(["--timezone", "UTC", "--json"])
+            .args(extra)
+            .output()
+            .expect("run");
+        json_of(&output)
+    };
+    let ranged = report(&["--since", "2026-03-02", "--until", "2026-03-02"]);
+    assert_eq!(ranged["since"], "2026-03-02T00:00:00Z", "{ranged}");
+    assert_eq!(
+        ranged["until"], "2026-03-02T23:59:59.999999999Z",
+        "{ranged}"
+    );
+    assert_eq!(ranged["total"]["input"], 110, "{ranged}");
+    let all = report(&[]);
+    let day = all["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|row| row["day"] == "2026-03-02")
+        .cloned();
+    let day = day.unwrap_or_else(|| panic!("no 2026-03-02 row in {all}"));
+    assert_eq!(day["usage"]["input"], ranged["total"]["input"]);
+}
+
+fn user_line(id: &str, parent: Option<&str>, timestamp: &str, text: &str) -> String {
+    let parent = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{timestamp}","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+    )
+}
+
+/// Writes a session at `path` (any place) with header `id` and `lines`.
+fn write_at(path: &Path, id: &str, lines: &[String]) -> String {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let mut text = format!(
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-03-02T10:00:00.000Z","cwd":"/p"}}"#
+    );
+    text.push('\n');
+    for line in lines {
+        text.push_str(line);
+        text.push('\n');
+    }
+    std::fs::write(path, text).expect("write");
+    path.display().to_string()
+}
+
+/// A store with a session, a `forks/` run copying its entries and a subagent run.
+struct Store {
+    _dir: tempfile::TempDir,
+    root: String,
+    session: String,
+    fork: String,
+    run: String,
+}
+
+fn store() -> Store {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().display().to_string();
+    let shared = vec![
+        user_line("u1", None, "2026-03-02T10:00:01.000Z", "forked needle"),
+        assistant("a1", Some("u1"), "2026-03-02T10:00:02.000Z", 1000, 1.0),
+    ];
+    let session = session(
+        dir.path(),
+        "2026-03-02T10-00-00-000Z_s1.jsonl",
+        "s1",
+        "2026-03-02T10:00:00.000Z",
+        &shared,
+    );
+    let container = session.trim_end_matches(".jsonl").to_owned();
+    let mut fork_lines = shared.clone();
+    fork_lines.push(assistant(
+        "f1",
+        Some("a1"),
+        "2026-03-02T11:00:00.000Z",
+        7,
+        0.5,
+    ));
+    let fork = write_at(
+        &Path::new(&container).join("forks/2026-03-02T11-00-00-000Z_f1.jsonl"),
+        "f1",
+        &fork_lines,
+    );
+    let run = write_at(
+        &Path::new(&container).join("launch-1/run-0/session.jsonl"),
+        "r1",
+        &[user_line(
+            "r1u",
+            None,
+            "2026-03-02T12:00:00.000Z",
+            "run needle",
+        )],
+    );
+    Store {
+        _dir: dir,
+        root,
+        session,
+        fork,
+        run,
+    }
+}
+
+/// M1: a subagent run chosen with `--session` keeps its context: its depth, its launcher,
+/// and for a `forks/` run its fork parent, so its copied entries are not counted as its own.
+#[test]
+fn m1_session_flag_keeps_the_run_context() {
+    let store = store();
+    let stats = |session: &str| {
+        json_of(
+            &binary()
+                .args(["stats", "--sessions-root", &store.root, "-q"])
+                .args(["--by", "session", "--json", "--session", session])
+                .output()
+                .expect("run"),
+        )
+    };
+    let fork = stats(&store.fork);
+    let rows = fork["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 1, "{fork}");
+    assert_eq!(rows[0]["path"], store.fork.as_str());
+    assert_eq!(rows[0]["depth"], 1);
+    assert_eq!(rows[0]["launchedBy"], store.session.as_str());
+    assert_eq!(rows[0]["forkOf"], store.session.as_str());
+    assert_eq!(rows[0]["pi"]["input"], 1007);
+    assert_eq!(rows[0]["own"]["input"], 7);
+    assert_eq!(fork["total"]["input"], 7);
+    // The launcher with its runs, as before.
+    let session = stats(&store.session);
+    assert_eq!(
+        session["rows"].as_array().expect("rows").len(),
+        3,
+        "{session}"
+    );
+    assert_eq!(session["total"]["input"], 1007);
+
+    for (session, pattern, depth) in [
+        (&store.fork, "forked", 1),
+        (&store.run, "run needle", 1),
+        (&store.session, "forked", 0),
+    ] {
+        let output = binary()
+            .args(["search", "--sessions-root", &store.root, pattern])
+            .args(["--session", session, "--jsonl"])
+            .output()
+            .expect("run");
+        let row: Value =
+            serde_json::from_str(stdout_of(&output).lines().next().expect("a hit")).expect("JSON");
+        assert_eq!(row["depth"], depth, "{session}");
+    }
+}
+
+/// M2: a sessions root that cannot be read is an error naming it: search exits 2, stats 1.
+#[test]
+fn m2_unreadable_store_is_an_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, "x").expect("write");
+    for root in [
+        "/nonexistent-root-for-tests".to_owned(),
+        file.display().to_string(),
+    ] {
+        for (command, code) in [("search", 2), ("stats", 1)] {
+            let mut args = vec![command, "--sessions-root", &root];
+            if command == "search" {
+                args.push("needle");
+            }
+            let output = binary().args(&args).output().expect("run");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(
+                output.status.code(),
+                Some(code),
+                "{command} {root}: {stderr}"
+            );
+            assert!(
+                stderr.contains(&format!("{root}: sessions root not readable")),
+                "{command}: {stderr}"
+            );
+            assert!(output.stdout.is_empty(), "{command}");
+        }
+    }
+}
+
+/// Returns a validator of `definition` in the schema `schema` prints for `command`.
+fn validator(command: &str, definition: Option<&str>) -> jsonschema::Validator {
+    let output = binary().args(["schema", command]).output().expect("run");
+    let mut schema: Value = serde_json::from_str(&stdout_of(&output)).expect("schema");
+    if let Some(definition) = definition {
+        let object = schema.as_object_mut().expect("object");
+        for member in ["type", "properties", "required", "additionalProperties"] {
+            object.remove(member);
+        }
+        object.insert("$ref".to_owned(), format!("#/$defs/{definition}").into());
+    }
+    jsonschema::validator_for(&schema).expect("the schema compiles")
+}
+
+fn assert_valid(validator: &jsonschema::Validator, value: &Value, what: &str) {
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|error| error.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{what}: {errors:?}\n{value}");
+}
+
+/// M3 and M5: the real output of every `search` mode and `stats` validates against
+/// `schema`; `--count` and `-l` give their per-file data as JSON documents and rows.
+#[test]
+fn m3_m5_real_output_validates_against_the_schemas() {
+    let store = store();
+    // A damaged line that could hold a match makes a warning row.
+    let damaged = write_at(
+        &Path::new(&store.root).join("--q--/2026-03-03T10-00-00-000Z_d1.jsonl"),
+        "d1",
+        &["{\"type\":\"message\",\"message\":\"needle".to_owned()],
+    );
+    let search = |extra: &[&str]| {
+        let output = binary()
+            .args([
+                "search",
+                "--sessions-root",
+                &store.root,
+                "needle",
+                "--sort",
+                "path",
+            ])
+            .args(extra)
+            .output()
+            .expect("run");
+        assert_eq!(output.status.code(), Some(0), "{extra:?}");
+        String::from_utf8(output.stdout).expect("UTF-8")
+    };
+    let document = validator("search", None);
+    let rows: Vec<(&str, jsonschema::Validator)> = ["HitRow", "CountRow", "FileRow", "WarningRow"]
+        .into_iter()
+        .map(|name| (name, validator("search", Some(name))))
+        .collect();
+    let mut kinds = Vec::new();
+    for extra in [&[][..], &["--count"], &["-l"]] {
+        let json: Value =
+            serde_json::from_str(&search(&[extra, &["--json"]].concat())).expect("JSON");
+        assert_valid(&document, &json, &format!("{extra:?} --json"));
+        for line in search(&[extra, &["--jsonl"]].concat()).lines() {
+            let row: Value = serde_json::from_str(line).expect("JSON row");
+            let kind = row["kind"].as_str().expect("kind").to_owned();
+            let name = match kind.as_str() {
+                "hit" => "HitRow",
+                "count" => "CountRow",
+                "file" => "FileRow",
+                "warning" => "WarningRow",
+                other => panic!("kind {other}"),
+            };
+            let (_, validator) = rows.iter().find(|(row, _)| *row == name).expect("row");
+            assert_valid(validator, &row, line);
+            kinds.push(kind);
+        }
+    }
+    for kind in ["hit", "count", "file", "warning"] {
+        assert!(
+            kinds.iter().any(|seen| seen == kind),
+            "no {kind} row: {kinds:?}"
+        );
+    }
+    // The per-file data itself.
+    let counts: Value = serde_json::from_str(&search(&["--count", "--json"])).expect("JSON");
+    assert_eq!(counts["hits"], serde_json::json!([]));
+    let counted: Vec<(String, u64)> = counts["counts"]
+        .as_array()
+        .expect("counts")
+        .iter()
+        .map(|count| {
+            let path = count["path"].as_str().expect("path").to_owned();
+            (path, count["nHits"].as_u64().expect("nHits"))
+        })
+        .collect();
+    let mut expected = vec![
+        (store.fork.clone(), 1),
+        (store.run.clone(), 1),
+        (store.session.clone(), 1),
+    ];
+    expected.sort();
+    assert_eq!(counted, expected);
+    let files: Value = serde_json::from_str(&search(&["-l", "--json"])).expect("JSON");
+    let paths: Vec<&str> = expected.iter().map(|(path, _)| path.as_str()).collect();
+    assert_eq!(files["files"], serde_json::json!(paths));
+    assert!(files["warnings"].to_string().contains(&damaged), "{files}");
+    let count_rows: Vec<Value> = search(&["--count", "--jsonl"])
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("row"))
+        .filter(|row: &Value| row["kind"] == "count")
+        .collect();
+    assert_eq!(count_rows.len(), 3);
+
+    let stats = validator("stats", None);
+    for by in ["session", "day,model", "project"] {
+        let output = binary()
+            .args([
+                "stats",
+                "--sessions-root",
+                &store.root,
+                "--by",
+                by,
+                "--json",
+            ])
+            .output()
+            .expect("run");
+        assert_valid(&stats, &json_of(&output), by);
+    }
+}
+
+/// M6: `--role` takes only Pi's roles, and an entry Pi turns into a message has its role.
+#[test]
+fn m6_search_role_is_validated_and_custom_covers_custom_messages() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    session(
+        dir.path(),
+        "2026-03-02T10-00-00-000Z_s1.jsonl",
+        "s1",
+        "2026-03-02T10:00:00.000Z",
+        &[
+            user_line("u1", None, "2026-03-02T10:00:01.000Z", "injected by the user"),
+            r#"{"type":"custom_message","id":"c1","parentId":"u1","timestamp":"2026-03-02T10:00:02.000Z","customType":"ext","content":"Injected context","display":true}"#.to_owned(),
+            r#"{"type":"branch_summary","id":"b1","parentId":"c1","timestamp":"2026-03-02T10:00:03.000Z","fromId":"u1","summary":"Injected summary"}"#.to_owned(),
+        ],
+    );
+    let root = dir.path().display().to_string();
+    let search = |extra: &[&str]| {
+        binary()
+            .args([
+                "search",
+                "--sessions-root",
+                &root,
+                "-i",
+                "injected",
+                "--jsonl",
+            ])
+            .args(extra)
+            .output()
+            .expect("run")
+    };
+    let entries = |extra: &[&str]| -> Vec<String> {
+        stdout_of(&search(extra))
+            .lines()
+            .map(|line| {
+                let row: Value = serde_json::from_str(line).expect("row");
+                row["entryId"].as_str().expect("id").to_owned()
+            })
+            .collect()
+    };
+    assert_eq!(entries(&["--role", "custom"]), ["c1"]);
+    assert_eq!(entries(&["--role", "branchSummary"]), ["b1"]);
+    assert_eq!(
+        entries(&["--role", "user", "--role", "custom"]),
+        ["u1", "c1"]
+    );
+    let output = search(&["--role", "tool_result"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("toolResult") && stderr.contains("custom"),
+        "{stderr}"
+    );
+}
+
+/// M7 and L6: text hits show the entry's time in the local zone; `-l` and `--count` write
+/// paths as they are when stdout is not a terminal, as ripgrep does.
+#[test]
+fn m7_l6_text_hits_show_local_time_and_paths_are_raw_on_a_pipe() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("--p-\u{1b}]0;TITLE\u{7}--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let path = write_at(
+        &project.join("2026-03-02T10-00-00-000Z_s1.jsonl"),
+        "s1",
+        &[user_line("u1", None, "2026-03-02T10:00:01.000Z", "needle")],
+    );
+    let root = dir.path().display().to_string();
+    let run = |extra: &[&str]| {
+        stdout_of(
+            &binary()
+                .env("TZ", "Europe/Berlin")
+                .args(["search", "--sessions-root", &root, "needle"])
+                .args(extra)
+                .output()
+                .expect("run"),
+        )
+    };
+    let text = run(&[]);
+    assert!(
+        text.contains("2:[u1] 2026-03-02 11:00:01 user: needle"),
+        "{text}"
+    );
+    assert_eq!(run(&["-l"]), format!("{path}\n"));
+    assert_eq!(run(&["--count"]), format!("{path}:1\n"));
+}
+
+/// M9: `--threads 0` is refused by search and stats with list's message.
+#[test]
+fn m9_threads_zero_is_refused() {
+    for args in [vec!["list"], vec!["search", "needle"], vec!["stats"]] {
+        let output = binary()
+            .args(&args)
+            .args([
+                "--sessions-root",
+                "/nonexistent-root-for-tests",
+                "--threads",
+                "0",
+            ])
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("--threads must be at least 1 (leave it out for one thread per core)"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
+/// L1 and L3: absurd token counts saturate instead of wrapping, an infinite cost sum stays a
+/// number, and a recorded zero cost is a known $0.
+#[test]
+fn l1_l3_sums_saturate_and_zero_cost_is_known() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let huge = |id: &str, parent: Option<&str>| {
+        let parent = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-03-02T10:00:01.000Z","message":{{"role":"assistant","content":[],"api":"x","provider":"p","model":"m","usage":{{"input":1,"output":18446744073709551615,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{{"total":1e308}}}},"stopReason":"stop","timestamp":1}}}}"#
+        )
+    };
+    session(
+        dir.path(),
+        "2026-03-02T10-00-00-000Z_s1.jsonl",
+        "s1",
+        "2026-03-02T10:00:00.000Z",
+        &[
+            huge("a1", None),
+            huge("a2", Some("a1")),
+            huge("a3", Some("a2")),
+        ],
+    );
+    let zero_dir = tempfile::tempdir().expect("temp dir");
+    session(
+        zero_dir.path(),
+        "2026-03-02T10-00-00-000Z_s2.jsonl",
+        "s2",
+        "2026-03-02T10:00:00.000Z",
+        &[assistant("a1", None, "2026-03-02T10:00:01.000Z", 50, 0.0)],
+    );
+    let stats = validator("stats", None);
+    let report = |root: &Path| {
+        json_of(
+            &binary()
+                .args([
+                    "stats",
+                    "--sessions-root",
+                    &root.display().to_string(),
+                    "--json",
+                ])
+                .output()
+                .expect("run"),
+        )
+    };
+    let huge = report(dir.path());
+    assert_valid(&stats, &huge, "saturated");
+    assert_eq!(huge["total"]["output"], u64::MAX, "{huge}");
+    assert_eq!(huge["total"]["total"], u64::MAX, "{huge}");
+    assert_eq!(huge["total"]["cost"], f64::MAX, "{huge}");
+    let zero = report(zero_dir.path());
+    assert_eq!(zero["total"]["nCostUnknown"], 0, "{zero}");
+    assert_eq!(zero["total"]["cost"], 0.0, "{zero}");
+    let text = stdout_of(
+        &binary()
+            .args([
+                "stats",
+                "--sessions-root",
+                &zero_dir.path().display().to_string(),
+            ])
+            .output()
+            .expect("run"),
+    );
+    assert!(text.contains("$0.0000") && !text.contains('*'), "{text}");
+}
