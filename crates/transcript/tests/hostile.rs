@@ -434,3 +434,37 @@ fn a_visitor_error_stops_the_items() {
     );
     assert_eq!(n_items, 3);
 }
+
+/// Issue 9: a file naming a different model on every assistant message costs the facts work
+/// linear in the file: the models seen are looked up in a table, not scanned for each entry
+/// (20,000 distinct models made that 200 million comparisons). The order of first use stays.
+#[test]
+fn facts_are_linear_in_distinct_models() {
+    let n = 20_000;
+    let mut lines = Vec::with_capacity(n + 1);
+    lines.push(user("u", None, "go"));
+    for idx in 0..n {
+        let parent = if idx == 0 {
+            "u".to_owned()
+        } else {
+            format!("a{}", idx - 1)
+        };
+        // Every other message repeats the model before it, so a model is also found again.
+        let model = idx - idx % 2;
+        lines.push(format!(
+            r#"{{"type":"message","id":"a{idx}","parentId":"{parent}","message":{{"role":"assistant","content":[],"provider":"p","model":"m{model}","stopReason":"stop"}}}}"#
+        ));
+    }
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let session = parse(&jsonl(&lines));
+    let facts = facts(&session).expect("facts");
+    assert_eq!(facts.models.len(), n / 2);
+    assert_eq!(facts.models[..3], ["p/m0", "p/m2", "p/m4"]);
+    assert_eq!(facts.models.last().map(String::as_str), Some("p/m19998"));
+    let n_entries = session.entries().len() as u64;
+    assert!(
+        facts.n_steps <= 3 * n_entries,
+        "{} steps for {n_entries} entries",
+        facts.n_steps
+    );
+}
