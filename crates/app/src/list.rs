@@ -457,7 +457,7 @@ mod tests {
                     part.listing
                         .sessions
                         .into_iter()
-                        .map(|session| session.path),
+                        .map(|mut session| std::mem::take(&mut session.path)),
                 );
                 WalkState::Continue
             });
@@ -473,7 +473,7 @@ mod tests {
             .listing
             .sessions
             .into_iter()
-            .map(|session| session.path)
+            .map(|mut session| std::mem::take(&mut session.path))
             .collect();
         expected.sort();
         assert_eq!(streamed.len(), 150);

@@ -136,18 +136,18 @@ pub fn lineage(path: &str, facts: &SessionFacts) -> Result<Lineage, AppError> {
         has_container: true,
     })?;
     let runs = session
-        .map(|session| session.subagent_sessions)
+        .map(|mut session| std::mem::take(&mut session.subagent_sessions))
         .unwrap_or_default()
         .into_iter()
         .enumerate()
-        .map(|(idx, run)| RunInfo {
+        .map(|(idx, mut run)| RunInfo {
             first_task: (idx < MAX_RUN_TASKS)
                 .then(|| pi_retrospect_transcript::read_summary(Path::new(&run.path)).ok())
                 .flatten()
                 .and_then(|summary| summary.first_user_message),
             n_runs: run.n_runs(),
-            path: run.path,
-            id: run.id,
+            path: std::mem::take(&mut run.path),
+            id: std::mem::take(&mut run.id),
             timestamp: utc_timestamp(&run.timestamp),
         })
         .collect();

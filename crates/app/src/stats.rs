@@ -90,11 +90,11 @@ fn to_jiff(instant: pi_retrospect_core::Timestamp) -> Result<jiff::Timestamp, Ap
 
 /// Returns the session (with its runs) whose path is `path`, at any depth.
 fn take_tree(sessions: Vec<Session>, path: &str) -> Option<Session> {
-    for session in sessions {
+    for mut session in sessions {
         if session.path == path {
             return Some(session);
         }
-        if let Some(found) = take_tree(session.subagent_sessions, path) {
+        if let Some(found) = take_tree(std::mem::take(&mut session.subagent_sessions), path) {
             return Some(found);
         }
     }
