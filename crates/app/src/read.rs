@@ -70,7 +70,7 @@ pub struct ShowResult {
 impl ShowResult {
     /// Returns the number of entries on the active branch.
     pub fn n_active_entries(&self) -> usize {
-        self.session.transcript.active_branch().len()
+        self.session.transcript.active_branch_len()
     }
 
     /// Hands each item of the active branch to `visit`, root first, made as it is reached;

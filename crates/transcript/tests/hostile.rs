@@ -326,6 +326,7 @@ fn a_linear_file_with_junk_keeps_its_entries() {
     let session = parse(&text);
     assert_eq!(session.entries().len(), 100);
     assert_eq!(session.active_branch().len(), 100);
+    assert_eq!(session.active_branch_len(), 100);
     assert_eq!(
         session.warning_counts().get(WarningKind::MalformedLine),
         100
