@@ -477,7 +477,7 @@ mod tests {
                     part.listing
                         .sessions
                         .into_iter()
-                        .map(|session| session.path),
+                        .map(|mut session| std::mem::take(&mut session.path)),
                 );
                 WalkState::Continue
             });
@@ -493,7 +493,7 @@ mod tests {
             .listing
             .sessions
             .into_iter()
-            .map(|session| session.path)
+            .map(|mut session| std::mem::take(&mut session.path))
             .collect();
         expected.sort();
         assert_eq!(streamed.len(), 150);

@@ -7,7 +7,8 @@ use std::path::Path;
 use pi_retrospect_core::Timestamp;
 use pi_retrospect_transcript::{
     Cursor, DisplayItem, EntriesFilter, EntryRow, InspectPage, Lineage, OutputLimit, ReadLimits,
-    RunInfo, SearchScope, SessionFacts, ShowOptions, TranscriptError, TreeRow, utc_timestamp,
+    RunInfo, SearchScope, SessionFacts, ShowOptions, TranscriptError, TreeCounts, TreeRow,
+    utc_timestamp,
 };
 use pi_retrospect_walk::SessionFile;
 
@@ -41,15 +42,17 @@ pub struct ShowRequest {
 }
 
 /// What `show` shows: the active branch as items, or the whole tree.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShowView {
-    /// The active branch, root first.
-    Items(Vec<DisplayItem>),
-    /// Every entry, in tree order.
-    Tree(Vec<TreeRow>),
+    /// The active branch, root first ([`ShowResult::for_each_item`]).
+    Items,
+    /// Every entry, in tree order ([`ShowResult::for_each_tree_row`]).
+    Tree,
 }
 
-/// The result of `show`.
+/// The result of `show`: the file read, its facts and lineage. Items and tree rows are made
+/// one at a time by [`ShowResult::for_each_item`] and [`ShowResult::for_each_tree_row`], so a
+/// writer that streams them holds one at a time, whatever the file's size (issue 9).
 #[derive(Debug)]
 pub struct ShowResult {
     /// The file read.
@@ -60,36 +63,62 @@ pub struct ShowResult {
     pub lineage: Lineage,
     /// What to show.
     pub view: ShowView,
+    /// What each item keeps.
+    pub options: ShowOptions,
+}
+
+impl ShowResult {
+    /// Returns the number of entries on the active branch.
+    pub fn n_active_entries(&self) -> usize {
+        self.session.transcript.active_branch_len()
+    }
+
+    /// Hands each item of the active branch to `visit`, root first, made as it is reached;
+    /// stops at the first error `visit` returns.
+    pub fn for_each_item<E: From<TranscriptError>>(
+        &self,
+        visit: impl FnMut(DisplayItem) -> Result<(), E>,
+    ) -> Result<(), E> {
+        pi_retrospect_transcript::for_each_item(&self.session.transcript, self.options, visit)
+    }
+
+    /// Returns how many rows and branch points the entry tree has, before any row is made.
+    pub fn tree_counts(&self) -> TreeCounts {
+        pi_retrospect_transcript::tree_counts(&self.session.transcript)
+    }
+
+    /// Hands each row of the entry tree (with previews) to `visit`, in drawing order, made as
+    /// it is reached; stops at the first error `visit` returns.
+    pub fn for_each_tree_row<E: From<TranscriptError>>(
+        &self,
+        visit: impl FnMut(TreeRow) -> Result<(), E>,
+    ) -> Result<(), E> {
+        pi_retrospect_transcript::for_each_tree_row(&self.session.transcript, true, visit)
+    }
 }
 
 /// Runs whose first task is read for `show`'s heading.
 const MAX_RUN_TASKS: usize = 50;
 
-/// Reads the session of `request` and builds its active branch or tree.
+/// Reads the session of `request`, its facts and lineage; its active branch or tree is made
+/// as it is written ([`ShowResult::for_each_item`], [`ShowResult::for_each_tree_row`]).
 pub fn show(request: &ShowRequest, env: &Environment) -> Result<ShowResult, AppError> {
     let session = open(&request.target, env, &ReadLimits::default())?;
     let facts = pi_retrospect_transcript::facts(&session.transcript)?;
-    let view = if request.tree {
-        ShowView::Tree(pi_retrospect_transcript::entry_tree(
-            &session.transcript,
-            true,
-        )?)
-    } else {
-        let options = ShowOptions {
-            output_limit: request.tool_output_chars.map(OutputLimit::chars),
-            include_thinking: request.thinking,
-        };
-        ShowView::Items(pi_retrospect_transcript::active_branch_items(
-            &session.transcript,
-            options,
-        )?)
-    };
     let lineage = lineage(&session.path, &facts)?;
     Ok(ShowResult {
         session,
         facts,
         lineage,
-        view,
+        view: if request.tree {
+            ShowView::Tree
+        } else {
+            ShowView::Items
+        },
+        options: ShowOptions {
+            output_limit: request.tool_output_chars.map(OutputLimit::chars),
+            include_thinking: request.thinking,
+        },
     })
 }
 
@@ -107,18 +136,18 @@ pub fn lineage(path: &str, facts: &SessionFacts) -> Result<Lineage, AppError> {
         has_container: true,
     })?;
     let runs = session
-        .map(|session| session.subagent_sessions)
+        .map(|mut session| std::mem::take(&mut session.subagent_sessions))
         .unwrap_or_default()
         .into_iter()
         .enumerate()
-        .map(|(idx, run)| RunInfo {
+        .map(|(idx, mut run)| RunInfo {
             first_task: (idx < MAX_RUN_TASKS)
                 .then(|| pi_retrospect_transcript::read_summary(Path::new(&run.path)).ok())
                 .flatten()
                 .and_then(|summary| summary.first_user_message),
             n_runs: run.n_runs(),
-            path: run.path,
-            id: run.id,
+            path: std::mem::take(&mut run.path),
+            id: std::mem::take(&mut run.id),
             timestamp: utc_timestamp(&run.timestamp),
         })
         .collect();
@@ -423,6 +452,66 @@ mod tests {
         check("p/x/forks/f.jsonl", Some("p/x.jsonl"));
         check("p/y.jsonl", None);
         check("p/z/session.jsonl", None);
+    }
+
+    /// Issue 9: `show` hands the front end a session, its facts and lineage, and makes the
+    /// items and tree rows only as they are written. The file is cut after `show` returned:
+    /// items made one at a time reach the writer up to the cut, then the read fails; a result
+    /// that held the items (or a walk that built them all before the first) would not.
+    #[test]
+    fn show_makes_items_and_rows_as_they_are_written() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        let mut text = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#.to_owned();
+        text.push('\n');
+        let mut offsets = Vec::new();
+        for idx in 0..100 {
+            offsets.push(text.len());
+            let parent = match idx {
+                0 => "null".to_owned(),
+                _ => format!("\"u{}\"", idx - 1),
+            };
+            text.push_str(&format!(
+                r#"{{"type":"message","id":"u{idx}","parentId":{parent},"message":{{"role":"user","content":"message {idx}"}}}}"#
+            ));
+            text.push('\n');
+        }
+        std::fs::write(&path, &text).expect("write");
+        let env = Environment::default();
+        for tree in [false, true] {
+            let request = ShowRequest {
+                target: SessionTarget {
+                    session: SessionRef::Path(path.to_str().expect("utf-8").to_owned()),
+                    stores: StoreFlags::default(),
+                },
+                tree,
+                thinking: false,
+                tool_output_chars: None,
+            };
+            let result = show(&request, &env).expect("show");
+            assert_eq!(result.n_active_entries(), 100);
+            assert_eq!(result.tree_counts().n_rows, 100);
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .expect("open for writing")
+                .set_len(offsets[7] as u64)
+                .expect("cut");
+            let mut n_written = 0;
+            let outcome = match result.view {
+                ShowView::Items => result.for_each_item(|_| {
+                    n_written += 1;
+                    Ok::<(), AppError>(())
+                }),
+                ShowView::Tree => result.for_each_tree_row(|_| {
+                    n_written += 1;
+                    Ok::<(), AppError>(())
+                }),
+            };
+            assert!(outcome.is_err(), "tree={tree}");
+            assert_eq!(n_written, 7, "tree={tree}");
+            std::fs::write(&path, &text).expect("restore");
+        }
     }
 
     #[test]

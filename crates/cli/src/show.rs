@@ -5,7 +5,8 @@ use std::io::Write;
 use clap::Args;
 use pi_retrospect_app::{Environment, ShowRequest, ShowView};
 use pi_retrospect_render::show::{
-    Paint, ShowParts, ShowStyle, write_heading, write_items, write_json, write_tree,
+    JsonView, Paint, ShowParts, ShowStyle, TreeWriter, write_heading, write_item, write_items_head,
+    write_json_element, write_json_head, write_json_tail,
 };
 
 use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
@@ -112,12 +113,28 @@ pub fn run(args: &ShowArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
         facts: &result.facts,
         lineage: &result.lineage,
     };
+    // Items and rows are written as they are made, so memory holds one at a time (issue 9).
     if args.json {
-        let (items, tree) = match &result.view {
-            ShowView::Items(items) => (Some(items.as_slice()), None),
-            ShowView::Tree(rows) => (None, Some(rows.as_slice())),
-        };
-        write_json(out, &parts, items, tree)?;
+        let mut n_elements = 0;
+        match result.view {
+            ShowView::Items => {
+                write_json_head(out, &parts, JsonView::Items)?;
+                result.for_each_item(|item| {
+                    write_json_element(out, &item, n_elements)?;
+                    n_elements += 1;
+                    anyhow::Ok(())
+                })?;
+            }
+            ShowView::Tree => {
+                write_json_head(out, &parts, JsonView::Tree)?;
+                result.for_each_tree_row(|row| {
+                    write_json_element(out, &row, n_elements)?;
+                    n_elements += 1;
+                    anyhow::Ok(())
+                })?;
+            }
+        }
+        write_json_tail(out, &parts, n_elements)?;
         return Ok(());
     }
     let style = ShowStyle {
@@ -132,15 +149,21 @@ pub fn run(args: &ShowArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
     };
     print_warnings(&session.path, session.transcript.warnings());
     write_heading(out, &parts, &style)?;
-    match &result.view {
-        ShowView::Tree(rows) => write_tree(out, rows, &style)?,
-        ShowView::Items(items) => {
-            writeln!(
-                out,
-                "active branch: {} entries\n",
-                session.transcript.active_branch().len()
-            )?;
-            write_items(out, items, &style)?;
+    match result.view {
+        ShowView::Tree => {
+            let mut writer = TreeWriter::new(&style);
+            writer.write_head(out, result.tree_counts())?;
+            result.for_each_tree_row(|row| {
+                writer.write_row(out, &row)?;
+                anyhow::Ok(())
+            })?;
+        }
+        ShowView::Items => {
+            write_items_head(out, result.n_active_entries())?;
+            result.for_each_item(|item| {
+                write_item(out, &item, &style)?;
+                anyhow::Ok(())
+            })?;
         }
     }
     Ok(())

@@ -54,6 +54,18 @@ pub struct Session {
     pub n_pruned_runs: usize,
 }
 
+impl Drop for Session {
+    /// Drops the runs below this session one level at a time from a work list: the drop the
+    /// compiler writes recurses once per level, which a store with runs nested thousands of
+    /// levels deep would take past the end of the stack (issue 9).
+    fn drop(&mut self) {
+        let mut pending = std::mem::take(&mut self.subagent_sessions);
+        while let Some(mut session) = pending.pop() {
+            pending.append(&mut session.subagent_sessions);
+        }
+    }
+}
+
 impl Session {
     /// Returns a childless session made from one row.
     pub fn from_row(row: SessionRow) -> Self {
@@ -119,11 +131,17 @@ impl Listing {
     }
 }
 
-/// Sorts sessions and, recursively, their children into the contract's order.
+/// Sorts sessions and their children, at every level, into the contract's order. Levels are
+/// kept on an explicit work list, so a deep nesting cannot overflow the stack (issue 9).
 pub fn sort_sessions(sessions: &mut [Session]) {
-    sessions.sort_by(Session::chronological_cmp);
-    for session in sessions {
-        sort_sessions(&mut session.subagent_sessions);
+    let mut levels: Vec<&mut [Session]> = vec![sessions];
+    while let Some(level) = levels.pop() {
+        level.sort_by(Session::chronological_cmp);
+        for session in level {
+            if !session.subagent_sessions.is_empty() {
+                levels.push(&mut session.subagent_sessions);
+            }
+        }
     }
 }
 

@@ -8,6 +8,8 @@
 //! The work is linear in the number of transcripts times their path depth: each transcript
 //! looks its ancestors up in a map instead of testing every other transcript (the reference
 //! implementation's quadratic scan takes tens of seconds for one session with 5,000 runs).
+//! Nothing recurses: the tree is assembled and sorted with explicit work lists, so its depth
+//! is bounded by memory, not by the thread's stack.
 
 use std::collections::HashMap;
 
@@ -43,9 +45,26 @@ pub fn nest(root_container: &str, transcripts: Vec<SessionRow>) -> Vec<Session> 
         .into_iter()
         .map(|row| Some(Session::from_row(row)))
         .collect();
+    // Children are attached before their parents (reverse pre-order) with an explicit stack, so
+    // runs nested thousands of levels deep cannot overflow the thread's stack (issue 9).
+    let mut order = Vec::with_capacity(slots.len());
+    let mut stack: Vec<usize> = top_level.iter().rev().copied().collect();
+    while let Some(idx) = stack.pop() {
+        order.push(idx);
+        stack.extend(children_of[idx].iter().rev());
+    }
+    for &idx in order.iter().rev() {
+        let children: Vec<Session> = children_of[idx]
+            .iter()
+            .filter_map(|&child| slots[child].take())
+            .collect();
+        if let Some(session) = &mut slots[idx] {
+            session.subagent_sessions = children;
+        }
+    }
     let mut nested: Vec<Session> = top_level
         .into_iter()
-        .filter_map(|idx| build(idx, &children_of, &mut slots))
+        .filter_map(|idx| slots[idx].take())
         .collect();
     sort_sessions(&mut nested);
     nested
@@ -69,15 +88,6 @@ fn deepest_container(
         }
     }
     None
-}
-
-fn build(idx: usize, children_of: &[Vec<usize>], slots: &mut [Option<Session>]) -> Option<Session> {
-    let mut session = slots[idx].take()?;
-    session.subagent_sessions = children_of[idx]
-        .iter()
-        .filter_map(|child| build(*child, children_of, slots))
-        .collect();
-    Some(session)
 }
 
 #[cfg(test)]
@@ -159,6 +169,79 @@ mod tests {
             ],
             &["/r/p/a/session.jsonl", "/r/p/a/sessionx/session.jsonl"],
         );
+    }
+
+    /// Runs `work` on a thread with a 128 KiB stack: recursion once per level of a chain a
+    /// few thousand deep overflows it, a work list does not.
+    fn on_a_small_stack(work: impl FnOnce() + Send + 'static) {
+        std::thread::Builder::new()
+            .stack_size(128 * 1024)
+            .spawn(work)
+            .expect("spawn")
+            .join()
+            .expect("no stack overflow");
+    }
+
+    /// Issue 9: runs nested thousands of levels deep (each in the container of the one before)
+    /// are nested, sorted and dropped without recursion. Paths grow with the depth, so the
+    /// chain is 5,000 deep here; deeper chains are built directly below.
+    #[test]
+    fn a_deep_chain_of_runs_nests_without_recursion() {
+        on_a_small_stack(|| {
+            let depth = 5_000;
+            let mut container = "/r/p/s".to_owned();
+            let mut rows = Vec::with_capacity(depth);
+            for level in 0..depth {
+                rows.push(row(&format!("{container}.jsonl"), (level % 60) as u32));
+                container.push_str("/s");
+            }
+            rows.reverse();
+            let nested = nest("/r/p", rows);
+            assert_eq!(nested.len(), 1);
+            let mut session = &nested[0];
+            let mut n_levels = 1;
+            while let [child] = session.subagent_sessions.as_slice() {
+                assert!(
+                    child
+                        .path
+                        .starts_with(session.path.trim_end_matches(".jsonl"))
+                );
+                session = child;
+                n_levels += 1;
+            }
+            assert!(session.subagent_sessions.is_empty());
+            assert_eq!(n_levels, depth);
+        });
+    }
+
+    /// Issue 9: a chain of 100,000 runs built in memory is sorted at every level and dropped
+    /// without recursion.
+    #[test]
+    fn a_chain_100_000_deep_sorts_and_drops_without_recursion() {
+        on_a_small_stack(|| {
+            let mut chain = vec![row("/r/p/leaf.jsonl", 0), row("/r/p/z.jsonl", 1)]
+                .into_iter()
+                .map(Session::from_row)
+                .collect::<Vec<_>>();
+            chain.reverse();
+            for level in 0..100_000u32 {
+                let mut parent = Session::from_row(row(&format!("/r/p/{level}.jsonl"), 2));
+                parent.subagent_sessions = chain;
+                chain = vec![parent];
+            }
+            sort_sessions(&mut chain);
+            let mut session = &chain[0];
+            while let [child] = session.subagent_sessions.as_slice() {
+                session = child;
+            }
+            let paths: Vec<&str> = session
+                .subagent_sessions
+                .iter()
+                .map(|run| run.path.as_str())
+                .collect();
+            assert_eq!(paths, ["/r/p/leaf.jsonl", "/r/p/z.jsonl"]);
+            drop(chain);
+        });
     }
 
     #[test]

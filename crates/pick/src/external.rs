@@ -8,10 +8,10 @@ use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 
 use pi_retrospect_app::{
-    Environment, SessionRef, SessionTarget, ShowRequest, ShowView, StoreFlags,
+    AppError, Environment, SessionRef, SessionTarget, ShowRequest, ShowView, StoreFlags,
 };
 use pi_retrospect_render::show::{
-    Paint, ShowParts, ShowStyle, write_heading, write_items, write_tree,
+    Paint, ShowParts, ShowStyle, TreeWriter, write_heading, write_item, write_items_head,
 };
 
 use crate::error::PickError;
@@ -56,15 +56,17 @@ pub(crate) fn transcript(
     };
     let mut text = Vec::new();
     write_heading(&mut text, &parts, &style)?;
-    match &result.view {
-        ShowView::Tree(rows) => write_tree(&mut text, rows, &style)?,
-        ShowView::Items(items) => {
-            writeln!(
-                text,
-                "active branch: {} entries\n",
-                session.transcript.active_branch().len()
-            )?;
-            write_items(&mut text, items, &style)?;
+    // Writing to memory cannot fail; an error is still carried rather than dropped.
+    let written = |result: io::Result<()>| result.map_err(|error| AppError::io(error.to_string()));
+    match result.view {
+        ShowView::Tree => {
+            let mut writer = TreeWriter::new(&style);
+            writer.write_head(&mut text, result.tree_counts())?;
+            result.for_each_tree_row(|row| written(writer.write_row(&mut text, &row)))?;
+        }
+        ShowView::Items => {
+            write_items_head(&mut text, result.n_active_entries())?;
+            result.for_each_item(|item| written(write_item(&mut text, &item, &style)))?;
         }
     }
     Ok(text)

@@ -67,8 +67,8 @@ pub fn write_json_tail(
 
 /// Writes the lines of `text` with `indent` before each (before the first too when
 /// `is_first_indented`). Pretty JSON holds no raw newline inside a string, so its lines are
-/// its structure.
-fn write_lines_indented(
+/// its structure. `show --json` streams its elements the same way.
+pub(crate) fn write_lines_indented(
     out: &mut dyn Write,
     text: &[u8],
     indent: &str,

@@ -38,41 +38,40 @@ struct WarningLine<'a> {
     reason: &'a str,
 }
 
-/// Writes `session` and its whole tree, depth first, one line each.
+/// Writes `session` and its whole tree, depth first, one line each. The tree is walked with
+/// an explicit stack, so runs nested thousands of levels deep cannot overflow the thread's
+/// stack (issue 9).
 pub fn write_session_tree<'a>(
     out: &mut dyn Write,
     session: &Session,
     summary_of: &dyn Fn(&str) -> Option<&'a SessionSummary>,
 ) -> io::Result<()> {
-    write_tree(out, session, 0, None, summary_of)
-}
-
-fn write_tree<'a>(
-    out: &mut dyn Write,
-    session: &Session,
-    depth: usize,
-    parent_path: Option<&str>,
-    summary_of: &dyn Fn(&str) -> Option<&'a SessionSummary>,
-) -> io::Result<()> {
-    let summary = summary_of(&session.path);
-    let line = SessionLine {
-        kind: "session",
-        depth,
-        parent_path,
-        id: &session.id,
-        path: &session.path,
-        timestamp: &session.timestamp,
-        cwd: &session.cwd,
-        parent_session_path: session.parent_session_path.as_deref(),
-        n_subagents: session.n_runs(),
-        name: summary.and_then(|summary| summary.name.as_deref()),
-        first_user_message: summary.and_then(|summary| summary.first_user_message.as_deref()),
-        last_activity: session.last_activity(summary).to_string(),
-    };
-    serde_json::to_writer(&mut *out, &line).map_err(io::Error::from)?;
-    out.write_all(b"\n")?;
-    for child in &session.subagent_sessions {
-        write_tree(out, child, depth + 1, Some(&session.path), summary_of)?;
+    let mut stack: Vec<(&Session, usize, Option<&str>)> = vec![(session, 0, None)];
+    while let Some((session, depth, parent_path)) = stack.pop() {
+        let summary = summary_of(&session.path);
+        let line = SessionLine {
+            kind: "session",
+            depth,
+            parent_path,
+            id: &session.id,
+            path: &session.path,
+            timestamp: &session.timestamp,
+            cwd: &session.cwd,
+            parent_session_path: session.parent_session_path.as_deref(),
+            n_subagents: session.n_runs(),
+            name: summary.and_then(|summary| summary.name.as_deref()),
+            first_user_message: summary.and_then(|summary| summary.first_user_message.as_deref()),
+            last_activity: session.last_activity(summary).to_string(),
+        };
+        serde_json::to_writer(&mut *out, &line).map_err(io::Error::from)?;
+        out.write_all(b"\n")?;
+        stack.extend(
+            session
+                .subagent_sessions
+                .iter()
+                .rev()
+                .map(|child| (child, depth + 1, Some(session.path.as_str()))),
+        );
     }
     Ok(())
 }

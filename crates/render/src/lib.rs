@@ -32,8 +32,23 @@ pub fn write_text(out: &mut dyn Write, listing: &Listing) -> io::Result<()> {
     // bullet through `dyn Write` cost twice the time of the whole JSON document.
     let mut text = Vec::with_capacity(2 * FLUSH_BYTES);
     text.extend_from_slice(format!("Sessions ({})\n", listing.sessions.len()).as_bytes());
-    for session in &listing.sessions {
-        write_session_bullets(&mut text, session, 0);
+    // Depth first with an explicit stack (children pushed in reverse), so runs nested
+    // thousands of levels deep cannot overflow the thread's stack (issue 9).
+    let mut stack: Vec<(&Session, usize)> = listing
+        .sessions
+        .iter()
+        .rev()
+        .map(|session| (session, 0))
+        .collect();
+    while let Some((session, depth)) = stack.pop() {
+        write_session_bullet(&mut text, session, depth);
+        stack.extend(
+            session
+                .subagent_sessions
+                .iter()
+                .rev()
+                .map(|child| (child, depth + 1)),
+        );
         if text.len() >= FLUSH_BYTES {
             out.write_all(&text)?;
             text.clear();
@@ -52,16 +67,14 @@ pub fn write_text(out: &mut dyn Write, listing: &Listing) -> io::Result<()> {
     out.write_all(&text)
 }
 
-fn write_session_bullets(text: &mut Vec<u8>, session: &Session, depth: usize) {
+/// Writes one session's bullet, indented two spaces per level of `depth`.
+fn write_session_bullet(text: &mut Vec<u8>, session: &Session, depth: usize) {
     for _ in 0..depth {
         text.extend_from_slice(b"  ");
     }
     text.extend_from_slice(b"- ");
     text.extend_from_slice(escape_for_terminal(&session.path).as_bytes());
     text.push(b'\n');
-    for child in &session.subagent_sessions {
-        write_session_bullets(text, child, depth + 1);
-    }
 }
 
 /// Writes the contract's JSON document `{ "sessions": [...], "warnings": [...] }`, pretty-printed
@@ -80,16 +93,7 @@ pub fn write_json(out: &mut dyn Write, listing: &Listing) -> io::Result<()> {
         document.extend_from_slice(b"[]");
     } else {
         document.push(b'[');
-        for (idx, session) in listing.sessions.iter().enumerate() {
-            if idx > 0 {
-                document.push(b',');
-            }
-            write_session_json(&mut document, session, 2);
-            if document.len() >= FLUSH_BYTES {
-                out.write_all(&document)?;
-                document.clear();
-            }
-        }
+        write_sessions_json(out, &mut document, &listing.sessions)?;
         document.extend_from_slice(b"\n  ]");
     }
     document.extend_from_slice(b",\n  \"warnings\": ");
@@ -116,8 +120,84 @@ pub fn write_json(out: &mut dyn Write, listing: &Listing) -> io::Result<()> {
 /// How much JSON text is gathered before it is handed to the writer.
 const FLUSH_BYTES: usize = 64 * 1024;
 
-/// Writes one session object on a new line at indentation `level` (two spaces each).
-fn write_session_json(document: &mut Vec<u8>, session: &Session, level: usize) {
+/// One step of writing the sessions array: a session's object up to its runs, or the close
+/// of a session's runs and object.
+enum JsonStep<'a> {
+    /// Opens `session` at indentation `level`, after a comma unless it is the first of its
+    /// array; its runs follow.
+    Open {
+        session: &'a Session,
+        level: usize,
+        is_first: bool,
+    },
+    /// Closes the runs array and the object of a session at indentation `level`.
+    Close { level: usize },
+}
+
+/// Writes the elements of the top-level `sessions` array (its brackets are the caller's), each
+/// object with its runs nested inside, handing the text to `out` whenever `document` holds
+/// [`FLUSH_BYTES`]. Depth first with an explicit stack, so runs nested thousands of levels
+/// deep cannot overflow the thread's stack (issue 9).
+fn write_sessions_json(
+    out: &mut dyn Write,
+    document: &mut Vec<u8>,
+    sessions: &[Session],
+) -> io::Result<()> {
+    let mut stack: Vec<JsonStep<'_>> = sessions
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(idx, session)| JsonStep::Open {
+            session,
+            level: 2,
+            is_first: idx == 0,
+        })
+        .collect();
+    while let Some(step) = stack.pop() {
+        match step {
+            JsonStep::Open {
+                session,
+                level,
+                is_first,
+            } => {
+                if !is_first {
+                    document.push(b',');
+                }
+                write_session_json_open(document, session, level);
+                if session.subagent_sessions.is_empty() {
+                    document.extend_from_slice(b"[]");
+                    newline_indent(document, level);
+                    document.push(b'}');
+                } else {
+                    document.push(b'[');
+                    stack.push(JsonStep::Close { level });
+                    stack.extend(session.subagent_sessions.iter().enumerate().rev().map(
+                        |(idx, child)| JsonStep::Open {
+                            session: child,
+                            level: level + 2,
+                            is_first: idx == 0,
+                        },
+                    ));
+                }
+            }
+            JsonStep::Close { level } => {
+                newline_indent(document, level + 1);
+                document.push(b']');
+                newline_indent(document, level);
+                document.push(b'}');
+            }
+        }
+        if document.len() >= FLUSH_BYTES {
+            out.write_all(document)?;
+            document.clear();
+        }
+    }
+    Ok(())
+}
+
+/// Writes one session object on a new line at indentation `level` (two spaces each), up to
+/// and including the `"subagentSessions": ` key.
+fn write_session_json_open(document: &mut Vec<u8>, session: &Session, level: usize) {
     newline_indent(document, level);
     document.push(b'{');
     let field = |document: &mut Vec<u8>, name: &[u8]| {
@@ -144,21 +224,6 @@ fn write_session_json(document: &mut Vec<u8>, session: &Session, level: usize) {
         document.push(b',');
     }
     field(document, b"subagentSessions");
-    if session.subagent_sessions.is_empty() {
-        document.extend_from_slice(b"[]");
-    } else {
-        document.push(b'[');
-        for (idx, child) in session.subagent_sessions.iter().enumerate() {
-            if idx > 0 {
-                document.push(b',');
-            }
-            write_session_json(document, child, level + 2);
-        }
-        newline_indent(document, level + 1);
-        document.push(b']');
-    }
-    newline_indent(document, level);
-    document.push(b'}');
 }
 
 fn newline_indent(document: &mut Vec<u8>, level: usize) {
@@ -252,6 +317,90 @@ mod tests {
             text(&listing),
             "Sessions (0)\n\nWarnings (1)\n- /b.jsonl: file is empty\n"
         );
+    }
+
+    /// Returns a chain of `depth` sessions, each the only run of the one before, built from
+    /// the bottom up so that nothing recurses.
+    fn chain(depth: usize) -> Listing {
+        let mut sessions = Vec::new();
+        for level in (0..depth).rev() {
+            sessions = vec![session(&format!("/s/{level}.jsonl"), sessions)];
+        }
+        Listing {
+            sessions,
+            warnings: vec![],
+        }
+    }
+
+    /// Runs `work` on a thread with a 128 KiB stack: a writer that recursed once per level of
+    /// a chain a few thousand deep would overflow it.
+    fn on_a_small_stack(work: impl FnOnce() + Send + 'static) {
+        std::thread::Builder::new()
+            .stack_size(128 * 1024)
+            .spawn(work)
+            .expect("spawn")
+            .join()
+            .expect("no stack overflow");
+    }
+
+    /// Issue 9: the list writers walk runs nested thousands of levels deep with a work list.
+    /// The text, JSON and `--long` forms indent every level, so their size grows with the
+    /// square of the depth: they get 3,000 levels; `--jsonl` gets 100,000.
+    #[test]
+    fn deep_chains_are_written_without_recursion() {
+        on_a_small_stack(|| {
+            let depth = 3_000;
+            let listing = chain(depth);
+            let text = text(&listing);
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines.len(), depth + 1);
+            assert_eq!(lines[1], "- /s/0.jsonl");
+            assert_eq!(
+                lines[depth],
+                format!("{}- /s/{}.jsonl", "  ".repeat(depth - 1), depth - 1)
+            );
+
+            let mut json = Vec::new();
+            write_json(&mut json, &listing).expect("write to memory");
+            let json = String::from_utf8(json).expect("utf-8");
+            assert_eq!(json.matches("\"subagentSessions\": [\n").count(), depth - 1);
+            assert_eq!(json.matches("\"subagentSessions\": []").count(), 1);
+            assert!(json.ends_with("\n  ],\n  \"warnings\": []\n}\n"));
+
+            let summary_of = |_: &str| None;
+            let options = long::LongOptions {
+                color: false,
+                width: None,
+                header: false,
+                home: None,
+                when_of: &|_| "when".to_owned(),
+                summary_of: &summary_of,
+                id_len_of: &|_| 8,
+            };
+            let mut long_text = Vec::new();
+            long::write_long(&mut long_text, &listing, &options).expect("write to memory");
+            assert_eq!(
+                long_text.iter().filter(|&&byte| byte == b'\n').count(),
+                depth
+            );
+
+            let listing = chain(100_000);
+            let mut lines = Vec::new();
+            jsonl::write_session_tree(&mut lines, &listing.sessions[0], &|_| None)
+                .expect("write to memory");
+            let lines: Vec<&[u8]> = lines.split(|&byte| byte == b'\n').collect();
+            assert_eq!(lines.len(), 100_001, "one line each and the final newline");
+            let last: serde_json::Value = serde_json::from_slice(lines[99_999]).expect("json");
+            assert_eq!(last["depth"], 99_999);
+            assert_eq!(last["parentPath"], "/s/99998.jsonl");
+        });
+        // The JSON is serde's, byte for byte, at a depth serde's own recursion can take.
+        let listing = chain(200);
+        let mut ours = Vec::new();
+        write_json(&mut ours, &listing).expect("write to memory");
+        let mut theirs = serde_json::to_vec_pretty(&listing).expect("json");
+        theirs.push(b'\n');
+        assert_eq!(String::from_utf8(ours), String::from_utf8(theirs));
     }
 
     proptest::proptest! {

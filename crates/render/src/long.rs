@@ -237,10 +237,24 @@ fn write_row(
     }
 }
 
+/// Appends every session of the trees in `sessions` with its depth, parents before their
+/// runs; with an explicit stack, so runs nested thousands of levels deep cannot overflow the
+/// thread's stack (issue 9).
 fn collect<'a>(sessions: &'a [Session], depth: usize, rows: &mut Vec<(&'a Session, usize)>) {
-    for session in sessions {
+    let mut stack: Vec<(&Session, usize)> = sessions
+        .iter()
+        .rev()
+        .map(|session| (session, depth))
+        .collect();
+    while let Some((session, depth)) = stack.pop() {
         rows.push((session, depth));
-        collect(&session.subagent_sessions, depth + 1, rows);
+        stack.extend(
+            session
+                .subagent_sessions
+                .iter()
+                .rev()
+                .map(|child| (child, depth + 1)),
+        );
     }
 }
 

@@ -513,12 +513,12 @@ mod tests {
             instant: timestamp::parse("2026-01-01T00:00:01Z").unwrap_or_default(),
             n_pruned_runs: 0,
         };
-        let parent = Session {
-            subagent_sessions: vec![child.clone()],
-            path: "/s/a.jsonl".into(),
-            parent_session_path: None,
-            ..child
-        };
+        // `Session` has a `Drop`, so the parent is the child changed rather than built with
+        // `..child`.
+        let mut parent = child.clone();
+        parent.path = "/s/a.jsonl".into();
+        parent.parent_session_path = None;
+        parent.subagent_sessions = vec![child];
         let listing = Listing {
             sessions: vec![parent],
             warnings: vec![Warning::new("/x", "y")],

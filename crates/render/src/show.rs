@@ -9,12 +9,12 @@
 use std::io::{self, Write};
 
 use pi_retrospect_transcript::{
-    DisplayItem, Lineage, MessageStatus, Omission, SessionFacts, Transcript, TranscriptWarning,
-    TreeRow,
+    DisplayItem, Lineage, MessageStatus, Omission, SessionFacts, Transcript, TreeCounts, TreeRow,
 };
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::entries::write_lines_indented;
 use crate::text::{
     clean, field, human_bytes, local_time, omission_line, one_line, status_marks, thousands, wrap,
     write_indented,
@@ -28,10 +28,11 @@ const MAX_SUMMARY_TOOLS: usize = 8;
 /// Runs listed in the heading before the rest are counted.
 const MAX_HEADING_RUNS: usize = 20;
 
-/// The `show --json` document.
+/// The `show --json` document up to its `items` or `tree` array, which is written one
+/// element at a time.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct ShowDocument<'a> {
+struct ShowHead<'a> {
     path: &'a str,
     session_id: Option<&'a str>,
     name: Option<&'a str>,
@@ -45,11 +46,15 @@ struct ShowDocument<'a> {
     first_activity: Option<&'a str>,
     last_activity: Option<&'a str>,
     leaf_id: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    items: Option<&'a [DisplayItem]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tree: Option<&'a [TreeRow]>,
-    warnings: &'a [TranscriptWarning],
+}
+
+/// Which array a `show --json` document carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonView {
+    /// `items`: the active branch's display items.
+    Items,
+    /// `tree`: every entry's tree row.
+    Tree,
 }
 
 /// What a `show` document is made of.
@@ -97,15 +102,17 @@ pub struct ShowStyle<'a> {
     pub fold: bool,
 }
 
-/// Writes the `show --json` document: the active-branch `items` or the entry `tree`.
-pub fn write_json(
+/// Writes the `show --json` document up to the opening of its `items` or `tree` array;
+/// elements follow with [`write_json_element`] and the document ends with
+/// [`write_json_tail`]. Together they write exactly what serde's pretty printer writes for the
+/// whole document, while holding one element at a time (issue 9).
+pub fn write_json_head(
     out: &mut dyn Write,
     parts: &ShowParts<'_>,
-    items: Option<&[DisplayItem]>,
-    tree: Option<&[TreeRow]>,
+    view: JsonView,
 ) -> io::Result<()> {
     let facts = parts.facts;
-    let document = ShowDocument {
+    let head = ShowHead {
         path: parts.path,
         session_id: parts.transcript.session_id(),
         name: facts.name.as_deref(),
@@ -116,13 +123,43 @@ pub fn write_json(
         first_activity: facts.first_activity.as_deref(),
         last_activity: facts.last_activity.as_deref(),
         leaf_id: facts.leaf_id.as_deref(),
-        items,
-        tree,
-        warnings: parts.transcript.warnings(),
     };
-    serde_json::to_writer_pretty(&mut *out, &document).map_err(io::Error::from)?;
-    writeln!(out)?;
-    Ok(())
+    let text = serde_json::to_vec_pretty(&head).map_err(io::Error::from)?;
+    // The head always has fields (`path` first), so its pretty form ends with a newline and
+    // the closing brace, which the rest of the document replaces.
+    let open = text.strip_suffix(b"\n}").unwrap_or(&text);
+    out.write_all(open)?;
+    match view {
+        JsonView::Items => out.write_all(b",\n  \"items\": ["),
+        JsonView::Tree => out.write_all(b",\n  \"tree\": ["),
+    }
+}
+
+/// Writes element number `index` (0 for the first) of the `items` or `tree` array: a
+/// [`DisplayItem`] or a [`TreeRow`].
+pub fn write_json_element(
+    out: &mut dyn Write,
+    element: &impl Serialize,
+    index: usize,
+) -> io::Result<()> {
+    out.write_all(if index == 0 { b"\n" } else { b",\n" })?;
+    let text = serde_json::to_vec_pretty(element).map_err(io::Error::from)?;
+    write_lines_indented(out, &text, "    ", true)
+}
+
+/// Writes the end of the `show --json` document: the close of its array of `n_elements` and
+/// the warnings.
+pub fn write_json_tail(
+    out: &mut dyn Write,
+    parts: &ShowParts<'_>,
+    n_elements: usize,
+) -> io::Result<()> {
+    out.write_all(if n_elements == 0 { b"]" } else { b"\n  ]" })?;
+    out.write_all(b",\n  \"warnings\": ")?;
+    let warnings =
+        serde_json::to_vec_pretty(parts.transcript.warnings()).map_err(io::Error::from)?;
+    write_lines_indented(out, &warnings, "  ", false)?;
+    out.write_all(b"\n}\n")
 }
 
 /// Writes the heading: session id and name, path, cwd, first and last activity (local
@@ -247,19 +284,18 @@ fn marks_suffix(status: &MessageStatus, paint: &Paint) -> String {
     )
 }
 
-/// Writes the active-branch items as a transcript.
-pub fn write_items(
-    out: &mut dyn Write,
-    items: &[DisplayItem],
-    style: &ShowStyle<'_>,
-) -> io::Result<()> {
-    for item in items {
-        write_item(out, item, style)?;
-    }
-    Ok(())
+/// Writes the heading of the active-branch transcript: how many entries it has.
+pub fn write_items_head(out: &mut dyn Write, n_entries: usize) -> io::Result<()> {
+    writeln!(out, "active branch: {n_entries} entries\n")
 }
 
-fn write_item(out: &mut dyn Write, item: &DisplayItem, style: &ShowStyle<'_>) -> io::Result<()> {
+/// Writes one active-branch item of the transcript; items are written as they are made, so
+/// a whole transcript is never held (issue 9).
+pub fn write_item(
+    out: &mut dyn Write,
+    item: &DisplayItem,
+    style: &ShowStyle<'_>,
+) -> io::Result<()> {
     let paint = &style.paint;
     let id = |entry_id: &str| paint.wrap("2", &format!("[{}]", field(entry_id)));
     match item {
@@ -775,37 +811,56 @@ fn write_note(out: &mut dyn Write, item: &DisplayItem, style: &ShowStyle<'_>) ->
     Ok(())
 }
 
-/// Writes the entry tree, one row per entry (or one per folded side branch): the active path
-/// flush left, side branches under their branch point with `|` beside them. Each row is
-/// fitted to the width, and no row is wider than [`MAX_DRAWN_DEPTH`] levels of indentation
-/// plus the width, so the output grows linearly with the number of entries.
-pub fn write_tree(out: &mut dyn Write, rows: &[TreeRow], style: &ShowStyle<'_>) -> io::Result<()> {
-    let n_branch_points = rows.iter().filter(|row| row.is_branch_point).count();
-    writeln!(
-        out,
-        "tree: {} entries, {} branch point{} (* active path, @ leaf, + first entry of a side branch)\n",
-        thousands(rows.len()),
-        thousands(n_branch_points),
-        if n_branch_points == 1 { "" } else { "s" }
-    )?;
-    let mut skip_until_depth: Option<usize> = None;
-    for row in rows {
-        if let Some(depth) = skip_until_depth {
+/// Writes the entry tree one row at a time, one row per entry (or one per folded side
+/// branch): the active path flush left, side branches under their branch point with `|`
+/// beside them. Each row is fitted to the width, and no row is wider than
+/// [`MAX_DRAWN_DEPTH`] levels of indentation plus the width, so the output grows linearly
+/// with the number of entries. It remembers only whether a folded branch is being skipped.
+pub struct TreeWriter<'a> {
+    style: &'a ShowStyle<'a>,
+    /// Inside a folded side branch: its depth, until a row leaves it.
+    skip_until_depth: Option<usize>,
+}
+
+impl<'a> TreeWriter<'a> {
+    /// Returns a writer of tree rows in `style`.
+    pub fn new(style: &'a ShowStyle<'a>) -> TreeWriter<'a> {
+        TreeWriter {
+            style,
+            skip_until_depth: None,
+        }
+    }
+
+    /// Writes the line above the rows: how many entries and branch points the tree has.
+    pub fn write_head(&self, out: &mut dyn Write, counts: TreeCounts) -> io::Result<()> {
+        let n_branch_points = counts.n_branch_points;
+        writeln!(
+            out,
+            "tree: {} entries, {} branch point{} (* active path, @ leaf, + first entry of a side branch)\n",
+            thousands(counts.n_rows),
+            thousands(n_branch_points),
+            if n_branch_points == 1 { "" } else { "s" }
+        )
+    }
+
+    /// Writes the next row in drawing order, or nothing for a row inside a folded branch.
+    pub fn write_row(&mut self, out: &mut dyn Write, row: &TreeRow) -> io::Result<()> {
+        if let Some(depth) = self.skip_until_depth {
             if row.depth >= depth
                 && !row.is_on_active_path
                 && !(row.is_branch_start && row.depth == depth)
             {
-                continue;
+                return Ok(());
             }
-            skip_until_depth = None;
+            self.skip_until_depth = None;
         }
-        let is_folded = style.fold && row.is_branch_start && row.depth == 1;
-        write_tree_row(out, row, is_folded, style)?;
+        let is_folded = self.style.fold && row.is_branch_start && row.depth == 1;
+        write_tree_row(out, row, is_folded, self.style)?;
         if is_folded {
-            skip_until_depth = Some(row.depth);
+            self.skip_until_depth = Some(row.depth);
         }
+        Ok(())
     }
-    Ok(())
 }
 
 fn write_tree_row(
@@ -878,4 +933,130 @@ fn write_tree_row(
         paint.wrap("1;33", &tail)
     };
     writeln!(out, "{marker} {prefix}{head}{preview}{tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_retrospect_transcript::{
+        ForkCopy, RunInfo, ShowOptions, TranscriptWarning, active_branch_items, entry_tree, facts,
+    };
+
+    /// The `show --json` document, whole, as serde writes it.
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct ShowDocument<'a> {
+        path: &'a str,
+        session_id: Option<&'a str>,
+        name: Option<&'a str>,
+        cwd: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        parent_session: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fork_copy: Option<&'a ForkCopy>,
+        #[serde(flatten)]
+        lineage: &'a Lineage,
+        first_activity: Option<&'a str>,
+        last_activity: Option<&'a str>,
+        leaf_id: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        items: Option<&'a [DisplayItem]>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tree: Option<&'a [TreeRow]>,
+        warnings: &'a [TranscriptWarning],
+    }
+
+    /// Returns the document streamed element by element.
+    fn streamed(parts: &ShowParts<'_>, view: JsonView, elements: &[impl Serialize]) -> String {
+        let mut out = Vec::new();
+        write_json_head(&mut out, parts, view).expect("head");
+        for (index, element) in elements.iter().enumerate() {
+            write_json_element(&mut out, element, index).expect("element");
+        }
+        write_json_tail(&mut out, parts, elements.len()).expect("tail");
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    /// Issue 9: the streamed `show --json` document is byte for byte what serde writes for
+    /// the whole document, for items and for the tree, empty or not, with a fork parent,
+    /// runs and warnings.
+    #[test]
+    fn the_streamed_document_is_the_pretty_document() {
+        let plain = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+        let fork = r#"{"type":"session","version":3,"id":"s2","timestamp":"2026-01-01T00:00:03.000Z","cwd":"/p","parentSession":"/p/s1.jsonl"}"#;
+        let body = [
+            r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi\nthere \"you\""}}"#,
+            r#"{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"ok"},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"ls\n-la","n":[1,{}]}}],"provider":"p","model":"m","stopReason":"toolUse"}}"#,
+            "junk",
+            r#"{"type":"label","id":"l","parentId":"b","timestamp":"2026-01-01T00:00:04.000Z","targetId":"a","label":"x"}"#,
+            r#"{"type":"message","id":"c","parentId":"a","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"user","content":"again"}}"#,
+        ];
+        let lineages = [
+            Lineage::default(),
+            Lineage {
+                parent_session_exists: Some(false),
+                launched_by: Some("/p/launcher.jsonl".to_owned()),
+                runs: vec![RunInfo {
+                    path: "/p/s/l/run-0/session.jsonl".to_owned(),
+                    id: "r0".to_owned(),
+                    timestamp: "2026-01-01T00:00:09.000Z".to_owned(),
+                    first_task: Some("do\tit".to_owned()),
+                    n_runs: 2,
+                }],
+            },
+        ];
+        for header in [plain, fork] {
+            for n_lines in [0, 1, body.len()] {
+                let mut text = format!("{header}\n");
+                for line in &body[..n_lines] {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+                let transcript = Transcript::from_bytes(text.into_bytes());
+                let facts = facts(&transcript).expect("facts");
+                let options = ShowOptions {
+                    output_limit: None,
+                    include_thinking: true,
+                };
+                let items = active_branch_items(&transcript, options).expect("items");
+                let rows = entry_tree(&transcript, true).expect("tree");
+                for lineage in &lineages {
+                    let parts = ShowParts {
+                        path: "/p/s \"1\".jsonl",
+                        transcript: &transcript,
+                        facts: &facts,
+                        lineage,
+                    };
+                    let document = |items, tree| ShowDocument {
+                        path: parts.path,
+                        session_id: transcript.session_id(),
+                        name: facts.name.as_deref(),
+                        cwd: facts.cwd.as_deref(),
+                        parent_session: facts.parent_session.as_deref(),
+                        fork_copy: facts.fork_copy.as_ref(),
+                        lineage,
+                        first_activity: facts.first_activity.as_deref(),
+                        last_activity: facts.last_activity.as_deref(),
+                        leaf_id: facts.leaf_id.as_deref(),
+                        items,
+                        tree,
+                        warnings: transcript.warnings(),
+                    };
+                    let whole = |document: ShowDocument<'_>| {
+                        let mut text = serde_json::to_string_pretty(&document).expect("json");
+                        text.push('\n');
+                        text
+                    };
+                    assert_eq!(
+                        streamed(&parts, JsonView::Items, &items),
+                        whole(document(Some(&items), None))
+                    );
+                    assert_eq!(
+                        streamed(&parts, JsonView::Tree, &rows),
+                        whole(document(None, Some(&rows)))
+                    );
+                }
+            }
+        }
+    }
 }

@@ -61,6 +61,11 @@ pub struct SessionFacts {
     pub leaf_id: Option<String>,
     /// Number of leaves in the tree (branches).
     pub n_leaves: usize,
+    /// The work done to derive the facts: entries visited and look-ups of a model among those
+    /// already seen. Not serialised; tests check with it that the facts cost time linear in
+    /// the file, however many distinct models it names.
+    #[serde(skip)]
+    pub n_steps: u64,
 }
 
 /// Where a session sits among others: the fork parent its header names, the session that
@@ -149,19 +154,30 @@ pub fn labels(session: &Transcript) -> HashMap<String, String> {
     labels
 }
 
+/// Adds one to the count of `key`, allocating the key only the first time it is seen.
+fn count(counts: &mut BTreeMap<String, u64>, key: &str) {
+    match counts.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(key.to_owned(), 1);
+        }
+    }
+}
+
 /// Returns the derived facts of `session`; decodes only user messages up to the first with text.
 pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
     let mut name = None;
-    let mut models: Vec<String> = Vec::new();
+    // Each model's place in order of first use. A hash look-up per entry: a scan of the
+    // models seen so far made a file naming many distinct models quadratic (issue 9).
+    let mut model_order: HashMap<String, usize> = HashMap::new();
+    let mut n_steps = 0u64;
     let mut messages_by_role = BTreeMap::new();
     let mut entries_by_type = BTreeMap::new();
-    let mut user_messages = Vec::new();
     let mut first_activity: Option<timestamp::Timestamp> = None;
     let mut last_activity: Option<timestamp::Timestamp> = None;
-    for (idx, entry) in session.entries().iter().enumerate() {
-        *entries_by_type
-            .entry(entry.entry_type.to_owned())
-            .or_insert(0) += 1;
+    for entry in session.entries() {
+        n_steps += 1;
+        count(&mut entries_by_type, entry.entry_type);
         match &entry.kind {
             EntryKind::SessionInfo { name: entry_name } => {
                 // Pi shows the latest name trimmed (`entry.name?.trim() || undefined`), so a
@@ -172,20 +188,13 @@ pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
                     .filter(|name| !name.is_empty())
                     .map(str::to_owned);
             }
-            EntryKind::Message(meta) => {
-                *messages_by_role
-                    .entry(meta.role.as_str().to_owned())
-                    .or_insert(0) += 1;
-                if meta.role == Role::User {
-                    user_messages.push(idx);
-                }
-            }
+            EntryKind::Message(meta) => count(&mut messages_by_role, meta.role.as_str()),
             _ => {}
         }
-        if let Some(model) = model_of(&entry.kind).map(|model| model.display())
-            && !models.contains(&model)
-        {
-            models.push(model);
+        if let Some(model) = model_of(&entry.kind).map(|model| model.display()) {
+            n_steps += 1;
+            let n_models = model_order.len();
+            model_order.entry(model).or_insert(n_models);
         }
         if let Some(instant) = entry.timestamp.and_then(timestamp::parse) {
             if first_activity.is_none_or(|first| instant < first) {
@@ -196,10 +205,19 @@ pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
             }
         }
     }
+    let mut models = vec![String::new(); model_order.len()];
+    for (model, order) in model_order {
+        models[order] = model;
+    }
     // As in Pi's session list (`buildSessionInfo`), a user message without text (an image
     // alone, say) is passed over for the next one. Usually only the first is decoded.
+    // Found with a second pass over the envelopes rather than a list of every user message.
     let mut first_user_message = None;
-    for idx in user_messages {
+    for (idx, entry) in session.entries().iter().enumerate() {
+        n_steps += 1;
+        if !matches!(&entry.kind, EntryKind::Message(meta) if meta.role == Role::User) {
+            continue;
+        }
         let value = session.decode(idx)?;
         if let Some(text) = entry_text(&session.entry(idx), &value).filter(|text| !text.is_empty())
         {
@@ -234,5 +252,6 @@ pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
         fork_copy: fork_copy(session),
         leaf_id: session.leaf().map(|leaf| session.entry(leaf).handle()),
         n_leaves,
+        n_steps,
     })
 }

@@ -51,7 +51,10 @@ pub use inspect::{
 pub use pi_retrospect_core::sanitize::sanitize_for_terminal;
 pub use scan::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
 pub use session::{Entries, EntriesIter, Header, ReadLimits, Snapshot, Transcript};
-pub use show::{DisplayItem, ShowOptions, TreeRow, active_branch_items, entry_tree};
+pub use show::{
+    DisplayItem, ShowOptions, TreeCounts, TreeRow, active_branch_items, entry_tree, for_each_item,
+    for_each_tree_row, tree_counts,
+};
 pub use summary::{
     HEAD_BYTES, MAX_FACT_LINE_BYTES, SummaryError, SummaryScope, read_summary, read_summary_in,
 };

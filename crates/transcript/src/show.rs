@@ -249,6 +249,8 @@ pub enum DisplayItem {
 struct ItemBuilder<'a> {
     session: &'a Transcript,
     options: ShowOptions,
+    /// The items of the entry being built (an assistant turn can make several); handed on
+    /// and emptied before the next entry is decoded, so it never holds more than one entry's.
     items: Vec<DisplayItem>,
 }
 
@@ -522,11 +524,14 @@ fn without_opening(summary: &str) -> &str {
         .unwrap_or(summary)
 }
 
-/// Returns the active branch (root to leaf) as displayable items, decoding each entry once.
-pub fn active_branch_items(
+/// Hands the items of the active branch (root to leaf) to `visit` one at a time, decoding
+/// each entry once, when it is reached: memory holds the items of one entry, whatever the
+/// file's size (issue 9). Stops at the first error `visit` returns.
+pub fn for_each_item<E: From<TranscriptError>>(
     session: &Transcript,
     options: ShowOptions,
-) -> Result<Vec<DisplayItem>, TranscriptError> {
+    mut visit: impl FnMut(DisplayItem) -> Result<(), E>,
+) -> Result<(), E> {
     let mut builder = ItemBuilder {
         session,
         options,
@@ -535,8 +540,27 @@ pub fn active_branch_items(
     for idx in session.active_branch() {
         let value = session.decode(idx)?;
         builder.push_entry(idx, &value);
+        for item in builder.items.drain(..) {
+            visit(item)?;
+        }
     }
-    Ok(builder.items)
+    Ok(())
+}
+
+/// Returns the active branch (root to leaf) as displayable items, decoding each entry once.
+///
+/// This holds every item in memory; a writer that can print items one by one should use
+/// [`for_each_item`] instead.
+pub fn active_branch_items(
+    session: &Transcript,
+    options: ShowOptions,
+) -> Result<Vec<DisplayItem>, TranscriptError> {
+    let mut items = Vec::new();
+    for_each_item(session, options, |item| {
+        items.push(item);
+        Ok::<(), TranscriptError>(())
+    })?;
+    Ok(items)
 }
 
 /// One entry of the tree view.
@@ -681,17 +705,41 @@ struct Pending {
     is_branch_start: bool,
 }
 
-/// Returns the whole entry tree in drawing order, in linear time: the active path at depth 0;
-/// at each branch point the other branches first, in file order and one level deeper, then
-/// the path goes on. Inside a side branch the last child (in file order) goes on at the same
-/// depth, the others one level deeper. Roots off the active path are drawn as side branches.
+/// What the tree view's heading says, known before any row is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeCounts {
+    /// Rows of the tree: every entry (the repaired tree is a forest that holds them all).
+    pub n_rows: usize,
+    /// Entries with more than one child.
+    pub n_branch_points: usize,
+}
+
+/// Returns the number of rows and branch points of the entry tree, without building a row.
+pub fn tree_counts(session: &Transcript) -> TreeCounts {
+    let n_rows = session.entries().len();
+    TreeCounts {
+        n_rows,
+        n_branch_points: (0..n_rows)
+            .filter(|&idx| session.children(idx).len() > 1)
+            .count(),
+    }
+}
+
+/// Hands the whole entry tree to `visit` one row at a time, in drawing order, in linear
+/// time: the active path at depth 0; at each branch point the other branches first, in file
+/// order and one level deeper, then the path goes on. Inside a side branch the last child (in
+/// file order) goes on at the same depth, the others one level deeper. Roots off the active
+/// path are drawn as side branches. Stops at the first error `visit` returns.
 ///
-/// With `with_previews`, each entry is decoded for a preview and its status; without, only
-/// the envelopes are used.
-pub fn entry_tree(
+/// With `with_previews`, each entry is decoded for a preview and its status when its row is
+/// made; without, only the envelopes are used. Beside the row being made, memory holds a few
+/// bytes per entry (the active path, subtree sizes, the rows still to draw), never the rows
+/// (issue 9).
+pub fn for_each_tree_row<E: From<TranscriptError>>(
     session: &Transcript,
     with_previews: bool,
-) -> Result<Vec<TreeRow>, TranscriptError> {
+    mut visit: impl FnMut(TreeRow) -> Result<(), E>,
+) -> Result<(), E> {
     let labels = labels(session);
     let mut is_active = vec![false; session.entries().len()];
     for idx in session.active_branch() {
@@ -699,7 +747,6 @@ pub fn entry_tree(
     }
     let sizes = subtree_sizes(session);
     let leaf = session.leaf();
-    let mut rows = Vec::with_capacity(session.entries().len());
     let mut stack: Vec<Pending> = Vec::new();
     // Roots in file order: the stack is popped from the end, so push them reversed.
     for &root in session.roots().iter().rev() {
@@ -724,7 +771,7 @@ pub fn entry_tree(
         } else {
             (None, MessageStatus::default())
         };
-        rows.push(TreeRow {
+        visit(TreeRow {
             entry_id: entry.handle(),
             parent_id: session
                 .parent(idx)
@@ -747,7 +794,7 @@ pub fn entry_tree(
             timestamp: entry.timestamp.map(utc_timestamp),
             preview,
             status,
-        });
+        })?;
         let main = if is_active[idx] {
             children.iter().copied().find(|&child| is_active[child])
         } else {
@@ -768,5 +815,21 @@ pub fn entry_tree(
             });
         }
     }
+    Ok(())
+}
+
+/// Returns the whole entry tree in drawing order (see [`for_each_tree_row`]).
+///
+/// This holds every row in memory; a writer that can print rows one by one should use
+/// [`for_each_tree_row`] instead.
+pub fn entry_tree(
+    session: &Transcript,
+    with_previews: bool,
+) -> Result<Vec<TreeRow>, TranscriptError> {
+    let mut rows = Vec::with_capacity(session.entries().len());
+    for_each_tree_row(session, with_previews, |row| {
+        rows.push(row);
+        Ok::<(), TranscriptError>(())
+    })?;
     Ok(rows)
 }

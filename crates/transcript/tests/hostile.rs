@@ -8,8 +8,9 @@ use std::fs::File;
 
 use common::{HEADER, assistant, jsonl, materialise, other, parse, parse_bytes, user};
 use pi_retrospect_transcript::{
-    EntriesFilter, InspectRequest, InspectView, KEPT_PER_KIND, ReadLimits, Transcript,
-    TranscriptWarning, WarningKind, entries, inspect,
+    DisplayItem, EntriesFilter, InspectRequest, InspectView, KEPT_PER_KIND, ReadLimits,
+    ShowOptions, Transcript, TranscriptError, TranscriptWarning, WarningKind, entries, facts,
+    for_each_item, for_each_tree_row, inspect, tree_counts,
 };
 
 /// Returns a temp dir holding `session.jsonl`: `head` followed by zeros up to `size` bytes,
@@ -325,10 +326,146 @@ fn a_linear_file_with_junk_keeps_its_entries() {
     let session = parse(&text);
     assert_eq!(session.entries().len(), 100);
     assert_eq!(session.active_branch().len(), 100);
+    assert_eq!(session.active_branch_len(), 100);
     assert_eq!(
         session.warning_counts().get(WarningKind::MalformedLine),
         100
     );
     // The first 20 malformed lines, one omitted group for the other 80, the version 1 note.
     assert_eq!(session.warnings().len(), 22);
+}
+
+/// Returns a session file of `n` user messages, each the child of the one before, opened, and
+/// then cut after its first `n_kept` entries (if fewer than `n`): reading a later entry fails.
+fn opened_then_cut(n: usize, n_kept: usize) -> (tempfile::TempDir, Transcript) {
+    let ids: Vec<String> = (0..n).map(|idx| format!("u{idx}")).collect();
+    let lines: Vec<String> = ids
+        .iter()
+        .enumerate()
+        .map(|(idx, id)| {
+            let parent = idx.checked_sub(1).map(|parent| ids[parent].as_str());
+            user(id, parent, &format!("message {idx}"))
+        })
+        .collect();
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let text = jsonl(&lines);
+    let (dir, path) = materialise(text.as_bytes());
+    let session = Transcript::open(&path).expect("open");
+    assert_eq!(session.entries().len(), n);
+    if n_kept >= n {
+        return (dir, session);
+    }
+    let kept = session.entry(n_kept).byte_offset;
+    File::options()
+        .write(true)
+        .open(&path)
+        .expect("open for writing")
+        .set_len(kept)
+        .expect("cut");
+    (dir, session)
+}
+
+/// Issue 9: `show` makes each active-branch item when it reaches its entry and hands it on
+/// before decoding the next, so it never holds the transcript. The file is cut after it was
+/// opened: items made one at a time reach the visitor up to the cut, then the read fails; a
+/// view that built every item first would fail before handing on any.
+#[test]
+fn show_items_are_handed_on_as_they_are_made() {
+    let (_dir, session) = opened_then_cut(1000, 10);
+    let mut seen = Vec::new();
+    let outcome = for_each_item(&session, ShowOptions::default(), |item| {
+        let DisplayItem::User { entry_id, .. } = item else {
+            panic!("only user messages: {item:?}");
+        };
+        seen.push(entry_id);
+        Ok::<(), TranscriptError>(())
+    });
+    assert!(
+        matches!(outcome, Err(TranscriptError::Read { .. })),
+        "{outcome:?}"
+    );
+    let expected: Vec<String> = (0..10).map(|idx| format!("u{idx}")).collect();
+    assert_eq!(seen, expected);
+}
+
+/// Issue 9: the tree view hands each row on as it is made too, previews included.
+#[test]
+fn tree_rows_are_handed_on_as_they_are_made() {
+    let (_dir, session) = opened_then_cut(1000, 10);
+    let counts = tree_counts(&session);
+    assert_eq!((counts.n_rows, counts.n_branch_points), (1000, 0));
+    let mut n_rows = 0;
+    let outcome = for_each_tree_row(&session, true, |row| {
+        assert_eq!(row.entry_id, format!("u{n_rows}"));
+        n_rows += 1;
+        Ok::<(), TranscriptError>(())
+    });
+    assert!(
+        matches!(outcome, Err(TranscriptError::Read { .. })),
+        "{outcome:?}"
+    );
+    assert_eq!(n_rows, 10);
+    // Without previews nothing is read, so every row is made.
+    let mut n_rows = 0;
+    for_each_tree_row(&session, false, |_| {
+        n_rows += 1;
+        Ok::<(), TranscriptError>(())
+    })
+    .expect("envelopes only");
+    assert_eq!(n_rows, 1000);
+}
+
+/// A visitor's error stops the walk at once: nothing after it is decoded or visited.
+#[test]
+fn a_visitor_error_stops_the_items() {
+    let (_dir, session) = opened_then_cut(100, 100);
+    let mut n_items = 0;
+    let outcome = for_each_item(&session, ShowOptions::default(), |_| {
+        n_items += 1;
+        if n_items == 3 {
+            return Err(TranscriptError::UnknownEntry {
+                handle: "stop here".to_owned(),
+            });
+        }
+        Ok(())
+    });
+    assert!(
+        matches!(outcome, Err(TranscriptError::UnknownEntry { .. })),
+        "{outcome:?}"
+    );
+    assert_eq!(n_items, 3);
+}
+
+/// Issue 9: a file naming a different model on every assistant message costs the facts work
+/// linear in the file: the models seen are looked up in a table, not scanned for each entry
+/// (20,000 distinct models made that 200 million comparisons). The order of first use stays.
+#[test]
+fn facts_are_linear_in_distinct_models() {
+    let n = 20_000;
+    let mut lines = Vec::with_capacity(n + 1);
+    lines.push(user("u", None, "go"));
+    for idx in 0..n {
+        let parent = if idx == 0 {
+            "u".to_owned()
+        } else {
+            format!("a{}", idx - 1)
+        };
+        // Every other message repeats the model before it, so a model is also found again.
+        let model = idx - idx % 2;
+        lines.push(format!(
+            r#"{{"type":"message","id":"a{idx}","parentId":"{parent}","message":{{"role":"assistant","content":[],"provider":"p","model":"m{model}","stopReason":"stop"}}}}"#
+        ));
+    }
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let session = parse(&jsonl(&lines));
+    let facts = facts(&session).expect("facts");
+    assert_eq!(facts.models.len(), n / 2);
+    assert_eq!(facts.models[..3], ["p/m0", "p/m2", "p/m4"]);
+    assert_eq!(facts.models.last().map(String::as_str), Some("p/m19998"));
+    let n_entries = session.entries().len() as u64;
+    assert!(
+        facts.n_steps <= 3 * n_entries,
+        "{} steps for {n_entries} entries",
+        facts.n_steps
+    );
 }
