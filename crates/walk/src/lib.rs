@@ -37,7 +37,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use pi_retrospect_core::Listing;
 use pi_retrospect_core::{SessionRow, Warning};
 
-pub use scan::{SessionFile, discover_session_files, list_session_file, list_session_file_with};
+pub use scan::{
+    ListedTree, SessionFile, discover_session_files, list_session_file, list_session_file_with,
+};
 
 /// How far the body reads a [`BodyReader`] plans for one tree reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -38,6 +38,10 @@ const ARTIFACTS_DIR_NAME: &str = "subagent-artifacts";
 /// Session files found and the warnings about what could not be read.
 type Discovered = (Vec<SessionFile>, Vec<Warning>);
 
+/// One top-level session read with its tree: the nested session (`None` when its header is
+/// invalid), its warnings and the bodies read in it.
+pub type ListedTree<T> = (Option<Session>, Vec<Warning>, Bodies<T>);
+
 /// A top-level session file found in a project directory, not yet read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionFile {
@@ -121,7 +125,7 @@ pub fn list_session_file(file: &SessionFile) -> Result<(Option<Session>, Vec<War
 pub fn list_session_file_with<R: BodyReader>(
     file: &SessionFile,
     reader: &R,
-) -> Result<(Option<Session>, Vec<Warning>, Bodies<R::Body>), WalkError> {
+) -> Result<ListedTree<R::Body>, WalkError> {
     let mut warnings = Vec::new();
     let mut bodies = Vec::new();
     let header = match retry_out_of_descriptors(|| open_session_file(Path::new(&file.path))) {
