@@ -185,7 +185,7 @@ fn resolve(request: &ListRequest, env: &Environment) -> Result<Resolved, AppErro
 /// the request needs, filters, sorts and limits.
 pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppError> {
     let resolved = resolve(request, env)?;
-    let (mut listing, prefetched) = match WalkReads::new(request, &resolved.query) {
+    let (mut listing, mut prefetched) = match WalkReads::new(request, &resolved.query) {
         Some(reads) => {
             let (listing, bodies) =
                 pi_retrospect_walk::list_stores_with(&resolved.stores, &resolved.walk, &reads)?;
@@ -210,7 +210,6 @@ pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppE
         .warnings
         .extend(resolved.store_warnings.iter().cloned());
     let mut summaries = HashMap::new();
-    let mut prefetched = prefetched;
     filter(
         &resolved,
         request,
