@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 
 use pi_retrospect_core::filter::{CwdMatcher, Query, SortKey};
-use pi_retrospect_core::{IdPrefixes, Listing, Session, SessionSummary, Warning};
+use pi_retrospect_core::{IdPrefixes, Listing, Session, SessionRow, SessionSummary, Warning};
 use pi_retrospect_transcript::SummaryScope;
-use pi_retrospect_walk::{Store, WalkOptions, WalkState};
+use pi_retrospect_walk::{BodyReach, BodyReader, Store, WalkOptions, WalkState};
 use rayon::prelude::*;
 
 use crate::env::Environment;
@@ -53,10 +53,12 @@ pub struct ListRequest {
     /// Keep at most this many top-level sessions after sorting (at least 1).
     pub limit: Option<i64>,
     /// Read the name, first user message and last activity of every shown session. The whole
-    /// body is streamed (bounded memory), because a session's name is its latest
+    /// body is read (bounded memory), because a session's name is its latest
     /// `session_info` wherever it stands: reading only the ends of long files
     /// ([`SummaryScope::Ends`]) saved about a sixth of `--long`'s time on a 30k store and
-    /// missed names set mid-session.
+    /// missed names set mid-session. Unless few of the sessions the headers allow are shown
+    /// (`limit`, `id_prefixes`, `with_subagents`), the walk reads them on the descriptors it
+    /// holds (see `WalkReads`).
     pub read_summaries: bool,
     /// Keep every walked session's id, so a front end can show each id's shortest unique
     /// prefix.
@@ -183,7 +185,17 @@ fn resolve(request: &ListRequest, env: &Environment) -> Result<Resolved, AppErro
 /// the request needs, filters, sorts and limits.
 pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppError> {
     let resolved = resolve(request, env)?;
-    let mut listing = pi_retrospect_walk::list_stores(&resolved.stores, &resolved.walk)?;
+    let (mut listing, mut prefetched) = match WalkReads::new(request, &resolved.query) {
+        Some(reads) => {
+            let (listing, bodies) =
+                pi_retrospect_walk::list_stores_with(&resolved.stores, &resolved.walk, &reads)?;
+            (listing, Prefetched::from_bodies(bodies))
+        }
+        None => (
+            pi_retrospect_walk::list_stores(&resolved.stores, &resolved.walk)?,
+            Prefetched::default(),
+        ),
+    };
     let id_prefixes = request.unique_id_prefixes.then(|| {
         let mut ids = Vec::new();
         collect(&listing.sessions, |session| &session.id, &mut ids);
@@ -198,7 +210,13 @@ pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppE
         .warnings
         .extend(resolved.store_warnings.iter().cloned());
     let mut summaries = HashMap::new();
-    filter(&resolved, request, &mut listing, &mut summaries);
+    filter(
+        &resolved,
+        request,
+        &mut prefetched,
+        &mut listing,
+        &mut summaries,
+    );
     listing.warnings.sort();
     listing.warnings.dedup();
     Ok(ListResult {
@@ -245,33 +263,50 @@ pub fn list_unordered(
     // memory bounded when the writer is slower than the walk.
     let (sender, receiver) = std::sync::mpsc::sync_channel::<ListResult>(64);
     let mut state = WalkState::Continue;
+    let reads = WalkReads::new(request, &resolved.query);
     let mut loose = std::thread::scope(|scope| {
         let resolved = &resolved;
         // The sender moves into the walker, so the receiver's loop ends when the walk does.
         let walker = scope.spawn(move || {
-            pi_retrospect_walk::for_each_session(
-                &resolved.stores,
-                &resolved.walk,
-                &|session, warnings| {
-                    let mut listing = Listing {
-                        sessions: session.into_iter().collect(),
-                        warnings,
-                    };
-                    let mut summaries = HashMap::new();
-                    filter(resolved, request, &mut listing, &mut summaries);
-                    listing.warnings.sort();
-                    let part = ListResult {
-                        listing,
-                        summaries,
-                        ..ListResult::default()
-                    };
-                    match sender.send(part) {
-                        Ok(()) => WalkState::Continue,
-                        // The receiver is gone: the front end stopped (a closed pipe).
-                        Err(_) => WalkState::Quit,
-                    }
-                },
-            )
+            let emit_tree = |session: Option<Session>, warnings: Vec<Warning>, bodies: Bodies| {
+                let mut listing = Listing {
+                    sessions: Option::into_iter(session).collect(),
+                    warnings,
+                };
+                let mut prefetched = Prefetched::from_bodies(bodies);
+                let mut summaries = HashMap::new();
+                filter(
+                    resolved,
+                    request,
+                    &mut prefetched,
+                    &mut listing,
+                    &mut summaries,
+                );
+                listing.warnings.sort();
+                let part = ListResult {
+                    listing,
+                    summaries,
+                    ..ListResult::default()
+                };
+                match sender.send(part) {
+                    Ok(()) => WalkState::Continue,
+                    // The receiver is gone: the front end stopped (a closed pipe).
+                    Err(_) => WalkState::Quit,
+                }
+            };
+            match &reads {
+                Some(reads) => pi_retrospect_walk::for_each_session_with(
+                    &resolved.stores,
+                    &resolved.walk,
+                    reads,
+                    &emit_tree,
+                ),
+                None => pi_retrospect_walk::for_each_session(
+                    &resolved.stores,
+                    &resolved.walk,
+                    &|session, warnings| emit_tree(session, warnings, Vec::new()),
+                ),
+            }
         });
         for part in receiver.iter() {
             if part.listing.sessions.is_empty() && part.listing.warnings.is_empty() {
@@ -307,6 +342,7 @@ pub fn list_unordered(
 fn filter(
     resolved: &Resolved,
     request: &ListRequest,
+    prefetched: &mut Prefetched,
     listing: &mut Listing,
     summaries: &mut HashMap<String, SessionSummary>,
 ) {
@@ -330,6 +366,7 @@ fn filter(
             &paths,
             facts,
             resolved.walk.threads,
+            prefetched,
             summaries,
             &mut listing.warnings,
         );
@@ -346,6 +383,7 @@ fn filter(
             &missing,
             Facts::Summary,
             resolved.walk.threads,
+            prefetched,
             summaries,
             &mut listing.warnings,
         );
@@ -370,26 +408,159 @@ fn collect<'a>(sessions: &'a [Session], field: fn(&Session) -> &str, out: &mut V
     }
 }
 
+/// Reads `facts` of the sessions at `paths` into `summaries` (a file that cannot be read is a
+/// warning), taking each from `prefetched` when the walk read it, else reading it now.
 fn read_into(
     paths: &[&str],
     facts: Facts,
     threads: usize,
+    prefetched: &mut Prefetched,
     summaries: &mut HashMap<String, SessionSummary>,
     warnings: &mut Vec<Warning>,
 ) {
-    if paths.is_empty() {
+    let mut unread = Vec::new();
+    for path in paths {
+        match prefetched.take(path, facts) {
+            Some((path, Ok(summary))) => {
+                summaries.insert(path, summary);
+            }
+            Some((_, Err(warning))) => warnings.push(warning),
+            None => unread.push(*path),
+        }
+    }
+    if unread.is_empty() {
         return;
     }
-    let results = pi_retrospect_walk::with_threads(threads, || match facts {
-        Facts::Summary => read_summaries_in(paths, SummaryScope::Whole),
-        Facts::LastActivity => read_last_activities(paths),
+    let read = pi_retrospect_walk::with_threads(threads, || match facts {
+        Facts::Summary => read_summaries_in(&unread, SummaryScope::Whole),
+        Facts::LastActivity => read_last_activities(&unread),
     });
-    for (path, result) in paths.iter().zip(results) {
+    for (path, result) in unread.into_iter().zip(read) {
         match result {
             Ok(summary) => {
-                summaries.insert((*path).to_owned(), summary);
+                summaries.insert(path.to_owned(), summary);
             }
             Err(warning) => warnings.push(warning),
+        }
+    }
+}
+
+/// What the walk reads of each body: a cache of the facts [`filter`] will ask for, read on
+/// the descriptor the walk holds, so a listing with body facts opens each file once.
+///
+/// [`filter`] keeps its own rules (which sessions' facts it reads, and which warnings it
+/// reports); it only takes a fact from [`Prefetched`] instead of opening the file again. So
+/// the walk may read more than is asked for (a session a tree filter drops later), never
+/// less than would be correct, and the plan only decides how much reading is wasted:
+///
+/// - a name or activity filter (or sort) reads every top-level session, so the walk reads
+///   them all, whole when a name is needed, else only the end;
+/// - `read_summaries` reads every shown session and run: the walk reads the trees whose
+///   header the query may keep, unless the shown sessions are likely a small part of those
+///   (a `--limit`, `--id`, `--with-subagents`), where reading after filtering costs less.
+struct WalkReads<'a> {
+    query: &'a Query,
+    /// How far the reads for shown sessions reach, when the walk makes them.
+    shown: Option<BodyReach>,
+    /// What a filter reads of every top-level session.
+    filtered: Option<Facts>,
+}
+
+impl<'a> WalkReads<'a> {
+    /// Returns the reads for `request`, or `None` when it needs no body.
+    fn new(request: &ListRequest, query: &'a Query) -> Option<WalkReads<'a>> {
+        let filtered = if query.needs_names() {
+            Some(Facts::Summary)
+        } else if query.needs_activity() {
+            Some(Facts::LastActivity)
+        } else {
+            None
+        };
+        let few_shown =
+            query.limit.is_some() || !query.id_prefixes.is_empty() || query.with_subagents;
+        let shown = (request.read_summaries && !few_shown).then_some(match query.max_depth {
+            Some(0) => BodyReach::Session,
+            _ => BodyReach::Tree,
+        });
+        (shown.is_some() || filtered.is_some()).then_some(WalkReads {
+            query,
+            shown,
+            filtered,
+        })
+    }
+}
+
+/// One body read by the walk: the facts, or the warning naming the file.
+type BodyFacts = Result<SessionSummary, Warning>;
+/// The body reads of one walk.
+type Bodies = pi_retrospect_walk::Bodies<(Facts, BodyFacts)>;
+
+impl BodyReader for WalkReads<'_> {
+    type Kind = Facts;
+    type Body = (Facts, BodyFacts);
+
+    fn plan(&self, row: &SessionRow) -> Option<(BodyReach, Facts)> {
+        if let Some(reach) = self.shown
+            && self
+                .query
+                .may_keep_header(&row.header.cwd, row.header.instant)
+        {
+            return Some((reach, Facts::Summary));
+        }
+        self.filtered.map(|facts| (BodyReach::Session, facts))
+    }
+
+    fn read(&self, facts: Facts, path: &str, file: &std::fs::File) -> (Facts, BodyFacts) {
+        let path_ref = std::path::Path::new(path);
+        let result = match facts {
+            Facts::Summary => pi_retrospect_transcript::read_summary_from(path_ref, file),
+            Facts::LastActivity => pi_retrospect_transcript::read_last_activity_from(
+                path_ref, file,
+            )
+            .map(|last_activity| SessionSummary {
+                last_activity,
+                ..SessionSummary::default()
+            }),
+        };
+        (
+            facts,
+            result.map_err(|error| Warning::new(path, error.to_string())),
+        )
+    }
+}
+
+/// The facts the walk read, by path.
+#[derive(Default)]
+struct Prefetched {
+    by_path: HashMap<String, (Facts, BodyFacts)>,
+}
+
+impl Prefetched {
+    fn from_bodies(bodies: Bodies) -> Prefetched {
+        Prefetched {
+            by_path: bodies.into_iter().collect(),
+        }
+    }
+
+    /// Returns the path and what reading `facts` of the session at `path` gives, when the
+    /// walk read it: the same read (taken out: [`filter`] reads a fact of a path once, and
+    /// a whole summary after only the last activity), or a whole summary's last activity
+    /// (the same value, read the same way from the end of the file; the summary stays).
+    fn take(&mut self, path: &str, facts: Facts) -> Option<(String, BodyFacts)> {
+        let (read, result) = self.by_path.get(path)?;
+        match (*read, facts, result) {
+            (Facts::Summary, Facts::LastActivity, Ok(summary)) => Some((
+                path.to_owned(),
+                Ok(SessionSummary {
+                    last_activity: summary.last_activity,
+                    ..SessionSummary::default()
+                }),
+            )),
+            (read, facts, _) if read == facts => self
+                .by_path
+                .remove_entry(path)
+                .map(|(path, (_, result))| (path, result)),
+            _ => None,
         }
     }
 }
@@ -498,6 +669,123 @@ mod tests {
         expected.sort();
         assert_eq!(streamed.len(), 150);
         assert_eq!(streamed, expected);
+    }
+
+    /// Returns the listing, facts and warnings of `request`, in a comparable form.
+    fn outcome(
+        request: &ListRequest,
+    ) -> (Vec<String>, Vec<(String, SessionSummary)>, Vec<Warning>) {
+        let result = list(request, &Environment::default()).expect("listed");
+        let mut paths = Vec::new();
+        collect(
+            &result.listing.sessions,
+            |session| &session.path,
+            &mut paths,
+        );
+        let mut summaries: Vec<(String, SessionSummary)> = result.summaries.into_iter().collect();
+        summaries.sort_by(|left, right| left.0.cmp(&right.0));
+        (
+            paths.into_iter().map(str::to_owned).collect(),
+            summaries,
+            result.listing.warnings,
+        )
+    }
+
+    /// Issue 11: the facts the walk reads on its own descriptors are the facts read after
+    /// it: for every request shape, reading in the walk (no limit) and after it (a limit
+    /// that keeps everything) give the same rows, facts and warnings.
+    #[test]
+    fn facts_read_in_the_walk_equal_facts_read_after_it() {
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let dir = store(40);
+        // A session whose first user message, names and last activity are all in its body.
+        std::fs::write(
+            dir.path().join("--w--/t.jsonl"),
+            concat!(
+                "{\"type\":\"session\",\"id\":\"t\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"/w\"}\n",
+                "{\"type\":\"session_info\",\"name\":\"early odd\"}\n",
+                "{\"type\":\"message\",\"timestamp\":\"2026-01-03T00:00:00Z\",\"message\":{\"role\":\"user\",\"content\":\"hello\"}}\n",
+                "{\"type\":\"session_info\",\"name\":\"even later\"}\n",
+                "{\"type\":\"message\",\"timestamp\":\"2026-01-05T00:00:00Z\",\"message\":{\"role\":\"assistant\",\"content\":\"ok\"}}\n",
+            ),
+        )
+        .expect("write");
+        let roots = [
+            fixtures.join("sessions"),
+            fixtures.join("beyond/sessions"),
+            dir.path().to_owned(),
+        ];
+        for root in roots {
+            for (name, sort, max_depth, cwd) in [
+                (None, SortKey::Timestamp, None, vec![]),
+                (Some("even"), SortKey::Timestamp, None, vec![]),
+                (None, SortKey::Activity, Some(0), vec![]),
+                (
+                    None,
+                    SortKey::Activity,
+                    None,
+                    vec!["/home/user/app".to_owned()],
+                ),
+                (Some("o"), SortKey::Path, Some(1), vec!["/w".to_owned()]),
+            ] {
+                let request = ListRequest {
+                    stores: StoreFlags {
+                        sessions_root: Some(root.clone()),
+                        ..StoreFlags::default()
+                    },
+                    name_contains: name.map(str::to_owned),
+                    sort,
+                    max_depth,
+                    cwd,
+                    read_summaries: true,
+                    threads: 2,
+                    ..ListRequest::default()
+                };
+                let after = ListRequest {
+                    limit: Some(1_000_000),
+                    ..request.clone()
+                };
+                assert_eq!(outcome(&request), outcome(&after), "{request:?}");
+                // Without body facts asked for, only what a filter needs is read.
+                let without_bodies = ListRequest {
+                    read_summaries: false,
+                    ..request
+                };
+                let (_, summaries, _) = outcome(&without_bodies);
+                assert_eq!(
+                    summaries.is_empty(),
+                    name.is_none() && sort != SortKey::Activity
+                );
+            }
+        }
+        let named = ListRequest {
+            stores: StoreFlags {
+                sessions_root: Some(dir.path().to_owned()),
+                ..StoreFlags::default()
+            },
+            name_contains: Some("later".to_owned()),
+            read_summaries: true,
+            ..ListRequest::default()
+        };
+        let (paths, summaries, _) = outcome(&named);
+        assert_eq!(paths.len(), 1);
+        assert_eq!(
+            summaries.len(),
+            41,
+            "every top-level name was read for the filter"
+        );
+        let found = summaries
+            .iter()
+            .find(|(path, _)| path.ends_with("/t.jsonl"))
+            .map(|(_, summary)| summary.clone());
+        assert_eq!(
+            found,
+            Some(SessionSummary {
+                name: Some("even later".to_owned()),
+                first_user_message: Some("hello".to_owned()),
+                last_activity: pi_retrospect_core::timestamp::parse("2026-01-05T00:00:00Z"),
+            })
+        );
     }
 
     /// Issue 8: a front end that stops (a closed pipe) stops the walk.

@@ -180,14 +180,21 @@ impl Query {
         }
     }
 
+    /// Returns whether a top-level session whose header has `cwd` and `instant` passes the
+    /// filters that need nothing but the header (cwd, start bounds, `active_until`). `false`
+    /// is final: [`Query::apply`] drops such a session; `true` promises nothing.
+    pub fn may_keep_header(&self, cwd: &str, instant: Timestamp) -> bool {
+        self.keeps_header(cwd, instant) && self.active_until.is_none_or(|until| instant <= until)
+    }
+
+    fn keeps_header(&self, cwd: &str, instant: Timestamp) -> bool {
+        (self.cwds.is_empty() || self.cwds.iter().any(|matcher| matcher.is_match(cwd)))
+            && self.since.is_none_or(|since| instant >= since)
+            && self.until.is_none_or(|until| instant <= until)
+    }
+
     fn keeps(&self, session: &Session) -> bool {
-        (self.cwds.is_empty()
-            || self
-                .cwds
-                .iter()
-                .any(|matcher| matcher.is_match(&session.cwd)))
-            && self.since.is_none_or(|since| session.instant >= since)
-            && self.until.is_none_or(|until| session.instant <= until)
+        self.keeps_header(&session.cwd, session.instant)
             && (!self.with_subagents || !session.subagent_sessions.is_empty())
     }
 
@@ -315,6 +322,13 @@ mod tests {
 
     fn check(query: Query, expected: &[&str]) {
         let mut listing = listing();
+        // Whatever the query, a session its header alone refuses is never kept.
+        let refused: Vec<String> = listing
+            .sessions
+            .iter()
+            .filter(|session| !query.may_keep_header(&session.cwd, session.instant))
+            .map(|session| session.id.clone())
+            .collect();
         let named = SessionSummary {
             name: Some("Fix The Bug".into()),
             last_activity: crate::timestamp::parse("2026-01-09T00:00:00Z"),
@@ -332,6 +346,13 @@ mod tests {
         }
         flatten(&listing.sessions, 0, &mut actual);
         assert_eq!(actual, expected, "{query:?}");
+        assert!(
+            listing
+                .sessions
+                .iter()
+                .all(|session| !refused.contains(&session.id)),
+            "{query:?} kept one of {refused:?}"
+        );
     }
 
     fn cwd(dir: &str, subdirectories: bool, worktrees: bool) -> CwdMatcher {

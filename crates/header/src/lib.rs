@@ -395,7 +395,9 @@ pub fn describe_io(error: &io::Error) -> String {
     }
 }
 
-pub(crate) fn describe_file_type(file_type: &std::fs::FileType) -> &'static str {
+/// Returns what a file of `file_type` is, in a few words for a warning ("FIFO", "device", ...),
+/// when it is not a regular file.
+pub fn describe_file_type(file_type: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if file_type.is_fifo() {
         "FIFO"

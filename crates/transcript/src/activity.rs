@@ -30,6 +30,17 @@ pub fn read_last_activity(path: &Path) -> Result<Option<Timestamp>, SummaryError
     Ok(last_activity_of(&file, metadata.len())?)
 }
 
+/// Returns the timestamp of the newest entry of a session file that is already open (the
+/// walk's descriptor), as [`read_last_activity`] reads the file at `path`: positional reads,
+/// so the descriptor's offset does not matter; `path` only names the file in an error.
+pub fn read_last_activity_from(
+    path: &Path,
+    file: &File,
+) -> Result<Option<Timestamp>, SummaryError> {
+    let size = crate::summary::regular_size(path, file)?;
+    Ok(last_activity_of(file, size)?)
+}
+
 /// Returns the newest entry timestamp among the first `size` bytes of `file`, reading
 /// backwards from `size` in windows that double from [`FIRST_TAIL_BYTES`] up to
 /// [`MAX_ACTIVITY_TAIL_BYTES`].
@@ -88,7 +99,7 @@ pub(crate) fn read_full_at(file: &File, buffer: &mut [u8], offset: u64) -> std::
 /// Returns the timestamp of the last line in `bytes` that has one. The first line counts
 /// only when `starts_at_file_start` (otherwise it may be the cut tail of a longer line); a
 /// last line without a newline is tried too, and skipped unless it is complete JSON.
-fn newest_in(bytes: &[u8], starts_at_file_start: bool) -> Option<Timestamp> {
+pub(crate) fn newest_in(bytes: &[u8], starts_at_file_start: bool) -> Option<Timestamp> {
     let mut end = bytes.len();
     for newline in memchr::memrchr_iter(b'\n', bytes) {
         if let Some(instant) = line_timestamp(&bytes[newline + 1..end]) {

@@ -32,7 +32,7 @@ mod tree;
 mod turns;
 mod warning;
 
-pub use activity::{MAX_ACTIVITY_TAIL_BYTES, read_last_activity};
+pub use activity::{MAX_ACTIVITY_TAIL_BYTES, read_last_activity, read_last_activity_from};
 pub use content::{
     EntryContent, Failure, MessageFacts, MessageStatus, SearchField, SearchScope, ToolCall,
     entry_content, entry_text, message_facts, message_status, search_texts, summarize_arguments,
@@ -56,7 +56,8 @@ pub use show::{
     for_each_tree_row, tree_counts,
 };
 pub use summary::{
-    HEAD_BYTES, MAX_FACT_LINE_BYTES, SummaryError, SummaryScope, read_summary, read_summary_in,
+    HEAD_BYTES, MAX_FACT_LINE_BYTES, SummaryError, SummaryScope, read_summary, read_summary_from,
+    read_summary_in,
 };
 pub use text::{Excerpt, Omission, OutputLimit, head_and_tail, utc_timestamp};
 pub use turns::{Turn, Turns};

@@ -7,6 +7,8 @@
 //! that can matter are decoded: a line is parsed as JSON only when it contains
 //! `"session_info"`, or, until the first user message is found, `"user"`.
 
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use memchr::memmem;
@@ -67,15 +69,7 @@ pub fn read_summary_in(path: &Path, scope: SummaryScope) -> Result<SessionSummar
     let facts = FactFinder::new();
     let mut summary = SessionSummary::default();
     match scope {
-        SummaryScope::Whole => {
-            for_each_line(&file, size, MAX_FACT_LINE_BYTES, |line| {
-                if line.line_no == 1 || line.over_long.is_some() {
-                    return;
-                }
-                facts.apply(line.bytes, &mut summary);
-            })?;
-            summary.last_activity = crate::activity::last_activity_of(&file, size)?;
-        }
+        SummaryScope::Whole => return Ok(whole_summary_of(&file, size)?),
         SummaryScope::Ends => {
             // A small file is read in one piece that serves as head and tail.
             let first_window = if size <= WHOLE_READ_BYTES {
@@ -97,6 +91,90 @@ pub fn read_summary_in(path: &Path, scope: SummaryScope) -> Result<SessionSummar
         }
     }
     Ok(summary)
+}
+
+/// Reads the name, first user message and last activity of a session file that is already
+/// open (the walk's descriptor, which read its header), the whole body
+/// ([`SummaryScope::Whole`]), exactly as [`read_summary`] reads the file at `path`.
+///
+/// Reads are positional from the file's first byte, so the descriptor's offset does not
+/// matter and is not moved. `path` only names the file in an error. The descriptor is checked
+/// with `fstat` (anything but a regular file is refused, as [`read_summary`] refuses it), and
+/// its size then is the snapshot read.
+pub fn read_summary_from(path: &Path, file: &File) -> Result<SessionSummary, SummaryError> {
+    let size = regular_size(path, file)?;
+    Ok(whole_summary_of(file, size)?)
+}
+
+/// Returns the size of the open `file` after checking that it is a regular file.
+pub(crate) fn regular_size(path: &Path, file: &File) -> Result<u64, SummaryError> {
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(SummaryError::Open(OpenError::NotRegular {
+            path: path.to_owned(),
+            kind: pi_retrospect_header::describe_file_type(&metadata.file_type()),
+        }));
+    }
+    Ok(metadata.len())
+}
+
+/// Files up to this size are read by [`whole_summary_of`] in one positional read into a
+/// buffer each thread reuses; longer ones are streamed. It equals the stream's first read
+/// ([`for_each_line`] asks for at most 1 MiB at a time), so memory is what streaming holds,
+/// and it cannot hold a line longer than [`MAX_FACT_LINE_BYTES`], so no line is skipped.
+const ONE_READ_BYTES: u64 = 1024 * 1024;
+
+/// Reads the facts of the first `size` bytes of `file`: the name is the latest
+/// `session_info` of the whole body, the first user message the first in file order, the
+/// last activity the newest entry timestamp read from the end.
+fn whole_summary_of(file: &File, size: u64) -> std::io::Result<SessionSummary> {
+    let facts = FactFinder::new();
+    let mut summary = SessionSummary::default();
+    if size <= ONE_READ_BYTES {
+        return WHOLE_BUFFER.with_borrow_mut(|buffer| {
+            // Grown (and zeroed) only when a larger file comes: the memory is reused.
+            let size = usize::try_from(size).unwrap_or(usize::MAX);
+            if buffer.len() < size {
+                buffer.resize(size, 0);
+            }
+            let n_read = crate::activity::read_full_at(file, &mut buffer[..size], 0)?;
+            let bytes = &buffer[..n_read];
+            facts.apply_whole(bytes, &mut summary);
+            summary.last_activity = crate::activity::newest_in(bytes, true);
+            Ok(summary)
+        });
+    }
+    // Positional reads from 0: the caller's descriptor may stand anywhere (the walk read its
+    // header through it).
+    let reader = ReadAt { file, offset: 0 };
+    for_each_line(reader, size, MAX_FACT_LINE_BYTES, |line| {
+        if line.line_no == 1 || line.over_long.is_some() {
+            return;
+        }
+        facts.apply(line.bytes, &mut summary);
+    })?;
+    summary.last_activity = crate::activity::last_activity_of(file, size)?;
+    Ok(summary)
+}
+
+thread_local! {
+    /// The buffer [`whole_summary_of`] reads a small file into, kept per thread so that
+    /// listing thousands of files neither allocates nor zeroes one per file.
+    static WHOLE_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A [`std::io::Read`] over positional reads of a file, from `offset` on.
+struct ReadAt<'a> {
+    file: &'a File,
+    offset: u64,
+}
+
+impl std::io::Read for ReadAt<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        let n_read = self.file.read_at(buffer, self.offset)?;
+        self.offset += n_read as u64;
+        Ok(n_read)
+    }
 }
 
 /// Files up to this size are read in one piece by [`SummaryScope::Ends`].
@@ -187,6 +265,35 @@ impl FactFinder {
         }
     }
 
+    /// Applies a whole file (`bytes`, header first) to `summary` as [`FactFinder::apply`]
+    /// applied to each line after the first, in order, would: the name is that of the last
+    /// line holding `"session_info"` that is a `session_info` entry, and the first user
+    /// message is looked for only in lines without `"session_info"`. Each pattern is
+    /// searched once over the whole body instead of once per line.
+    fn apply_whole(&self, bytes: &[u8], summary: &mut SessionSummary) {
+        let Some(header_end) = memchr::memchr(b'\n', bytes) else {
+            return;
+        };
+        let body = &bytes[header_end + 1..];
+        let mut from = 0;
+        while summary.first_user_message.is_none() {
+            let Some(found) = self.user.find(&body[from..]) else {
+                break;
+            };
+            let (start, end) = line_around(body, from + found);
+            let line = &body[start..end];
+            if self.session_info.find(line).is_none()
+                && let Some(entry) = parse_object(line)
+            {
+                summary.first_user_message = user_text(&entry);
+            }
+            from = end;
+        }
+        if let Some(name) = self.last_name_in(body, true) {
+            summary.name = name;
+        }
+    }
+
     /// Returns the name set by the last whole `session_info` line of `bytes` (the first
     /// line counts only when `starts_at_file_start`), or `None` when there is none.
     fn last_name_in(&self, bytes: &[u8], starts_at_file_start: bool) -> Option<Option<String>> {
@@ -209,6 +316,15 @@ impl FactFinder {
         }
         None
     }
+}
+
+/// Returns the bounds of the line of `bytes` that holds the byte at `position`, without its
+/// newline.
+fn line_around(bytes: &[u8], position: usize) -> (usize, usize) {
+    let start = memchr::memrchr(b'\n', &bytes[..position]).map_or(0, |newline| newline + 1);
+    let end =
+        memchr::memchr(b'\n', &bytes[position..]).map_or(bytes.len(), |newline| position + newline);
+    (start, end)
 }
 
 /// Returns the name a `session_info` line sets (`Some(None)` when it clears it), or `None`
@@ -278,6 +394,14 @@ mod tests {
         let path = dir.path().join("s.jsonl");
         std::fs::write(&path, body).expect("write");
         let summary = read_summary_in(&path, scope).expect("readable");
+        if scope == SummaryScope::Whole {
+            // The walk's descriptor has read past the header: its offset must not matter.
+            let mut file = std::fs::File::open(&path).expect("open");
+            let mut head = [0u8; 100];
+            let _ = std::io::Read::read(&mut file, &mut head).expect("read");
+            let from_open = read_summary_from(&path, &file).expect("readable");
+            assert_eq!(from_open, summary, "read_summary_from");
+        }
         // Compared whole, shown short: bodies and messages can be megabytes.
         let short = |text: Option<&str>| text.map(|text| text.chars().take(60).collect::<String>());
         let shown = short(Some(body));
@@ -340,6 +464,54 @@ mod tests {
 
     const HEADER: &str =
         r#"{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/w","user":"x"}"#;
+
+    /// Returns the facts of `bytes` the way the stream reads them: every line after the
+    /// first applied in order.
+    fn per_line(bytes: &[u8]) -> SessionSummary {
+        let facts = FactFinder::new();
+        let mut summary = SessionSummary::default();
+        for_each_line(bytes, bytes.len() as u64, MAX_FACT_LINE_BYTES, |line| {
+            if line.line_no > 1 && line.over_long.is_none() {
+                facts.apply(line.bytes, &mut summary);
+            }
+        })
+        .expect("in memory");
+        summary
+    }
+
+    proptest::proptest! {
+        /// Issue 11: the one-piece read of a small file finds the same name and first user
+        /// message as the line-by-line stream, whatever the lines (a `"user"` inside a
+        /// `session_info` line, names cleared and set again, damaged lines, no final newline).
+        #[test]
+        fn the_one_piece_read_agrees_with_the_stream(
+            lines in proptest::collection::vec(0usize..9, 0..12),
+            final_newline in proptest::bool::ANY,
+        ) {
+            const LINES: [&str; 9] = [
+                r#"{"type":"session_info","name":"A"}"#,
+                r#"{"type":"session_info","name":"  "}"#,
+                r#"{"type":"session_info","name":"B","user":"u"}"#,
+                r#"{"type":"message","message":{"role":"user","content":"first"}}"#,
+                r#"{"type":"message","message":{"role":"user","content":"second","x":"session_info"}}"#,
+                r#"{"type":"message","message":{"role":"user","content":"  "}}"#,
+                r#"{"type":"message","message":{"role":"assistant","content":"user"}}"#,
+                r#"{"user" broken"#,
+                "",
+            ];
+            let mut body = format!("{HEADER}\n");
+            for (index, line) in lines.iter().enumerate() {
+                body.push_str(LINES[*line]);
+                if final_newline || index + 1 < lines.len() {
+                    body.push('\n');
+                }
+            }
+            let facts = FactFinder::new();
+            let mut whole = SessionSummary::default();
+            facts.apply_whole(body.as_bytes(), &mut whole);
+            proptest::prop_assert_eq!(whole, per_line(body.as_bytes()), "{}", body);
+        }
+    }
 
     #[test]
     fn an_over_long_line_is_skipped_not_held() {

@@ -17,7 +17,9 @@
 //! 5. Transcripts nest under the transcript whose container is their deepest ancestor (see
 //!    [`mod@pi_retrospect_core::nest`]).
 //! 6. Only line 1 of each file is read, bounded, and only from regular files (see
-//!    [`pi_retrospect_header`]); symbolic links are never followed anywhere.
+//!    [`pi_retrospect_header`]); symbolic links are never followed anywhere. A caller that
+//!    wants more of a body (`list --long`) passes a [`BodyReader`], which the walk calls on
+//!    the descriptor it read the header through ([`list_stores_with`]).
 //! 7. A name that is not valid UTF-8 on a path the walk would take is skipped with a warning,
 //!    because every path in the output must be a usable handle.
 //!
@@ -33,9 +35,63 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use pi_retrospect_core::Listing;
-use pi_retrospect_core::Warning;
+use pi_retrospect_core::{SessionRow, Warning};
 
-pub use scan::{SessionFile, discover_session_files, list_session_file};
+pub use scan::{
+    ListedTree, SessionFile, discover_session_files, list_session_file, list_session_file_with,
+};
+
+/// How far the body reads a [`BodyReader`] plans for one tree reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyReach {
+    /// Only the top-level session's body.
+    Session,
+    /// The top-level session's body and the body of every run under it.
+    Tree,
+}
+
+/// What the walk reads of listed transcripts' bodies besides line 1, and how.
+///
+/// The walk already holds each transcript open (relative to its directory's descriptor, for
+/// runs) when it has read its header; a body read there costs no second open and no second
+/// path resolution, and runs on the walk's workers. `walk` knows nothing of what a body
+/// holds (it must not depend on `transcript`): the caller says which trees to read and
+/// reads them.
+pub trait BodyReader: Sync {
+    /// What to read of one tree, decided by [`BodyReader::plan`] (a caller that reads
+    /// different facts for different trees says which here).
+    type Kind: Copy + Send + Sync;
+    /// What one body read gives, error included.
+    type Body: Send;
+    /// Returns how far to read the bodies of the tree whose top-level session has the valid
+    /// header `row`, and what to read, or `None` to read none of them. Called once per tree,
+    /// before its runs are found.
+    fn plan(&self, row: &SessionRow) -> Option<(BodyReach, Self::Kind)>;
+    /// Reads the body of the transcript at `path`, open as `file` (read-only, non-blocking,
+    /// not through a symlink; its header has been read through it, so its offset is past
+    /// line 1 or further: read with positional reads).
+    fn read(&self, kind: Self::Kind, path: &str, file: &std::fs::File) -> Self::Body;
+}
+
+/// The [`BodyReader`] that reads no body: what [`list_stores`] and [`for_each_session`] use,
+/// at no cost.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoBodies;
+
+impl BodyReader for NoBodies {
+    type Kind = ();
+    type Body = ();
+
+    fn plan(&self, _row: &SessionRow) -> Option<(BodyReach, ())> {
+        None
+    }
+
+    fn read(&self, _kind: (), _path: &str, _file: &std::fs::File) {}
+}
+
+/// What a [`BodyReader`] read: each read transcript's path with its body, in no particular
+/// order.
+pub type Bodies<T> = Vec<(String, T)>;
 
 /// How session files are laid out under a store's root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,21 +169,38 @@ pub fn list(store: &Store, options: &WalkOptions) -> Result<Listing, WalkError> 
 ///
 /// Fails only when the process runs out of file descriptors (see [`WalkError`]).
 pub fn list_stores(stores: &[Store], options: &WalkOptions) -> Result<Listing, WalkError> {
+    list_stores_with(stores, options, &NoBodies).map(|(listing, _)| listing)
+}
+
+/// Lists several stores like [`list_stores`], and reads the bodies `reader` plans, each right
+/// after its header, on the same descriptor and worker.
+///
+/// Fails only when the process runs out of file descriptors (see [`WalkError`]).
+pub fn list_stores_with<R: BodyReader>(
+    stores: &[Store],
+    options: &WalkOptions,
+    reader: &R,
+) -> Result<(Listing, Bodies<R::Body>), WalkError> {
     use rayon::prelude::*;
     with_threads(options.threads, || {
         let (files, warnings) = discover_stores(stores)?;
-        let results: Vec<_> = files.par_iter().map(list_session_file).collect();
+        let results: Vec<_> = files
+            .par_iter()
+            .map(|file| list_session_file_with(file, reader))
+            .collect();
         let mut listing = Listing {
             sessions: Vec::with_capacity(results.len()),
             warnings,
         };
+        let mut bodies = Vec::new();
         for result in results {
-            let (session, mut warnings) = result?;
+            let (session, mut warnings, mut tree_bodies) = result?;
             listing.warnings.append(&mut warnings);
             listing.sessions.extend(session);
+            bodies.append(&mut tree_bodies);
         }
         listing.sort();
-        Ok(listing)
+        Ok((listing, bodies))
     })
 }
 
@@ -153,6 +226,26 @@ pub fn for_each_session(
     options: &WalkOptions,
     emit: &(dyn Fn(Option<pi_retrospect_core::Session>, Vec<Warning>) -> WalkState + Sync),
 ) -> Result<Vec<Warning>, WalkError> {
+    for_each_session_with(stores, options, &NoBodies, &|session, warnings, _| {
+        emit(session, warnings)
+    })
+}
+
+/// The emitting callback of [`for_each_session_with`]: one top-level tree (or its failure),
+/// its warnings and the bodies read in it.
+pub type EmitTree<'a, T> =
+    dyn Fn(Option<pi_retrospect_core::Session>, Vec<Warning>, Bodies<T>) -> WalkState + Sync + 'a;
+
+/// Walks like [`for_each_session`], and reads the bodies `reader` plans for each tree, each
+/// right after its header, on the same descriptor; they are emitted with their tree.
+///
+/// Fails when the process runs out of file descriptors (see [`WalkError`]).
+pub fn for_each_session_with<R: BodyReader>(
+    stores: &[Store],
+    options: &WalkOptions,
+    reader: &R,
+    emit: &EmitTree<'_, R::Body>,
+) -> Result<Vec<Warning>, WalkError> {
     use rayon::prelude::*;
     with_threads(options.threads, || {
         let (files, mut loose_warnings) = discover_stores(stores)?;
@@ -162,9 +255,9 @@ pub fn for_each_session(
             if quit.load(Ordering::Relaxed) {
                 return;
             }
-            match list_session_file(file) {
-                Ok((session, warnings)) => {
-                    if emit(session, warnings) == WalkState::Quit {
+            match list_session_file_with(file, reader) {
+                Ok((session, warnings, bodies)) => {
+                    if emit(session, warnings, bodies) == WalkState::Quit {
                         quit.store(true, Ordering::Relaxed);
                     }
                 }

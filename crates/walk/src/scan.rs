@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
-use crate::{Layout, Store, WalkError};
+use crate::{Bodies, BodyReach, BodyReader, Layout, NoBodies, Store, WalkError};
 
 /// Name pi-subagents gives every run transcript.
 const RUN_FILE_NAME: &str = "session.jsonl";
@@ -37,6 +37,10 @@ const ARTIFACTS_DIR_NAME: &str = "subagent-artifacts";
 
 /// Session files found and the warnings about what could not be read.
 type Discovered = (Vec<SessionFile>, Vec<Warning>);
+
+/// One top-level session read with its tree: the nested session (`None` when its header is
+/// invalid), its warnings and the bodies read in it.
+pub type ListedTree<T> = (Option<Session>, Vec<Warning>, Bodies<T>);
 
 /// A top-level session file found in a project directory, not yet read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,29 +116,50 @@ pub fn discover_session_files(store: &Store) -> Result<Discovered, WalkError> {
 /// Returns the nested session (or `None` when its header is invalid) and its warnings; fails
 /// only when the process runs out of file descriptors.
 pub fn list_session_file(file: &SessionFile) -> Result<(Option<Session>, Vec<Warning>), WalkError> {
+    let (session, warnings, _) = list_session_file_with(file, &NoBodies)?;
+    Ok((session, warnings))
+}
+
+/// Reads one top-level session like [`list_session_file`], and the bodies `reader` plans for
+/// its tree, each on the descriptor its header was read through, right after the header.
+pub fn list_session_file_with<R: BodyReader>(
+    file: &SessionFile,
+    reader: &R,
+) -> Result<ListedTree<R::Body>, WalkError> {
     let mut warnings = Vec::new();
+    let mut bodies = Vec::new();
     let header = match retry_out_of_descriptors(|| open_session_file(Path::new(&file.path))) {
-        Ok(mut opened) => read_listed_header_from(&mut opened),
+        Ok(mut opened) => read_listed_header_from(&mut opened).map(|header| (header, opened)),
         Err(error) => {
             fail_if_out_of_descriptors(&file.path, &error)?;
             Err(HeaderError::Open(describe_io(&error)))
         }
     };
-    let header = match header {
-        Ok(header) => header,
+    let (header, opened) = match header {
+        Ok(read) => read,
         Err(error) => {
             warnings.push(Warning::new(&file.path, error.to_string()));
-            return Ok((None, warnings));
+            return Ok((None, warnings, bodies));
         }
     };
-    let mut session = Session::from_row(SessionRow {
+    let row = SessionRow {
         path: file.path.clone(),
         header,
-    });
+    };
+    let plan = reader.plan(&row);
+    if let Some((_, kind)) = plan {
+        bodies.push((row.path.clone(), reader.read(kind, &row.path, &opened)));
+    }
+    drop(opened);
+    let runs_plan = match plan {
+        Some((BodyReach::Tree, kind)) => Some((reader, kind)),
+        _ => None,
+    };
+    let mut session = Session::from_row(row);
     if file.has_container
         && let Some(container) = container_of(&file.path)
     {
-        let mut found = Found::default();
+        let mut found = Found::new();
         let opened = retry_out_of_descriptors(|| {
             rustix::fs::open(container, DIR_FLAGS, Mode::empty()).map_err(io::Error::from)
         });
@@ -148,7 +173,7 @@ pub fn list_session_file(file: &SessionFile) -> Result<(Option<Session>, Vec<War
                     path: container.to_owned(),
                     is_forks_dir: false,
                 };
-                walk_runs(pending, None, true, &mut found)?;
+                walk_runs(pending, None, true, runs_plan, &mut found)?;
             }
             // Gone since the project directory was listed: nothing to list.
             Err(error) if error.kind() == io::ErrorKind::NotFound => {}
@@ -158,9 +183,10 @@ pub fn list_session_file(file: &SessionFile) -> Result<(Option<Session>, Vec<War
             }
         }
         warnings.append(&mut found.warnings);
+        bodies.append(&mut found.bodies);
         session.subagent_sessions = nest(container, found.rows);
     }
-    Ok((Some(session), warnings))
+    Ok((Some(session), warnings, bodies))
 }
 
 /// Lists one project directory: its `*.jsonl` regular files and which of them have a container.
@@ -247,11 +273,26 @@ const ANCHOR_EVERY_BYTES: usize = 1024;
 const DESCRIPTOR_RETRIES: u32 = 7;
 
 /// What the walk of one container found.
-#[derive(Debug, Default)]
-struct Found {
+#[derive(Debug)]
+struct Found<T> {
     rows: Vec<SessionRow>,
     warnings: Vec<Warning>,
+    /// What was read of the runs' bodies, when their tree's plan asked.
+    bodies: Bodies<T>,
 }
+
+impl<T> Found<T> {
+    fn new() -> Found<T> {
+        Found {
+            rows: Vec::new(),
+            warnings: Vec::new(),
+            bodies: Vec::new(),
+        }
+    }
+}
+
+/// The reader and what it reads, when the bodies of a tree's runs are read.
+type RunsPlan<'a, R> = Option<(&'a R, <R as BodyReader>::Kind)>;
 
 /// A directory inside a container still to be read.
 #[derive(Debug)]
@@ -276,11 +317,12 @@ struct PendingDir {
 /// walked serially on its own stack (`may_split` false): rayon work is never nested more than
 /// once, however deep the tree. The rows and warnings are sorted by the caller, so their order here does not
 /// matter.
-fn walk_runs(
+fn walk_runs<R: BodyReader>(
     first: PendingDir,
     first_fd: Option<OwnedFd>,
     may_split: bool,
-    found: &mut Found,
+    runs_plan: RunsPlan<'_, R>,
+    found: &mut Found<R::Body>,
 ) -> Result<(), WalkError> {
     let mut first_fd = first_fd;
     let mut stack = vec![first];
@@ -319,17 +361,17 @@ fn walk_runs(
         };
         let base = base.as_ref();
         if may_split && entries.len() >= PARALLEL_DIR_ENTRIES {
-            let visited: Vec<Result<Found, WalkError>> = entries
+            let visited: Vec<Result<Found<R::Body>, WalkError>> = entries
                 .into_par_iter()
                 .map(|(name, kind)| {
-                    let mut entry_found = Found::default();
+                    let mut entry_found = Found::new();
                     let mut subdirs = Vec::new();
                     visit_run_entry(
                         dir_fd,
                         &pending,
                         base,
-                        &name,
-                        kind,
+                        (&name, kind),
+                        runs_plan,
                         &mut subdirs,
                         &mut entry_found,
                     )?;
@@ -340,7 +382,7 @@ fn walk_runs(
                             rustix::fs::openat(dir_fd, &*name, DIR_FLAGS, Mode::empty())
                                 .map_err(io::Error::from)
                         });
-                        walk_runs(subdir, fd.ok(), false, &mut entry_found)?;
+                        walk_runs(subdir, fd.ok(), false, runs_plan, &mut entry_found)?;
                     }
                     Ok(entry_found)
                 })
@@ -349,12 +391,21 @@ fn walk_runs(
                 let mut entry_found = entry_found?;
                 found.rows.append(&mut entry_found.rows);
                 found.warnings.append(&mut entry_found.warnings);
+                found.bodies.append(&mut entry_found.bodies);
             }
             continue;
         }
         let mut subdirs = Vec::new();
         for (name, kind) in entries {
-            visit_run_entry(dir_fd, &pending, base, &name, kind, &mut subdirs, found)?;
+            visit_run_entry(
+                dir_fd,
+                &pending,
+                base,
+                (&name, kind),
+                runs_plan,
+                &mut subdirs,
+                found,
+            )?;
         }
         // Reversed, so the stack pops them in listing order.
         stack.extend(subdirs.into_iter().rev());
@@ -363,10 +414,10 @@ fn walk_runs(
 }
 
 /// Reads the entries of the directory open as `fd`, `.` and `..` left out.
-fn read_entries(
+fn read_entries<T>(
     fd: OwnedFd,
     path: &str,
-    found: &mut Found,
+    found: &mut Found<T>,
 ) -> Option<(Dir, Vec<(CString, FileType)>)> {
     let mut reader = match Dir::new(fd) {
         Ok(reader) => reader,
@@ -424,16 +475,17 @@ fn open_below(anchor: BorrowedFd<'_>, relative: &str) -> io::Result<OwnedFd> {
     current.ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
 }
 
-/// Visits one entry of the directory `dir` (open as `dir_fd`): reads a run's header into
-/// `found`, or adds a subdirectory to `subdirs`, to be opened from `base`.
-fn visit_run_entry(
+/// Visits one entry (`name` and type) of the directory `dir` (open as `dir_fd`): reads a
+/// run's header into `found`, and its body when `runs_plan` asks, on the same descriptor; or
+/// adds a subdirectory to `subdirs`, to be opened from `base`.
+fn visit_run_entry<R: BodyReader>(
     dir_fd: BorrowedFd<'_>,
     dir: &PendingDir,
     base: Option<&ChildBase>,
-    name: &CStr,
-    kind: FileType,
+    (name, kind): (&CStr, FileType),
+    runs_plan: RunsPlan<'_, R>,
     subdirs: &mut Vec<PendingDir>,
-    found: &mut Found,
+    found: &mut Found<R::Body>,
 ) -> Result<(), WalkError> {
     // Some filesystems do not report types in directory listings: ask, without following.
     let kind = match kind {
@@ -477,14 +529,25 @@ fn visit_run_entry(
             rustix::fs::openat(dir_fd, name, FILE_FLAGS, Mode::empty()).map_err(io::Error::from)
         });
         let header = match opened {
-            Ok(fd) => read_listed_header_from(&mut std::fs::File::from(fd)),
+            Ok(fd) => {
+                let mut file = std::fs::File::from(fd);
+                read_listed_header_from(&mut file).map(|header| (header, file))
+            }
             Err(error) => {
                 fail_if_out_of_descriptors(&path, &error)?;
                 Err(HeaderError::Open(describe_io(&error)))
             }
         };
         match header {
-            Ok(header) => found.rows.push(SessionRow { path, header }),
+            Ok((header, file)) => {
+                if let Some((reader, kind)) = runs_plan {
+                    found
+                        .bodies
+                        .push((path.clone(), reader.read(kind, &path, &file)));
+                }
+                drop(file);
+                found.rows.push(SessionRow { path, header });
+            }
             Err(error) => found.warnings.push(Warning::new(path, error.to_string())),
         }
     }
@@ -502,10 +565,10 @@ struct ChildBase {
 /// Returns where the subdirectories of `dir` (open as `dir_fd`) are opened from: `dir`'s own
 /// anchor while the relative path stays short, else `dir` itself, re-opened as a new anchor.
 /// `None` (reported) when the re-open fails.
-fn child_base(
+fn child_base<T>(
     dir_fd: BorrowedFd<'_>,
     dir: &PendingDir,
-    found: &mut Found,
+    found: &mut Found<T>,
 ) -> Result<Option<ChildBase>, WalkError> {
     if dir.relative == "." {
         return Ok(Some(ChildBase {

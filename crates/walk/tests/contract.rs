@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use pi_retrospect_core::{Listing, Session};
-use pi_retrospect_walk::{Layout, Store, WalkOptions, list};
+use pi_retrospect_walk::{BodyReach, Layout, Store, WalkOptions, list};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
@@ -400,4 +400,99 @@ fn wide_launch_directories_list_every_run_in_order() {
             "/--p--/s/L/run-5/session.jsonl: first line is not valid JSON: expected ident at line 1 column 2"
         ]
     );
+}
+
+/// A body reader for tests: reads every byte of a file with positional reads (so the
+/// descriptor's offset must not matter) and plans by the top-level session's cwd.
+struct WholeBytes;
+
+impl pi_retrospect_walk::BodyReader for WholeBytes {
+    type Kind = &'static str;
+    type Body = (&'static str, Vec<u8>);
+
+    fn plan(&self, row: &pi_retrospect_core::SessionRow) -> Option<(BodyReach, &'static str)> {
+        match row.header.cwd.as_str() {
+            "/tree" => Some((BodyReach::Tree, "tree")),
+            "/session" => Some((BodyReach::Session, "session")),
+            _ => None,
+        }
+    }
+
+    fn read(&self, kind: &'static str, _path: &str, file: &std::fs::File) -> Self::Body {
+        use std::os::unix::fs::FileExt;
+        let mut bytes = vec![0u8; 4096];
+        let n_read = file.read_at(&mut bytes, 0).expect("readable");
+        bytes.truncate(n_read);
+        (kind, bytes)
+    }
+}
+
+#[test]
+fn body_reads_happen_on_the_walks_descriptors_as_planned() {
+    // Issue 11: `list --long` reads bodies where the walk read the headers. Each planned
+    // transcript is read exactly once, whole, whatever the thread count; a tree planned
+    // `Session` reads only its top-level file, an unplanned one nothing, a broken header
+    // nothing; the listing is the plain walk's.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let with_cwd = |cwd: &str, second: usize| {
+        GOOD.replace("\"cwd\":\"/w\"", &format!("\"cwd\":\"{cwd}\""))
+            .replace("00:00:00Z", &format!("00:00:{second:02}Z"))
+            + "\n{\"type\":\"message\"}\n"
+    };
+    for (stem, cwd) in [("t", "/tree"), ("s", "/session"), ("n", "/none")] {
+        write(
+            dir.path(),
+            &format!("--p--/{stem}.jsonl"),
+            with_cwd(cwd, 0).as_bytes(),
+        );
+        for run in 0..70 {
+            write(
+                dir.path(),
+                &format!("--p--/{stem}/L/run-{run}/session.jsonl"),
+                with_cwd("/run", run % 60).as_bytes(),
+            );
+        }
+    }
+    write(dir.path(), "--p--/t/L/run-5/session.jsonl", b"not json");
+    let store = store(dir.path());
+    let mut results = Vec::new();
+    for threads in [1, 4] {
+        let options = WalkOptions { threads };
+        let (listing, mut bodies) = pi_retrospect_walk::list_stores_with(
+            std::slice::from_ref(&store),
+            &options,
+            &WholeBytes,
+        )
+        .expect("descriptors to spare");
+        assert_eq!(
+            listing,
+            list(&store, &options).expect("descriptors to spare")
+        );
+        bodies.sort();
+        results.push(bodies);
+    }
+    assert_eq!(results[0], results[1], "1 thread and 4 threads must agree");
+    let bodies = &results[0];
+    let planned: Vec<(&str, &str)> = bodies
+        .iter()
+        .map(|(path, (kind, _))| (path.strip_prefix(&store.root).unwrap_or(path), *kind))
+        .collect();
+    assert_eq!(planned.len(), 1 + 69 + 1, "{planned:?}");
+    assert!(planned.contains(&("/--p--/t.jsonl", "tree")));
+    assert!(planned.contains(&("/--p--/t/L/run-0/session.jsonl", "tree")));
+    assert!(!planned.contains(&("/--p--/t/L/run-5/session.jsonl", "tree")));
+    assert!(planned.contains(&("/--p--/s.jsonl", "session")));
+    assert!(
+        planned
+            .iter()
+            .all(|(path, _)| !path.starts_with("/--p--/s/"))
+    );
+    assert!(
+        planned
+            .iter()
+            .all(|(path, _)| !path.starts_with("/--p--/n"))
+    );
+    for (path, (_, bytes)) in bodies {
+        assert_eq!(bytes, &std::fs::read(path).expect("readable"), "{path}");
+    }
 }
