@@ -1,16 +1,18 @@
 //! `pi-retrospect search`: flags -> `app::search` -> `render::search`, streamed as found.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 use pi_retrospect_app::{Environment, ListRequest, SearchRequest};
 use pi_retrospect_core::search::{FieldKind, SearchDocument, SearchWarning};
 use pi_retrospect_search::{
-    CaseMode, Event, FieldKinds, Mode, Pattern, Query, Scope, SessionOrder,
+    CaseMode, Event, FieldKinds, Mode, Pattern, Progress, Query, Scope, SessionOrder,
 };
 
 use crate::args::{ColorChoice, SessionFilterArgs, StoreArgs};
+use crate::progress::ProgressDisplay;
 
 /// The long help of `search`.
 pub const SEARCH_HELP: &str = "\
@@ -187,38 +189,64 @@ pub fn run(
         }
     };
     let mut warnings: Vec<SearchWarning> = Vec::new();
-    let totals = pi_retrospect_app::search(&request, env, &mut |event| match event {
-        Event::Hit(hit) if args.json => {
-            document.hits.push(hit.clone());
-            ControlFlow::Continue(())
-        }
-        Event::Hit(hit) if args.jsonl => note(pi_retrospect_render::search::write_hit_jsonl(
-            text.out(),
-            hit,
-        )),
-        Event::Hit(hit) => note(text.write_hit(hit)),
-        Event::Warning(warning) if args.json => {
-            document.warnings.push(warning.clone());
-            ControlFlow::Continue(())
-        }
-        Event::Warning(warning) if args.jsonl => note(
-            pi_retrospect_render::search::write_warning_jsonl(text.out(), warning),
-        ),
-        Event::Warning(warning) => {
-            warnings.push(warning.clone());
-            ControlFlow::Continue(())
-        }
-        Event::FileDone(count) if count.n_hits > 0 && args.count && !args.json => {
-            note(pi_retrospect_render::search::write_count(text.out(), count))
-        }
-        Event::FileDone(count) if count.n_hits > 0 && args.files_with_matches && !args.json => {
-            note(pi_retrospect_render::search::write_path(
+    let progress = Arc::new(Progress::default());
+    let display = crate::progress::is_wanted().then(|| ProgressDisplay::start(progress.clone()));
+    // Results written to the terminal that shows the progress line erase it first and reach
+    // the terminal before it is drawn again.
+    let is_stdout_shared = display.is_some() && std::io::stdout().is_terminal();
+    let totals = pi_retrospect_app::search_with_progress(&request, env, &progress, &mut |event| {
+        let is_written = match event {
+            Event::Hit(_) => !args.json,
+            Event::Warning(_) => args.jsonl,
+            Event::FileDone(count) => {
+                count.n_hits > 0 && (args.count || args.files_with_matches) && !args.json
+            }
+        };
+        let held = display
+            .as_ref()
+            .filter(|_| is_written && is_stdout_shared)
+            .map(ProgressDisplay::hold);
+        let flow = match event {
+            Event::Hit(hit) if args.json => {
+                document.hits.push(hit.clone());
+                ControlFlow::Continue(())
+            }
+            Event::Hit(hit) if args.jsonl => note(pi_retrospect_render::search::write_hit_jsonl(
                 text.out(),
-                &count.path,
-            ))
+                hit,
+            )),
+            Event::Hit(hit) => note(text.write_hit(hit)),
+            Event::Warning(warning) if args.json => {
+                document.warnings.push(warning.clone());
+                ControlFlow::Continue(())
+            }
+            Event::Warning(warning) if args.jsonl => note(
+                pi_retrospect_render::search::write_warning_jsonl(text.out(), warning),
+            ),
+            Event::Warning(warning) => {
+                warnings.push(warning.clone());
+                ControlFlow::Continue(())
+            }
+            Event::FileDone(count) if count.n_hits > 0 && args.count && !args.json => {
+                note(pi_retrospect_render::search::write_count(text.out(), count))
+            }
+            Event::FileDone(count) if count.n_hits > 0 && args.files_with_matches && !args.json => {
+                note(pi_retrospect_render::search::write_path(
+                    text.out(),
+                    &count.path,
+                ))
+            }
+            Event::FileDone(_) => ControlFlow::Continue(()),
+        };
+        if held.is_some() && flow.is_continue() {
+            return note(text.out().flush());
         }
-        Event::FileDone(_) => ControlFlow::Continue(()),
-    })?;
+        flow
+    });
+    // The line is erased before anything else is written: the document, the warnings or an
+    // error.
+    drop(display);
+    let totals = totals?;
     if let Some(error) = write_error {
         return Err(error.into());
     }
