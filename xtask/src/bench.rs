@@ -265,9 +265,9 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
     let mut targets = Vec::new();
     if has_list {
         targets.push(("xtask", "io_floor"));
-        if options.list_binary.is_none() {
-            targets.push(("cli", "pi-retrospect"));
-        }
+    }
+    if (has_list || has_search) && options.list_binary.is_none() {
+        targets.push(("cli", "pi-retrospect"));
     }
     if has_transcript {
         targets.push(("xtask", "transcript_open"));
@@ -277,6 +277,16 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
         false => build(workspace, &targets)?,
     };
     let n_cores = std::thread::available_parallelism().map_or(1, usize::from);
+    // The binary the list and search sections run: a prebuilt one, or the workspace's.
+    let cli_binary = match &options.list_binary {
+        Some(binary) => Some(binary.clone()),
+        None => built.remove("pi-retrospect"),
+    };
+    let cli = || {
+        cli_binary
+            .clone()
+            .context("cargo did not report the pi-retrospect binary")
+    };
 
     let mut report = String::new();
     for section in &options.sections {
@@ -286,10 +296,7 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
         match section {
             Section::List => {
                 let binaries = Binaries {
-                    list: match &options.list_binary {
-                        Some(list) => list.clone(),
-                        None => take(&mut built, "pi-retrospect")?,
-                    },
+                    list: cli()?,
                     floor: take(&mut built, "io_floor")?,
                 };
                 report.push_str(&run_list(workspace, options, &binaries, n_cores)?);
@@ -299,7 +306,9 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
                 report.push_str(&transcript::run(workspace, options, &binary, n_cores)?);
             }
             Section::Stats => report.push_str(&stats::run(workspace, options, n_cores)?),
-            Section::Search => report.push_str(&search::run(workspace, options, n_cores)?),
+            Section::Search => {
+                report.push_str(&search::run(workspace, options, &cli()?, n_cores)?);
+            }
         }
     }
     print!("{report}");

@@ -4,7 +4,9 @@
 use std::ops::ControlFlow;
 
 use pi_retrospect_core::search::{SearchTotals, SearchWarning};
-use pi_retrospect_search::{Event, Mode, Query, RunOptions, SearchFile, Searcher, SessionOrder};
+use pi_retrospect_search::{
+    Event, Mode, Progress, Query, RunOptions, SearchFile, Searcher, SessionOrder,
+};
 
 use crate::env::Environment;
 use crate::error::AppError;
@@ -36,6 +38,17 @@ pub struct SearchRequest {
 pub fn search(
     request: &SearchRequest,
     env: &Environment,
+    on_event: &mut dyn FnMut(Event<'_>) -> ControlFlow<()>,
+) -> Result<SearchTotals, AppError> {
+    search_with_progress(request, env, &Progress::default(), on_event)
+}
+
+/// Searches like [`search`] and keeps `progress` up to date, so that another thread can show
+/// how far the search has got (its total stays unknown while the sessions are listed).
+pub fn search_with_progress(
+    request: &SearchRequest,
+    env: &Environment,
+    progress: &Progress,
     on_event: &mut dyn FnMut(Event<'_>) -> ControlFlow<()>,
 ) -> Result<SearchTotals, AppError> {
     let searcher = Searcher::new(&request.query)
@@ -83,7 +96,7 @@ pub fn search(
         limit: request.limit,
         threads: request.sessions.threads,
     };
-    Ok(pi_retrospect_search::search_files(
-        &searcher, &files, &options, on_event,
+    Ok(pi_retrospect_search::search_files_with_progress(
+        &searcher, &files, &options, progress, on_event,
     ))
 }

@@ -16,6 +16,7 @@ mod list;
 mod mcp;
 mod output;
 mod pick;
+mod progress;
 mod schema;
 mod search;
 mod show;

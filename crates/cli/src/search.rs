@@ -2,16 +2,18 @@
 
 use std::io::{IsTerminal, Write};
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 use pi_retrospect_app::{Environment, ListRequest, SearchRequest};
 use pi_retrospect_core::search::{FieldKind, SearchWarning};
 use pi_retrospect_render::search::{self as search_render, JsonStream, TextWriter};
 use pi_retrospect_search::{
-    CaseMode, Event, FieldKinds, Mode, Pattern, Query, Scope, SessionOrder,
+    CaseMode, Event, FieldKinds, Mode, Pattern, Progress, Query, Scope, SessionOrder,
 };
 
 use crate::args::{ColorChoice, SessionFilterArgs, StoreArgs};
+use crate::progress::ProgressDisplay;
 
 /// The long help of `search`.
 pub const SEARCH_HELP: &str = "\
@@ -202,9 +204,23 @@ pub fn run(
     // Text and --json keep warnings for the end (stderr after the hits, or the document's
     // member); --jsonl streams them as rows.
     let mut warnings: Vec<SearchWarning> = Vec::new();
-    let totals = pi_retrospect_app::search(&request, env, &mut |event| {
+    let progress = Arc::new(Progress::default());
+    let display = crate::progress::is_wanted().then(|| ProgressDisplay::start(progress.clone()));
+    // Results written to the terminal that shows the progress line erase it first and reach
+    // the terminal before it is drawn again.
+    let is_stdout_shared = display.is_some() && std::io::stdout().is_terminal();
+    let totals = pi_retrospect_app::search_with_progress(&request, env, &progress, &mut |event| {
+        let is_written = match event {
+            Event::Hit(_) => true,
+            Event::Warning(_) => args.jsonl,
+            Event::FileDone(count) => count.n_hits > 0 && (args.count || args.files_with_matches),
+        };
+        let held = display
+            .as_ref()
+            .filter(|_| is_written && is_stdout_shared)
+            .map(ProgressDisplay::hold);
         if let Some(json) = &mut json {
-            return match event {
+            let flow = match event {
                 Event::Hit(hit) => note(json.hit(hit)),
                 Event::Warning(warning) => {
                     warnings.push(warning.clone());
@@ -216,8 +232,12 @@ pub fn run(
                 }
                 Event::FileDone(_) => ControlFlow::Continue(()),
             };
+            if held.is_some() && flow.is_continue() {
+                return note(json.flush());
+            }
+            return flow;
         }
-        match event {
+        let flow = match event {
             Event::Hit(hit) if args.jsonl => note(search_render::write_hit_jsonl(text.out(), hit)),
             Event::Hit(hit) => note(text.write_hit(hit)),
             Event::Warning(warning) if args.jsonl => {
@@ -240,8 +260,16 @@ pub fn run(
                 })
             }
             Event::FileDone(_) => ControlFlow::Continue(()),
+        };
+        if held.is_some() && flow.is_continue() {
+            return note(text.out().flush());
         }
-    })?;
+        flow
+    });
+    // The line is erased before anything else is written: the document's end, the warnings
+    // or an error.
+    drop(display);
+    let totals = totals?;
     if let Some(error) = write_error {
         return Err(error.into());
     }

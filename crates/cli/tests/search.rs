@@ -109,3 +109,29 @@ fn modes_and_the_json_document() {
         2
     );
 }
+
+/// Issue 12: the progress line is for a terminal only; a stderr that is a pipe gets no
+/// progress bytes, whatever the terminal type and output mode.
+#[test]
+fn no_progress_line_when_stderr_is_not_a_terminal() {
+    for args in [
+        &["config", "--tool-args"][..],
+        &["config", "--count"],
+        &["-E", "rate limit|429", "--files-with-matches"],
+        &["config", "--json"],
+        &["config", "--jsonl"],
+    ] {
+        let output = binary()
+            .arg("search")
+            .args(["--sessions-root", &sessions()])
+            .args(args)
+            .env("TERM", "xterm-256color")
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !stderr.contains('\r') && !stderr.contains("\x1b[") && !stderr.contains("searched"),
+            "{args:?}: {stderr:?}"
+        );
+    }
+}

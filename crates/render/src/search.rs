@@ -314,6 +314,11 @@ impl<'w> JsonStream<'w> {
         self.item("files", &path)
     }
 
+    /// Hands what has been written so far on to the output.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
     /// Writes the sections not written yet, the warnings and the totals, and ends the
     /// document with a newline.
     pub fn finish(mut self, warnings: &[SearchWarning], totals: &SearchTotals) -> io::Result<()> {

@@ -1,7 +1,8 @@
 //! Counts the hits of a pattern in every session of a store, like `rg -c`: one
 //! `PATH:COUNT` line per file with hits, newest session first, and a summary on stderr.
 //!
-//! Until the command line has `search`, this is what `cargo xtask bench` measures:
+//! The library alone, without the application layer or the command line (`cargo xtask bench`
+//! measures `pi-retrospect search --count`, the real command):
 //!
 //! ```text
 //! search_count SESSIONS_ROOT PATTERN [-E] [-i | -S] [-w] [--threads N]

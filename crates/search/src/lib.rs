@@ -11,7 +11,8 @@
 //!
 //! [`search_files`] searches many files on a pool of workers and hands every result to one
 //! consumer in the caller's order ([`files_in_order`] gives the usual ones), with a limit,
-//! counts per file and files-with-matches ([`Mode`]); memory stays bounded by a small window
+//! counts per file and files-with-matches ([`Mode`]), and keeps a [`Progress`] that a front end
+//! may show; memory stays bounded by a small window
 //! of files whatever the store's size. Unreadable files and damaged lines are
 //! [`SearchWarning`]s, never errors.
 //!
@@ -44,6 +45,7 @@ mod fields;
 mod order;
 mod pattern;
 mod prefilter;
+mod progress;
 mod run;
 mod scope;
 mod searcher;
@@ -56,6 +58,7 @@ pub use pattern::{CaseMode, Matcher, Pattern, Syntax};
 pub use pi_retrospect_core::search::{
     FieldKind, FileCount, MatchRange, SearchDocument, SearchHit, SearchTotals, SearchWarning,
 };
-pub use run::{Event, RunOptions, search_files};
+pub use progress::{Progress, ProgressCounts};
+pub use run::{Event, RunOptions, search_files, search_files_with_progress};
 pub use scope::{FieldKinds, Scope};
 pub use searcher::{DEFAULT_CONTEXT_CHARS, FileResult, Mode, Query, SearchFile, Searcher};

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use pi_retrospect_core::search::{FileCount, SearchHit, SearchTotals, SearchWarning};
 
+use crate::progress::Progress;
 use crate::searcher::{FileResult, Mode, Scratch, SearchFile, Searcher};
 
 /// Returns how a run over many files goes.
@@ -59,11 +60,25 @@ pub fn search_files(
     options: &RunOptions,
     on_event: &mut dyn FnMut(Event<'_>) -> ControlFlow<()>,
 ) -> SearchTotals {
+    search_files_with_progress(searcher, files, options, &Progress::default(), on_event)
+}
+
+/// Searches like [`search_files`] and keeps `progress` up to date as it goes: the number of
+/// files first, then each file as a worker finishes it, and the hits as they are delivered.
+pub fn search_files_with_progress(
+    searcher: &Searcher,
+    files: &[SearchFile],
+    options: &RunOptions,
+    progress: &Progress,
+    on_event: &mut dyn FnMut(Event<'_>) -> ControlFlow<()>,
+) -> SearchTotals {
+    progress.set_total(files.len() as u64);
     let mut consumer = Consumer {
         on_event,
         totals: SearchTotals::default(),
         limit: options.limit,
         is_stopped: false,
+        progress,
     };
     if options.limit == Some(0) {
         consumer.totals.is_limit_reached = true;
@@ -93,6 +108,7 @@ pub fn search_files(
                 let max_hits = consumer.remaining();
                 let result =
                     searcher.search_file_in_run(file, options.mode, max_hits, &mut scratch, &never);
+                progress.add_file(result.n_bytes);
                 consumer.deliver(file, result);
                 if consumer.is_stopped {
                     break;
@@ -133,6 +149,7 @@ fn run_parallel(
     let stop = AtomicBool::new(false);
     let n_delivered_hits = AtomicU64::new(0);
     let limit = consumer.limit;
+    let progress = consumer.progress;
     pool.in_place_scope(|scope| {
         for _ in 0..n_workers {
             let tickets = tickets.clone();
@@ -169,6 +186,7 @@ fn run_parallel(
                     });
                     let result =
                         searcher.search_file_in_run(file, mode, max_hits, &mut scratch, stop);
+                    progress.add_file(result.n_bytes);
                     batch.push((idx, result));
                     // A worker claims in increasing order, so its batch starts with its
                     // oldest result, the only one the consumer can be waiting for.
@@ -214,6 +232,7 @@ struct Consumer<'c> {
     totals: SearchTotals,
     limit: Option<u64>,
     is_stopped: bool,
+    progress: &'c Progress,
 }
 
 impl Consumer<'_> {
@@ -239,6 +258,7 @@ impl Consumer<'_> {
             self.totals.n_files_with_hits += 1;
         }
         self.totals.n_hits += n_hits;
+        self.progress.set_hits(self.totals.n_hits);
         for hit in result
             .hits
             .iter()

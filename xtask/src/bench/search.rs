@@ -1,18 +1,20 @@
 //! The `search` section of `cargo xtask bench`: counting the hits of a pattern in every
 //! session of the generated 10k store, side by side with ripgrep over the same files.
 //!
-//! Ours is the release example `search_count` of `pi-retrospect-search` (it walks the store
-//! with `list_stores`, orders the sessions newest first and counts hits on all cores, one
-//! `PATH:COUNT` line per file, as `rg -c` prints), timed as a whole process; ripgrep is
-//! `rg -c [-F] --no-ignore PATTERN ROOT` from Debian's package, on all cores too. Every
-//! configuration runs once untimed (warm page cache), then `--runs` interleaved rounds, each
-//! starting at a different configuration. The issue's targets: a literal within 1.5x of
-//! `rg -c -F`, a regular expression within 2x of `rg -c`, peak RSS under 200 MB (also with
-//! every hit built: snippets and the active-branch flag). Without `rg` on the `PATH` the
-//! section says so and measures ours alone.
+//! Ours is the release binary, `pi-retrospect search --sessions-root ROOT --count [-E]
+//! PATTERN` (it lists the store, orders the sessions newest first and counts hits on all
+//! cores, one `PATH:COUNT` line per file with hits, as `rg -c` prints), timed as a whole
+//! process with its stdout a pipe and its stderr /dev/null; ripgrep is `rg -c [-F] --no-ignore
+//! PATTERN ROOT` from Debian's package, on all cores too. Every configuration runs once
+//! untimed (warm page cache), then `--runs` interleaved rounds, each starting at a different
+//! configuration. The issue's targets: a literal within 1.5x of `rg -c -F`, a regular
+//! expression within 2x of `rg -c`, peak RSS under 200 MB (also with every hit built:
+//! snippets and the active-branch flag). Without `rg` on the `PATH` the section says so and
+//! measures ours alone. `--list-bin PATH` measures a prebuilt `pi-retrospect` instead of the
+//! workspace's (before and after a change).
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -30,11 +32,16 @@ struct Case {
     label: &'static str,
     pattern: &'static str,
     is_regex: bool,
-    /// Extra flags for ours (kinds, mode).
+    /// Extra flags for ours (kinds); `--count` is added unless `is_hits`.
     our_flags: &'static [&'static str],
+    /// Whether ours prints every hit (snippets, active branch) instead of counting.
+    is_hits: bool,
     /// Whether ripgrep runs beside it (the hits-mode row has no ripgrep counterpart).
     has_rg: bool,
 }
+
+/// The opt-in kinds: with them every text of an entry is searched.
+const ALL_KINDS: &[&str] = &["--thinking", "--tool-args", "--tool-results", "--system"];
 
 const CASES: &[Case] = &[
     Case {
@@ -42,6 +49,7 @@ const CASES: &[Case] = &[
         pattern: "connection refused",
         is_regex: false,
         our_flags: &[],
+        is_hits: false,
         has_rg: true,
     },
     Case {
@@ -49,13 +57,15 @@ const CASES: &[Case] = &[
         pattern: "error(thread",
         is_regex: false,
         our_flags: &[],
+        is_hits: false,
         has_rg: true,
     },
     Case {
         label: "literal, same, every kind searched",
         pattern: "error(thread",
         is_regex: false,
-        our_flags: &["--all-kinds"],
+        our_flags: ALL_KINDS,
+        is_hits: false,
         has_rg: true,
     },
     Case {
@@ -63,6 +73,7 @@ const CASES: &[Case] = &[
         pattern: "failing test",
         is_regex: false,
         our_flags: &[],
+        is_hits: false,
         has_rg: true,
     },
     Case {
@@ -70,6 +81,7 @@ const CASES: &[Case] = &[
         pattern: r"error\(\w+, 4\d{3}\)",
         is_regex: true,
         our_flags: &[],
+        is_hits: false,
         has_rg: true,
     },
     Case {
@@ -77,13 +89,15 @@ const CASES: &[Case] = &[
         pattern: r"fail(ing|ed)? (test|build)",
         is_regex: true,
         our_flags: &[],
+        is_hits: false,
         has_rg: true,
     },
     Case {
         label: "literal, every hit built (snippets, active branch)",
         pattern: "failing test",
         is_regex: false,
-        our_flags: &["--mode", "hits"],
+        our_flags: &[],
+        is_hits: true,
         has_rg: false,
     },
 ];
@@ -109,11 +123,15 @@ impl Config {
         match self.program {
             Program::Ours => {
                 let mut command = Command::new(ours);
-                command.arg(root).arg(self.case.pattern);
+                command.args(["search", "--sessions-root"]).arg(root);
+                if !self.case.is_hits {
+                    command.arg("--count");
+                }
                 if self.case.is_regex {
                     command.arg("-E");
                 }
                 command.args(self.case.our_flags);
+                command.arg("--").arg(self.case.pattern);
                 command
             }
             Program::Ripgrep => {
@@ -133,9 +151,9 @@ impl Config {
 pub(super) fn run(
     workspace: &Path,
     options: &BenchOptions,
+    ours: &Path,
     n_cores: usize,
 ) -> anyhow::Result<String> {
-    let ours = build_example(workspace)?;
     let size = options.sizes.iter().max().copied().unwrap_or(10_000);
     let (root, stats) = ensure_store(workspace, StoreKind::Big, size, options.seed)?;
     let rg_version = Command::new("rg")
@@ -177,25 +195,26 @@ pub(super) fn run(
         root.display()
     );
     for config in &mut configs {
-        let (_, _, n_lines) = time_once(config.command(&ours, &root))?;
+        let (_, _, n_lines) = time_once(config.command(ours, &root))?;
         config.n_output_lines = n_lines;
     }
     for round in 0..options.n_runs {
         for offset in 0..configs.len() {
             let idx = (round + offset) % configs.len();
-            let (elapsed, cpu, _) = time_once(configs[idx].command(&ours, &root))?;
+            let (elapsed, cpu, _) = time_once(configs[idx].command(ours, &root))?;
             configs[idx].wall_times.push(elapsed);
             configs[idx].cpu_times.extend(cpu);
         }
     }
     for config in &mut configs {
-        config.peak_rss_kb = peak_rss_kb(config.command(&ours, &root));
+        config.peak_rss_kb = peak_rss_kb(config.command(ours, &root));
     }
 
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "`cargo xtask bench --only search`: store `{size}` ({} files, {} MB), {n_cores} cores, {} timed runs per row, interleaved, warm page cache; {}\n",
+        "`cargo xtask bench --only search`: `{}` on store `{size}` ({} files, {} MB), {n_cores} cores, {} timed runs per row, interleaved, warm page cache; {}\n",
+        ours.display(),
         stats.n_sessions + stats.n_runs,
         stats.n_bytes / 1_000_000,
         options.n_runs,
@@ -263,8 +282,19 @@ pub(super) fn run(
             _ => String::new(),
         };
         let program = match config.program {
-            Program::Ours if config.case.our_flags.is_empty() => "search_count".to_owned(),
-            Program::Ours => format!("search_count {}", config.case.our_flags.join(" ")),
+            Program::Ours => {
+                let mut program = "search".to_owned();
+                if !config.case.is_hits {
+                    program.push_str(" --count");
+                }
+                if config.case.is_regex {
+                    program.push_str(" -E");
+                }
+                if config.case.our_flags == ALL_KINDS {
+                    program.push_str(" (all kinds)");
+                }
+                program
+            }
             Program::Ripgrep if config.case.is_regex => "rg -c".to_owned(),
             Program::Ripgrep => "rg -c -F".to_owned(),
         };
@@ -326,43 +356,4 @@ fn children_cpu() -> Option<Duration> {
     let user: u64 = fields.get(13)?.parse().ok()?;
     let system: u64 = fields.get(14)?.parse().ok()?;
     Some(Duration::from_millis((user + system) * 10))
-}
-
-/// Builds the release example `search_count` and returns its path, as cargo reports it.
-fn build_example(workspace: &Path) -> anyhow::Result<PathBuf> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    eprintln!("building the search_count example ...");
-    let output = Command::new(cargo)
-        .current_dir(workspace)
-        .args([
-            "build",
-            "--release",
-            "--message-format=json-render-diagnostics",
-            "-p",
-            "pi-retrospect-search",
-            "--example",
-            "search_count",
-        ])
-        .stderr(Stdio::inherit())
-        .output()
-        .context("cannot run cargo build")?;
-    if !output.status.success() {
-        bail!("cargo build of the search_count example failed");
-    }
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|message| {
-            message
-                .pointer("/target/name")
-                .and_then(|name| name.as_str())
-                == Some("search_count")
-        })
-        .find_map(|message| {
-            message
-                .get("executable")
-                .and_then(|path| path.as_str())
-                .map(PathBuf::from)
-        })
-        .context("cargo did not report the search_count example")
 }
