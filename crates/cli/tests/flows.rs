@@ -496,3 +496,57 @@ fn a_full_disk_is_named() {
         "pi-retrospect: writing to stdout: No space left on device (os error 28)\n"
     );
 }
+
+/// Issue 9 (review finding M3): a line feed in a file name, in a project's `sessionDir` or in
+/// a path given on the command line reaches stderr escaped, so it cannot forge a line: the
+/// ambiguous-prefix candidates, `latest`'s "searched …" and "cannot open session file".
+#[test]
+fn line_feeds_in_names_and_settings_cannot_forge_stderr_lines() {
+    let store = Store::new(&[
+        (
+            "a\nforged",
+            "01a70000-1",
+            "/w",
+            "2026-03-01T00:00:00Z",
+            "2026-03-01T00:00:00Z",
+        ),
+        (
+            "b",
+            "01a70000-2",
+            "/w",
+            "2026-03-02T00:00:00Z",
+            "2026-03-02T00:00:00Z",
+        ),
+    ]);
+    let check = |output: &Output, n_lines: usize, needle: &str| {
+        let stderr = stderr_of(output);
+        assert_eq!(stderr.lines().count(), n_lines, "{stderr}");
+        assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+        assert!(stderr.contains(needle), "{stderr}");
+    };
+    let ambiguous = run(binary()
+        .args(["show", "01a70000", "--sessions-root"])
+        .arg(store.root()));
+    assert_eq!(ambiguous.status.code(), Some(2));
+    check(&ambiguous, 3, "/--w--/a\\u{a}forged.jsonl (01a70000-1)");
+
+    let project = store.dir.path().join("proj");
+    std::fs::create_dir_all(project.join(".pi")).expect("mkdir");
+    std::fs::write(
+        project.join(".pi/settings.json"),
+        r#"{"sessionDir":"/nonexistent/x\n\u001b[31mEVIL"}"#,
+    )
+    .expect("write");
+    let latest = run(binary().args(["show", "latest"]).current_dir(&project));
+    assert_eq!(latest.status.code(), Some(1));
+    check(&latest, 1, "(searched /nonexistent/x\\u{a}\\u{1b}[31mEVIL");
+
+    let missing = store.dir.path().join("no\nsuch.jsonl");
+    let cannot_open = run(binary().arg("show").arg(&missing));
+    assert_eq!(cannot_open.status.code(), Some(1));
+    check(
+        &cannot_open,
+        1,
+        "no\\u{a}such.jsonl: No such file or directory",
+    );
+}
