@@ -324,6 +324,32 @@ fn latest(back: usize, stores: &StoreFlags, env: &Environment) -> Result<Located
             note,
         });
     }
+    // Only the running session was left out: say so rather than "no session ran".
+    let running_session = running.as_deref().and_then(|running| {
+        sessions
+            .iter()
+            .find(|session| session.path == running)
+            .filter(|session| {
+                std::iter::successors(Some(Path::new(&cwd)), |dir| dir.parent()).any(|dir| {
+                    dir.to_str().is_some_and(|dir_text| {
+                        pi_retrospect_core::filter::CwdMatcher {
+                            dir: dir_text.to_owned(),
+                            include_subdirectories: false,
+                            include_worktrees: false,
+                        }
+                        .is_match(&session.cwd)
+                    })
+                })
+            })
+    });
+    if let Some(session) = running_session {
+        return Err(AppError::not_found(format!(
+            "{latest_name}: the only session that ran in {} or above it is the current one \
+             ($PI_SESSION_FILE, {}), which is left out",
+            escape_for_terminal(&cwd),
+            escape_for_terminal(&session.path)
+        )));
+    }
     Err(AppError::not_found(with_hints(
         format!(
             "{latest_name}: no session ran in {} or any directory above it (searched {})",

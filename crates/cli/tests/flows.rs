@@ -550,3 +550,30 @@ fn line_feeds_in_names_and_settings_cannot_forge_stderr_lines() {
         "no\\u{a}such.jsonl: No such file or directory",
     );
 }
+
+/// Issue 11 (review finding L7): `latest` where the only session is the one running the
+/// command says so, instead of "no session ran".
+#[test]
+fn latest_says_when_the_only_session_is_the_running_one() {
+    let store = Store::new(&[(
+        "a",
+        "running",
+        "[TMP]/repo",
+        "2026-03-01T00:00:00Z",
+        "2026-03-01T00:00:00Z",
+    )]);
+    let repo = store.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    let output = run(binary()
+        .args(["show", "latest", "--sessions-root"])
+        .arg(store.root())
+        .env("PI_SESSION_FILE", store.root().join("--w--/a.jsonl"))
+        .current_dir(&repo));
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("latest: the only session that ran in ")
+            && stderr.contains("is the current one ($PI_SESSION_FILE, "),
+        "{stderr}"
+    );
+}
