@@ -577,3 +577,29 @@ fn latest_says_when_the_only_session_is_the_running_one() {
         "{stderr}"
     );
 }
+
+/// Issue 11 (review finding M7): every command that prints takes `--color`, so one alias or
+/// script can pass it everywhere.
+#[test]
+fn every_printing_command_takes_color() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../../fixtures/pi-real/sessions/--tmp-pi-real-fixture-home-user-project--/2026-11-30T07-00-59-489Z_01a22b41-c1e1-73ac-b3e0-09602166f4c8.jsonl",
+    );
+    let file = file.to_str().expect("utf-8");
+    for args in [
+        vec!["show", file],
+        vec!["entries", file],
+        vec!["inspect", file, "overview"],
+        vec!["inspect", file, "--color", "always", "overview"],
+        vec!["handoff", file],
+    ] {
+        for choice in ["never", "always", "auto"] {
+            let output = run(binary().args(&args).args(["--color", choice]));
+            assert!(
+                output.status.success(),
+                "{args:?} --color {choice}: {}",
+                stderr_of(&output)
+            );
+        }
+    }
+}
