@@ -603,3 +603,48 @@ fn every_printing_command_takes_color() {
         }
     }
 }
+
+/// Issue 9 (review finding L5): the line cap is settable with `PI_RETROSPECT_MAX_LINE`, and a
+/// value that is not a byte count is refused.
+#[test]
+fn the_line_cap_is_settable() {
+    let store = Store::new(&[(
+        "a",
+        "capped",
+        "/w",
+        "2026-03-01T00:00:00Z",
+        "2026-03-01T00:00:00Z",
+    )]);
+    let file = store.root().join("--w--/a.jsonl");
+    let long = serde_json::json!({
+        "type": "message", "id": "e3", "parentId": "e2", "timestamp": "2026-03-01T00:00:00Z",
+        "message": {"role": "user", "content": "x".repeat(3000), "timestamp": 0},
+    });
+    let mut text = std::fs::read_to_string(&file).expect("read");
+    text.push_str(&format!("{long}\n"));
+    std::fs::write(&file, text).expect("write");
+    let entries = |cap: Option<&str>| {
+        let mut command = binary();
+        command.arg("entries").arg(&file);
+        if let Some(cap) = cap {
+            command.env("PI_RETROSPECT_MAX_LINE", cap);
+        }
+        run(&mut command)
+    };
+    let uncapped = entries(None);
+    let n_rows = stdout_of(&uncapped).lines().count();
+    assert_eq!(stderr_of(&uncapped), "");
+    for cap in ["2000", "2k"] {
+        let capped = entries(Some(cap));
+        assert_eq!(stdout_of(&capped).lines().count(), n_rows - 1, "{cap}");
+        let stderr = stderr_of(&capped);
+        assert!(stderr.contains("line limit"), "{cap}: {stderr}");
+    }
+    let refused = entries(Some("lots"));
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr_of(&refused).contains("$PI_RETROSPECT_MAX_LINE: expected a number of bytes"),
+        "{}",
+        stderr_of(&refused)
+    );
+}
