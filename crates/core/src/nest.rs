@@ -113,9 +113,7 @@ impl<'a> ContainerTrie<'a> {
     /// Returns the index of the transcript whose container is the deepest strict ancestor
     /// directory of `path` longer than `root_container`, if any.
     fn deepest_container(&mut self, path: &str, root_container: &str) -> Option<usize> {
-        let Some((directory, _file_name)) = path.rsplit_once('/') else {
-            return None;
-        };
+        let (directory, _file_name) = path.rsplit_once('/')?;
         let mut deepest = None;
         let mut node = 0;
         // The length of the path up to and including the current component; the separator
@@ -128,10 +126,10 @@ impl<'a> ContainerTrie<'a> {
             };
             node = child;
             prefix_len += usize::from(n_components > 0) + component.len();
-            if prefix_len > root_container.len() {
-                if let Some(owner) = self.owners[node] {
-                    deepest = Some(owner);
-                }
+            if prefix_len > root_container.len()
+                && let Some(owner) = self.owners[node]
+            {
+                deepest = Some(owner);
             }
         }
         deepest
