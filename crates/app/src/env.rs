@@ -24,6 +24,35 @@ pub struct Environment {
     pub now: jiff::Timestamp,
     /// The time zone of local dates and of times shown to a person.
     pub time_zone: jiff::tz::TimeZone,
+    /// The longest line `show`, `entries` and `inspect` hold in memory
+    /// (`$PI_RETROSPECT_MAX_LINE`, default 64 MiB); a longer one is skipped with a warning.
+    pub max_line_bytes: usize,
+}
+
+/// The variable that sets the line cap of the reading commands (issue 9: "documented,
+/// settable").
+pub const MAX_LINE_VARIABLE: &str = "PI_RETROSPECT_MAX_LINE";
+
+/// Returns a byte count written as digits with an optional `K`, `M` or `G` (1024-based), or
+/// `None` when it is not one or is 0.
+fn parse_byte_count(text: &str) -> Option<usize> {
+    let text = text.trim();
+    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((at, _)) => text.split_at(at),
+        None => (text, ""),
+    };
+    let multiplier: usize = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        _ => return None,
+    };
+    digits
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(multiplier))
+        .filter(|&n| n > 0)
 }
 
 impl Default for Environment {
@@ -38,6 +67,7 @@ impl Default for Environment {
             session_file: None,
             now: jiff::Timestamp::UNIX_EPOCH,
             time_zone: jiff::tz::TimeZone::UTC,
+            max_line_bytes: pi_retrospect_transcript::DEFAULT_MAX_LINE_BYTES,
         }
     }
 }
@@ -58,7 +88,24 @@ impl Environment {
             session_file: non_empty("PI_SESSION_FILE"),
             now: jiff::Timestamp::now(),
             time_zone: jiff::tz::TimeZone::system(),
+            max_line_bytes: match non_empty(MAX_LINE_VARIABLE) {
+                Some(text) => parse_byte_count(&text).ok_or_else(|| {
+                    AppError::usage(format!(
+                        "${MAX_LINE_VARIABLE}: expected a number of bytes of at least 1, \
+                         optionally with K, M or G (1024-based): 67108864, 64M; got {text:?}"
+                    ))
+                })?,
+                None => pi_retrospect_transcript::DEFAULT_MAX_LINE_BYTES,
+            },
         })
+    }
+
+    /// Returns the read limits of a whole-session read: the line cap of this environment.
+    pub fn read_limits(&self) -> pi_retrospect_transcript::ReadLimits {
+        pi_retrospect_transcript::ReadLimits {
+            max_line_bytes: self.max_line_bytes,
+            ..pi_retrospect_transcript::ReadLimits::default()
+        }
     }
 
     /// Returns Pi's agent directory: `$PI_CODING_AGENT_DIR` (with `~` expanded) or `~/.pi/agent`.
@@ -107,5 +154,28 @@ impl Environment {
             .map_err(|warning| AppError::io(format!("{}: {}", warning.path, warning.reason)))?;
         store.missing_ok = missing_ok;
         Ok(store)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_counts() {
+        for (text, expected) in [
+            ("67108864", Some(67_108_864)),
+            ("64M", Some(64 << 20)),
+            ("64mib", Some(64 << 20)),
+            ("1k", Some(1024)),
+            ("2G", Some(2 << 30)),
+            ("0", None),
+            ("", None),
+            ("x", None),
+            ("-1", None),
+            ("1T", None),
+        ] {
+            assert_eq!(parse_byte_count(text), expected, "{text}");
+        }
     }
 }

@@ -103,7 +103,7 @@ const MAX_RUN_TASKS: usize = 50;
 /// Reads the session of `request`, its facts and lineage; its active branch or tree is made
 /// as it is written ([`ShowResult::for_each_item`], [`ShowResult::for_each_tree_row`]).
 pub fn show(request: &ShowRequest, env: &Environment) -> Result<ShowResult, AppError> {
-    let session = open(&request.target, env, &ReadLimits::default())?;
+    let session = open(&request.target, env, &env.read_limits())?;
     let facts = pi_retrospect_transcript::facts(&session.transcript)?;
     let lineage = lineage(&session.path, &facts)?;
     Ok(ShowResult {
@@ -213,7 +213,7 @@ pub fn inspect(request: &InspectRequest, env: &Environment) -> Result<InspectRes
         .transpose()?;
     let limits = ReadLimits {
         snapshot_bytes: cursor.map(|cursor| cursor.snapshot_bytes),
-        ..ReadLimits::default()
+        ..env.read_limits()
     };
     let session = open(&request.target, env, &limits)?;
     let page = pi_retrospect_transcript::inspect(&session.transcript, &request.view)?;
@@ -293,7 +293,7 @@ pub fn entries(
     env: &Environment,
 ) -> Result<EntriesResult, AppError> {
     let filter = entries_filter(request, env)?;
-    let session = open(target, env, &ReadLimits::default())?;
+    let session = open(target, env, &env.read_limits())?;
     Ok(EntriesResult { session, filter })
 }
 

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use pi_retrospect_core::Session;
+use pi_retrospect_core::sanitize::escape_for_terminal;
 use pi_retrospect_transcript::{ReadLimits, Transcript};
 use pi_retrospect_walk::WalkOptions;
 
@@ -194,7 +195,7 @@ fn with_hints(message: String, hints: &[String]) -> String {
     let mut message = message;
     for hint in hints {
         message.push_str("\nhint: ");
-        message.push_str(hint);
+        message.push_str(&escape_for_terminal(hint));
     }
     message
 }
@@ -227,7 +228,7 @@ fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBu
         [] => Err(AppError::not_found(with_hints(
             format!(
                 "no session has the id or id prefix {id:?} (searched {})",
-                roots.join(", ")
+                escape_for_terminal(&roots.join(", "))
             ),
             &hints,
         ))),
@@ -235,7 +236,13 @@ fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBu
         several => {
             let list: Vec<String> = several
                 .iter()
-                .map(|session| format!("  {} ({})", session.path, session.id))
+                .map(|session| {
+                    format!(
+                        "  {} ({})",
+                        escape_for_terminal(&session.path),
+                        escape_for_terminal(&session.id)
+                    )
+                })
                 .collect();
             Err(AppError::usage(format!(
                 "the id prefix {id:?} matches {} sessions; give more of the id or a path:\n{}",
@@ -298,24 +305,56 @@ fn latest(back: usize, stores: &StoreFlags, env: &Environment) -> Result<Located
         }
         let Some(session) = in_dir.get(back) else {
             return Err(AppError::not_found(format!(
-                "{latest_name}: only {} session{} ran in {dir_text} (searched {})",
+                "{latest_name}: only {} session{} ran in {} (searched {})",
                 in_dir.len(),
                 if in_dir.len() == 1 { "" } else { "s" },
-                roots.join(", ")
+                escape_for_terminal(dir_text),
+                escape_for_terminal(&roots.join(", "))
             )));
         };
         let note = (dir_text != cwd).then(|| {
-            format!("{latest_name}: no session ran in {cwd}; using {dir_text}, the nearest directory above it with sessions")
+            format!(
+                "{latest_name}: no session ran in {}; using {}, the nearest directory above it with sessions",
+                escape_for_terminal(&cwd),
+                escape_for_terminal(dir_text)
+            )
         });
         return Ok(LocatedSession {
             path: PathBuf::from(&session.path),
             note,
         });
     }
+    // Only the running session was left out: say so rather than "no session ran".
+    let running_session = running.as_deref().and_then(|running| {
+        sessions
+            .iter()
+            .find(|session| session.path == running)
+            .filter(|session| {
+                std::iter::successors(Some(Path::new(&cwd)), |dir| dir.parent()).any(|dir| {
+                    dir.to_str().is_some_and(|dir_text| {
+                        pi_retrospect_core::filter::CwdMatcher {
+                            dir: dir_text.to_owned(),
+                            include_subdirectories: false,
+                            include_worktrees: false,
+                        }
+                        .is_match(&session.cwd)
+                    })
+                })
+            })
+    });
+    if let Some(session) = running_session {
+        return Err(AppError::not_found(format!(
+            "{latest_name}: the only session that ran in {} or above it is the current one \
+             ($PI_SESSION_FILE, {}), which is left out",
+            escape_for_terminal(&cwd),
+            escape_for_terminal(&session.path)
+        )));
+    }
     Err(AppError::not_found(with_hints(
         format!(
-            "{latest_name}: no session ran in {cwd} or any directory above it (searched {})",
-            roots.join(", ")
+            "{latest_name}: no session ran in {} or any directory above it (searched {})",
+            escape_for_terminal(&cwd),
+            escape_for_terminal(&roots.join(", "))
         ),
         &hints,
     )))

@@ -5,7 +5,7 @@ use std::io::Write;
 use clap::Args;
 use pi_retrospect_app::{EntriesRequest, Environment};
 
-use crate::args::{SESSION_HELP, StoreArgs};
+use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
 use crate::output::print_warnings;
 
 pub const ENTRIES_HELP: &str = concat!(
@@ -113,6 +113,11 @@ pub struct EntriesArgs {
     /// Include each line's JSON unchanged as `raw` (in text output: on the line below the row).
     #[arg(long, help_heading = "Output")]
     pub raw: bool,
+
+    /// When to use colour (accepted by every command that prints, so that one alias or script
+    /// can pass it everywhere; this command's text has no colour to turn on or off).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
+    pub color: ColorChoice,
 
     /// Print a JSON document `{ path, sessionId, version, entries, warnings }`.
     #[arg(long, group = "entries_format", help_heading = "Output")]

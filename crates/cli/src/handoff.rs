@@ -8,7 +8,7 @@ use pi_retrospect_app::{Environment, HandoffRequest};
 use pi_retrospect_handoff::{ExistingFile, HandoffOptions};
 use pi_retrospect_render::handoff::{MarkdownOptions, write_json, write_markdown};
 
-use crate::args::{SESSION_HELP, StoreArgs};
+use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
 
 /// The long help of `handoff`.
 pub const HANDOFF_HELP: &str = "\
@@ -67,6 +67,11 @@ pub struct HandoffArgs {
     /// Print the document as JSON (`pi-retrospect schema handoff`).
     #[arg(long, help_heading = "Output")]
     pub json: bool,
+
+    /// When to use colour (accepted by every command that prints, so that one alias or script
+    /// can pass it everywhere; this command's text has no colour to turn on or off).
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
+    pub color: ColorChoice,
 
     /// Write the document to FILE instead of stdout (`-`: stdout). Never over an existing
     /// file, and never inside a session store or over a session file, even with --force.

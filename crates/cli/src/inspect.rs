@@ -6,7 +6,7 @@ use clap::{Args, Subcommand};
 use pi_retrospect_app::{Environment, InspectRequest};
 use pi_retrospect_transcript::{InspectView, SearchScope};
 
-use crate::args::{SESSION_HELP, StoreArgs};
+use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
 use crate::output::print_warnings;
 
 pub const INSPECT_HELP: &str = concat!(
@@ -98,6 +98,11 @@ pub struct InspectArgs {
     /// Print the page as a JSON document.
     #[arg(long, global = true, help_heading = "Output")]
     pub json: bool,
+
+    /// When to use colour (accepted by every command that prints, so that one alias or script
+    /// can pass it everywhere; this command's text has no colour to turn on or off).
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
+    pub color: ColorChoice,
 }
 
 /// The views of `inspect`.

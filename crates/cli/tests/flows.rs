@@ -496,3 +496,155 @@ fn a_full_disk_is_named() {
         "pi-retrospect: writing to stdout: No space left on device (os error 28)\n"
     );
 }
+
+/// Issue 9 (review finding M3): a line feed in a file name, in a project's `sessionDir` or in
+/// a path given on the command line reaches stderr escaped, so it cannot forge a line: the
+/// ambiguous-prefix candidates, `latest`'s "searched …" and "cannot open session file".
+#[test]
+fn line_feeds_in_names_and_settings_cannot_forge_stderr_lines() {
+    let store = Store::new(&[
+        (
+            "a\nforged",
+            "01a70000-1",
+            "/w",
+            "2026-03-01T00:00:00Z",
+            "2026-03-01T00:00:00Z",
+        ),
+        (
+            "b",
+            "01a70000-2",
+            "/w",
+            "2026-03-02T00:00:00Z",
+            "2026-03-02T00:00:00Z",
+        ),
+    ]);
+    let check = |output: &Output, n_lines: usize, needle: &str| {
+        let stderr = stderr_of(output);
+        assert_eq!(stderr.lines().count(), n_lines, "{stderr}");
+        assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+        assert!(stderr.contains(needle), "{stderr}");
+    };
+    let ambiguous = run(binary()
+        .args(["show", "01a70000", "--sessions-root"])
+        .arg(store.root()));
+    assert_eq!(ambiguous.status.code(), Some(2));
+    check(&ambiguous, 3, "/--w--/a\\u{a}forged.jsonl (01a70000-1)");
+
+    let project = store.dir.path().join("proj");
+    std::fs::create_dir_all(project.join(".pi")).expect("mkdir");
+    std::fs::write(
+        project.join(".pi/settings.json"),
+        r#"{"sessionDir":"/nonexistent/x\n\u001b[31mEVIL"}"#,
+    )
+    .expect("write");
+    let latest = run(binary().args(["show", "latest"]).current_dir(&project));
+    assert_eq!(latest.status.code(), Some(1));
+    check(&latest, 1, "(searched /nonexistent/x\\u{a}\\u{1b}[31mEVIL");
+
+    let missing = store.dir.path().join("no\nsuch.jsonl");
+    let cannot_open = run(binary().arg("show").arg(&missing));
+    assert_eq!(cannot_open.status.code(), Some(1));
+    check(
+        &cannot_open,
+        1,
+        "no\\u{a}such.jsonl: No such file or directory",
+    );
+}
+
+/// Issue 11 (review finding L7): `latest` where the only session is the one running the
+/// command says so, instead of "no session ran".
+#[test]
+fn latest_says_when_the_only_session_is_the_running_one() {
+    let store = Store::new(&[(
+        "a",
+        "running",
+        "[TMP]/repo",
+        "2026-03-01T00:00:00Z",
+        "2026-03-01T00:00:00Z",
+    )]);
+    let repo = store.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    let output = run(binary()
+        .args(["show", "latest", "--sessions-root"])
+        .arg(store.root())
+        .env("PI_SESSION_FILE", store.root().join("--w--/a.jsonl"))
+        .current_dir(&repo));
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("latest: the only session that ran in ")
+            && stderr.contains("is the current one ($PI_SESSION_FILE, "),
+        "{stderr}"
+    );
+}
+
+/// Issue 11 (review finding M7): every command that prints takes `--color`, so one alias or
+/// script can pass it everywhere.
+#[test]
+fn every_printing_command_takes_color() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../../fixtures/pi-real/sessions/--tmp-pi-real-fixture-home-user-project--/2026-11-30T07-00-59-489Z_01a22b41-c1e1-73ac-b3e0-09602166f4c8.jsonl",
+    );
+    let file = file.to_str().expect("utf-8");
+    for args in [
+        vec!["show", file],
+        vec!["entries", file],
+        vec!["inspect", file, "overview"],
+        vec!["inspect", file, "--color", "always", "overview"],
+        vec!["handoff", file],
+    ] {
+        for choice in ["never", "always", "auto"] {
+            let output = run(binary().args(&args).args(["--color", choice]));
+            assert!(
+                output.status.success(),
+                "{args:?} --color {choice}: {}",
+                stderr_of(&output)
+            );
+        }
+    }
+}
+
+/// Issue 9 (review finding L5): the line cap is settable with `PI_RETROSPECT_MAX_LINE`, and a
+/// value that is not a byte count is refused.
+#[test]
+fn the_line_cap_is_settable() {
+    let store = Store::new(&[(
+        "a",
+        "capped",
+        "/w",
+        "2026-03-01T00:00:00Z",
+        "2026-03-01T00:00:00Z",
+    )]);
+    let file = store.root().join("--w--/a.jsonl");
+    let long = serde_json::json!({
+        "type": "message", "id": "e3", "parentId": "e2", "timestamp": "2026-03-01T00:00:00Z",
+        "message": {"role": "user", "content": "x".repeat(3000), "timestamp": 0},
+    });
+    let mut text = std::fs::read_to_string(&file).expect("read");
+    text.push_str(&format!("{long}\n"));
+    std::fs::write(&file, text).expect("write");
+    let entries = |cap: Option<&str>| {
+        let mut command = binary();
+        command.arg("entries").arg(&file);
+        if let Some(cap) = cap {
+            command.env("PI_RETROSPECT_MAX_LINE", cap);
+        }
+        run(&mut command)
+    };
+    let uncapped = entries(None);
+    let n_rows = stdout_of(&uncapped).lines().count();
+    assert_eq!(stderr_of(&uncapped), "");
+    for cap in ["2000", "2k"] {
+        let capped = entries(Some(cap));
+        assert_eq!(stdout_of(&capped).lines().count(), n_rows - 1, "{cap}");
+        let stderr = stderr_of(&capped);
+        assert!(stderr.contains("line limit"), "{cap}: {stderr}");
+    }
+    let refused = entries(Some("lots"));
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        stderr_of(&refused).contains("$PI_RETROSPECT_MAX_LINE: expected a number of bytes"),
+        "{}",
+        stderr_of(&refused)
+    );
+}

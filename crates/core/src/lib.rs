@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod filter;
+pub mod json_text;
 pub mod listing;
 pub mod nest;
 pub mod path;

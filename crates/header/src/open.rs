@@ -17,11 +17,18 @@ pub enum Symlinks {
     Follow,
 }
 
+/// Returns `path` for a message: a file name can hold a line feed or an escape sequence, and
+/// the message may reach a terminal's stderr whole, so every control character is escaped
+/// (issue 9: a name must not forge a line of its own).
+fn shown(path: &Path) -> String {
+    pi_retrospect_core::sanitize::escape_for_terminal(&path.to_string_lossy()).into_owned()
+}
+
 /// Why a file could not be opened as a regular file.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     /// `open(2)` or `fstat(2)` failed.
-    #[error("{path}: {reason}", path = path.display(), reason = describe_io(error))]
+    #[error("{path}: {reason}", path = shown(path), reason = describe_io(error))]
     Io {
         /// The path that was being opened.
         path: PathBuf,
@@ -29,13 +36,13 @@ pub enum OpenError {
         error: io::Error,
     },
     /// The path is a symbolic link and [`Symlinks::Refuse`] was asked for.
-    #[error("{path}: is a symbolic link (not followed)", path = path.display())]
+    #[error("{path}: is a symbolic link (not followed)", path = shown(path))]
     Symlink {
         /// The path that was being opened.
         path: PathBuf,
     },
     /// The descriptor is not a regular file.
-    #[error("{path}: is a {kind}, not a regular file", path = path.display())]
+    #[error("{path}: is a {kind}, not a regular file", path = shown(path))]
     NotRegular {
         /// The path that was being opened.
         path: PathBuf,

@@ -41,7 +41,13 @@ pub(crate) fn decode_line(line: &[u8]) -> Option<Value> {
         return Some(value);
     }
     let text = String::from_utf8_lossy(line);
-    serde_json::from_str(&repair_lone_surrogates(&text)).ok()
+    let repaired = repair_lone_surrogates(&text);
+    // A number too large for a float (`1e400`) is Infinity to `JSON.parse`: null here, so the
+    // line's text is still searched (issue 9).
+    serde_json::from_str(&pi_retrospect_core::json_text::replace_overflowing_numbers(
+        &repaired,
+    ))
+    .ok()
 }
 
 /// Returns the four hex digits after `\u` at `json[at..]` as a code unit.
@@ -150,6 +156,7 @@ mod tests {
         );
         check(br#"{"t":"\\ud800"}"#, Some("\\ud800"));
         check(b"{\"t\":\"bad \xff byte\"}", Some("bad \u{FFFD} byte"));
+        check(br#"{"t":"with 1e400","n":1e400}"#, Some("with 1e400"));
         check(br#"{"t":"unterminated"#, None);
         check(b"", None);
     }

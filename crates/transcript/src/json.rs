@@ -626,16 +626,20 @@ pub(crate) fn parse_envelope(line: &[u8]) -> Result<RawEnvelope<'_>, EnvelopeErr
 
 /// Returns the JSON value of a line's `bytes`, read as Pi reads it.
 ///
-/// Invalid UTF-8 and lone surrogate escapes become U+FFFD, as in Pi's own reader.
+/// Invalid UTF-8 and lone surrogate escapes become U+FFFD, as in Pi's own reader; a number
+/// too large for a float becomes null.
 pub(crate) fn decode_lossy(bytes: &[u8]) -> serde_json::Value {
     if let Ok(value) = serde_json::from_slice(bytes) {
         return value;
     }
     // What JavaScript's `JSON.parse` reads but a strict parser refuses: invalid UTF-8, and a
     // lone surrogate escape (`\ud83d` without its pair, which JavaScript writes when a string
-    // is cut between the halves of an emoji). Both become U+FFFD, as in Pi's own reader.
+    // is cut between the halves of an emoji). Both become U+FFFD, as in Pi's own reader. And a
+    // number too large for a float (`1e400`), which `JSON.parse` reads as Infinity: it reads
+    // as null here, and the rest of the entry (its text) survives (issue 9).
     let text = String::from_utf8_lossy(bytes);
     let repaired = replace_lone_surrogates(&text);
+    let repaired = pi_retrospect_core::json_text::replace_overflowing_numbers(&repaired);
     serde_json::from_str(&repaired).unwrap_or(serde_json::Value::Null)
 }
 

@@ -6,7 +6,8 @@ mod common;
 
 use common::{assistant, jsonl, other, parse, tool_result, user};
 use pi_retrospect_transcript::{
-    EntriesFilter, InspectRequest, InspectView, Transcript, entries, inspect,
+    DisplayItem, EntriesFilter, InspectRequest, InspectView, ShowOptions, Transcript,
+    active_branch_items, entries, inspect,
 };
 
 #[test]
@@ -21,6 +22,32 @@ fn a_lone_surrogate_escape_decodes_to_a_replacement_character() {
         rows[0].text.as_deref(),
         Some("cut \u{FFFD} here, pair \u{1F600} kept, escaped \\ud800 text")
     );
+    assert!(session.warnings().is_empty(), "{:?}", session.warnings());
+}
+
+/// Issue 9 (review finding M4): a number too large for a float (`1e400`), which `JSON.parse`
+/// reads as Infinity, anywhere on an entry leaves the entry's text whole in `entries` and
+/// `show`.
+#[test]
+fn a_number_too_large_for_a_float_keeps_the_entry_text() {
+    let session = parse(&jsonl(&[
+        r#"{"type":"message","id":"n1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"with 1e400"},"n":1e400}"#,
+        r#"{"type":"message","id":"n2","parentId":"n1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"inside too"}],"timestamp":-1e400}}"#,
+    ]));
+    let rows = entries(&session, &EntriesFilter::default()).expect("entries");
+    let texts: Vec<Option<&str>> = rows.iter().map(|row| row.text.as_deref()).collect();
+    assert_eq!(texts, [Some("with 1e400"), Some("inside too")]);
+    let items = active_branch_items(&session, ShowOptions::default()).expect("items");
+    let texts: Vec<&str> = items
+        .iter()
+        .filter_map(|item| match item {
+            DisplayItem::User { text, .. } | DisplayItem::Assistant { text, .. } => {
+                Some(text.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["with 1e400", "inside too"]);
     assert!(session.warnings().is_empty(), "{:?}", session.warnings());
 }
 

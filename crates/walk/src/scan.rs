@@ -269,6 +269,11 @@ const FILE_FLAGS: OFlags = OFlags::RDONLY
 /// Path bytes below an anchor after which a directory becomes an anchor itself: far below
 /// `PATH_MAX`, so every open stays one short relative path.
 const ANCHOR_EVERY_BYTES: usize = 1024;
+/// The longest path, in bytes, that a program can open by name: Linux's `PATH_MAX` (4096)
+/// less its terminating NUL. A run deeper than that can be read by no command given its path
+/// (`show PATH`, Pi itself), and holding every such path made memory grow with the square of
+/// the depth (issue 9), so the walk stops there and says so.
+const PATH_MAX_BYTES: usize = 4095;
 /// Waits, doubling from 1 ms, before an open that failed for lack of descriptors is retried.
 const DESCRIPTOR_RETRIES: u32 = 7;
 
@@ -506,12 +511,21 @@ fn visit_run_entry<R: BodyReader>(
                 .push(non_utf8_warning(&dir.path, bytes, "directory"));
             return Ok(());
         };
+        let path = join(&dir.path, text);
+        if path.len() + 1 + RUN_FILE_NAME.len() > PATH_MAX_BYTES {
+            found.warnings.push(too_long_warning(
+                path,
+                "a run inside it would be longer than",
+                "not entered",
+            ));
+            return Ok(());
+        }
         // Without a base the directory could not be anchored; that was reported.
         if let Some(base) = base {
             subdirs.push(PendingDir {
                 anchor: Arc::clone(&base.anchor),
                 relative: format!("{}{text}", base.prefix),
-                path: join(&dir.path, text),
+                path,
                 is_forks_dir: text == FORKS_DIR_NAME,
             });
         }
@@ -525,6 +539,12 @@ fn visit_run_entry<R: BodyReader>(
             return Ok(());
         };
         let path = join(&dir.path, text);
+        if path.len() > PATH_MAX_BYTES {
+            found
+                .warnings
+                .push(too_long_warning(path, "longer than", "skipped"));
+            return Ok(());
+        }
         let opened = retry_out_of_descriptors(|| {
             rustix::fs::openat(dir_fd, name, FILE_FLAGS, Mode::empty()).map_err(io::Error::from)
         });
@@ -667,6 +687,17 @@ fn subagent_dir_warning(dir: &str, error: &io::Error) -> Warning {
     Warning::new(
         dir,
         format!("subagent directory not readable: {}", describe_io(error)),
+    )
+}
+
+fn too_long_warning(path: String, what: &str, outcome: &str) -> Warning {
+    Warning::new(
+        path,
+        format!(
+            "path too long: {what} PATH_MAX ({} bytes), which no program can open by name; \
+             {outcome}",
+            PATH_MAX_BYTES + 1
+        ),
     )
 }
 

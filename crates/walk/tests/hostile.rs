@@ -47,7 +47,8 @@ fn count(sessions: &[Session]) -> usize {
 
 /// Issue 9: run directories nested 3,000 deep (`thread 'main' has overflowed its stack` once,
 /// on a rayon worker with 64 siblings per level), under a launch directory wide enough to be
-/// read in parallel, list every run, with the same answer on any number of threads.
+/// read in parallel, list every run that fits in `PATH_MAX` and warn once about each
+/// directory beyond it, with the same answer on any number of threads.
 #[test]
 fn directories_nested_thousands_deep_list_every_run() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -67,32 +68,69 @@ fn directories_nested_thousands_deep_list_every_run() {
         let run_dir = mkdir(&launch, &format!("run-{run}"));
         write(&run_dir, "session.jsonl", GOOD);
     }
+    let container_path = format!("{}/--p--/s", dir.path().to_str().expect("utf-8"));
+    let mut expected_warnings = Vec::new();
     let mut current = mkdir(&launch, "deep");
+    let mut current_path = format!("{container_path}/L/deep");
     let mut n_runs = 70;
     for level in 0..3000 {
+        if !fits(&current_path) {
+            break;
+        }
+        for name in ["a", "b", "run-0", "d"] {
+            if !fits(&format!("{current_path}/{name}")) && (name != "run-0" || level % 100 == 0) {
+                expected_warnings.push(format!("{current_path}/{name}"));
+            }
+        }
         mkdir(&current, "a");
         mkdir(&current, "b");
         if level % 100 == 0 {
             let run_dir = mkdir(&current, "run-0");
             write(&run_dir, "session.jsonl", GOOD);
-            n_runs += 1;
+            n_runs += usize::from(fits(&format!("{current_path}/run-0")));
         }
         current = mkdir(&current, "d");
+        current_path.push_str("/d");
     }
     // The same chain directly in the container, which is not read in parallel.
     let mut current = mkdir(&container, "chain");
+    let mut current_path = format!("{container_path}/chain");
     for level in 0..3000 {
+        if !fits(&current_path) {
+            break;
+        }
+        for name in ["run-1", "dd"] {
+            if !fits(&format!("{current_path}/{name}")) && (name != "run-1" || level % 1000 == 999)
+            {
+                expected_warnings.push(format!("{current_path}/{name}"));
+            }
+        }
         if level % 1000 == 999 {
             let run_dir = mkdir(&current, "run-1");
             write(&run_dir, "session.jsonl", GOOD);
-            n_runs += 1;
+            n_runs += usize::from(fits(&format!("{current_path}/run-1")));
         }
         current = mkdir(&current, "dd");
+        current_path.push_str("/dd");
     }
     let listing = list_both(dir.path());
-    assert_eq!(listing.warnings, Vec::new());
+    // Each chain is cut where a run inside would outgrow `PATH_MAX`: one warning per directory
+    // not entered, which the same rule, applied here to the paths built, predicts.
     assert_eq!(listing.sessions.len(), 1);
     assert_eq!(count(&listing.sessions), 1 + n_runs);
+    let mut warned: Vec<&str> = listing
+        .warnings
+        .iter()
+        .map(|warning| warning.path.as_str())
+        .collect();
+    warned.sort_unstable();
+    expected_warnings.sort_unstable();
+    assert_eq!(warned, expected_warnings);
+}
+
+/// The walk enters a directory only while a run inside it fits in `PATH_MAX`.
+fn fits(dir: &str) -> bool {
+    dir.len() + "/session.jsonl".len() < 4096
 }
 
 fn depth(sessions: &[Session]) -> usize {
@@ -112,7 +150,8 @@ fn depth(sessions: &[Session]) -> usize {
 }
 
 /// Issue 9: sessions nested 3,000 deep (each run's container holding the next run) list
-/// whole; nesting them once overflowed a walk worker's stack.
+/// whole down to `PATH_MAX`, with one warning where the walk stops; nesting them once
+/// overflowed a walk worker's stack.
 #[test]
 fn sessions_nested_thousands_deep_list_whole() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -125,12 +164,91 @@ fn sessions_nested_thousands_deep_list_whole() {
     let project = mkdir(&root, "--p--");
     write(&project, "s.jsonl", GOOD);
     let mut current = mkdir(&project, "s");
+    let mut current_path = format!("{}/--p--/s", dir.path().to_str().expect("utf-8"));
+    let mut levels = 1;
+    let mut first_not_entered = None;
     for _ in 0..3000 {
         let run = mkdir(&current, "r");
         write(&run, "session.jsonl", GOOD);
         current = mkdir(&run, "session");
+        for name in ["r", "session"] {
+            current_path.push('/');
+            current_path.push_str(name);
+            if first_not_entered.is_some() {
+                continue;
+            }
+            if !fits(&current_path) {
+                first_not_entered = Some(current_path.clone());
+            } else if name == "r" {
+                levels += 1;
+            }
+        }
     }
     let listing = list_both(dir.path());
-    assert_eq!(listing.warnings, Vec::new());
-    assert_eq!(depth(&listing.sessions), 3001);
+    let warned: Vec<&str> = listing
+        .warnings
+        .iter()
+        .map(|warning| warning.path.as_str())
+        .collect();
+    assert_eq!(
+        warned,
+        [first_not_entered
+            .as_deref()
+            .expect("the chain outgrows PATH_MAX")]
+    );
+    assert_eq!(depth(&listing.sessions), levels);
+}
+
+/// Issue 9 (review finding M5): a run directory whose runs would be longer than `PATH_MAX`
+/// (4096 bytes) is not entered, with one warning naming it and saying why; every path listed
+/// can be opened by name.
+#[test]
+fn a_run_directory_beyond_path_max_is_not_entered_and_reported() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = rustix::fs::open(
+        dir.path(),
+        OFlags::RDONLY | OFlags::DIRECTORY,
+        Mode::empty(),
+    )
+    .expect("open root");
+    let project = mkdir(&root, "--p--");
+    write(&project, "s.jsonl", GOOD);
+    let mut current = mkdir(&project, "s");
+    let mut current_path = format!("{}/--p--/s", dir.path().to_str().expect("utf-8"));
+    let name = "n".repeat(200);
+    let mut n_listed = 1;
+    let mut not_entered = None;
+    for _ in 0..30 {
+        current = mkdir(&current, &name);
+        current_path = format!("{current_path}/{name}");
+        let run = mkdir(&current, "run-0");
+        write(&run, "session.jsonl", GOOD);
+        if not_entered.is_none() {
+            if fits(&current_path) && fits(&format!("{current_path}/run-0")) {
+                n_listed += 1;
+            } else if fits(&current_path) {
+                not_entered = Some(format!("{current_path}/run-0"));
+            } else {
+                not_entered = Some(current_path.clone());
+            }
+        }
+    }
+    let listing = list_both(dir.path());
+    let not_entered = not_entered.expect("the chain outgrows PATH_MAX");
+    assert_eq!(listing.warnings.len(), 1, "{:?}", listing.warnings);
+    assert_eq!(listing.warnings[0].path, not_entered);
+    assert!(
+        listing.warnings[0]
+            .reason
+            .contains("longer than PATH_MAX (4096 bytes)")
+            && listing.warnings[0].reason.ends_with("not entered"),
+        "{}",
+        listing.warnings[0].reason
+    );
+    assert_eq!(count(&listing.sessions), n_listed);
+    let mut pending: Vec<&Session> = listing.sessions.iter().collect();
+    while let Some(session) = pending.pop() {
+        assert!(session.path.len() < 4096, "{}", session.path.len());
+        pending.extend(&session.subagent_sessions);
+    }
 }
