@@ -1,8 +1,10 @@
 //! The programs the picker hands the terminal to: a pager showing a session's transcript (as
 //! `pi-retrospect show` prints it), and Pi itself to resume a session.
 
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
@@ -159,6 +161,10 @@ fn fill(
 /// its signals and the exit status, and no thread of the picker outlives the hand-over.
 /// Returns only when Pi cannot be started.
 pub fn resume(program: &str, path: &str, cwd: &Path, is_fork: bool) -> PickError {
+    let is_found = is_on_path(program, std::env::var_os("PATH").as_deref());
+    if let Some(problem) = start_problem(program, cwd, is_fork, is_found, cwd.is_dir()) {
+        return problem;
+    }
     let mut command = Command::new(program);
     let flag = if is_fork { "--fork" } else { "--session" };
     command.arg(flag).arg(path).current_dir(cwd).env("PWD", cwd);
@@ -179,6 +185,47 @@ pub fn resume(program: &str, path: &str, cwd: &Path, is_fork: bool) -> PickError
         cwd: cwd.to_owned(),
         error: command.exec(),
     }
+}
+
+/// Returns why `program` cannot be started in `cwd`, from whether it was found (`is_found`)
+/// and whether `cwd` is a directory (`is_dir`); `None` when both are there. Starting it would
+/// fail with the same "No such file or directory" for either (issue 16 review L2).
+fn start_problem(
+    program: &str,
+    cwd: &Path,
+    is_fork: bool,
+    is_found: bool,
+    is_dir: bool,
+) -> Option<PickError> {
+    if !is_found {
+        return Some(PickError::NotOnPath {
+            program: program.to_owned(),
+        });
+    }
+    (!is_dir).then(|| PickError::DirectoryGone {
+        // A fork runs in the current directory, a resumed session in its own.
+        whose: if is_fork {
+            "the directory"
+        } else {
+            "the session's directory"
+        },
+        cwd: cwd.to_owned(),
+    })
+}
+
+/// Returns whether `program` names an executable file: itself when it holds a `/`, else in
+/// one of the directories of `path_var` (`PATH`), as `exec` looks it up.
+fn is_on_path(program: &str, path_var: Option<&OsStr>) -> bool {
+    let is_executable = |path: &Path| {
+        std::fs::metadata(path)
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return is_executable(Path::new(program));
+    }
+    path_var.is_some_and(|dirs| {
+        std::env::split_paths(dirs).any(|dir| is_executable(&dir.join(program)))
+    })
 }
 
 #[cfg(test)]
@@ -315,5 +362,56 @@ mod tests {
             });
             assert!(paged.is_ok_and(|status| status.success()), "{pager}");
         }
+    }
+
+    /// Issue 16 review L2: `pi` missing and the directory gone are told apart before Pi is
+    /// started, instead of both reading "No such file or directory".
+    #[test]
+    fn a_missing_pi_and_a_directory_gone_are_told_apart() {
+        let cwd = Path::new("/gone/project");
+        // (is_fork, is_found, is_dir, message)
+        let cases = [
+            (false, true, true, None),
+            (true, true, true, None),
+            (false, false, true, Some("cannot resume: pi is not on PATH")),
+            (
+                false,
+                false,
+                false,
+                Some("cannot resume: pi is not on PATH"),
+            ),
+            (
+                false,
+                true,
+                false,
+                Some("cannot resume: the session's directory /gone/project no longer exists"),
+            ),
+            (
+                true,
+                true,
+                false,
+                Some("cannot resume: the directory /gone/project no longer exists"),
+            ),
+        ];
+        for (is_fork, is_found, is_dir, message) in cases {
+            let problem = start_problem("pi", cwd, is_fork, is_found, is_dir);
+            assert_eq!(
+                problem.map(|problem| problem.to_string()).as_deref(),
+                message,
+                "fork {is_fork}, found {is_found}, directory {is_dir}"
+            );
+        }
+        let path = OsStr::new("/no/such/dir:/bin:/usr/bin");
+        assert!(is_on_path("sh", Some(path)));
+        assert!(!is_on_path("sh", Some(OsStr::new("/no/such/dir"))));
+        assert!(!is_on_path("sh", None));
+        assert!(!is_on_path("no-such-program-of-a-test", Some(path)));
+        assert!(is_on_path("/bin/sh", None));
+        // A directory, or a file that is not executable, is not a program.
+        assert!(!is_on_path("/bin/", None));
+        assert!(!is_on_path(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"),
+            None
+        ));
     }
 }
