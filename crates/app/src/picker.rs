@@ -9,6 +9,9 @@ use pi_retrospect_core::{Listing, Session, SessionRow};
 use pi_retrospect_handoff::HandoffOptions;
 /// The messages of a preview are those of a handoff excerpt.
 pub use pi_retrospect_handoff::{HandoffMessage, HandoffRole};
+/// The redaction a preview's messages get, for the other text a picker shows of a session
+/// (its name and first message).
+pub use pi_retrospect_handoff::{Redacted, redact};
 use pi_retrospect_transcript::Transcript;
 use pi_retrospect_walk::{Layout, Store, WalkOptions};
 

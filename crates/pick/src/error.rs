@@ -21,6 +21,21 @@ pub enum PickError {
     /// The sessions could not be listed (a bad store flag, an unreadable settings file).
     #[error(transparent)]
     App(#[from] pi_retrospect_app::AppError),
+    /// The program to resume with is not on `PATH` (found before trying to start it, as
+    /// the failure of the start would not tell it from a directory gone).
+    #[error("cannot resume: {program} is not on PATH")]
+    NotOnPath {
+        /// The program looked for (`pi`).
+        program: String,
+    },
+    /// The directory Pi was to run in no longer exists (removed since the picker looked).
+    #[error("cannot resume: {whose} {} no longer exists", cwd.display())]
+    DirectoryGone {
+        /// "the session's directory" (resuming there) or "the directory" (forking here).
+        whose: &'static str,
+        /// The directory.
+        cwd: PathBuf,
+    },
     /// Pi could not be started.
     #[error("cannot run {program} in {}: {error}", cwd.display())]
     Resume {

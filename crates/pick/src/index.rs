@@ -5,11 +5,16 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
+use pi_retrospect_app::picker::redact;
 use pi_retrospect_core::{Listing, Session, SessionSummary};
 use pi_retrospect_render::text::{field, one_line};
 
 /// Characters of a first user message kept for the filter and the list.
 const MAX_TITLE_CHARS: usize = 200;
+
+/// Characters of a name or first message read for its title, credentials redacted: more than
+/// are shown, so that a key cut by the title's end is still long enough to be recognised.
+const TITLE_WINDOW_CHARS: usize = 4 * MAX_TITLE_CHARS;
 
 /// One session or run of the index.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,8 +75,8 @@ impl Entry {
 
     /// Rebuilds the haystack from the name and first message (raw, as read).
     fn set_texts(&mut self, name: Option<&str>, first_message: Option<&str>) {
-        let name = name.map(|name| one_line(name, MAX_TITLE_CHARS));
-        let first = first_message.map(|first| one_line(first, MAX_TITLE_CHARS));
+        let name = name.map(title);
+        let first = first_message.map(title);
         let cwd = field(&self.cwd).into_owned();
         let mut haystack = String::new();
         let mut n_chars = 0;
@@ -120,6 +125,23 @@ impl Entry {
     /// Returns the cwd, escaped for the terminal.
     pub fn cwd_text(&self) -> &str {
         self.text(&self.fields.cwd)
+    }
+}
+
+/// Returns `text` (a name or first message, raw) as the list and the preview's title show it
+/// and the filter searches it: one safe line with its credentials redacted as the preview's
+/// messages are (issue 16 review L4), cut to [`MAX_TITLE_CHARS`] characters.
+fn title(text: &str) -> String {
+    let (window, is_cut) = match text.char_indices().nth(TITLE_WINDOW_CHARS) {
+        Some((cut, _)) => (&text[..cut], true),
+        None => (text, false),
+    };
+    // Made safe first, so that no control sequence inside a key hides it from the rules.
+    let redacted = redact(&one_line(window, TITLE_WINDOW_CHARS)).text;
+    match redacted.char_indices().nth(MAX_TITLE_CHARS) {
+        Some((cut, _)) => format!("{}…", &redacted[..cut]),
+        None if is_cut => format!("{redacted}…"),
+        None => redacted,
     }
 }
 
@@ -306,6 +328,52 @@ pub(crate) mod tests {
             assert_eq!(entry.text(&entry.fields.first_message), first_text);
             assert_eq!(entry.text(&entry.fields.cwd), "/w");
             assert_eq!(entry.text(&entry.fields.id), "a");
+        }
+    }
+    /// Issue 16 review L4: a credential in a name or first message is redacted in the text
+    /// the list and the preview's title show (and the filter searches), as in the preview's
+    /// messages; also one cut by the title's end, or hidden by an escape sequence.
+    #[test]
+    fn titles_redact_credentials() {
+        let key = "sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+        let marker = "[redacted: anthropic-api-key]";
+        let long_key = format!("sk-ant-api03-{}", "B".repeat(400));
+        let cases = [
+            (format!("my key is {key}"), format!("my key is {marker}")),
+            (
+                format!("key\u{1b}[31m {key} end"),
+                format!("key {marker} end"),
+            ),
+            (
+                format!("{} {long_key} tail", "x".repeat(150)),
+                format!("{} {marker} tail", "x".repeat(150)),
+            ),
+            (
+                format!("{} {long_key}{}", "x".repeat(150), "C".repeat(900)),
+                format!("{} {marker}…", "x".repeat(150)),
+            ),
+            (
+                "y".repeat(TITLE_WINDOW_CHARS + 10),
+                format!("{}…", "y".repeat(MAX_TITLE_CHARS)),
+            ),
+        ];
+        for (raw, shown) in cases {
+            let mut index = Index::from_listing(&Listing {
+                sessions: vec![session("a", 1, "/w", vec![])],
+                warnings: Vec::new(),
+            });
+            index.set_summary(
+                "/s/a.jsonl",
+                &SessionSummary {
+                    name: Some(raw.clone()),
+                    first_user_message: Some(raw.clone()),
+                    last_activity: None,
+                },
+            );
+            let entry = &index.entries[0];
+            assert_eq!(entry.name(), Some(shown.as_str()), "{raw}");
+            assert_eq!(entry.first_message(), Some(shown.as_str()), "{raw}");
+            assert!(!entry.haystack.contains("sk-ant"), "{}", entry.haystack);
         }
     }
 }

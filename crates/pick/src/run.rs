@@ -2,7 +2,7 @@
 //! background reports in, redraws out, until the person chooses or leaves.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -16,7 +16,7 @@ use ratatui::crossterm::event::{self, Event, KeyEvent};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGWINCH};
 
 use crate::error::PickError;
-use crate::external::{DEFAULT_PAGER, page, transcript};
+use crate::external::{DEFAULT_PAGER, page, read_transcript, write_transcript};
 use crate::index::Index;
 use crate::state::{Command, Scope, State};
 use crate::terminal::{Screen, is_gone, open_tty, restore_after_panic};
@@ -53,13 +53,13 @@ pub(crate) trait Console {
     fn read(&mut self, timeout: Duration) -> io::Result<Vec<Input>>;
     /// Returns the width of the terminal in columns.
     fn width(&mut self) -> io::Result<u16>;
-    /// Hands the terminal to `pager` showing `text`, then takes it back; returns why the
-    /// pager could not be run.
+    /// Hands the terminal to `pager`, `feed` writing the text into it as it shows it, then
+    /// takes it back; returns why the text could not be shown.
     fn page(
         &mut self,
-        text: &[u8],
         pager: &str,
         pager_env: &[(String, String)],
+        feed: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
     ) -> Result<(), String>;
 }
 
@@ -182,16 +182,21 @@ fn event_loop(
                     return Ok(Outcome::Resume { path, cwd, is_fork });
                 }
                 Command::Page(path) => {
-                    let width = console.width()?;
-                    match transcript(&path, env, options.is_color, usize::from(width)) {
-                        Ok(text) => {
+                    // Reading a large session takes a while: say so before the screen waits.
+                    state.status = Some("Opening the transcript…".to_owned());
+                    console.draw(state, context)?;
+                    let width = usize::from(console.width()?);
+                    state.status = match read_transcript(&path, env) {
+                        Ok(result) => {
                             let pager = options.pager.as_deref().unwrap_or(DEFAULT_PAGER);
-                            if let Err(message) = console.page(&text, pager, &options.pager_env) {
-                                state.status = Some(message);
-                            }
+                            // Written into the pager as it is made (issue 16 review M3).
+                            let mut feed = |out: &mut dyn Write| {
+                                write_transcript(out, &result, env, options.is_color, width)
+                            };
+                            console.page(pager, &options.pager_env, &mut feed).err()
                         }
-                        Err(error) => state.status = Some(error.to_string()),
-                    }
+                        Err(error) => Some(error.to_string()),
+                    };
                 }
                 Command::Search { term, generation } => {
                     state.search_started(generation, state.index.entries.len());
@@ -281,15 +286,15 @@ impl Console for TtyConsole {
 
     fn page(
         &mut self,
-        text: &[u8],
         pager: &str,
         pager_env: &[(String, String)],
+        feed: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
     ) -> Result<(), String> {
         let describe = |error: io::Error| format!("cannot run {pager}: {error}");
         self.screen.suspend().map_err(describe)?;
-        let paged = page(text, pager, pager_env, &self.tty);
+        let paged = page(pager, pager_env, &self.tty, feed);
         self.screen.resume().map_err(describe)?;
-        paged.map(|_| ()).map_err(describe)
+        paged.map(|_| ())
     }
 }
 
@@ -444,9 +449,9 @@ mod tests {
 
         fn page(
             &mut self,
-            _text: &[u8],
             _pager: &str,
             _pager_env: &[(String, String)],
+            _feed: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
         ) -> Result<(), String> {
             Ok(())
         }

@@ -1006,6 +1006,38 @@ mod tests {
         }
     }
 
+    /// Issue 16 review L4: a key in a session's name or first message reaches neither its
+    /// list row nor the preview's title line; both show the preview's redaction marker.
+    #[test]
+    fn list_rows_and_the_preview_title_redact_credentials() {
+        let key = "sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+        let mut state = sample_state(false);
+        let path = state.selected_path().expect("a selection").to_owned();
+        state.add_summaries(&[(
+            path,
+            pi_retrospect_core::SessionSummary {
+                name: None,
+                first_user_message: Some(format!("my key is {key} ok")),
+                last_activity: None,
+            },
+        )]);
+        with_preview(&mut state);
+        let mut terminal = Terminal::new(TestBackend::new(160, 30)).expect("test terminal");
+        let context = ViewContext {
+            theme: Theme { is_color: false },
+            time_zone: &jiff::tz::TimeZone::UTC,
+        };
+        terminal
+            .draw(|frame| draw(frame, &mut state, &context))
+            .expect("drawn");
+        let text = screen(terminal.backend().buffer());
+        assert!(!text.contains("sk-ant"), "{text}");
+        let marked = text
+            .matches("my key is [redacted: anthropic-api-key] ok")
+            .count();
+        assert_eq!(marked, 2, "the row and the title: {text}");
+    }
+
     /// Issue 16 review M2: the preview wraps by columns, so no wide character is clipped.
     #[test]
     fn wrapping_counts_columns() {
