@@ -74,6 +74,9 @@ pub(crate) struct Signals {
     heartbeat: AtomicU64,
     /// Set when the loop has returned.
     is_done: AtomicBool,
+    /// Set while a pager has the terminal: Ctrl-C there reaches the whole foreground group,
+    /// the pager takes it (less cancels a search) and the picker lets it pass.
+    is_paging: AtomicBool,
 }
 
 impl Signals {
@@ -95,6 +98,28 @@ impl Signals {
     fn pending(&self) -> Option<i32> {
         let received = self.received.load(Ordering::SeqCst);
         (received != 0).then(|| i32::try_from(received).unwrap_or(SIGTERM))
+    }
+
+    /// Returns the signal received, if any, that should end the picker: a SIGINT that
+    /// arrived while a pager had the terminal was the pager's.
+    fn ending(&self) -> Option<i32> {
+        self.pending()
+            .filter(|&signal| !(signal == SIGINT && self.is_paging.load(Ordering::SeqCst)))
+    }
+
+    /// Runs `page` with the paging mark set, and forgets a SIGINT that arrived meanwhile.
+    fn paging<T>(&self, page: impl FnOnce() -> T) -> T {
+        let before = self.received.load(Ordering::SeqCst);
+        self.is_paging.store(true, Ordering::SeqCst);
+        let result = page();
+        let sigint = usize::try_from(SIGINT).unwrap_or(usize::MAX);
+        if before != sigint {
+            let _ =
+                self.received
+                    .compare_exchange(sigint, before, Ordering::SeqCst, Ordering::SeqCst);
+        }
+        self.is_paging.store(false, Ordering::SeqCst);
+        result
     }
 
     /// Records one more turn of the loop.
@@ -193,7 +218,9 @@ fn event_loop(
                             let mut feed = |out: &mut dyn Write| {
                                 write_transcript(out, &result, env, options.is_color, width)
                             };
-                            console.page(pager, &options.pager_env, &mut feed).err()
+                            signals
+                                .paging(|| console.page(pager, &options.pager_env, &mut feed))
+                                .err()
                         }
                         Err(error) => Some(error.to_string()),
                     };
@@ -314,7 +341,7 @@ fn watch(tty: File, signals: Arc<Signals>) {
                 if signals.is_done.load(Ordering::SeqCst) {
                     return;
                 }
-                let signal = signals.pending();
+                let signal = signals.ending();
                 let is_terminal_gone = is_gone(&tty);
                 if signal.is_none() && !is_terminal_gone {
                     stuck = None;
@@ -424,6 +451,39 @@ mod tests {
 
     use super::*;
     use crate::state::tests::{key, sample_state};
+
+    #[test]
+    fn ctrl_c_in_the_pager_is_the_pagers_and_other_signals_stay() {
+        let as_usize = |signal: i32| usize::try_from(signal).expect("signal numbers are positive");
+        let signals = Signals::default();
+        signals.paging(|| {
+            signals.received.store(as_usize(SIGINT), Ordering::SeqCst);
+            // The watchdog does not take it for the picker's while the pager runs.
+            assert_eq!(signals.ending(), None);
+        });
+        assert_eq!(
+            signals.pending(),
+            None,
+            "a SIGINT while paging is forgotten"
+        );
+
+        signals.paging(|| signals.received.store(as_usize(SIGTERM), Ordering::SeqCst));
+        assert_eq!(
+            signals.pending(),
+            Some(SIGTERM),
+            "SIGTERM while paging still ends"
+        );
+
+        let signals = Signals::default();
+        signals.received.store(as_usize(SIGINT), Ordering::SeqCst);
+        signals.paging(|| ());
+        assert_eq!(
+            signals.pending(),
+            Some(SIGINT),
+            "a SIGINT from before the pager stays"
+        );
+        assert_eq!(signals.ending(), Some(SIGINT));
+    }
 
     /// A terminal that hands the loop scripted input, one batch per wait.
     struct ScriptedConsole {
