@@ -201,6 +201,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             &report,
             &pi_retrospect_render::stats::TableOptions {
                 rollup: params.rollup,
+                color: false,
             },
         )
     })?;
