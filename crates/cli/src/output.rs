@@ -43,12 +43,19 @@ pub fn print_listing_warnings(warnings: &[Warning]) {
     let stderr = std::io::stderr();
     let mut stderr = stderr.lock();
     for warning in warnings {
-        let _ = writeln!(
-            stderr,
-            "pi-retrospect: warning: {}",
-            pi_retrospect_render::text::warning_line(&warning.path, &warning.reason)
-        );
+        write_warning_line(&mut stderr, &warning.path, &warning.reason);
     }
+}
+
+/// Writes one warning about `path` to `stderr` as one escaped line,
+/// `pi-retrospect: warning: path: reason`: the form every command uses.
+pub fn write_warning_line(stderr: &mut dyn Write, path: &str, reason: &str) {
+    // Nothing sensible can be done when stderr itself is closed.
+    let _ = writeln!(
+        stderr,
+        "pi-retrospect: warning: {}",
+        pi_retrospect_render::text::warning_line(path, reason)
+    );
 }
 
 /// Writes the warnings about `path` to stderr, each as one escaped line: the first twenty,

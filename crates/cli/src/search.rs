@@ -281,7 +281,7 @@ pub fn run(
             let stderr = std::io::stderr();
             let mut stderr = stderr.lock();
             for warning in &warnings {
-                let _ = search_render::write_warning_text(&mut stderr, warning);
+                crate::output::write_warning_line(&mut stderr, &warning.path, &warning.message);
             }
         }
     }

@@ -7,7 +7,7 @@ use pi_retrospect_app::{Environment, ListRequest, StatsRequest};
 use pi_retrospect_render::stats::{ChartMetric, ChartOptions, TableOptions};
 
 use crate::UsageError;
-use crate::args::{SessionFilterArgs, StoreArgs};
+use crate::args::{ColorChoice, SessionFilterArgs, StoreArgs};
 use crate::output::print_listing_warnings;
 
 /// The long help of `stats`.
@@ -85,6 +85,10 @@ pub struct StatsArgs {
     #[arg(long, help_heading = "Output")]
     pub json: bool,
 
+    /// When to colour: the header and total lines, the chart's title and bars.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
+    pub color: ColorChoice,
+
     /// Bars of cost instead of tokens in the chart.
     #[arg(long, help_heading = "Output")]
     pub chart_cost: bool,
@@ -126,11 +130,13 @@ pub fn run(args: &StatsArgs, env: &Environment, out: &mut dyn Write) -> anyhow::
         return Ok(());
     }
     print_listing_warnings(&report.warnings);
+    let color = crate::term::use_color(args.color);
     pi_retrospect_render::stats::write_table(
         out,
         &report,
         &TableOptions {
             rollup: args.rollup,
+            color,
         },
     )?;
     if let Some(width) = crate::term::fit_width() {
@@ -141,6 +147,7 @@ pub fn run(args: &StatsArgs, env: &Environment, out: &mut dyn Write) -> anyhow::
             } else {
                 ChartMetric::Tokens
             },
+            color,
         };
         pi_retrospect_render::stats::write_bar_chart(out, &report, &options)?;
     }

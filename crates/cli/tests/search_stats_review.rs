@@ -543,3 +543,30 @@ fn l1_l3_sums_saturate_and_zero_cost_is_known() {
     );
     assert!(text.contains("$0.0000") && !text.contains('*'), "{text}");
 }
+
+/// L7: search's warnings on stderr carry the prefix every command's warnings carry.
+#[test]
+fn l7_search_warnings_have_the_common_prefix() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    session(
+        root,
+        "2026-03-01T20-00-00-000Z_s1.jsonl",
+        "s1",
+        "2026-03-01T20:00:00.000Z",
+        &[
+            assistant("a1", None, "2026-03-02T03:00:00.000Z", 100, 1.0),
+            "{not json answer".to_owned(),
+        ],
+    );
+    let root = root.display().to_string();
+    let output = binary()
+        .args(["search", "--sessions-root", &root, "answer"])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.is_empty(), "a warning: {output:?}");
+    for line in stderr.lines() {
+        assert!(line.starts_with("pi-retrospect: warning: /"), "{stderr}");
+    }
+}

@@ -96,3 +96,36 @@ fn one_session_and_bad_values() {
         assert_eq!(output.status.code(), Some(2), "{args:?}");
     }
 }
+
+/// Issue 11: `stats` takes `--color` like every command that prints documents: `always`
+/// makes the header and total lines bold, `never`, `auto` into a pipe and `NO_COLOR` none.
+#[test]
+fn color_follows_the_flag_and_no_color() {
+    let sessions = pi_real().join("sessions").display().to_string();
+    let run = |color: &str, no_color: bool| {
+        let mut command = binary();
+        if no_color {
+            command.env("CLICOLOR_FORCE", "1");
+        } else {
+            command.env_remove("NO_COLOR");
+        }
+        let output = command
+            .args(["stats", "--sessions-root", &sessions, "--by", "day"])
+            .args(["--color", color])
+            .output()
+            .expect("run");
+        assert!(output.status.success(), "{color}: {output:?}");
+        stdout_of(&output)
+    };
+    let always = run("always", false);
+    assert!(always.starts_with("\u{1b}[1mDay"), "{always}");
+    assert!(always.contains("\u{1b}[1mTotal"), "{always}");
+    for (color, no_color) in [("never", false), ("auto", false), ("auto", true)] {
+        let text = run(color, no_color);
+        assert!(!text.contains('\u{1b}'), "{color} {no_color}: {text}");
+        assert_eq!(
+            text,
+            always.replace("\u{1b}[1m", "").replace("\u{1b}[0m", "")
+        );
+    }
+}

@@ -25,6 +25,12 @@ fn is_invisible(character: char) -> bool {
     )
 }
 
+/// Returns whether `character` is a Unicode line or paragraph separator (U+2028, U+2029):
+/// not a control, yet a line break to some viewers.
+fn is_line_separator(character: char) -> bool {
+    matches!(character, '\u{2028}' | '\u{2029}')
+}
+
 /// Returns whether `character` must go: a C0 control other than newline and tab, DEL, a C1
 /// control, a bidi control, or an invisible character.
 fn is_stripped(character: char) -> bool {
@@ -70,8 +76,9 @@ pub fn sanitize_for_terminal(text: &str) -> Cow<'_, str> {
     Cow::Owned(clean)
 }
 
-/// Returns `text` with every control character (C0 including newline and tab, DEL, C1), every
-/// bidi control and every invisible character written as a visible `\u{..}` escape.
+/// Returns `text` with every control character (C0 including newline and tab, DEL, C1), the
+/// Unicode line and paragraph separators, every bidi control and every invisible character
+/// written as a visible `\u{..}` escape.
 ///
 /// For single-line fields of a listing (paths, cwds, warning reasons) shown to a person: unlike
 /// [`sanitize_for_terminal`] nothing is removed, so the text can still be matched against the
@@ -87,7 +94,10 @@ pub fn escape_for_terminal(text: &str) -> Cow<'_, str> {
         return Cow::Borrowed(text);
     }
     let needs_escape = |character: char| {
-        character.is_control() || is_bidi_control(character) || is_invisible(character)
+        character.is_control()
+            || is_line_separator(character)
+            || is_bidi_control(character)
+            || is_invisible(character)
     };
     if !text.chars().any(needs_escape) {
         return Cow::Borrowed(text);
@@ -185,6 +195,11 @@ mod tests {
             "x\\u{202e}y\\u{85}"
         );
         assert_eq!(escape_for_terminal("a\u{200b}b"), "a\\u{200b}b");
+        // Review L7: a line or paragraph separator cannot break a one-line field either.
+        assert_eq!(
+            escape_for_terminal("a\u{2028}b\u{2029}"),
+            "a\\u{2028}b\\u{2029}"
+        );
     }
 
     #[test]

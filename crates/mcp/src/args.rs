@@ -29,30 +29,105 @@ pub(crate) fn parse<T: DeserializeOwned>(arguments: JsonObject) -> Result<T, Too
     })
 }
 
-/// One string or an array of strings, for arguments that are naturally repeated.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
+/// One value or an array of values, for arguments that are naturally repeated: strings, or
+/// one of a fixed set of names ([`MessageRole`], [`EntryType`], [`Grouping`]).
+#[derive(Debug, Clone, JsonSchema)]
 #[serde(untagged)]
-pub(crate) enum OneOrMany {
+pub(crate) enum OneOrMany<T = String> {
     /// One value.
-    One(String),
+    One(T),
     /// Several values (any of them matches).
-    Many(Vec<String>),
+    Many(Vec<T>),
 }
 
-impl Default for OneOrMany {
-    fn default() -> OneOrMany {
+impl<T> Default for OneOrMany<T> {
+    fn default() -> OneOrMany<T> {
         OneOrMany::Many(Vec::new())
     }
 }
 
-impl OneOrMany {
+impl<'de, T: DeserializeOwned> Deserialize<'de> for OneOrMany<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        // Decoded by shape rather than as serde's untagged enum, so that a wrong value keeps
+        // its own message (`unknown variant "wizard", expected one of ...`) instead of
+        // "did not match any variant".
+        let value = serde_json::Value::deserialize(deserializer)?;
+        let decoded = if value.is_array() {
+            Vec::<T>::deserialize(value).map(OneOrMany::Many)
+        } else {
+            T::deserialize(value).map(OneOrMany::One)
+        };
+        decoded.map_err(serde::de::Error::custom)
+    }
+}
+
+impl<T> OneOrMany<T> {
     /// Returns the values as a list.
-    pub(crate) fn into_vec(self) -> Vec<String> {
+    pub(crate) fn into_vec(self) -> Vec<T> {
         match self {
             OneOrMany::One(value) => vec![value],
             OneOrMany::Many(values) => values,
         }
     }
+}
+
+impl<T: serde::Serialize> OneOrMany<T> {
+    /// Returns the values as the names they are written with.
+    pub(crate) fn into_names(self) -> Vec<String> {
+        self.into_vec().iter().map(name_of).collect()
+    }
+}
+
+/// Returns the name a fixed-value argument is written with (`toolResult`).
+pub(crate) fn name_of<T: serde::Serialize>(value: &T) -> String {
+    // The fixed-value types serialise to one string each; anything else has no name.
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => String::new(),
+    }
+}
+
+/// A message role (version 3 spellings): what `entries --role` and `search --role` accept.
+#[derive(Debug, Clone, Copy, serde::Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum MessageRole {
+    System,
+    User,
+    Assistant,
+    ToolResult,
+    BashExecution,
+    Custom,
+    BranchSummary,
+    CompactionSummary,
+}
+
+/// An entry type: every type Pi 1.6.0 writes, what `entries --type` accepts.
+#[derive(Debug, Clone, Copy, serde::Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum EntryType {
+    Message,
+    ModelChange,
+    ThinkingLevelChange,
+    Compaction,
+    BranchSummary,
+    Custom,
+    CustomMessage,
+    Label,
+    SessionInfo,
+    ContextEdit,
+    Usage,
+}
+
+/// A grouping of `session_stats`: what `stats --by` accepts.
+#[derive(Debug, Clone, Copy, serde::Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Grouping {
+    Session,
+    Project,
+    Model,
+    Day,
+    Week,
+    Month,
 }
 
 /// How the directory filters (`cwds`, `cwdPrefix`) match a session's cwd.

@@ -80,9 +80,14 @@ impl Server {
         }
     }
 
-    /// Returns the tools the server offers, as `tools/list` describes them.
-    pub fn tools() -> Vec<Tool> {
-        tools::ALL.iter().map(tools::ToolSpec::describe).collect()
+    /// Returns the tools the server offers, as `tools/list` describes them: `sessionPath` is
+    /// required where a tool reads one session, unless the server knows the calling session.
+    pub fn tools(&self) -> Vec<Tool> {
+        let is_session_known = self.options.env.session_file.is_some();
+        tools::ALL
+            .iter()
+            .map(|tool| tool.describe(is_session_known))
+            .collect()
     }
 
     /// Runs the tool `name` with `arguments` on the calling thread and returns its result
@@ -118,11 +123,12 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(Server::tools()))
+        Ok(ListToolsResult::with_all_items(self.tools()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools::find(name).map(tools::ToolSpec::describe)
+        let is_session_known = self.options.env.session_file.is_some();
+        tools::find(name).map(|tool| tool.describe(is_session_known))
     }
 
     async fn call_tool(

@@ -69,7 +69,8 @@ fn call_bounded(server: &Server, tool: &str, arguments: Value) -> Value {
         structured_bytes <= MAX_PAGE_BYTES,
         "{tool} {arguments}: {structured_bytes}"
     );
-    let schema = Server::tools()
+    let schema = server
+        .tools()
         .into_iter()
         .find(|described| described.name == tool)
         .and_then(|described| described.output_schema)

@@ -95,7 +95,8 @@ fn call_ok(server: &Server, tool: &str, arguments: Value) -> Value {
         .structured_content
         .clone()
         .expect("structuredContent");
-    let schema = Server::tools()
+    let schema = server
+        .tools()
         .into_iter()
         .find(|described| described.name == tool)
         .and_then(|described| described.output_schema)
@@ -136,7 +137,7 @@ fn session_paths(server: &Server) -> Vec<String> {
 
 #[test]
 fn tools_are_described_with_schemas_and_read_only() {
-    let tools = Server::tools();
+    let tools = server(&fixture("sessions")).tools();
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
     assert_eq!(
         names,
@@ -935,7 +936,7 @@ fn the_instructions_describe_every_tool() {
     use rmcp::ServerHandler;
     let server = server(&fixture("pi-real/sessions"));
     let instructions = server.get_info().instructions.expect("instructions");
-    for tool in Server::tools() {
+    for tool in server.tools() {
         let line = format!("\n{}: ", tool.name);
         assert_eq!(instructions.matches(&line).count(), 1, "{instructions}");
     }
@@ -958,4 +959,152 @@ fn stats_errors_name_the_argument() {
         assert!(error.starts_with(argument), "{arguments}: {error}");
         assert!(!error.contains("--"), "{arguments}: {error}");
     }
+}
+
+/// Returns the fixed values a property's schema accepts (`enum`, `const`, through `$ref`,
+/// `anyOf`/`oneOf` and array `items`), empty when it takes free values.
+fn accepted_values(root: &Value, schema: &Value, out: &mut BTreeSet<String>) {
+    if let Some(reference) = schema["$ref"].as_str() {
+        let name = reference.trim_start_matches("#/$defs/");
+        accepted_values(root, &root["$defs"][name], out);
+    }
+    for value in schema["enum"].as_array().into_iter().flatten() {
+        out.extend(value.as_str().map(str::to_owned));
+    }
+    out.extend(schema["const"].as_str().map(str::to_owned));
+    for key in ["anyOf", "oneOf"] {
+        for branch in schema[key].as_array().into_iter().flatten() {
+            accepted_values(root, branch, out);
+        }
+    }
+    if schema["items"].is_object() {
+        accepted_values(root, &schema["items"], out);
+    }
+}
+
+/// Review L3 (MCP): every tool's declared input schema says what it accepts. Its `required`
+/// list is exactly the arguments it cannot do without; each fixed-value argument is declared
+/// with its values, every one of them is accepted (alone or in an array where the argument
+/// repeats) and any other value is refused naming them all.
+#[test]
+fn input_schemas_say_what_the_tools_accept() {
+    let server = server(&fixture("pi-real/sessions"));
+    let path = session_paths(&server).remove(0);
+    let required: &[(&str, &[&str])] = &[
+        ("list_sessions", &[]),
+        ("session_entries", &["sessionPath"]),
+        ("inspect_session", &["sessionPath", "view"]),
+        ("search_sessions", &["pattern"]),
+        ("session_stats", &[]),
+        ("session_handoff", &["sessionPath"]),
+    ];
+    let fixed: &[(&str, &[&str])] = &[
+        ("list_sessions", &["cwdMatch", "sortBy", "sortDirection"]),
+        ("session_entries", &["messageRoles", "types"]),
+        ("inspect_session", &["view"]),
+        ("search_sessions", &["case", "cwdMatch", "order", "roles"]),
+        ("session_stats", &["by", "cwdMatch"]),
+        ("session_handoff", &[]),
+    ];
+    let valid = |name: &str| match name {
+        "sessionPath" => json!(path),
+        "pattern" => json!("e"),
+        "view" => json!("overview"),
+        other => panic!("no valid value for {other}"),
+    };
+    let tools = server.tools();
+    assert_eq!(tools.len(), required.len());
+    for tool in &tools {
+        let name = tool.name.as_ref();
+        let schema = Value::Object((*tool.input_schema).clone());
+        let mut declared: Vec<&str> = schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        declared.sort_unstable();
+        let expected = required
+            .iter()
+            .find(|(tool, _)| *tool == name)
+            .expect("listed");
+        assert_eq!(declared, expected.1, "{name}: required");
+        let base: serde_json::Map<String, Value> = declared
+            .iter()
+            .map(|argument| ((*argument).to_owned(), valid(argument)))
+            .collect();
+        call_ok(&server, name, Value::Object(base.clone()));
+        for argument in &declared {
+            let mut without = base.clone();
+            without.remove(*argument);
+            let error = call_err(&server, name, Value::Object(without));
+            assert!(
+                error.contains(argument),
+                "{name} without {argument}: {error}"
+            );
+        }
+        let properties = schema["properties"].as_object().expect("properties");
+        let mut fixed_here = Vec::new();
+        for (argument, property) in properties {
+            let mut values = BTreeSet::new();
+            accepted_values(&schema, property, &mut values);
+            if values.is_empty() {
+                continue;
+            }
+            fixed_here.push(argument.as_str());
+            let is_repeated = property.to_string().contains("\"array\"");
+            for value in &values {
+                let mut arguments = base.clone();
+                arguments.insert(argument.clone(), json!(value));
+                // The views that start from an entry or search need one.
+                if name == "inspect_session" {
+                    arguments.insert("entryId".to_owned(), json!("line:2"));
+                    arguments.insert("query".to_owned(), json!("e"));
+                }
+                call_ok(&server, name, Value::Object(arguments.clone()));
+                if is_repeated {
+                    arguments.insert(argument.clone(), json!([value]));
+                    call_ok(&server, name, Value::Object(arguments));
+                }
+            }
+            let mut arguments = base.clone();
+            arguments.insert(argument.clone(), json!("not-a-value"));
+            let error = call_err(&server, name, Value::Object(arguments));
+            assert!(
+                error.starts_with(&format!("{argument}: ")),
+                "{name}: {error}"
+            );
+            for value in &values {
+                assert!(error.contains(value.as_str()), "{name}.{argument}: {error}");
+            }
+        }
+        let expected = fixed
+            .iter()
+            .find(|(tool, _)| *tool == name)
+            .expect("listed");
+        assert_eq!(fixed_here, expected.1, "{name}: fixed-value arguments");
+    }
+    // A server that knows the calling session reads it when sessionPath is left out.
+    let env = Environment {
+        session_file: Some(path.clone()),
+        ..Environment::default()
+    };
+    let knowing = Server::new(ServerOptions {
+        stores: StoreFlags {
+            sessions_root: Some(fixture("pi-real/sessions")),
+            ..StoreFlags::default()
+        },
+        env,
+        is_clock_live: false,
+    });
+    for tool in knowing.tools() {
+        let schema = Value::Object((*tool.input_schema).clone());
+        let declared = schema["required"].to_string();
+        assert!(
+            !declared.contains("sessionPath"),
+            "{}: {declared}",
+            tool.name
+        );
+    }
+    call_ok(&knowing, "session_handoff", json!({}));
 }

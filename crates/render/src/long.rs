@@ -7,7 +7,8 @@
 //!
 //! The id column shows each id's shortest unique prefix (at least eight characters), so every
 //! id shown is a handle for `show` and `list --id`. On a terminal the column is as wide as
-//! the longest such prefix up to [`ID_COLUMN_MAX`]; a row whose prefix is longer (subagent
+//! the longest such prefix up to [`ID_COLUMN_MAX`] (or the longest of all, when none is that
+//! short); a row whose prefix is longer (subagent
 //! runs of one launch share long UUIDv7 prefixes) takes the difference from its own cwd, so
 //! the common row stays narrow and the columns stay in line.
 
@@ -90,11 +91,14 @@ pub fn write_long(
     } else {
         usize::MAX
     };
+    // When no shown id fits the cap, every row's id is long: the column takes the widest,
+    // so the header sits over its columns rather than over a two-wide `ID` (review L2).
     let id_width = rows
         .iter()
         .map(|row| row.id.width())
         .filter(|width| *width <= id_cap)
         .max()
+        .or_else(|| rows.iter().map(|row| row.id.width()).max())
         .unwrap_or(0)
         .max(if options.header { 2 } else { 0 });
     let mut cwd_width = column(|row| &row.cwd, 3);
@@ -450,6 +454,29 @@ mod tests {
                 "2026-01-01 00:00  019a0000-0000-7a  ~/x…",
                 "2026-01-01 00:00  019a0000-0000-7d  ~/x…",
             ],
+        );
+    }
+
+    /// Review L2: when every shown id's prefix is longer than the column's cap, the header
+    /// still sits over the columns, and the cwd is not cut while the line has room.
+    #[test]
+    fn header_aligned_when_every_id_is_long() {
+        let listing = Listing {
+            sessions: vec![
+                session("019a0000-0000-7abc-8000-000000000201", "/home/me/x", vec![]),
+                session("019a0000-0000-7def-8000-000000000202", "/tmp/y", vec![]),
+            ],
+            warnings: vec![],
+        };
+        let text = render(&listing, Some(100), true);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "WHEN              ID                CWD         RUNS  TITLE",
+                "2026-01-01 00:00  019a0000-0000-7a  /home/me/x     -  Fix the flaky login test that fails on Monday…",
+                "2026-01-01 00:00  019a0000-0000-7d  /tmp/y         -  Fix the flaky login test that fails on Monday…",
+            ]
         );
     }
 

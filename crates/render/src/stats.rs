@@ -16,6 +16,8 @@ use crate::text::{field, thousands};
 pub struct TableOptions {
     /// Shows each session row's figure with its subagent runs (`withRuns`) instead of its own.
     pub rollup: bool,
+    /// Emits ANSI colour: the header and the total line bold.
+    pub color: bool,
 }
 
 /// Writes the report as an aligned table: one column per grouped dimension, then `Input`,
@@ -83,7 +85,8 @@ pub fn write_table(
 
     let widths = column_widths(&lines);
     let mut text = String::new();
-    for cells in &lines {
+    let n_lines = lines.len();
+    for (line_idx, cells) in lines.iter().enumerate() {
         let mut line = String::new();
         for (idx, cell) in cells.iter().enumerate() {
             if idx > 0 {
@@ -98,7 +101,12 @@ pub fn write_table(
                 line.push_str(cell);
             }
         }
-        text.push_str(line.trim_end());
+        let is_emphasised = line_idx == 0 || line_idx + 1 == n_lines;
+        if options.color && is_emphasised {
+            text.push_str(&format!("{BOLD}{}{RESET}", line.trim_end()));
+        } else {
+            text.push_str(line.trim_end());
+        }
         text.push('\n');
     }
     if !report.total.is_cost_known() {
@@ -128,13 +136,20 @@ pub struct ChartOptions {
     pub width: usize,
     /// What the bars measure.
     pub metric: ChartMetric,
+    /// Emits ANSI colour: the title bold, the bars cyan.
+    pub color: bool,
 }
+
+const BOLD: &str = "\x1b[1m";
+const CYAN: &str = "\x1b[36m";
+const RESET: &str = "\x1b[0m";
 
 impl Default for ChartOptions {
     fn default() -> Self {
         ChartOptions {
             width: 80,
             metric: ChartMetric::Tokens,
+            color: false,
         }
     }
 }
@@ -187,8 +202,13 @@ pub fn write_bar_chart(
         .saturating_sub(label_width + tokens_width + cost_width + 6)
         .max(10);
 
+    let (bold, cyan, reset) = if options.color {
+        (BOLD, CYAN, RESET)
+    } else {
+        ("", "", "")
+    };
     let mut text = format!(
-        "{} by {} ({})\n",
+        "{bold}{} by {} ({}){reset}\n",
         match options.metric {
             ChartMetric::Tokens => "Tokens",
             ChartMetric::Cost => "Cost",
@@ -217,7 +237,7 @@ pub fn write_bar_chart(
         };
         let padding = bar_width.saturating_sub(bar.chars().count());
         text.push_str(&format!(
-            "{label:<label_width$}  {bar}{}  {:>tokens_width$}  {cost:>cost_width$}\n",
+            "{label:<label_width$}  {cyan}{bar}{reset}{}  {:>tokens_width$}  {cost:>cost_width$}\n",
             " ".repeat(padding),
             format_count(usage.total),
         ));
@@ -642,7 +662,16 @@ Total       1,520       0           0            0  1,520  $0.2500*
         report
             .warnings
             .push(Warning::new("/s/x.jsonl", "line 3: not valid JSON"));
-        let text = text_of(|out| write_table(out, &report, &TableOptions { rollup: true }));
+        let text = text_of(|out| {
+            write_table(
+                out,
+                &report,
+                &TableOptions {
+                    rollup: true,
+                    ..TableOptions::default()
+                },
+            )
+        });
         assert_eq!(
             text,
             "\
@@ -652,6 +681,46 @@ Session (with runs)  Input  Output  Cache read  Cache write  Total     Cost  Pi 
 Total                  700       0           0            0    700    $1.00
 "
         );
+    }
+
+    /// Issue 11: with colour the header and total lines are bold and the bars cyan; without
+    /// it, not one escape.
+    #[test]
+    fn colour_only_when_asked() {
+        let report = report(
+            vec![GroupKey::Day],
+            vec![group_row(GroupKey::Day, "2026-03-28", usage(400, 1.0, 0))],
+            usage(400, 1.0, 0),
+        );
+        let render = |color: bool| {
+            let table = TableOptions {
+                color,
+                ..TableOptions::default()
+            };
+            let chart = ChartOptions {
+                width: 40,
+                color,
+                ..ChartOptions::default()
+            };
+            text_of(|out| {
+                write_table(out, &report, &table)?;
+                write_bar_chart(out, &report, &chart)
+            })
+        };
+        let plain = render(false);
+        assert!(!plain.contains('\x1b'), "{plain}");
+        let coloured = render(true);
+        let lines: Vec<&str> = coloured.lines().collect();
+        assert!(lines[0].starts_with("\x1b[1mDay") && lines[0].ends_with("\x1b[0m"));
+        assert!(lines[2].starts_with("\x1b[1mTotal"), "{coloured}");
+        assert!(lines[3].starts_with("\x1b[1mTokens by day"), "{coloured}");
+        assert!(lines[4].contains("\x1b[36m█"), "{coloured}");
+        // Stripped of its escapes, the coloured text is the plain one.
+        let stripped = coloured
+            .replace("\x1b[1m", "")
+            .replace("\x1b[36m", "")
+            .replace("\x1b[0m", "");
+        assert_eq!(stripped, plain);
     }
 
     #[test]
@@ -672,6 +741,7 @@ Total                  700       0           0            0    700    $1.00
                 &ChartOptions {
                     width: 44,
                     metric: ChartMetric::Tokens,
+                    color: false,
                 },
             )
         });

@@ -11,13 +11,15 @@ const MAX_MATCH_CHARS: usize = 256;
 /// Marks text cut at either end of a snippet.
 const ELLIPSIS: &str = "…";
 
-/// Returns `text` made safe for one terminal line: tabs, carriage returns and newlines become
-/// spaces, every other control, escape sequence and bidi override is removed.
+/// Returns `text` made safe for one terminal line: tabs and every line break (newline,
+/// carriage return, vertical tab, form feed, next line, and the Unicode line and paragraph
+/// separators U+2028 and U+2029) become spaces, every other control, escape sequence and
+/// bidi override is removed.
 fn one_safe_line(text: &str) -> String {
     let spaced: String = text
         .chars()
         .map(|character| match character {
-            '\n' | '\r' | '\t' => ' ',
+            '\n' | '\r' | '\t' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}' => ' ',
             other => other,
         })
         .collect();
@@ -108,6 +110,14 @@ mod tests {
         check("x\u{1b}[31mneedle\u{1b}[0m y", "needle", 40, "x[needle] y");
         check("\u{202e}evil needle", "needle", 40, "evil [needle]");
         check("a \u{1b}]0;title\u{7}needle", "needle", 40, "a [needle]");
+        // Review L7: Unicode line and paragraph separators break no line either.
+        check("a\u{2028}needle\u{2029}b", "needle", 40, "a [needle] b");
+        check(
+            "a\u{85}b\u{0b}c\u{0c}needle",
+            "needle",
+            40,
+            "a b c [needle]",
+        );
     }
 
     #[test]

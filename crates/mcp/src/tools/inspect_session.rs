@@ -27,6 +27,7 @@ pub(crate) const TOOL: ToolSpec = ToolSpec {
     input_schema: input_schema::<InspectSessionParams>,
     output_schema,
     run,
+    needs_session: true,
 };
 
 /// Results per page when `limit` is not given.

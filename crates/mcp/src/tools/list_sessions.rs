@@ -25,6 +25,7 @@ pub(crate) const TOOL: ToolSpec = ToolSpec {
     input_schema: input_schema::<ListSessionsParams>,
     output_schema,
     run,
+    needs_session: false,
 };
 
 const DESCRIPTION: &str = "\

@@ -47,18 +47,27 @@ pub(crate) struct ToolSpec {
     pub output_schema: fn() -> Arc<JsonObject>,
     /// Runs the tool.
     pub run: fn(&CallContext, JsonObject) -> Result<ToolOutput, ToolError>,
+    /// Whether the tool reads one session: `sessionPath`, required unless the server knows
+    /// the calling session (which it then reads).
+    pub needs_session: bool,
 }
 
 impl ToolSpec {
     /// Returns the tool as `tools/list` describes it: schemas, and annotations saying it only
-    /// reads local files (read-only, not destructive, idempotent, closed world).
-    pub(crate) fn describe(&self) -> Tool {
+    /// reads local files (read-only, not destructive, idempotent, closed world). A tool that
+    /// reads one session declares `sessionPath` a required string unless `is_session_known`
+    /// (the server knows the calling session and reads it when the argument is left out).
+    pub(crate) fn describe(&self, is_session_known: bool) -> Tool {
         let annotations = ToolAnnotations::with_title(self.title)
             .read_only(true)
             .destructive(false)
             .idempotent(true)
             .open_world(false);
-        Tool::new(self.name, self.description, (self.input_schema)())
+        let mut input_schema = (self.input_schema)();
+        if self.needs_session && !is_session_known {
+            input_schema = require_session_path(&input_schema);
+        }
+        Tool::new(self.name, self.description, input_schema)
             .with_title(self.title)
             .with_raw_output_schema((self.output_schema)())
             .with_annotations(annotations)
@@ -79,6 +88,27 @@ impl ToolSpec {
             Err(error) => error_result(&error),
         }
     }
+}
+
+/// Returns `schema` with `sessionPath` required, a string (not null).
+fn require_session_path(schema: &JsonObject) -> Arc<JsonObject> {
+    let mut schema = schema.clone();
+    if let Some(property) = schema
+        .get_mut("properties")
+        .and_then(|properties| properties.get_mut("sessionPath"))
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        property.insert("type".to_owned(), serde_json::Value::from("string"));
+    }
+    let required = schema
+        .entry("required")
+        .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+    if let Some(required) = required.as_array_mut()
+        && !required.iter().any(|name| name == "sessionPath")
+    {
+        required.push(serde_json::Value::from("sessionPath"));
+    }
+    Arc::new(schema)
 }
 
 /// Returns the input schema generated from a parameter type (object at the top, as MCP

@@ -16,7 +16,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::args::{
-    CwdMatch, OneOrMany, absolute_dirs, bounded, check_time_range, leave_out, parse, session_target,
+    CwdMatch, MessageRole, OneOrMany, absolute_dirs, bounded, check_time_range, leave_out, parse,
+    session_target,
 };
 use crate::error::ToolError;
 use crate::output::{
@@ -32,6 +33,7 @@ pub(crate) const TOOL: ToolSpec = ToolSpec {
     input_schema: input_schema::<SearchSessionsParams>,
     output_schema,
     run,
+    needs_session: false,
 };
 
 /// Hits per page when `limit` is not given.
@@ -64,7 +66,7 @@ pub(crate) struct SearchSessionsParams {
     #[serde(default)]
     regex: bool,
     /// sensitive (default), insensitive or smart.
-    case: Option<String>,
+    case: Option<Case>,
     /// Match whole words only.
     #[serde(default)]
     whole_word: bool,
@@ -82,7 +84,7 @@ pub(crate) struct SearchSessionsParams {
     system: bool,
     /// Only messages with these roles.
     #[serde(default)]
-    roles: OneOrMany,
+    roles: OneOrMany<MessageRole>,
     /// Only calls and results of these tools.
     #[serde(default)]
     tools: OneOrMany,
@@ -113,12 +115,36 @@ pub(crate) struct SearchSessionsParams {
     /// Leave out the session at this absolute path, with its runs (your own session file).
     exclude_session_path: Option<String>,
     /// newest (default), oldest or path.
-    order: Option<String>,
+    order: Option<Order>,
     /// Hits per page (default 50, at most 200).
     #[schemars(range(min = 1, max = 200))]
     limit: Option<u64>,
     /// A nextCursor from the previous page of the same call.
     cursor: Option<String>,
+}
+
+/// How the pattern treats case.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Case {
+    /// Exactly as written (the default).
+    Sensitive,
+    /// Upper and lower case alike.
+    Insensitive,
+    /// Insensitive unless the pattern holds an upper-case letter.
+    Smart,
+}
+
+/// The order sessions are searched and reported in.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Order {
+    /// Newest first (the default).
+    Newest,
+    /// Oldest first.
+    Oldest,
+    /// By file path.
+    Path,
 }
 
 fn output_schema() -> Arc<JsonObject> {
@@ -147,27 +173,15 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             .and_then(|number| number.parse().ok())
             .ok_or_else(|| ToolError::argument("cursor", "not a nextCursor of this tool"))?,
     };
-    let case = match params.case.as_deref() {
-        None | Some("sensitive") => CaseMode::Sensitive,
-        Some("insensitive") => CaseMode::Insensitive,
-        Some("smart") => CaseMode::Smart,
-        Some(other) => {
-            return Err(ToolError::argument(
-                "case",
-                format!("{other:?} is not sensitive, insensitive or smart"),
-            ));
-        }
+    let case = match params.case {
+        None | Some(Case::Sensitive) => CaseMode::Sensitive,
+        Some(Case::Insensitive) => CaseMode::Insensitive,
+        Some(Case::Smart) => CaseMode::Smart,
     };
-    let order = match params.order.as_deref() {
-        None | Some("newest") => SessionOrder::Newest,
-        Some("oldest") => SessionOrder::Oldest,
-        Some("path") => SessionOrder::Path,
-        Some(other) => {
-            return Err(ToolError::argument(
-                "order",
-                format!("{other:?} is not newest, oldest or path"),
-            ));
-        }
+    let order = match params.order {
+        None | Some(Order::Newest) => SessionOrder::Newest,
+        Some(Order::Oldest) => SessionOrder::Oldest,
+        Some(Order::Path) => SessionOrder::Path,
     };
     let pattern = if params.regex {
         Pattern::regex(params.pattern)
@@ -192,7 +206,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     let mut query = Query::new(pattern);
     query.scope = Scope {
         kinds,
-        roles: params.roles.into_vec(),
+        roles: params.roles.into_names(),
         tools: params.tools.into_vec(),
         models: params.models.into_vec(),
     };

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::args::{OneOrMany, check_time_range, parse, session_target};
+use crate::args::{EntryType, MessageRole, OneOrMany, check_time_range, parse, session_target};
 use crate::error::ToolError;
 use crate::output::{
     MAX_PAGE_BYTES, ToolOutput, bound_warnings, bounded_text, json_from_writer, text_from_writer,
@@ -25,6 +25,7 @@ pub(crate) const TOOL: ToolSpec = ToolSpec {
     input_schema: input_schema::<SessionEntriesParams>,
     output_schema,
     run,
+    needs_session: true,
 };
 
 /// Rows per page when `limit` is not given.
@@ -75,10 +76,10 @@ pub(crate) struct SessionEntriesParams {
     parent_ids: OneOrMany,
     /// Only entries of these types (`message`, `compaction`, `label`, `session_info`, ...).
     #[serde(default)]
-    types: OneOrMany,
+    types: OneOrMany<EntryType>,
     /// Only messages with these roles (`user`, `assistant`, `toolResult`, `bashExecution`, ...).
     #[serde(default)]
-    message_roles: OneOrMany,
+    message_roles: OneOrMany<MessageRole>,
     /// Only entries whose text contains one of the terms.
     search: Option<Search>,
     /// Only entries whose own timestamp is at or after this (RFC 3339, a date, a local
@@ -293,8 +294,8 @@ fn filters(context: &CallContext, params: SessionEntriesParams) -> Result<Filter
         target,
         base: EntriesRequest {
             lines,
-            types: params.types.into_vec(),
-            roles: params.message_roles.into_vec(),
+            types: params.types.into_names(),
+            roles: params.message_roles.into_names(),
             since: params.start_timestamp,
             until: params.end_timestamp,
             grep: terms,

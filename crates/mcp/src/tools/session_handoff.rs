@@ -22,6 +22,7 @@ pub(crate) const TOOL: ToolSpec = ToolSpec {
     input_schema: input_schema::<SessionHandoffParams>,
     output_schema,
     run,
+    needs_session: true,
 };
 
 /// The largest `maxBytes` a caller may ask for.

@@ -11,7 +11,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::args::{
-    CwdMatch, OneOrMany, absolute_dirs, bounded, check_time_range, leave_out, parse, session_target,
+    CwdMatch, Grouping, OneOrMany, absolute_dirs, bounded, check_time_range, leave_out, parse,
+    session_target,
 };
 use crate::error::ToolError;
 use crate::output::{ToolOutput, bounded_text, fit_page, json_from_writer, text_from_writer};
@@ -25,6 +26,7 @@ pub(crate) const TOOL: ToolSpec = ToolSpec {
     input_schema: input_schema::<SessionStatsParams>,
     output_schema,
     run,
+    needs_session: false,
 };
 
 /// Rows per page when `limit` is not given.
@@ -50,9 +52,10 @@ nextOffset continues, null at the end; `total` is always the whole store's. Neve
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct SessionStatsParams {
-    /// Groupings, in order: session, project, model, day, week, month.
+    /// Groupings, combined in the order given: one or an array of session, project, model,
+    /// day, week, month.
     #[serde(default)]
-    by: Vec<String>,
+    by: OneOrMany<Grouping>,
     /// Only this session file (an absolute `path` from list_sessions) with its runs.
     session_path: Option<String>,
     /// Only sessions whose cwd is one of these absolute directories.
@@ -119,10 +122,11 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         MAX_LIMIT,
     )?;
     let offset = params.offset.unwrap_or(0);
-    let group_by = if params.by.is_empty() {
+    let by = params.by.into_names();
+    let group_by = if by.is_empty() {
         Vec::new()
     } else {
-        pi_retrospect_stats::parse_group_keys(&params.by.join(","))
+        pi_retrospect_stats::parse_group_keys(&by.join(","))
             .map_err(|error| ToolError::argument("by", error.to_string()))?
     };
     let session = params
@@ -197,6 +201,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             &report,
             &pi_retrospect_render::stats::TableOptions {
                 rollup: params.rollup,
+                color: false,
             },
         )
     })?;
