@@ -2,8 +2,8 @@
 //!
 //! One pass over the file's lines (through the capped reader in `scan.rs`) keeps each entry's
 //! envelope in the compact store (`store.rs`); the tree is then resolved once (`tree.rs`).
-//! After the pass the file's size and first bytes are checked again, so a file rewritten in
-//! place while it was read is reported instead of silently mixing two versions.
+//! The pass is bracketed by the checks in `change.rs`, so a file rewritten in place while it
+//! was read is reported instead of silently mixing two versions.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use pi_retrospect_header::Symlinks;
 use serde::Serialize;
 
+use crate::change::{FileState, HashingReader, ReadWatch};
 use crate::entry::{Entry, EntryKind, LineSpan, entry_from_envelope};
 use crate::error::TranscriptError;
 use crate::json::{EnvelopeError, Loose, RawEnvelope, decode_lossy, parse_envelope};
@@ -415,35 +416,12 @@ fn salvage_id(bytes: &[u8]) -> Option<String> {
     (!id.is_empty() && !id.contains('\\')).then(|| id.to_owned())
 }
 
-/// Bytes at the start of a file compared before and after it is read.
-const PREFIX_BYTES: u64 = 64 * 1024;
-
-/// Returns a hash of the first `len` bytes of `file` (fewer when it is shorter now).
-fn prefix_hash(file: &File, len: u64) -> std::io::Result<u64> {
-    let mut buffer = vec![0u8; usize::try_from(len).unwrap_or(0)];
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match read_at(file, &mut buffer[filled..], filled as u64) {
-            Ok(0) => break,
-            Ok(n_read) => filled += n_read,
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
-        }
-    }
-    // FNV-1a: a fixed function, so the two hashes of one read compare.
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for &byte in &buffer[..filled] {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    Ok(hash ^ filled as u64)
-}
-
-fn open_regular(path: &Path) -> Result<(File, u64), TranscriptError> {
+fn open_regular(path: &Path) -> Result<(File, FileState), TranscriptError> {
     // One open for every reader: O_NOFOLLOW | O_NONBLOCK, then fstat on the descriptor, so a
-    // FIFO swapped in at any moment can neither block nor be read.
+    // FIFO swapped in at any moment can neither block nor be read. That fstat is also the
+    // state a change while reading is measured from.
     let (file, metadata) = pi_retrospect_header::open_regular(path, Symlinks::Refuse)?;
-    Ok((file, metadata.len()))
+    Ok((file, FileState::from_metadata(&metadata)))
 }
 
 impl Transcript {
@@ -472,8 +450,8 @@ impl Transcript {
     /// its whole size at open time), holding no line longer than `limits.max_line_bytes`.
     ///
     /// Fails with [`TranscriptError::SnapshotGone`] when the file is shorter than the snapshot.
-    /// A file that shrank or whose first 64 KiB changed while it was read gets a
-    /// [`WarningKind::ChangedWhileRead`] warning.
+    /// A file that shrank or was rewritten in place while it was read (any change but an
+    /// append after the bytes read) gets a [`WarningKind::ChangedWhileRead`] warning.
     pub fn open_with(path: &Path, limits: &ReadLimits) -> Result<Transcript, TranscriptError> {
         Transcript::open_observed(path, limits, |_| {})
     }
@@ -489,7 +467,8 @@ impl Transcript {
             path: path.to_owned(),
             source,
         };
-        let (file, size) = open_regular(path)?;
+        let (file, before) = open_regular(path)?;
+        let size = before.size();
         let limit = match limits.snapshot_bytes {
             Some(max_bytes) if max_bytes > size => {
                 return Err(TranscriptError::SnapshotGone {
@@ -501,28 +480,18 @@ impl Transcript {
             Some(max_bytes) => max_bytes,
             None => size,
         };
-        let prefix_len = limit.min(PREFIX_BYTES);
-        let prefix_before = prefix_hash(&file, prefix_len).map_err(read_error)?;
+        let watch = ReadWatch::start(&file, before, limit).map_err(read_error)?;
         let mut builder = Builder::new(limits.max_line_bytes);
-        let n_bytes = for_each_line(&file, limit, limits.max_line_bytes, |line| {
+        let mut reader = HashingReader::new(&file);
+        let n_bytes = for_each_line(&mut reader, limit, limits.max_line_bytes, |line| {
             let line_no = line.line_no;
             builder.push_line(line);
             on_line(line_no);
         })
         .map_err(read_error)?;
-        let size_after = file.metadata().map_err(read_error)?.len();
-        let prefix_after = prefix_hash(&file, prefix_len).map_err(read_error)?;
-        let change = if size_after < n_bytes {
-            Some(format!(
-                "the file shrank from {n_bytes} to {size_after} bytes while it was read (rewritten or truncated); the entries may mix two versions of it"
-            ))
-        } else if prefix_after != prefix_before {
-            Some(format!(
-                "the first {prefix_len} bytes of the file changed while it was read (rewritten in place); the entries may mix two versions of it"
-            ))
-        } else {
-            None
-        };
+        let change = watch
+            .finish(&file, n_bytes, reader.hash())
+            .map_err(read_error)?;
         if let Some(message) = change {
             builder
                 .warnings
@@ -811,25 +780,12 @@ fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result
     std::os::unix::fs::FileExt::read_exact_at(file, buffer, offset)
 }
 
-#[cfg(unix)]
-fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buffer, offset)
-}
-
 #[cfg(not(unix))]
 fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
     use std::io::{Read, Seek, SeekFrom};
     let mut file = file;
     file.seek(SeekFrom::Start(offset))?;
     file.read_exact(buffer)
-}
-
-#[cfg(not(unix))]
-fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut file = file;
-    file.seek(SeekFrom::Start(offset))?;
-    file.read(buffer)
 }
 
 #[cfg(test)]
@@ -850,15 +806,36 @@ mod tests {
         text
     }
 
-    /// Opens `original`, running `rewrite` on the path when the second line has been taken in,
-    /// and returns the warnings about a change.
-    fn check(original: &str, rewrite: impl Fn(&Path), expected: Option<&str>) {
+    /// Returns a session of `n_entries` entries of 1.5 MiB each, so that it is read in several
+    /// chunks and a rewrite between lines lands between reads.
+    fn big_file_of(n_entries: usize) -> String {
+        let padding = "p".repeat(1536 * 1024);
+        file_of(n_entries).replace("\"q\"", &format!("\"q{padding}\""))
+    }
+
+    /// A rewrite of the file, run after the line it names has been taken in.
+    type Rewrite<'a> = (u64, &'a dyn Fn(&Path));
+
+    /// Opens `original`, running each of `rewrites` on the path after the line it names has
+    /// been taken in, and checks the warnings about a change against `expected`.
+    ///
+    /// The file's mtime is set an hour back before it is opened, so a write during the read
+    /// changes it whatever the file system's timestamp granularity.
+    fn check(original: &str, rewrites: &[Rewrite<'_>], expected: Option<&str>) {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("s.jsonl");
         std::fs::write(&path, original).expect("write");
+        let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|file| file.set_modified(an_hour_ago))
+            .expect("set mtime");
         let session = Transcript::open_observed(&path, &ReadLimits::default(), |line_no| {
-            if line_no == 2 {
-                rewrite(&path);
+            for (after_line, rewrite) in rewrites {
+                if line_no == *after_line {
+                    rewrite(&path);
+                }
             }
         })
         .expect("open");
@@ -877,26 +854,81 @@ mod tests {
         }
     }
 
-    /// Issue 9: a file rewritten in place while it is read (shrunk, or its start changed) is
-    /// reported; one that only grew (Pi appending) is not.
+    /// Issue 9: a file rewritten in place while it is read (shrunk, or any of its bytes read
+    /// changed) is reported; one that only grew (Pi appending) is not.
     #[test]
     fn a_file_rewritten_while_read_is_reported() {
-        let original = file_of(3);
-        let write = |text: String| move |path: &Path| std::fs::write(path, &text).expect("write");
-        check(&original, |_| {}, None);
-        check(&original, write(format!("{original}{}", "x\n")), None);
-        check(
-            &original,
-            write(file_of(1)),
-            Some(&format!("shrank from {} to", original.len())),
-        );
-        let same_size = original.replacen("\"q\"", "\"Q\"", 1);
+        let original = big_file_of(3);
+        let append = format!("{original}x\n");
+        let shorter = big_file_of(1);
+        // Same size, different bytes, and not in the first line: beyond any prefix a small
+        // hash would cover once the file is large, and here after the bytes already read.
+        let same_size = original.replacen("\"q", "\"Q", 3);
         assert_eq!(same_size.len(), original.len());
-        check(&original, write(same_size), Some("first"));
+        let write = |text: &str| {
+            let text = text.to_owned();
+            move |path: &Path| {
+                // In place: the same inode, truncated and written again (as `cat > f` does).
+                let mut file = File::options()
+                    .write(true)
+                    .truncate(true)
+                    .open(path)
+                    .expect("open");
+                std::io::Write::write_all(&mut file, text.as_bytes()).expect("write");
+            }
+        };
+        let (to_append, to_shorter) = (write(&append), write(&shorter));
+        let (to_same_size, back_to_original) = (write(&same_size), write(&original));
         let truncate = |path: &Path| {
             let file = File::options().write(true).open(path).expect("open");
             file.set_len(10).expect("truncate");
         };
-        check(&original, truncate, Some("to 10 bytes"));
+        check(&original, &[], None);
+        check(&original, &[(2, &to_append)], None);
+        check(
+            &original,
+            &[(2, &to_shorter)],
+            Some(&format!("shrank from {} to", original.len())),
+        );
+        check(&original, &[(2, &to_same_size)], Some("rewritten in place"));
+        check(&original, &[(2, &truncate)], Some("to 10 bytes"));
+        // Review L4: A→B→A, the file back as it was when the read ends, first bytes and size
+        // included, yet the lines read between mix both versions.
+        check(
+            &original,
+            &[(2, &to_same_size), (3, &back_to_original)],
+            Some("rewritten in place"),
+        );
+        // Rewritten to the very bytes it held: nothing read can mix two versions.
+        check(&original, &[(2, &back_to_original)], None);
+        // Appended to twice, while and after reading: still one version.
+        let twice = format!("{append}y\n");
+        let to_twice = write(&twice);
+        check(&original, &[(2, &to_append), (4, &to_twice)], None);
+    }
+
+    /// A file replaced by a rename while it is read is read whole from the inode that was
+    /// opened: one version, no warning.
+    #[test]
+    fn a_file_replaced_by_rename_is_read_whole() {
+        let original = file_of(3);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, &original).expect("write");
+        let session = Transcript::open_observed(&path, &ReadLimits::default(), |line_no| {
+            if line_no == 2 {
+                let other = dir.path().join("other.jsonl");
+                std::fs::write(&other, file_of(1)).expect("write");
+                std::fs::rename(&other, &path).expect("rename");
+            }
+        })
+        .expect("open");
+        assert_eq!(session.entries().len(), 3);
+        assert!(
+            !session
+                .warnings()
+                .iter()
+                .any(|warning| warning.kind == WarningKind::ChangedWhileRead)
+        );
     }
 }
