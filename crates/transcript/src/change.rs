@@ -208,6 +208,29 @@ pub(crate) fn hash_prefix(file: &File, len: u64) -> io::Result<u64> {
     Ok(hash.finish())
 }
 
+/// A reader over a file from a given offset by positional reads, which leave the
+/// descriptor's own offset alone.
+#[derive(Debug)]
+pub(crate) struct PositionalReader<'a> {
+    file: &'a File,
+    offset: u64,
+}
+
+impl<'a> PositionalReader<'a> {
+    /// Returns a reader of `file` from its first byte.
+    pub(crate) fn new(file: &'a File) -> Self {
+        PositionalReader { file, offset: 0 }
+    }
+}
+
+impl Read for PositionalReader<'_> {
+    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+        let n_read = read_at(self.file, buffer, self.offset)?;
+        self.offset += n_read as u64;
+        Ok(n_read)
+    }
+}
+
 #[cfg(unix)]
 fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
     std::os::unix::fs::FileExt::read_at(file, buffer, offset)

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use pi_retrospect_header::Symlinks;
 use serde::Serialize;
 
-use crate::change::{FileState, HashingReader, ReadWatch};
+use crate::change::{FileState, HashingReader, PositionalReader, ReadWatch};
 use crate::entry::{Entry, EntryKind, LineSpan, entry_from_envelope};
 use crate::error::TranscriptError;
 use crate::json::{EnvelopeError, Loose, RawEnvelope, decode_lossy, parse_envelope};
@@ -68,6 +68,10 @@ pub struct Transcript {
     snapshot: Snapshot,
     tree: Tree,
     is_linear: bool,
+    /// The line cap the file was read with, for the second pass of `for_each_warning`.
+    max_line_bytes: usize,
+    /// The hash of the bytes read from a file, for the second pass to compare.
+    read_hash: Option<u64>,
 }
 
 /// How much of a session file a reader may take in.
@@ -175,11 +179,11 @@ impl ExactSizeIterator for EntriesIter<'_> {}
 impl std::iter::FusedIterator for EntriesIter<'_> {}
 
 /// Accumulates lines into a session.
-struct Builder {
+struct Builder<'s> {
     header: Option<Header>,
     version: u64,
     store: EntryStore,
-    warnings: Warnings,
+    warnings: Warnings<'s>,
     malformed: MalformedLines,
     n_lines: u64,
     n_crlf: u64,
@@ -188,14 +192,18 @@ struct Builder {
     max_line_bytes: usize,
 }
 
-impl Builder {
+impl<'s> Builder<'s> {
     fn new(max_line_bytes: usize) -> Self {
+        Builder::with_warnings(max_line_bytes, Warnings::default())
+    }
+
+    fn with_warnings(max_line_bytes: usize, warnings: Warnings<'s>) -> Self {
         Builder {
             max_line_bytes,
             header: None,
             version: 3,
             store: EntryStore::default(),
-            warnings: Warnings::default(),
+            warnings,
             malformed: MalformedLines::default(),
             n_lines: 0,
             n_crlf: 0,
@@ -416,6 +424,66 @@ fn salvage_id(bytes: &[u8]) -> Option<String> {
     (!id.is_empty() && !id.contains('\\')).then(|| id.to_owned())
 }
 
+/// A session's parts once its lines are all in: the warnings of the whole file found and the
+/// tree built.
+struct Closed<'s> {
+    header: Option<Header>,
+    version: u64,
+    store: EntryStore,
+    warnings: Warnings<'s>,
+    n_lines: u64,
+    tree: Tree,
+    is_linear: bool,
+}
+
+/// Returns the parts of the session `builder` took the lines of: the warnings about the whole
+/// file added, in the same order on every pass, and the tree built.
+fn close(builder: Builder<'_>) -> Closed<'_> {
+    let Builder {
+        header,
+        version,
+        mut store,
+        mut warnings,
+        malformed,
+        n_lines,
+        n_crlf,
+        first_crlf_line,
+        ..
+    } = builder;
+    store.shrink_to_fit();
+    if header.is_none() && store.len() == 0 && !warnings.has(WarningKind::MissingHeader) {
+        warnings.push(None, WarningKind::MissingHeader, || {
+            "the file holds no session header".to_owned()
+        });
+    }
+    if n_crlf > 0 {
+        warnings.push(Some(first_crlf_line), WarningKind::CrlfLineEndings, || {
+            format!("{n_crlf} lines end with CRLF; the CR was ignored")
+        });
+    }
+    let is_linear = match &header {
+        Some(header) => header.version == 1,
+        None => store.len() > 0 && (0..store.len()).all(|idx| store.id(idx).is_none()),
+    };
+    if is_linear && store.len() > 0 {
+        warnings.push(
+            header.as_ref().map(|header| header.line_no),
+            WarningKind::Version1Ids,
+            || "version 1 file: entries have no ids (Pi invents new ones on every open); the entries form one linear branch and line numbers are their handles".to_owned(),
+        );
+    }
+    let tree = Tree::build(&store, is_linear, &malformed, &mut warnings);
+    Closed {
+        header,
+        version,
+        store,
+        warnings,
+        n_lines,
+        tree,
+        is_linear,
+    }
+}
+
 fn open_regular(path: &Path) -> Result<(File, FileState), TranscriptError> {
     // One open for every reader: O_NOFOLLOW | O_NONBLOCK, then fstat on the descriptor, so a
     // FIFO swapped in at any moment can neither block nor be read. That fstat is also the
@@ -489,8 +557,9 @@ impl Transcript {
             on_line(line_no);
         })
         .map_err(read_error)?;
+        let read_hash = reader.hash();
         let change = watch
-            .finish(&file, n_bytes, reader.hash())
+            .finish(&file, n_bytes, read_hash)
             .map_err(read_error)?;
         if let Some(message) = change {
             builder
@@ -501,7 +570,9 @@ impl Transcript {
             path: path.to_owned(),
             file,
         };
-        Ok(Transcript::finish(builder, source, n_bytes))
+        let mut transcript = Transcript::finish(builder, source, n_bytes);
+        transcript.read_hash = Some(read_hash);
+        Ok(transcript)
     }
 
     /// Returns the session held in `bytes` (a whole file's contents).
@@ -525,41 +596,17 @@ impl Transcript {
         Transcript::finish(builder, Source::Memory(bytes), n_bytes)
     }
 
-    fn finish(builder: Builder, source: Source, n_bytes: u64) -> Transcript {
-        let Builder {
+    fn finish(builder: Builder<'_>, source: Source, n_bytes: u64) -> Transcript {
+        let max_line_bytes = builder.max_line_bytes;
+        let Closed {
             header,
             version,
-            mut store,
-            mut warnings,
-            malformed,
+            store,
+            warnings,
             n_lines,
-            n_crlf,
-            first_crlf_line,
-            ..
-        } = builder;
-        store.shrink_to_fit();
-        if header.is_none() && store.len() == 0 && !warnings.has(WarningKind::MissingHeader) {
-            warnings.push(None, WarningKind::MissingHeader, || {
-                "the file holds no session header".to_owned()
-            });
-        }
-        if n_crlf > 0 {
-            warnings.push(Some(first_crlf_line), WarningKind::CrlfLineEndings, || {
-                format!("{n_crlf} lines end with CRLF; the CR was ignored")
-            });
-        }
-        let is_linear = match &header {
-            Some(header) => header.version == 1,
-            None => store.len() > 0 && (0..store.len()).all(|idx| store.id(idx).is_none()),
-        };
-        if is_linear && store.len() > 0 {
-            warnings.push(
-                header.as_ref().map(|header| header.line_no),
-                WarningKind::Version1Ids,
-                || "version 1 file: entries have no ids (Pi invents new ones on every open); the entries form one linear branch and line numbers are their handles".to_owned(),
-            );
-        }
-        let tree = Tree::build(&store, is_linear, &malformed, &mut warnings);
+            tree,
+            is_linear,
+        } = close(builder);
         let (warnings, warning_counts) = warnings.finish();
         Transcript {
             source,
@@ -574,6 +621,8 @@ impl Transcript {
             },
             tree,
             is_linear,
+            max_line_bytes,
+            read_hash: None,
         }
     }
 
@@ -611,6 +660,77 @@ impl Transcript {
     /// found, then one [`WarningKind::Omitted`] warning per kind that had more.
     pub fn warnings(&self) -> &[TranscriptWarning] {
         &self.warnings
+    }
+
+    /// Calls `visit` with every warning about the file, in the order [`Transcript::warnings`]
+    /// keeps them, however many there are (issue 9: `--json` lists all of them).
+    ///
+    /// When no kind had more than [`crate::KEPT_PER_KIND`], those are the kept warnings.
+    /// Otherwise the file is read a second time, through the descriptor it was parsed from and
+    /// up to the same snapshot, and its warnings are found again and handed on one at a time,
+    /// so memory holds one warning (and, while the pass runs, a second entry index), never
+    /// all of them. If the bytes of the second read differ from the first's, a last
+    /// [`WarningKind::ChangedWhileRead`] warning says that the list may not match the
+    /// entries.
+    pub fn for_each_warning(
+        &self,
+        mut visit: impl FnMut(&TranscriptWarning),
+    ) -> Result<(), TranscriptError> {
+        let is_complete = self
+            .warnings
+            .iter()
+            .all(|warning| warning.kind != WarningKind::Omitted);
+        if is_complete {
+            self.warnings.iter().for_each(visit);
+            return Ok(());
+        }
+        // A change seen by the first read is not re-derived by the second: it is handed on
+        // where the first read found it, after the lines.
+        let changes: Vec<TranscriptWarning> = self
+            .warnings
+            .iter()
+            .filter(|warning| warning.kind == WarningKind::ChangedWhileRead)
+            .cloned()
+            .collect();
+        let mut sink = |warning: TranscriptWarning| visit(&warning);
+        let mut builder =
+            Builder::with_warnings(self.max_line_bytes, Warnings::streaming(&mut sink));
+        let limit = self.snapshot.bytes;
+        let read_hash = match &self.source {
+            Source::File { path, file } => {
+                let mut reader = HashingReader::new(PositionalReader::new(file));
+                for_each_line(&mut reader, limit, self.max_line_bytes, |line| {
+                    builder.push_line(line)
+                })
+                .map_err(|source| TranscriptError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
+                Some(reader.hash())
+            }
+            Source::Memory(bytes) => {
+                // Reading from a slice cannot fail.
+                let _ = for_each_line(bytes.as_slice(), limit, self.max_line_bytes, |line| {
+                    builder.push_line(line)
+                });
+                None
+            }
+        };
+        for change in changes {
+            builder
+                .warnings
+                .push(change.line_no, change.kind, || change.message);
+        }
+        // The tree's warnings come last, as in the first pass; the tree itself is dropped.
+        drop(close(builder));
+        if read_hash != self.read_hash {
+            visit(&TranscriptWarning::new(
+                None,
+                WarningKind::ChangedWhileRead,
+                "the file changed between the read that made the entries and the second read that lists every warning; the warnings may not match the entries",
+            ));
+        }
+        Ok(())
     }
 
     /// Returns the exact number of warnings of each kind, the ones not kept included.
@@ -930,5 +1050,80 @@ mod tests {
                 .iter()
                 .any(|warning| warning.kind == WarningKind::ChangedWhileRead)
         );
+    }
+
+    /// Returns every warning `for_each_warning` hands on, as (line, kind).
+    fn every_warning(session: &Transcript) -> Vec<(Option<u64>, WarningKind)> {
+        let mut all = Vec::new();
+        session
+            .for_each_warning(|warning| all.push((warning.line_no, warning.kind)))
+            .expect("second read");
+        all
+    }
+
+    /// Returns a file of 1,000 malformed lines and 30 entries with a missing parent.
+    fn damaged_file() -> String {
+        let mut text = format!("{HEADER}\n");
+        for idx in 0..1000 {
+            text.push_str(&format!("{{\"bad\" {idx}\n"));
+        }
+        for idx in 0..30 {
+            text.push_str(&format!(
+                "{{\"type\":\"label\",\"id\":\"l{idx}\",\"parentId\":\"gone\"}}\n"
+            ));
+        }
+        text
+    }
+
+    /// Issue 9 (review L6): every warning is listed on demand, in the order the kept ones
+    /// are, by a second read; the kept list stays at twenty of each kind.
+    #[test]
+    fn every_warning_is_listed_by_a_second_read() {
+        let text = damaged_file();
+        let from_memory = Transcript::from_bytes(text.clone().into_bytes());
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, &text).expect("write");
+        let from_file = Transcript::open(&path).expect("open");
+        for session in [&from_memory, &from_file] {
+            assert_eq!(session.warnings().len(), 20 + 20 + 2);
+            let all = every_warning(session);
+            let n_of = |kind| all.iter().filter(|(_, found)| *found == kind).count();
+            assert_eq!(n_of(WarningKind::MalformedLine), 1000);
+            assert_eq!(n_of(WarningKind::MissingParent), 30);
+            assert_eq!(all.len(), 1030);
+            let kept: Vec<(Option<u64>, WarningKind)> = session
+                .warnings()
+                .iter()
+                .filter(|warning| warning.kind != WarningKind::Omitted)
+                .map(|warning| (warning.line_no, warning.kind))
+                .collect();
+            let first_of_each: Vec<(Option<u64>, WarningKind)> = all
+                .iter()
+                .filter(|(line_no, kind)| kept.contains(&(*line_no, *kind)))
+                .copied()
+                .collect();
+            assert_eq!(first_of_each, kept);
+            assert_eq!(all[0], (Some(2), WarningKind::MalformedLine));
+            assert_eq!(all[1000], (Some(1002), WarningKind::MissingParent));
+        }
+        // A file with no more than twenty of any kind is listed from what was kept.
+        let small = Transcript::from_bytes(file_of(2).into_bytes());
+        assert_eq!(every_warning(&small).len(), small.warnings().len());
+    }
+
+    /// Issue 9: a file rewritten between the first read and the second says so at the end of
+    /// the list.
+    #[test]
+    fn a_change_before_the_second_read_is_reported() {
+        let text = damaged_file();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, &text).expect("write");
+        let session = Transcript::open(&path).expect("open");
+        std::fs::write(&path, text.replacen("bad", "BAD", 1)).expect("rewrite");
+        let all = every_warning(&session);
+        assert_eq!(all.len(), 1031);
+        assert_eq!(all[1030], (None, WarningKind::ChangedWhileRead));
     }
 }
