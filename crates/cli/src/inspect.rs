@@ -185,11 +185,11 @@ pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow
     let result = pi_retrospect_app::inspect(&request, env)?;
     let session = &result.session;
     if args.json {
-        pi_retrospect_render::inspect::write_json(
+        pi_retrospect_render::inspect::write_json_all_warnings(
             out,
             &session.path,
             &result.page,
-            session.transcript.warnings(),
+            &session.transcript,
         )?;
         return Ok(());
     }

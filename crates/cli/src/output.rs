@@ -52,7 +52,7 @@ pub fn print_listing_warnings(warnings: &[Warning]) {
 }
 
 /// Writes the warnings about `path` to stderr, each as one escaped line: the first twenty,
-/// then a line counting the rest (`--json` carries all of them).
+/// then a line counting the rest (`--json` lists all of them).
 pub fn print_warnings(path: &str, warnings: &[TranscriptWarning]) {
     if is_quiet() {
         return;

@@ -69,7 +69,7 @@ macro_rules! shared_defs {
           "type": "object",
           "additionalProperties": false,
           "required": ["kind", "count"],
-          "description": "Only on an `omitted` warning: the warnings of one kind beyond the first 20, counted but not listed.",
+          "description": "Only on an `omitted` warning, where a bounded list (an MCP page) stands for more: the warnings of one kind beyond the first 20, counted but not listed. The CLI's `--json` lists every warning and has none.",
           "properties": {
             "kind": { "$ref": "#/$defs/WarningKind" },
             "count": { "type": "integer", "minimum": 1 }

@@ -14,7 +14,7 @@ use pi_retrospect_transcript::{
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::entries::write_lines_indented;
+use crate::entries::{write_lines_indented, write_warnings_array};
 use crate::text::{
     clean, field, human_bytes, local_time, omission_line, one_line, status_marks, thousands, wrap,
     write_indented,
@@ -156,9 +156,7 @@ pub fn write_json_tail(
 ) -> io::Result<()> {
     out.write_all(if n_elements == 0 { b"]" } else { b"\n  ]" })?;
     out.write_all(b",\n  \"warnings\": ")?;
-    let warnings =
-        serde_json::to_vec_pretty(parts.transcript.warnings()).map_err(io::Error::from)?;
-    write_lines_indented(out, &warnings, "  ", false)?;
+    write_warnings_array(out, parts.transcript)?;
     out.write_all(b"\n}\n")
 }
 
