@@ -7,7 +7,7 @@ use pi_retrospect_app::{Environment, InspectRequest};
 use pi_retrospect_transcript::{InspectView, SearchScope};
 
 use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
-use crate::output::print_warnings;
+use crate::output::{print_change_since_read, print_warnings};
 
 pub const INSPECT_HELP: &str = concat!(
     session_help!(),
@@ -205,5 +205,6 @@ pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow
         &request.view.view,
         &style,
     )?;
-    Ok(())
+    out.flush()?;
+    print_change_since_read(&session.path, &session.transcript)
 }

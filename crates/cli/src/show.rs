@@ -10,7 +10,7 @@ use pi_retrospect_render::show::{
 };
 
 use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
-use crate::output::print_warnings;
+use crate::output::{print_change_since_read, print_warnings};
 use crate::term::{fit_width, use_color};
 
 pub const SHOW_HELP: &str = concat!(
@@ -166,5 +166,6 @@ pub fn run(args: &ShowArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
             })?;
         }
     }
-    Ok(())
+    out.flush()?;
+    print_change_since_read(&session.path, &session.transcript)
 }

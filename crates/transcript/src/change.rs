@@ -246,6 +246,25 @@ fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
     file.read(buffer)
 }
 
+/// Returns whether the first `n_bytes` of `file` still hash to `read_hash`, checked only
+/// when its state differs from `seen` (the state after the bytes were read): `Ok(true)` when
+/// the bytes are as they were read (unchanged, or only appended to).
+pub(crate) fn is_unchanged_since(
+    file: &File,
+    seen: FileState,
+    n_bytes: u64,
+    read_hash: u64,
+) -> io::Result<bool> {
+    let now = FileState::of(file)?;
+    if now == seen {
+        return Ok(true);
+    }
+    if now.size < n_bytes {
+        return Ok(false);
+    }
+    Ok(hash_prefix(file, n_bytes)? == read_hash)
+}
+
 /// What a reader knows about one read of a file: the state before, the first bytes' hash
 /// before, and the hash of every byte read.
 #[derive(Debug, Clone, Copy)]
@@ -270,14 +289,25 @@ impl ReadWatch {
 
     /// Returns a message saying how the file changed when the `n_bytes` read (whose hash is
     /// `read_hash`) may mix two versions of it, or `None` when they are one version: the file
-    /// is unchanged or only grew after them.
+    /// is unchanged or only grew after them; and the file's state after the read.
     pub(crate) fn finish(
         &self,
         file: &File,
         n_bytes: u64,
         read_hash: u64,
-    ) -> io::Result<Option<String>> {
+    ) -> io::Result<(Option<String>, FileState)> {
         let after = FileState::of(file)?;
+        let change = self.compare(file, after, n_bytes, read_hash)?;
+        Ok((change, after))
+    }
+
+    fn compare(
+        &self,
+        file: &File,
+        after: FileState,
+        n_bytes: u64,
+        read_hash: u64,
+    ) -> io::Result<Option<String>> {
         if after.size < self.limit.min(self.before.size) || n_bytes < self.limit {
             return Ok(Some(format!(
                 "the file shrank from {} to {} bytes while it was read (rewritten or truncated); the entries may mix two versions of it",

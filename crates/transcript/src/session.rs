@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use pi_retrospect_header::Symlinks;
 use serde::Serialize;
 
-use crate::change::{FileState, HashingReader, PositionalReader, ReadWatch};
+use crate::change::{FileState, HashingReader, PositionalReader, ReadWatch, is_unchanged_since};
 use crate::entry::{Entry, EntryKind, LineSpan, entry_from_envelope};
 use crate::error::TranscriptError;
 use crate::json::{EnvelopeError, Loose, RawEnvelope, decode_lossy, parse_envelope};
@@ -72,6 +72,8 @@ pub struct Transcript {
     max_line_bytes: usize,
     /// The hash of the bytes read from a file, for the second pass to compare.
     read_hash: Option<u64>,
+    /// The file's state when the first read ended, for [`Transcript::check_unchanged`].
+    state_after: Option<FileState>,
 }
 
 /// How much of a session file a reader may take in.
@@ -558,7 +560,7 @@ impl Transcript {
         })
         .map_err(read_error)?;
         let read_hash = reader.hash();
-        let change = watch
+        let (change, state_after) = watch
             .finish(&file, n_bytes, read_hash)
             .map_err(read_error)?;
         if let Some(message) = change {
@@ -572,6 +574,7 @@ impl Transcript {
         };
         let mut transcript = Transcript::finish(builder, source, n_bytes);
         transcript.read_hash = Some(read_hash);
+        transcript.state_after = Some(state_after);
         Ok(transcript)
     }
 
@@ -623,6 +626,7 @@ impl Transcript {
             is_linear,
             max_line_bytes,
             read_hash: None,
+            state_after: None,
         }
     }
 
@@ -672,6 +676,10 @@ impl Transcript {
     /// all of them. If the bytes of the second read differ from the first's, a last
     /// [`WarningKind::ChangedWhileRead`] warning says that the list may not match the
     /// entries.
+    ///
+    /// Either way the list ends with a [`WarningKind::ChangedWhileRead`] warning if the file
+    /// was rewritten in place since it was read: written last, after a document's content,
+    /// it covers every read of content made for it.
     pub fn for_each_warning(
         &self,
         mut visit: impl FnMut(&TranscriptWarning),
@@ -681,7 +689,10 @@ impl Transcript {
             .iter()
             .all(|warning| warning.kind != WarningKind::Omitted);
         if is_complete {
-            self.warnings.iter().for_each(visit);
+            self.warnings.iter().for_each(&mut visit);
+            if let Some(change) = self.check_unchanged()? {
+                visit(&change);
+            }
             return Ok(());
         }
         // A change seen by the first read is not re-derived by the second: it is handed on
@@ -731,6 +742,32 @@ impl Transcript {
             ));
         }
         Ok(())
+    }
+
+    /// Returns a [`WarningKind::ChangedWhileRead`] warning when the file was rewritten in
+    /// place since it was read, or `None` when the bytes read are still what it holds (it may
+    /// have grown). Content is re-read from the file as views ask for it, so a front end calls
+    /// this after its last output to say when that content may mix two versions (issue 9,
+    /// review L4). Costs one `fstat` when the file did not change, and one read of the
+    /// snapshot when it did.
+    pub fn check_unchanged(&self) -> Result<Option<TranscriptWarning>, TranscriptError> {
+        let (Source::File { path, file }, Some(state_after), Some(read_hash)) =
+            (&self.source, self.state_after, self.read_hash)
+        else {
+            return Ok(None);
+        };
+        let is_unchanged = is_unchanged_since(file, state_after, self.snapshot.bytes, read_hash)
+            .map_err(|source| TranscriptError::Read {
+                path: path.clone(),
+                source,
+            })?;
+        Ok((!is_unchanged).then(|| {
+            TranscriptWarning::new(
+                None,
+                WarningKind::ChangedWhileRead,
+                "the file was rewritten in place after it was read, while its content was shown; the content shown may mix two versions of it",
+            )
+        }))
     }
 
     /// Returns the exact number of warnings of each kind, the ones not kept included.
@@ -1125,5 +1162,50 @@ mod tests {
         let all = every_warning(&session);
         assert_eq!(all.len(), 1031);
         assert_eq!(all[1030], (None, WarningKind::ChangedWhileRead));
+    }
+
+    /// Issue 9 (review L4): content is re-read as it is shown, so a rewrite in place after
+    /// the parse is reported by `check_unchanged`, and also ends the full warning list; an
+    /// append is not.
+    #[test]
+    fn a_rewrite_after_the_read_is_reported_at_the_end() {
+        let original = file_of(3);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        let check = |rewrite: &dyn Fn(&Path), is_reported: bool| {
+            std::fs::write(&path, &original).expect("write");
+            File::options()
+                .write(true)
+                .open(&path)
+                .and_then(|file| file.set_modified(an_hour_ago))
+                .expect("set mtime");
+            let session = Transcript::open(&path).expect("open");
+            assert!(session.check_unchanged().expect("check").is_none());
+            rewrite(&path);
+            let change = session.check_unchanged().expect("check");
+            assert_eq!(change.is_some(), is_reported, "{change:?}");
+            let last = every_warning(&session).pop();
+            assert_eq!(
+                last.is_some_and(|(_, kind)| kind == WarningKind::ChangedWhileRead),
+                is_reported
+            );
+        };
+        let in_place = |text: String| {
+            move |path: &Path| {
+                let mut file = File::options().write(true).open(path).expect("open");
+                std::io::Write::write_all(&mut file, text.as_bytes()).expect("write");
+            }
+        };
+        check(&|_| {}, false);
+        check(&in_place(format!("{original}x\n")), false);
+        check(&in_place(original.replacen("\"q\"", "\"Q\"", 1)), true);
+        check(
+            &|path: &Path| {
+                let file = File::options().write(true).open(path).expect("open");
+                file.set_len(10).expect("truncate");
+            },
+            true,
+        );
     }
 }
