@@ -1701,3 +1701,79 @@ fn every_fixture_output_matches_its_schema() {
         );
     }
 }
+
+/// Returns a validator of one `show --jsonl` row: the `show` schema with `$defs/JsonlRow` as
+/// its root.
+fn show_row_validator() -> jsonschema::Validator {
+    let mut schema: Value =
+        serde_json::from_str(&stdout_of(&run(&["schema", "show"]))).expect("schema");
+    let root = schema.as_object_mut().expect("an object");
+    for key in ["type", "required", "oneOf", "additionalProperties"] {
+        root.remove(key);
+    }
+    root.insert("$ref".to_owned(), Value::from("#/$defs/JsonlRow"));
+    jsonschema::validator_for(&schema).expect("a valid schema")
+}
+
+/// `show --jsonl`: a session row with the heading fields of `show --json`, then its items (or
+/// tree rows), then every warning, each row valid against `$defs/JsonlRow`.
+#[test]
+fn show_jsonl_rows_are_the_document_one_per_line() {
+    let validator = show_row_validator();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut lines = vec![header("junk", "/w"), message("u0", None, 0, "user", "hi")];
+    lines.extend((0..30).map(|n| format!("junk line {n}")));
+    let junk = write_file(dir.path(), "junk.jsonl", &lines);
+    for path in [file(FAILURES), file(BRANCHES), file(TOOLS), junk] {
+        for tree in [false, true] {
+            let mut args = vec!["show", path.as_str(), "--json"];
+            if tree {
+                args.push("--tree");
+            }
+            let mut document = json(&args);
+            args[2] = "--jsonl";
+            let output = run(&args);
+            assert_eq!(stderr_of(&output), "", "{args:?}");
+            let rows: Vec<Value> = stdout_of(&output)
+                .lines()
+                .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
+                .collect();
+            for row in &rows {
+                assert_valid(&validator, row, &format!("{args:?}: {row}"));
+            }
+            let (array, element) = if tree {
+                ("tree", Some("row"))
+            } else {
+                ("items", None)
+            };
+            let expected_elements = document[array].as_array().expect("elements").clone();
+            let expected_warnings = document["warnings"].as_array().expect("warnings").clone();
+            let heading = document.as_object_mut().expect("an object");
+            for key in [array, "warnings"] {
+                heading.remove(key);
+            }
+            heading.insert("kind".to_owned(), Value::from("session"));
+            assert_eq!(rows[0], Value::Object(heading.clone()), "{args:?}");
+            let n_elements = expected_elements.len();
+            let elements: Vec<Value> = rows[1..=n_elements]
+                .iter()
+                .map(|row| match element {
+                    Some(key) => {
+                        assert_eq!(row["kind"], "treeRow");
+                        row[key].clone()
+                    }
+                    None => row.clone(),
+                })
+                .collect();
+            assert_eq!(elements, expected_elements, "{args:?}");
+            let warnings: Vec<Value> = rows[1 + n_elements..]
+                .iter()
+                .map(|row| {
+                    assert_eq!(row["kind"], "warning");
+                    row["warning"].clone()
+                })
+                .collect();
+            assert_eq!(warnings, expected_warnings, "{args:?}");
+        }
+    }
+}
