@@ -18,8 +18,8 @@ first line is not a session header (checked as `list` checks it), exits 1 with t
 
 Damage in the file (a line that is not JSON, a missing parent, a version 1 file without \
 ids) never fails the command: text output lists it on stderr (the first 20 warnings, then \
-a count by kind), --json in `warnings` (the first 20 of each kind, then an `omitted` entry \
-counting the rest). Text output strips terminal control sequences \
+a count by kind), --json in `warnings` (every one, streamed from a second read of the file when there \
+are more than 20 of a kind). Text output strips terminal control sequences \
 and bidi overrides from session content and escapes one-line fields (ids, types, roles, \
 paths) visibly; times are local there and UTC in JSON. The file is only read, never written."
     };

@@ -6,7 +6,7 @@ use clap::Args;
 use pi_retrospect_app::{EntriesRequest, Environment};
 
 use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
-use crate::output::print_warnings;
+use crate::output::{print_change_since_read, print_warnings};
 
 pub const ENTRIES_HELP: &str = concat!(
     session_help!(),
@@ -198,5 +198,6 @@ pub fn run(args: &EntriesArgs, env: &Environment, out: &mut dyn Write) -> anyhow
         // Aligned columns need every row's width first; the text shows every row anyway.
         pi_retrospect_render::entries::write_text(out, &result.rows()?, &env.time_zone)?;
     }
-    Ok(())
+    out.flush()?;
+    print_change_since_read(&session.path, &session.transcript)
 }

@@ -7,7 +7,7 @@ use pi_retrospect_app::{Environment, InspectRequest};
 use pi_retrospect_transcript::{InspectView, SearchScope};
 
 use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
-use crate::output::print_warnings;
+use crate::output::{print_change_since_read, print_warnings};
 
 pub const INSPECT_HELP: &str = concat!(
     session_help!(),
@@ -185,11 +185,11 @@ pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow
     let result = pi_retrospect_app::inspect(&request, env)?;
     let session = &result.session;
     if args.json {
-        pi_retrospect_render::inspect::write_json(
+        pi_retrospect_render::inspect::write_json_all_warnings(
             out,
             &session.path,
             &result.page,
-            session.transcript.warnings(),
+            &session.transcript,
         )?;
         return Ok(());
     }
@@ -205,5 +205,6 @@ pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow
         &request.view.view,
         &style,
     )?;
-    Ok(())
+    out.flush()?;
+    print_change_since_read(&session.path, &session.transcript)
 }

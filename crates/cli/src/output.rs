@@ -6,7 +6,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pi_retrospect_core::Warning;
-use pi_retrospect_transcript::TranscriptWarning;
+use pi_retrospect_transcript::{Transcript, TranscriptWarning};
 
 /// Whether `-q/--quiet` was given: set once by `main` before a command runs.
 static IS_QUIET: AtomicBool = AtomicBool::new(false);
@@ -59,7 +59,7 @@ pub fn write_warning_line(stderr: &mut dyn Write, path: &str, reason: &str) {
 }
 
 /// Writes the warnings about `path` to stderr, each as one escaped line: the first twenty,
-/// then a line counting the rest (`--json` carries all of them).
+/// then a line counting the rest (`--json` lists all of them).
 pub fn print_warnings(path: &str, warnings: &[TranscriptWarning]) {
     if is_quiet() {
         return;
@@ -68,6 +68,15 @@ pub fn print_warnings(path: &str, warnings: &[TranscriptWarning]) {
     let mut stderr = stderr.lock();
     // Nothing sensible can be done when stderr itself is closed.
     let _ = pi_retrospect_render::text::write_warnings(&mut stderr, path, warnings);
+}
+
+/// Writes a warning about `path` to stderr when its file was rewritten in place since it was
+/// read: a front end's last step, after every read of content it showed (issue 9).
+pub fn print_change_since_read(path: &str, transcript: &Transcript) -> anyhow::Result<()> {
+    if let Some(change) = transcript.check_unchanged()? {
+        print_warnings(path, &[change]);
+    }
+    Ok(())
 }
 
 /// Standard output, whose write errors say they were writing to it (`writing to stdout: No

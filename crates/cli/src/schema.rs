@@ -17,7 +17,7 @@ pub struct SchemaArgs {
 pub enum SchemaDocument {
     /// The `list --json` document.
     List,
-    /// The `show --json` document (items or tree).
+    /// The `show --json` document (items or tree); `$defs/JsonlRow` is one `--jsonl` row.
     Show,
     /// The `inspect --json` page.
     Inspect,

@@ -6,11 +6,12 @@ use clap::Args;
 use pi_retrospect_app::{Environment, ShowRequest, ShowView};
 use pi_retrospect_render::show::{
     JsonView, Paint, ShowParts, ShowStyle, TreeWriter, write_heading, write_item, write_items_head,
-    write_json_element, write_json_head, write_json_tail,
+    write_json_element, write_json_head, write_json_tail, write_jsonl_item, write_jsonl_session,
+    write_jsonl_tree_row, write_jsonl_warnings,
 };
 
 use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
-use crate::output::print_warnings;
+use crate::output::{print_change_since_read, print_warnings};
 use crate::term::{fit_width, use_color};
 
 pub const SHOW_HELP: &str = concat!(
@@ -36,7 +37,10 @@ right under its branch point, marked `|` and starting with `+`; --fold makes eac
 branch one line. Previews are cut to the terminal's width.
 
 --json carries everything whole: full tool output and arguments (with each call's \
-toolCallId), stop reasons and errors, and UTC timestamps on every item.
+toolCallId), stop reasons and errors, and UTC timestamps on every item. --jsonl writes the \
+same as one JSON row per line: first `{\"kind\": \"session\", ...}` with the heading fields, \
+then each item (with --tree, `{\"kind\": \"treeRow\", \"row\": {...}}`), then every warning as \
+`{\"kind\": \"warning\", \"warning\": {...}}` (`pi-retrospect schema show`, `$defs/JsonlRow`).
 
 Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
   pi-retrospect show 01a22de2-540d --sessions-root $R
@@ -89,8 +93,14 @@ pub struct ShowArgs {
     pub tool_output: usize,
 
     /// Print a JSON document instead of text (never cut; `pi-retrospect schema show`).
-    #[arg(long, help_heading = "Output")]
+    #[arg(long, group = "show_format", help_heading = "Output")]
     pub json: bool,
+
+    /// Print one JSON row per line, never cut: a `session` row with the heading fields, the
+    /// items (with --tree, `treeRow` rows), then a `warning` row per warning
+    /// (`pi-retrospect schema show`, `$defs/JsonlRow`).
+    #[arg(long, group = "show_format", help_heading = "Output")]
+    pub jsonl: bool,
 
     /// When to use colour.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
@@ -103,7 +113,7 @@ pub fn run(args: &ShowArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
         target: args.store.target(&args.session, env)?,
         tree: args.tree,
         thinking: args.thinking,
-        tool_output_chars: (!args.json).then_some(args.tool_output),
+        tool_output_chars: (!args.json && !args.jsonl).then_some(args.tool_output),
     };
     let result = pi_retrospect_app::show(&request, env)?;
     let session = &result.session;
@@ -137,6 +147,23 @@ pub fn run(args: &ShowArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
         write_json_tail(out, &parts, n_elements)?;
         return Ok(());
     }
+    if args.jsonl {
+        write_jsonl_session(out, &parts)?;
+        match result.view {
+            ShowView::Items => result.for_each_item(|item| {
+                write_jsonl_item(out, &item)?;
+                anyhow::Ok(())
+            })?,
+            ShowView::Tree => result.for_each_tree_row(|row| {
+                write_jsonl_tree_row(out, &row)?;
+                anyhow::Ok(())
+            })?,
+        }
+        // The warnings come last, after every read of content, so they end with a rewrite
+        // made while it was shown.
+        write_jsonl_warnings(out, &session.transcript)?;
+        return Ok(());
+    }
     let style = ShowStyle {
         paint: Paint {
             is_on: use_color(args.color),
@@ -166,5 +193,6 @@ pub fn run(args: &ShowArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
             })?;
         }
     }
-    Ok(())
+    out.flush()?;
+    print_change_since_read(&session.path, &session.transcript)
 }

@@ -1447,13 +1447,13 @@ fn a_file_that_is_not_a_session_is_an_error() {
     }
 }
 
-/// Issue 10: warnings are capped in text (the first 20, then a count). Issue 9: JSON keeps the
-/// first 20 of each kind and counts the rest exactly, so memory stays bounded.
+/// Issue 10: warnings are capped in text (the first 20, then a count). Issue 9 (review L6):
+/// `--json` lists every one of them, streamed, in the order found.
 #[test]
-fn warnings_are_capped_in_text_and_counted_in_json() {
+fn warnings_are_capped_in_text_and_listed_in_json() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut lines = vec![header("junk", "/w"), message("u0", None, 0, "user", "hi")];
-    lines.extend((0..100).map(|n| format!("junk line {n}")));
+    lines.extend((0..1000).map(|n| format!("junk line {n}")));
     let path = write_file(dir.path(), "junk.jsonl", &lines);
     for command in ["show", "entries"] {
         let output = run(&[command, &path]);
@@ -1461,17 +1461,24 @@ fn warnings_are_capped_in_text_and_counted_in_json() {
         assert_eq!(stderr.lines().count(), 21, "{command}: {stderr}");
         assert!(
             stderr.ends_with(
-                ": … and 80 more warnings (80 malformed_line; --json lists the first 20 of each kind and counts the rest)\n"
+                ": … and 980 more warnings (980 malformed_line; --json lists them all)\n"
             ),
             "{stderr}"
         );
     }
-    let document = json(&["show", &path, "--json"]);
-    let warnings = document["warnings"].as_array().expect("warnings");
-    assert_eq!(warnings.len(), 21);
-    assert_eq!(warnings[20]["kind"], "omitted");
-    assert_eq!(warnings[20]["omitted"]["kind"], "malformed_line");
-    assert_eq!(warnings[20]["omitted"]["count"], 80);
+    for command in [
+        vec!["show", &path, "--json"],
+        vec!["entries", &path, "--json"],
+        vec!["inspect", &path, "overview", "--json"],
+    ] {
+        let document = json(&command);
+        let warnings = document["warnings"].as_array().expect("warnings");
+        assert_eq!(warnings.len(), 1000, "{command:?}");
+        for (idx, warning) in warnings.iter().enumerate() {
+            assert_eq!(warning["kind"], "malformed_line", "{command:?}");
+            assert_eq!(warning["lineNo"], idx + 3, "{command:?}");
+        }
+    }
 }
 
 /// Issue 9: no one-line field read from a file (an id, a type, a role, the cwd, a warning, the
@@ -1692,5 +1699,81 @@ fn every_fixture_output_matches_its_schema() {
             &json(&["list", "--sessions-root", &root, "--json"]),
             &root,
         );
+    }
+}
+
+/// Returns a validator of one `show --jsonl` row: the `show` schema with `$defs/JsonlRow` as
+/// its root.
+fn show_row_validator() -> jsonschema::Validator {
+    let mut schema: Value =
+        serde_json::from_str(&stdout_of(&run(&["schema", "show"]))).expect("schema");
+    let root = schema.as_object_mut().expect("an object");
+    for key in ["type", "required", "oneOf", "additionalProperties"] {
+        root.remove(key);
+    }
+    root.insert("$ref".to_owned(), Value::from("#/$defs/JsonlRow"));
+    jsonschema::validator_for(&schema).expect("a valid schema")
+}
+
+/// `show --jsonl`: a session row with the heading fields of `show --json`, then its items (or
+/// tree rows), then every warning, each row valid against `$defs/JsonlRow`.
+#[test]
+fn show_jsonl_rows_are_the_document_one_per_line() {
+    let validator = show_row_validator();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut lines = vec![header("junk", "/w"), message("u0", None, 0, "user", "hi")];
+    lines.extend((0..30).map(|n| format!("junk line {n}")));
+    let junk = write_file(dir.path(), "junk.jsonl", &lines);
+    for path in [file(FAILURES), file(BRANCHES), file(TOOLS), junk] {
+        for tree in [false, true] {
+            let mut args = vec!["show", path.as_str(), "--json"];
+            if tree {
+                args.push("--tree");
+            }
+            let mut document = json(&args);
+            args[2] = "--jsonl";
+            let output = run(&args);
+            assert_eq!(stderr_of(&output), "", "{args:?}");
+            let rows: Vec<Value> = stdout_of(&output)
+                .lines()
+                .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
+                .collect();
+            for row in &rows {
+                assert_valid(&validator, row, &format!("{args:?}: {row}"));
+            }
+            let (array, element) = if tree {
+                ("tree", Some("row"))
+            } else {
+                ("items", None)
+            };
+            let expected_elements = document[array].as_array().expect("elements").clone();
+            let expected_warnings = document["warnings"].as_array().expect("warnings").clone();
+            let heading = document.as_object_mut().expect("an object");
+            for key in [array, "warnings"] {
+                heading.remove(key);
+            }
+            heading.insert("kind".to_owned(), Value::from("session"));
+            assert_eq!(rows[0], Value::Object(heading.clone()), "{args:?}");
+            let n_elements = expected_elements.len();
+            let elements: Vec<Value> = rows[1..=n_elements]
+                .iter()
+                .map(|row| match element {
+                    Some(key) => {
+                        assert_eq!(row["kind"], "treeRow");
+                        row[key].clone()
+                    }
+                    None => row.clone(),
+                })
+                .collect();
+            assert_eq!(elements, expected_elements, "{args:?}");
+            let warnings: Vec<Value> = rows[1 + n_elements..]
+                .iter()
+                .map(|row| {
+                    assert_eq!(row["kind"], "warning");
+                    row["warning"].clone()
+                })
+                .collect();
+            assert_eq!(warnings, expected_warnings, "{args:?}");
+        }
     }
 }

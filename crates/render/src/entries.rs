@@ -59,10 +59,38 @@ pub fn write_json_tail(
 ) -> io::Result<()> {
     out.write_all(if n_rows == 0 { b"]" } else { b"\n  ]" })?;
     out.write_all(b",\n  \"warnings\": ")?;
-    let mut warnings = Vec::new();
-    serde_json::to_writer_pretty(&mut warnings, transcript.warnings()).map_err(io::Error::from)?;
-    write_lines_indented(out, &warnings, "  ", false)?;
+    write_warnings_array(out, transcript)?;
     out.write_all(b"\n}\n")
+}
+
+/// Writes every warning about `transcript`'s file as the pretty JSON array a document's
+/// top-level `warnings` member holds, one warning at a time: all of them, not only the kept
+/// ones, from [`Transcript::for_each_warning`] (issue 9), so memory holds one whatever their
+/// number.
+pub(crate) fn write_warnings_array(out: &mut dyn Write, transcript: &Transcript) -> io::Result<()> {
+    let mut n_written = 0usize;
+    let mut failure: Option<io::Error> = None;
+    let mut text = Vec::new();
+    transcript
+        .for_each_warning(|warning| {
+            if failure.is_some() {
+                return;
+            }
+            text.clear();
+            let written = serde_json::to_writer_pretty(&mut text, warning)
+                .map_err(io::Error::from)
+                .and_then(|()| out.write_all(if n_written == 0 { b"[\n" } else { b",\n" }))
+                .and_then(|()| write_lines_indented(out, &text, "    ", true));
+            match written {
+                Ok(()) => n_written += 1,
+                Err(error) => failure = Some(error),
+            }
+        })
+        .map_err(io::Error::other)?;
+    if let Some(error) = failure {
+        return Err(error);
+    }
+    out.write_all(if n_written == 0 { b"[]" } else { b"\n  ]" })
 }
 
 /// Writes the lines of `text` with `indent` before each (before the first too when

@@ -5,23 +5,28 @@
 use std::io::{self, Write};
 
 use pi_retrospect_transcript::{
-    CheckpointItem, InspectPage, InspectView, ReadItem, ReadResult, SearchHit, TranscriptWarning,
+    CheckpointItem, InspectPage, InspectView, ReadItem, ReadResult, SearchHit, Transcript,
+    TranscriptWarning,
 };
 use serde::Serialize;
 
+use crate::entries::write_warnings_array;
 use crate::text::{field, local_time, one_line, status_marks, thousands, write_indented};
 
-/// The `inspect --json` document: the page with the file's path and warnings.
+/// The `inspect --json` document: the page with the file's path and warnings (none when
+/// they are streamed after it).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct InspectDocument<'a> {
     path: &'a str,
     #[serde(flatten)]
     page: &'a InspectPage,
-    warnings: &'a [TranscriptWarning],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warnings: Option<&'a [TranscriptWarning]>,
 }
 
-/// Writes the `inspect --json` document: the page with the file's path and warnings.
+/// Writes the `inspect --json` document with `warnings` (a bounded list, as an MCP page
+/// keeps).
 pub fn write_json(
     out: &mut dyn Write,
     path: &str,
@@ -31,10 +36,36 @@ pub fn write_json(
     let document = InspectDocument {
         path,
         page,
-        warnings,
+        warnings: Some(warnings),
     };
     serde_json::to_writer_pretty(&mut *out, &document).map_err(io::Error::from)?;
     writeln!(out)
+}
+
+/// Writes the `inspect --json` document with every warning about `transcript`'s file,
+/// streamed one at a time after the page (issue 9); the same bytes as [`write_json`] given
+/// them all.
+pub fn write_json_all_warnings(
+    out: &mut dyn Write,
+    path: &str,
+    page: &InspectPage,
+    transcript: &Transcript,
+) -> io::Result<()> {
+    let document = InspectDocument {
+        path,
+        page,
+        warnings: None,
+    };
+    let mut text = serde_json::to_vec_pretty(&document).map_err(io::Error::from)?;
+    // The pretty object ends with "\n}"; the warnings go in before its close, as the last
+    // member, where serde puts them in the whole document.
+    if text.ends_with(b"\n}") {
+        text.truncate(text.len() - 2);
+    }
+    out.write_all(&text)?;
+    out.write_all(b",\n  \"warnings\": ")?;
+    write_warnings_array(out, transcript)?;
+    out.write_all(b"\n}\n")
 }
 
 /// How `inspect` text is laid out.

@@ -69,7 +69,7 @@ macro_rules! shared_defs {
           "type": "object",
           "additionalProperties": false,
           "required": ["kind", "count"],
-          "description": "Only on an `omitted` warning: the warnings of one kind beyond the first 20, counted but not listed.",
+          "description": "Only on an `omitted` warning, where a bounded list (an MCP page) stands for more: the warnings of one kind beyond the first 20, counted but not listed. The CLI's `--json` lists every warning and has none.",
           "properties": {
             "kind": { "$ref": "#/$defs/WarningKind" },
             "count": { "type": "integer", "minimum": 1 }
@@ -113,7 +113,7 @@ macro_rules! shared_defs {
 }
 
 /// The schema of `show --json`: the active branch as `items`, or with `--tree` every entry as
-/// `tree`.
+/// `tree`; `$defs/JsonlRow` is one `show --jsonl` row.
 pub const SHOW_SCHEMA: &str = concat!(
     r##"{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -166,6 +166,37 @@ pub const SHOW_SCHEMA: &str = concat!(
     "warnings": { "type": "array", "items": { "$ref": "#/$defs/Warning" } }
   },
   "$defs": {
+    "JsonlRow": {
+      "description": "One `show --jsonl` row: first a session row, then the active branch's items (or with --tree one treeRow row per entry), then one warning row per warning.",
+      "oneOf": [
+        { "$ref": "#/$defs/SessionRow" },
+        { "$ref": "#/$defs/Item" },
+        {
+          "type": "object", "additionalProperties": false, "required": ["kind", "row"],
+          "properties": { "kind": { "const": "treeRow" }, "row": { "$ref": "#/$defs/TreeRow" } }
+        },
+        {
+          "type": "object", "additionalProperties": false, "required": ["kind", "warning"],
+          "properties": { "kind": { "const": "warning" }, "warning": { "$ref": "#/$defs/Warning" } }
+        }
+      ]
+    },
+    "SessionRow": {
+      "type": "object", "additionalProperties": false,
+      "description": "The first `show --jsonl` row: the document's heading fields.",
+      "required": ["kind", "path", "sessionId", "name", "cwd", "runs", "firstActivity", "lastActivity", "leafId"],
+      "properties": {
+        "kind": { "const": "session" },
+        "path": { "$ref": "#/properties/path" }, "sessionId": { "$ref": "#/properties/sessionId" },
+        "name": { "$ref": "#/properties/name" }, "cwd": { "$ref": "#/properties/cwd" },
+        "parentSession": { "$ref": "#/properties/parentSession" },
+        "parentSessionExists": { "$ref": "#/properties/parentSessionExists" },
+        "forkCopy": { "$ref": "#/properties/forkCopy" }, "launchedBy": { "$ref": "#/properties/launchedBy" },
+        "runs": { "$ref": "#/properties/runs" },
+        "firstActivity": { "$ref": "#/properties/firstActivity" },
+        "lastActivity": { "$ref": "#/properties/lastActivity" }, "leafId": { "$ref": "#/properties/leafId" }
+      }
+    },
     "Item": {
       "oneOf": [
         { "$ref": "#/$defs/User" }, { "$ref": "#/$defs/Assistant" }, { "$ref": "#/$defs/Thinking" },

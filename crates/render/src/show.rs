@@ -9,12 +9,13 @@
 use std::io::{self, Write};
 
 use pi_retrospect_transcript::{
-    DisplayItem, Lineage, MessageStatus, Omission, SessionFacts, Transcript, TreeCounts, TreeRow,
+    DisplayItem, Lineage, MessageStatus, Omission, SessionFacts, Transcript, TranscriptWarning,
+    TreeCounts, TreeRow,
 };
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::entries::write_lines_indented;
+use crate::entries::{write_lines_indented, write_warnings_array};
 use crate::text::{
     clean, field, human_bytes, local_time, omission_line, one_line, status_marks, thousands, wrap,
     write_indented,
@@ -111,8 +112,21 @@ pub fn write_json_head(
     parts: &ShowParts<'_>,
     view: JsonView,
 ) -> io::Result<()> {
+    let text = serde_json::to_vec_pretty(&show_head(parts)).map_err(io::Error::from)?;
+    // The head always has fields (`path` first), so its pretty form ends with a newline and
+    // the closing brace, which the rest of the document replaces.
+    let open = text.strip_suffix(b"\n}").unwrap_or(&text);
+    out.write_all(open)?;
+    match view {
+        JsonView::Items => out.write_all(b",\n  \"items\": ["),
+        JsonView::Tree => out.write_all(b",\n  \"tree\": ["),
+    }
+}
+
+/// Returns the heading fields of a `show` document.
+fn show_head<'a>(parts: &ShowParts<'a>) -> ShowHead<'a> {
     let facts = parts.facts;
-    let head = ShowHead {
+    ShowHead {
         path: parts.path,
         session_id: parts.transcript.session_id(),
         name: facts.name.as_deref(),
@@ -123,16 +137,54 @@ pub fn write_json_head(
         first_activity: facts.first_activity.as_deref(),
         last_activity: facts.last_activity.as_deref(),
         leaf_id: facts.leaf_id.as_deref(),
-    };
-    let text = serde_json::to_vec_pretty(&head).map_err(io::Error::from)?;
-    // The head always has fields (`path` first), so its pretty form ends with a newline and
-    // the closing brace, which the rest of the document replaces.
-    let open = text.strip_suffix(b"\n}").unwrap_or(&text);
-    out.write_all(open)?;
-    match view {
-        JsonView::Items => out.write_all(b",\n  \"items\": ["),
-        JsonView::Tree => out.write_all(b",\n  \"tree\": ["),
     }
+}
+
+/// A `show --jsonl` row that is not an item: the session's heading, a tree row or a warning.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+enum JsonlRow<'a> {
+    Session(ShowHead<'a>),
+    TreeRow { row: &'a TreeRow },
+    Warning { warning: &'a TranscriptWarning },
+}
+
+fn write_jsonl_value(out: &mut dyn Write, value: &impl Serialize) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, value).map_err(io::Error::from)?;
+    out.write_all(b"\n")
+}
+
+/// Writes the first `show --jsonl` row: `{"kind": "session", ...}` with the heading fields of
+/// `show --json`.
+pub fn write_jsonl_session(out: &mut dyn Write, parts: &ShowParts<'_>) -> io::Result<()> {
+    write_jsonl_value(out, &JsonlRow::Session(show_head(parts)))
+}
+
+/// Writes one item of the active branch as a `show --jsonl` row (its own `kind` tags it).
+pub fn write_jsonl_item(out: &mut dyn Write, item: &DisplayItem) -> io::Result<()> {
+    write_jsonl_value(out, item)
+}
+
+/// Writes one row of `show --tree --jsonl`: `{"kind": "treeRow", "row": {...}}`.
+pub fn write_jsonl_tree_row(out: &mut dyn Write, row: &TreeRow) -> io::Result<()> {
+    write_jsonl_value(out, &JsonlRow::TreeRow { row })
+}
+
+/// Writes every warning about the file as the last `show --jsonl` rows,
+/// `{"kind": "warning", "warning": {...}}`, one at a time (see
+/// [`Transcript::for_each_warning`]).
+pub fn write_jsonl_warnings(out: &mut dyn Write, transcript: &Transcript) -> io::Result<()> {
+    let mut failure: Option<io::Error> = None;
+    transcript
+        .for_each_warning(|warning| {
+            if failure.is_none()
+                && let Err(error) = write_jsonl_value(out, &JsonlRow::Warning { warning })
+            {
+                failure = Some(error);
+            }
+        })
+        .map_err(io::Error::other)?;
+    failure.map_or(Ok(()), Err)
 }
 
 /// Writes element number `index` (0 for the first) of the `items` or `tree` array: a
@@ -156,9 +208,7 @@ pub fn write_json_tail(
 ) -> io::Result<()> {
     out.write_all(if n_elements == 0 { b"]" } else { b"\n  ]" })?;
     out.write_all(b",\n  \"warnings\": ")?;
-    let warnings =
-        serde_json::to_vec_pretty(parts.transcript.warnings()).map_err(io::Error::from)?;
-    write_lines_indented(out, &warnings, "  ", false)?;
+    write_warnings_array(out, parts.transcript)?;
     out.write_all(b"\n}\n")
 }
 

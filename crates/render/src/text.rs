@@ -209,7 +209,7 @@ pub fn write_warnings(
             .collect();
         writeln!(
             out,
-            "pi-retrospect: warning: {}: … and {} more warnings ({}; --json lists the first 20 of each kind and counts the rest)",
+            "pi-retrospect: warning: {}: … and {} more warnings ({}; --json lists them all)",
             field(path),
             thousands(total as usize),
             by_kind.join(", ")
@@ -372,7 +372,7 @@ mod tests {
         let mut warnings: Vec<TranscriptWarning> = (0..25).map(malformed).collect();
         check(
             &warnings,
-            "pi-retrospect: warning: /s/a.jsonl: … and 5 more warnings (5 malformed_line; --json lists the first 20 of each kind and counts the rest)",
+            "pi-retrospect: warning: /s/a.jsonl: … and 5 more warnings (5 malformed_line; --json lists them all)",
         );
         warnings.truncate(20);
         warnings.push(TranscriptWarning::new(
@@ -388,7 +388,7 @@ mod tests {
         warnings.push(omitted);
         check(
             &warnings,
-            "pi-retrospect: warning: /s/a.jsonl: … and 73,181 more warnings (73,180 malformed_line, 1 missing_parent; --json lists the first 20 of each kind and counts the rest)",
+            "pi-retrospect: warning: /s/a.jsonl: … and 73,181 more warnings (73,180 malformed_line, 1 missing_parent; --json lists them all)",
         );
     }
 

@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 mod activity;
+mod change;
 mod content;
 mod context;
 mod entries;

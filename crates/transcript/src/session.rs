@@ -2,8 +2,8 @@
 //!
 //! One pass over the file's lines (through the capped reader in `scan.rs`) keeps each entry's
 //! envelope in the compact store (`store.rs`); the tree is then resolved once (`tree.rs`).
-//! After the pass the file's size and first bytes are checked again, so a file rewritten in
-//! place while it was read is reported instead of silently mixing two versions.
+//! The pass is bracketed by the checks in `change.rs`, so a file rewritten in place while it
+//! was read is reported instead of silently mixing two versions.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use pi_retrospect_header::Symlinks;
 use serde::Serialize;
 
+use crate::change::{FileState, HashingReader, PositionalReader, ReadWatch, is_unchanged_since};
 use crate::entry::{Entry, EntryKind, LineSpan, entry_from_envelope};
 use crate::error::TranscriptError;
 use crate::json::{EnvelopeError, Loose, RawEnvelope, decode_lossy, parse_envelope};
@@ -67,6 +68,12 @@ pub struct Transcript {
     snapshot: Snapshot,
     tree: Tree,
     is_linear: bool,
+    /// The line cap the file was read with, for the second pass of `for_each_warning`.
+    max_line_bytes: usize,
+    /// The hash of the bytes read from a file, for the second pass to compare.
+    read_hash: Option<u64>,
+    /// The file's state when the first read ended, for [`Transcript::check_unchanged`].
+    state_after: Option<FileState>,
 }
 
 /// How much of a session file a reader may take in.
@@ -174,11 +181,11 @@ impl ExactSizeIterator for EntriesIter<'_> {}
 impl std::iter::FusedIterator for EntriesIter<'_> {}
 
 /// Accumulates lines into a session.
-struct Builder {
+struct Builder<'s> {
     header: Option<Header>,
     version: u64,
     store: EntryStore,
-    warnings: Warnings,
+    warnings: Warnings<'s>,
     malformed: MalformedLines,
     n_lines: u64,
     n_crlf: u64,
@@ -187,14 +194,18 @@ struct Builder {
     max_line_bytes: usize,
 }
 
-impl Builder {
+impl<'s> Builder<'s> {
     fn new(max_line_bytes: usize) -> Self {
+        Builder::with_warnings(max_line_bytes, Warnings::default())
+    }
+
+    fn with_warnings(max_line_bytes: usize, warnings: Warnings<'s>) -> Self {
         Builder {
             max_line_bytes,
             header: None,
             version: 3,
             store: EntryStore::default(),
-            warnings: Warnings::default(),
+            warnings,
             malformed: MalformedLines::default(),
             n_lines: 0,
             n_crlf: 0,
@@ -415,35 +426,72 @@ fn salvage_id(bytes: &[u8]) -> Option<String> {
     (!id.is_empty() && !id.contains('\\')).then(|| id.to_owned())
 }
 
-/// Bytes at the start of a file compared before and after it is read.
-const PREFIX_BYTES: u64 = 64 * 1024;
-
-/// Returns a hash of the first `len` bytes of `file` (fewer when it is shorter now).
-fn prefix_hash(file: &File, len: u64) -> std::io::Result<u64> {
-    let mut buffer = vec![0u8; usize::try_from(len).unwrap_or(0)];
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match read_at(file, &mut buffer[filled..], filled as u64) {
-            Ok(0) => break,
-            Ok(n_read) => filled += n_read,
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
-        }
-    }
-    // FNV-1a: a fixed function, so the two hashes of one read compare.
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for &byte in &buffer[..filled] {
-        hash ^= u64::from(byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
-    }
-    Ok(hash ^ filled as u64)
+/// A session's parts once its lines are all in: the warnings of the whole file found and the
+/// tree built.
+struct Closed<'s> {
+    header: Option<Header>,
+    version: u64,
+    store: EntryStore,
+    warnings: Warnings<'s>,
+    n_lines: u64,
+    tree: Tree,
+    is_linear: bool,
 }
 
-fn open_regular(path: &Path) -> Result<(File, u64), TranscriptError> {
+/// Returns the parts of the session `builder` took the lines of: the warnings about the whole
+/// file added, in the same order on every pass, and the tree built.
+fn close(builder: Builder<'_>) -> Closed<'_> {
+    let Builder {
+        header,
+        version,
+        mut store,
+        mut warnings,
+        malformed,
+        n_lines,
+        n_crlf,
+        first_crlf_line,
+        ..
+    } = builder;
+    store.shrink_to_fit();
+    if header.is_none() && store.len() == 0 && !warnings.has(WarningKind::MissingHeader) {
+        warnings.push(None, WarningKind::MissingHeader, || {
+            "the file holds no session header".to_owned()
+        });
+    }
+    if n_crlf > 0 {
+        warnings.push(Some(first_crlf_line), WarningKind::CrlfLineEndings, || {
+            format!("{n_crlf} lines end with CRLF; the CR was ignored")
+        });
+    }
+    let is_linear = match &header {
+        Some(header) => header.version == 1,
+        None => store.len() > 0 && (0..store.len()).all(|idx| store.id(idx).is_none()),
+    };
+    if is_linear && store.len() > 0 {
+        warnings.push(
+            header.as_ref().map(|header| header.line_no),
+            WarningKind::Version1Ids,
+            || "version 1 file: entries have no ids (Pi invents new ones on every open); the entries form one linear branch and line numbers are their handles".to_owned(),
+        );
+    }
+    let tree = Tree::build(&store, is_linear, &malformed, &mut warnings);
+    Closed {
+        header,
+        version,
+        store,
+        warnings,
+        n_lines,
+        tree,
+        is_linear,
+    }
+}
+
+fn open_regular(path: &Path) -> Result<(File, FileState), TranscriptError> {
     // One open for every reader: O_NOFOLLOW | O_NONBLOCK, then fstat on the descriptor, so a
-    // FIFO swapped in at any moment can neither block nor be read.
+    // FIFO swapped in at any moment can neither block nor be read. That fstat is also the
+    // state a change while reading is measured from.
     let (file, metadata) = pi_retrospect_header::open_regular(path, Symlinks::Refuse)?;
-    Ok((file, metadata.len()))
+    Ok((file, FileState::from_metadata(&metadata)))
 }
 
 impl Transcript {
@@ -472,8 +520,8 @@ impl Transcript {
     /// its whole size at open time), holding no line longer than `limits.max_line_bytes`.
     ///
     /// Fails with [`TranscriptError::SnapshotGone`] when the file is shorter than the snapshot.
-    /// A file that shrank or whose first 64 KiB changed while it was read gets a
-    /// [`WarningKind::ChangedWhileRead`] warning.
+    /// A file that shrank or was rewritten in place while it was read (any change but an
+    /// append after the bytes read) gets a [`WarningKind::ChangedWhileRead`] warning.
     pub fn open_with(path: &Path, limits: &ReadLimits) -> Result<Transcript, TranscriptError> {
         Transcript::open_observed(path, limits, |_| {})
     }
@@ -489,7 +537,8 @@ impl Transcript {
             path: path.to_owned(),
             source,
         };
-        let (file, size) = open_regular(path)?;
+        let (file, before) = open_regular(path)?;
+        let size = before.size();
         let limit = match limits.snapshot_bytes {
             Some(max_bytes) if max_bytes > size => {
                 return Err(TranscriptError::SnapshotGone {
@@ -501,28 +550,19 @@ impl Transcript {
             Some(max_bytes) => max_bytes,
             None => size,
         };
-        let prefix_len = limit.min(PREFIX_BYTES);
-        let prefix_before = prefix_hash(&file, prefix_len).map_err(read_error)?;
+        let watch = ReadWatch::start(&file, before, limit).map_err(read_error)?;
         let mut builder = Builder::new(limits.max_line_bytes);
-        let n_bytes = for_each_line(&file, limit, limits.max_line_bytes, |line| {
+        let mut reader = HashingReader::new(&file);
+        let n_bytes = for_each_line(&mut reader, limit, limits.max_line_bytes, |line| {
             let line_no = line.line_no;
             builder.push_line(line);
             on_line(line_no);
         })
         .map_err(read_error)?;
-        let size_after = file.metadata().map_err(read_error)?.len();
-        let prefix_after = prefix_hash(&file, prefix_len).map_err(read_error)?;
-        let change = if size_after < n_bytes {
-            Some(format!(
-                "the file shrank from {n_bytes} to {size_after} bytes while it was read (rewritten or truncated); the entries may mix two versions of it"
-            ))
-        } else if prefix_after != prefix_before {
-            Some(format!(
-                "the first {prefix_len} bytes of the file changed while it was read (rewritten in place); the entries may mix two versions of it"
-            ))
-        } else {
-            None
-        };
+        let read_hash = reader.hash();
+        let (change, state_after) = watch
+            .finish(&file, n_bytes, read_hash)
+            .map_err(read_error)?;
         if let Some(message) = change {
             builder
                 .warnings
@@ -532,7 +572,10 @@ impl Transcript {
             path: path.to_owned(),
             file,
         };
-        Ok(Transcript::finish(builder, source, n_bytes))
+        let mut transcript = Transcript::finish(builder, source, n_bytes);
+        transcript.read_hash = Some(read_hash);
+        transcript.state_after = Some(state_after);
+        Ok(transcript)
     }
 
     /// Returns the session held in `bytes` (a whole file's contents).
@@ -556,41 +599,17 @@ impl Transcript {
         Transcript::finish(builder, Source::Memory(bytes), n_bytes)
     }
 
-    fn finish(builder: Builder, source: Source, n_bytes: u64) -> Transcript {
-        let Builder {
+    fn finish(builder: Builder<'_>, source: Source, n_bytes: u64) -> Transcript {
+        let max_line_bytes = builder.max_line_bytes;
+        let Closed {
             header,
             version,
-            mut store,
-            mut warnings,
-            malformed,
+            store,
+            warnings,
             n_lines,
-            n_crlf,
-            first_crlf_line,
-            ..
-        } = builder;
-        store.shrink_to_fit();
-        if header.is_none() && store.len() == 0 && !warnings.has(WarningKind::MissingHeader) {
-            warnings.push(None, WarningKind::MissingHeader, || {
-                "the file holds no session header".to_owned()
-            });
-        }
-        if n_crlf > 0 {
-            warnings.push(Some(first_crlf_line), WarningKind::CrlfLineEndings, || {
-                format!("{n_crlf} lines end with CRLF; the CR was ignored")
-            });
-        }
-        let is_linear = match &header {
-            Some(header) => header.version == 1,
-            None => store.len() > 0 && (0..store.len()).all(|idx| store.id(idx).is_none()),
-        };
-        if is_linear && store.len() > 0 {
-            warnings.push(
-                header.as_ref().map(|header| header.line_no),
-                WarningKind::Version1Ids,
-                || "version 1 file: entries have no ids (Pi invents new ones on every open); the entries form one linear branch and line numbers are their handles".to_owned(),
-            );
-        }
-        let tree = Tree::build(&store, is_linear, &malformed, &mut warnings);
+            tree,
+            is_linear,
+        } = close(builder);
         let (warnings, warning_counts) = warnings.finish();
         Transcript {
             source,
@@ -605,6 +624,9 @@ impl Transcript {
             },
             tree,
             is_linear,
+            max_line_bytes,
+            read_hash: None,
+            state_after: None,
         }
     }
 
@@ -642,6 +664,110 @@ impl Transcript {
     /// found, then one [`WarningKind::Omitted`] warning per kind that had more.
     pub fn warnings(&self) -> &[TranscriptWarning] {
         &self.warnings
+    }
+
+    /// Calls `visit` with every warning about the file, in the order [`Transcript::warnings`]
+    /// keeps them, however many there are (issue 9: `--json` lists all of them).
+    ///
+    /// When no kind had more than [`crate::KEPT_PER_KIND`], those are the kept warnings.
+    /// Otherwise the file is read a second time, through the descriptor it was parsed from and
+    /// up to the same snapshot, and its warnings are found again and handed on one at a time,
+    /// so memory holds one warning (and, while the pass runs, a second entry index), never
+    /// all of them. If the bytes of the second read differ from the first's, a last
+    /// [`WarningKind::ChangedWhileRead`] warning says that the list may not match the
+    /// entries.
+    ///
+    /// Either way the list ends with a [`WarningKind::ChangedWhileRead`] warning if the file
+    /// was rewritten in place since it was read: written last, after a document's content,
+    /// it covers every read of content made for it.
+    pub fn for_each_warning(
+        &self,
+        mut visit: impl FnMut(&TranscriptWarning),
+    ) -> Result<(), TranscriptError> {
+        let is_complete = self
+            .warnings
+            .iter()
+            .all(|warning| warning.kind != WarningKind::Omitted);
+        if is_complete {
+            self.warnings.iter().for_each(&mut visit);
+            if let Some(change) = self.check_unchanged()? {
+                visit(&change);
+            }
+            return Ok(());
+        }
+        // A change seen by the first read is not re-derived by the second: it is handed on
+        // where the first read found it, after the lines.
+        let changes: Vec<TranscriptWarning> = self
+            .warnings
+            .iter()
+            .filter(|warning| warning.kind == WarningKind::ChangedWhileRead)
+            .cloned()
+            .collect();
+        let mut sink = |warning: TranscriptWarning| visit(&warning);
+        let mut builder =
+            Builder::with_warnings(self.max_line_bytes, Warnings::streaming(&mut sink));
+        let limit = self.snapshot.bytes;
+        let read_hash = match &self.source {
+            Source::File { path, file } => {
+                let mut reader = HashingReader::new(PositionalReader::new(file));
+                for_each_line(&mut reader, limit, self.max_line_bytes, |line| {
+                    builder.push_line(line)
+                })
+                .map_err(|source| TranscriptError::Read {
+                    path: path.clone(),
+                    source,
+                })?;
+                Some(reader.hash())
+            }
+            Source::Memory(bytes) => {
+                // Reading from a slice cannot fail.
+                let _ = for_each_line(bytes.as_slice(), limit, self.max_line_bytes, |line| {
+                    builder.push_line(line)
+                });
+                None
+            }
+        };
+        for change in changes {
+            builder
+                .warnings
+                .push(change.line_no, change.kind, || change.message);
+        }
+        // The tree's warnings come last, as in the first pass; the tree itself is dropped.
+        drop(close(builder));
+        if read_hash != self.read_hash {
+            visit(&TranscriptWarning::new(
+                None,
+                WarningKind::ChangedWhileRead,
+                "the file changed between the read that made the entries and the second read that lists every warning; the warnings may not match the entries",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Returns a [`WarningKind::ChangedWhileRead`] warning when the file was rewritten in
+    /// place since it was read, or `None` when the bytes read are still what it holds (it may
+    /// have grown). Content is re-read from the file as views ask for it, so a front end calls
+    /// this after its last output to say when that content may mix two versions (issue 9,
+    /// review L4). Costs one `fstat` when the file did not change, and one read of the
+    /// snapshot when it did.
+    pub fn check_unchanged(&self) -> Result<Option<TranscriptWarning>, TranscriptError> {
+        let (Source::File { path, file }, Some(state_after), Some(read_hash)) =
+            (&self.source, self.state_after, self.read_hash)
+        else {
+            return Ok(None);
+        };
+        let is_unchanged = is_unchanged_since(file, state_after, self.snapshot.bytes, read_hash)
+            .map_err(|source| TranscriptError::Read {
+                path: path.clone(),
+                source,
+            })?;
+        Ok((!is_unchanged).then(|| {
+            TranscriptWarning::new(
+                None,
+                WarningKind::ChangedWhileRead,
+                "the file was rewritten in place after it was read, while its content was shown; the content shown may mix two versions of it",
+            )
+        }))
     }
 
     /// Returns the exact number of warnings of each kind, the ones not kept included.
@@ -811,25 +937,12 @@ fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result
     std::os::unix::fs::FileExt::read_exact_at(file, buffer, offset)
 }
 
-#[cfg(unix)]
-fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buffer, offset)
-}
-
 #[cfg(not(unix))]
 fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
     use std::io::{Read, Seek, SeekFrom};
     let mut file = file;
     file.seek(SeekFrom::Start(offset))?;
     file.read_exact(buffer)
-}
-
-#[cfg(not(unix))]
-fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut file = file;
-    file.seek(SeekFrom::Start(offset))?;
-    file.read(buffer)
 }
 
 #[cfg(test)]
@@ -850,15 +963,36 @@ mod tests {
         text
     }
 
-    /// Opens `original`, running `rewrite` on the path when the second line has been taken in,
-    /// and returns the warnings about a change.
-    fn check(original: &str, rewrite: impl Fn(&Path), expected: Option<&str>) {
+    /// Returns a session of `n_entries` entries of 1.5 MiB each, so that it is read in several
+    /// chunks and a rewrite between lines lands between reads.
+    fn big_file_of(n_entries: usize) -> String {
+        let padding = "p".repeat(1536 * 1024);
+        file_of(n_entries).replace("\"q\"", &format!("\"q{padding}\""))
+    }
+
+    /// A rewrite of the file, run after the line it names has been taken in.
+    type Rewrite<'a> = (u64, &'a dyn Fn(&Path));
+
+    /// Opens `original`, running each of `rewrites` on the path after the line it names has
+    /// been taken in, and checks the warnings about a change against `expected`.
+    ///
+    /// The file's mtime is set an hour back before it is opened, so a write during the read
+    /// changes it whatever the file system's timestamp granularity.
+    fn check(original: &str, rewrites: &[Rewrite<'_>], expected: Option<&str>) {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("s.jsonl");
         std::fs::write(&path, original).expect("write");
+        let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|file| file.set_modified(an_hour_ago))
+            .expect("set mtime");
         let session = Transcript::open_observed(&path, &ReadLimits::default(), |line_no| {
-            if line_no == 2 {
-                rewrite(&path);
+            for (after_line, rewrite) in rewrites {
+                if line_no == *after_line {
+                    rewrite(&path);
+                }
             }
         })
         .expect("open");
@@ -877,26 +1011,201 @@ mod tests {
         }
     }
 
-    /// Issue 9: a file rewritten in place while it is read (shrunk, or its start changed) is
-    /// reported; one that only grew (Pi appending) is not.
+    /// Issue 9: a file rewritten in place while it is read (shrunk, or any of its bytes read
+    /// changed) is reported; one that only grew (Pi appending) is not.
     #[test]
     fn a_file_rewritten_while_read_is_reported() {
-        let original = file_of(3);
-        let write = |text: String| move |path: &Path| std::fs::write(path, &text).expect("write");
-        check(&original, |_| {}, None);
-        check(&original, write(format!("{original}{}", "x\n")), None);
-        check(
-            &original,
-            write(file_of(1)),
-            Some(&format!("shrank from {} to", original.len())),
-        );
-        let same_size = original.replacen("\"q\"", "\"Q\"", 1);
+        let original = big_file_of(3);
+        let append = format!("{original}x\n");
+        let shorter = big_file_of(1);
+        // Same size, different bytes, and not in the first line: beyond any prefix a small
+        // hash would cover once the file is large, and here after the bytes already read.
+        let same_size = original.replacen("\"q", "\"Q", 3);
         assert_eq!(same_size.len(), original.len());
-        check(&original, write(same_size), Some("first"));
+        let write = |text: &str| {
+            let text = text.to_owned();
+            move |path: &Path| {
+                // In place: the same inode, truncated and written again (as `cat > f` does).
+                let mut file = File::options()
+                    .write(true)
+                    .truncate(true)
+                    .open(path)
+                    .expect("open");
+                std::io::Write::write_all(&mut file, text.as_bytes()).expect("write");
+            }
+        };
+        let (to_append, to_shorter) = (write(&append), write(&shorter));
+        let (to_same_size, back_to_original) = (write(&same_size), write(&original));
         let truncate = |path: &Path| {
             let file = File::options().write(true).open(path).expect("open");
             file.set_len(10).expect("truncate");
         };
-        check(&original, truncate, Some("to 10 bytes"));
+        check(&original, &[], None);
+        check(&original, &[(2, &to_append)], None);
+        check(
+            &original,
+            &[(2, &to_shorter)],
+            Some(&format!("shrank from {} to", original.len())),
+        );
+        check(&original, &[(2, &to_same_size)], Some("rewritten in place"));
+        check(&original, &[(2, &truncate)], Some("to 10 bytes"));
+        // Review L4: A→B→A, the file back as it was when the read ends, first bytes and size
+        // included, yet the lines read between mix both versions.
+        check(
+            &original,
+            &[(2, &to_same_size), (3, &back_to_original)],
+            Some("rewritten in place"),
+        );
+        // Rewritten to the very bytes it held: nothing read can mix two versions.
+        check(&original, &[(2, &back_to_original)], None);
+        // Appended to twice, while and after reading: still one version.
+        let twice = format!("{append}y\n");
+        let to_twice = write(&twice);
+        check(&original, &[(2, &to_append), (4, &to_twice)], None);
+    }
+
+    /// A file replaced by a rename while it is read is read whole from the inode that was
+    /// opened: one version, no warning.
+    #[test]
+    fn a_file_replaced_by_rename_is_read_whole() {
+        let original = file_of(3);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, &original).expect("write");
+        let session = Transcript::open_observed(&path, &ReadLimits::default(), |line_no| {
+            if line_no == 2 {
+                let other = dir.path().join("other.jsonl");
+                std::fs::write(&other, file_of(1)).expect("write");
+                std::fs::rename(&other, &path).expect("rename");
+            }
+        })
+        .expect("open");
+        assert_eq!(session.entries().len(), 3);
+        assert!(
+            !session
+                .warnings()
+                .iter()
+                .any(|warning| warning.kind == WarningKind::ChangedWhileRead)
+        );
+    }
+
+    /// Returns every warning `for_each_warning` hands on, as (line, kind).
+    fn every_warning(session: &Transcript) -> Vec<(Option<u64>, WarningKind)> {
+        let mut all = Vec::new();
+        session
+            .for_each_warning(|warning| all.push((warning.line_no, warning.kind)))
+            .expect("second read");
+        all
+    }
+
+    /// Returns a file of 1,000 malformed lines and 30 entries with a missing parent.
+    fn damaged_file() -> String {
+        let mut text = format!("{HEADER}\n");
+        for idx in 0..1000 {
+            text.push_str(&format!("{{\"bad\" {idx}\n"));
+        }
+        for idx in 0..30 {
+            text.push_str(&format!(
+                "{{\"type\":\"label\",\"id\":\"l{idx}\",\"parentId\":\"gone\"}}\n"
+            ));
+        }
+        text
+    }
+
+    /// Issue 9 (review L6): every warning is listed on demand, in the order the kept ones
+    /// are, by a second read; the kept list stays at twenty of each kind.
+    #[test]
+    fn every_warning_is_listed_by_a_second_read() {
+        let text = damaged_file();
+        let from_memory = Transcript::from_bytes(text.clone().into_bytes());
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, &text).expect("write");
+        let from_file = Transcript::open(&path).expect("open");
+        for session in [&from_memory, &from_file] {
+            assert_eq!(session.warnings().len(), 20 + 20 + 2);
+            let all = every_warning(session);
+            let n_of = |kind| all.iter().filter(|(_, found)| *found == kind).count();
+            assert_eq!(n_of(WarningKind::MalformedLine), 1000);
+            assert_eq!(n_of(WarningKind::MissingParent), 30);
+            assert_eq!(all.len(), 1030);
+            let kept: Vec<(Option<u64>, WarningKind)> = session
+                .warnings()
+                .iter()
+                .filter(|warning| warning.kind != WarningKind::Omitted)
+                .map(|warning| (warning.line_no, warning.kind))
+                .collect();
+            let first_of_each: Vec<(Option<u64>, WarningKind)> = all
+                .iter()
+                .filter(|(line_no, kind)| kept.contains(&(*line_no, *kind)))
+                .copied()
+                .collect();
+            assert_eq!(first_of_each, kept);
+            assert_eq!(all[0], (Some(2), WarningKind::MalformedLine));
+            assert_eq!(all[1000], (Some(1002), WarningKind::MissingParent));
+        }
+        // A file with no more than twenty of any kind is listed from what was kept.
+        let small = Transcript::from_bytes(file_of(2).into_bytes());
+        assert_eq!(every_warning(&small).len(), small.warnings().len());
+    }
+
+    /// Issue 9: a file rewritten between the first read and the second says so at the end of
+    /// the list.
+    #[test]
+    fn a_change_before_the_second_read_is_reported() {
+        let text = damaged_file();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, &text).expect("write");
+        let session = Transcript::open(&path).expect("open");
+        std::fs::write(&path, text.replacen("bad", "BAD", 1)).expect("rewrite");
+        let all = every_warning(&session);
+        assert_eq!(all.len(), 1031);
+        assert_eq!(all[1030], (None, WarningKind::ChangedWhileRead));
+    }
+
+    /// Issue 9 (review L4): content is re-read as it is shown, so a rewrite in place after
+    /// the parse is reported by `check_unchanged`, and also ends the full warning list; an
+    /// append is not.
+    #[test]
+    fn a_rewrite_after_the_read_is_reported_at_the_end() {
+        let original = file_of(3);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        let check = |rewrite: &dyn Fn(&Path), is_reported: bool| {
+            std::fs::write(&path, &original).expect("write");
+            File::options()
+                .write(true)
+                .open(&path)
+                .and_then(|file| file.set_modified(an_hour_ago))
+                .expect("set mtime");
+            let session = Transcript::open(&path).expect("open");
+            assert!(session.check_unchanged().expect("check").is_none());
+            rewrite(&path);
+            let change = session.check_unchanged().expect("check");
+            assert_eq!(change.is_some(), is_reported, "{change:?}");
+            let last = every_warning(&session).pop();
+            assert_eq!(
+                last.is_some_and(|(_, kind)| kind == WarningKind::ChangedWhileRead),
+                is_reported
+            );
+        };
+        let in_place = |text: String| {
+            move |path: &Path| {
+                let mut file = File::options().write(true).open(path).expect("open");
+                std::io::Write::write_all(&mut file, text.as_bytes()).expect("write");
+            }
+        };
+        check(&|_| {}, false);
+        check(&in_place(format!("{original}x\n")), false);
+        check(&in_place(original.replacen("\"q\"", "\"Q\"", 1)), true);
+        check(
+            &|path: &Path| {
+                let file = File::options().write(true).open(path).expect("open");
+                file.set_len(10).expect("truncate");
+            },
+            true,
+        );
     }
 }

@@ -184,7 +184,7 @@ impl Tree {
         store: &EntryStore,
         is_linear: bool,
         malformed: &MalformedLines,
-        warnings: &mut Warnings,
+        warnings: &mut Warnings<'_>,
     ) -> Tree {
         let n_entries = store.len();
         let mut tree = Tree {
@@ -206,7 +206,7 @@ impl Tree {
     }
 
     /// Indexes every id; returns whether some id is used twice.
-    fn index_ids(&mut self, store: &EntryStore, warnings: &mut Warnings) -> bool {
+    fn index_ids(&mut self, store: &EntryStore, warnings: &mut Warnings<'_>) -> bool {
         self.ids = IdIndex::with_capacity(store.n_ids());
         let mut has_duplicates = false;
         for idx in 0..store.len() {
@@ -242,7 +242,7 @@ impl Tree {
         store: &EntryStore,
         has_duplicates: bool,
         malformed: &MalformedLines,
-        warnings: &mut Warnings,
+        warnings: &mut Warnings<'_>,
     ) {
         let mut previous_id = None;
         for idx in 0..store.len() {
@@ -281,7 +281,7 @@ impl Tree {
 
     /// Cuts every parent cycle at its earliest entry (file order), in one pass: each entry is
     /// visited once, by the first walk up from it or from a descendant.
-    fn cut_cycles(&mut self, store: &EntryStore, warnings: &mut Warnings) {
+    fn cut_cycles(&mut self, store: &EntryStore, warnings: &mut Warnings<'_>) {
         let n_entries = store.len();
         // The walk (start index + 1) that first visited an entry; 0 for none yet.
         let mut walk_of = vec![0u32; n_entries];

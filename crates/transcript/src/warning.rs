@@ -155,22 +155,38 @@ impl WarningCounts {
     }
 }
 
-/// Keeps the first [`KEPT_PER_KIND`] warnings of each kind and counts them all.
-#[derive(Debug, Default)]
-pub(crate) struct Warnings {
+/// Keeps the first [`KEPT_PER_KIND`] warnings of each kind and counts them all; or, with a
+/// sink, hands every warning to it as it is found and keeps none.
+#[derive(Default)]
+pub(crate) struct Warnings<'s> {
     kept: Vec<TranscriptWarning>,
     counts: WarningCounts,
+    sink: Option<&'s mut dyn FnMut(TranscriptWarning)>,
 }
 
-impl Warnings {
-    /// Counts a warning of `kind` about `line_no`, formatting its message only when it is kept.
+impl<'s> Warnings<'s> {
+    /// Returns a collector that hands every warning to `sink` (the second pass of
+    /// [`crate::Transcript::for_each_warning`]) instead of keeping the first few.
+    pub(crate) fn streaming(sink: &'s mut dyn FnMut(TranscriptWarning)) -> Self {
+        Warnings {
+            kept: Vec::new(),
+            counts: WarningCounts::default(),
+            sink: Some(sink),
+        }
+    }
+
+    /// Counts a warning of `kind` about `line_no`, formatting its message only when it is kept
+    /// (or streamed).
     pub(crate) fn push(
         &mut self,
         line_no: Option<u64>,
         kind: WarningKind,
         message: impl FnOnce() -> String,
     ) {
-        if self.counts.add(kind) <= KEPT_PER_KIND as u64 {
+        let count = self.counts.add(kind);
+        if let Some(sink) = self.sink.as_mut() {
+            sink(TranscriptWarning::new(line_no, kind, message()));
+        } else if count <= KEPT_PER_KIND as u64 {
             self.kept
                 .push(TranscriptWarning::new(line_no, kind, message()));
         }
