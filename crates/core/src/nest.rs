@@ -28,15 +28,21 @@ pub fn nest(root_container: &str, transcripts: Vec<SessionRow>) -> Vec<Session> 
 
 /// Returns what [`nest`] returns and the bytes of path it examined to find every parent.
 fn nest_counting(root_container: &str, transcripts: Vec<SessionRow>) -> (Vec<Session>, usize) {
+    // Every path that can nest lies below `root_container`, so the trie holds only what
+    // follows it: the shared prefix (the store, the project, the session's container) is
+    // never hashed, which keeps a listing of shallow runs as cheap as a map lookup per run.
     let mut containers = ContainerTrie::default();
     for (idx, row) in transcripts.iter().enumerate() {
-        if let Some(container) = container_of(&row.path) {
+        if let Some(container) = container_of(&row.path).and_then(|c| below(c, root_container)) {
             containers.insert(container, idx);
         }
     }
     let parents: Vec<Option<usize>> = transcripts
         .iter()
-        .map(|row| containers.deepest_container(&row.path, root_container))
+        .map(|row| {
+            below(&row.path, root_container)
+                .and_then(|relative| containers.deepest_container(relative))
+        })
         .collect();
     let work = containers.work;
 
@@ -111,29 +117,30 @@ impl<'a> ContainerTrie<'a> {
     }
 
     /// Returns the index of the transcript whose container is the deepest strict ancestor
-    /// directory of `path` longer than `root_container`, if any.
-    fn deepest_container(&mut self, path: &str, root_container: &str) -> Option<usize> {
-        let (directory, _file_name) = path.rsplit_once('/')?;
+    /// directory of `relative` (a path relative to the root container), if any.
+    fn deepest_container(&mut self, relative: &str) -> Option<usize> {
+        let (directory, _file_name) = relative.rsplit_once('/')?;
         let mut deepest = None;
         let mut node = 0;
-        // The length of the path up to and including the current component; the separator
-        // before the first component is not there.
-        let mut prefix_len = 0;
-        for (n_components, component) in directory.split('/').enumerate() {
+        for component in directory.split('/') {
             self.work += component.len() + 1;
             let Some(&child) = self.children.get(&(node, component)) else {
                 break;
             };
             node = child;
-            prefix_len += usize::from(n_components > 0) + component.len();
-            if prefix_len > root_container.len()
-                && let Some(owner) = self.owners[node]
-            {
+            if let Some(owner) = self.owners[node] {
                 deepest = Some(owner);
             }
         }
         deepest
     }
+}
+
+/// Returns `path` relative to `root` (without the separator) when it lies strictly below it.
+fn below<'a>(path: &'a str, root: &str) -> Option<&'a str> {
+    path.strip_prefix(root)?
+        .strip_prefix('/')
+        .filter(|rest| !rest.is_empty())
 }
 
 #[cfg(test)]
