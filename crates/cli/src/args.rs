@@ -140,6 +140,21 @@ impl SessionFilterArgs {
     }
 }
 
+/// Parses a `--limit N` that must be at least 1: every command refuses 0 and negative
+/// numbers with the same message.
+pub fn positive_limit(value: &str) -> Result<u64, String> {
+    let number: i128 = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a whole number of at least 1, not {value:?}"))?;
+    if number < 1 {
+        return Err(format!(
+            "must be at least 1, not {number} (leave --limit out for no limit)"
+        ));
+    }
+    u64::try_from(number).map_err(|_| format!("{number} is too large"))
+}
+
 /// Returns the worker threads `--threads` asks for (0: one per core when left out), refusing
 /// 0 as `list` does.
 pub fn threads(value: Option<usize>) -> anyhow::Result<usize> {

@@ -107,7 +107,7 @@ pub struct EntriesArgs {
     pub thinking: bool,
 
     /// At most N rows.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Filters")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::args::positive_limit, help_heading = "Filters")]
     pub limit: Option<u64>,
 
     /// Include each line's JSON unchanged as `raw` (in text output: on the line below the row).

@@ -70,7 +70,8 @@ pub struct InspectArgs {
         value_name = "N",
         global = true,
         default_value_t = 20,
-        value_parser = clap::value_parser!(u8).range(1..=50),
+        allow_negative_numbers = true,
+        value_parser = page_limit,
         help_heading = "Paging"
     )]
     pub limit: u8,
@@ -207,4 +208,13 @@ pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow
     )?;
     out.flush()?;
     print_change_since_read(&session.path, &session.transcript)
+}
+
+/// Parses `inspect --limit`: the rule and message of every `--limit`, and at most 50 a page.
+fn page_limit(value: &str) -> Result<u8, String> {
+    let limit = crate::args::positive_limit(value)?;
+    u8::try_from(limit)
+        .ok()
+        .filter(|&limit| limit <= 50)
+        .ok_or_else(|| format!("must be at most 50 a page, not {limit}"))
 }

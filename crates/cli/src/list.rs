@@ -148,9 +148,10 @@ pub struct ListArgs {
         long,
         value_name = "N",
         allow_negative_numbers = true,
+        value_parser = crate::args::positive_limit,
         help_heading = "Order"
     )]
-    pub limit: Option<i64>,
+    pub limit: Option<u64>,
 
     /// Print the contract's JSON document `{ "sessions": [...], "warnings": [...] }`.
     #[arg(long, group = "format", help_heading = "Output")]
@@ -248,7 +249,7 @@ fn request(args: &ListArgs) -> anyhow::Result<ListRequest> {
             SortField::Activity => SortKey::Activity,
         },
         newest_first: args.newest_first,
-        limit: args.limit,
+        limit: args.limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
         // What a person sees in --long, a script gets in --jsonl.
         read_summaries: args.long || args.jsonl,
         unique_id_prefixes: args.long,

@@ -129,7 +129,7 @@ pub struct SearchArgs {
     pub context: usize,
 
     /// Stop after N hits.
-    #[arg(long, short = 'n', value_name = "N", help_heading = "Output")]
+    #[arg(long, short = 'n', value_name = "N", allow_negative_numbers = true, value_parser = crate::args::positive_limit, help_heading = "Output")]
     pub limit: Option<u64>,
 
     /// Order of sessions.

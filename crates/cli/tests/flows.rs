@@ -414,9 +414,20 @@ fn usage_messages() {
         &["list", "--threads", "0"],
         "--threads must be at least 1 (leave it out for one thread per core)",
     );
+    // One rule and one message for --limit in every command.
+    for args in [
+        &["list", "--limit", "0"][..],
+        &["list", "--limit", "-3"],
+        &["search", "x", "--limit", "0"],
+        &["entries", "latest", "--limit", "0"],
+        &["inspect", "latest", "search", "x", "--limit", "0"],
+    ] {
+        check(args, "must be at least 1, not ");
+        check(args, "(leave --limit out for no limit)");
+    }
     check(
-        &["list", "--limit", "0"],
-        "--limit must be at least 1, not 0 (leave it out to list every session)",
+        &["inspect", "latest", "search", "x", "--limit", "51"],
+        "must be at most 50 a page, not 51",
     );
     check(&["list", "--id", ""], "--id needs a non-empty prefix");
 }
