@@ -150,6 +150,57 @@ impl CwdMatch {
     }
 }
 
+/// The session filters `list_sessions`, `search_sessions` and `session_stats` take alike.
+pub(crate) struct SessionFilters {
+    pub(crate) cwds: OneOrMany,
+    pub(crate) cwd_prefix: OneOrMany,
+    pub(crate) cwd_match: CwdMatch,
+    pub(crate) start_timestamp: Option<String>,
+    pub(crate) end_timestamp: Option<String>,
+    pub(crate) include_current_session: bool,
+    pub(crate) exclude_session_path: Option<String>,
+}
+
+impl SessionFilters {
+    /// Checks the filters, naming the argument that is wrong, and returns the listing request
+    /// they make (the server's stores, directories, worktrees, time bounds, the exclusion)
+    /// and the environment whose `session_file` is the session left out.
+    pub(crate) fn request(
+        self,
+        context: &CallContext,
+    ) -> Result<
+        (
+            pi_retrospect_app::ListRequest,
+            pi_retrospect_app::Environment,
+        ),
+        ToolError,
+    > {
+        check_time_range(
+            context,
+            ("startTimestamp", self.start_timestamp.as_deref()),
+            ("endTimestamp", self.end_timestamp.as_deref()),
+        )?;
+        let cwds = absolute_dirs("cwds", self.cwds.into_vec())?;
+        let cwd_prefix = absolute_dirs("cwdPrefix", self.cwd_prefix.into_vec())?;
+        let env = leave_out(
+            context,
+            self.exclude_session_path,
+            self.include_current_session,
+        )?;
+        let request = pi_retrospect_app::ListRequest {
+            stores: stores(context),
+            worktrees: self.cwd_match.is_worktrees(&cwds, &cwd_prefix),
+            cwd: cwds,
+            cwd_prefix,
+            since: self.start_timestamp,
+            until: self.end_timestamp,
+            exclude_current: env.session_file.is_some(),
+            ..pi_retrospect_app::ListRequest::default()
+        };
+        Ok((request, env))
+    }
+}
+
 /// Returns the environment a call runs in, its `session_file` the session to leave out (with
 /// its runs): `excludeSessionPath` when given, else the calling session the server knows of
 /// unless `includeCurrentSession`.

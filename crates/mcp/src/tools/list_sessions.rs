@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::args::{CwdMatch, OneOrMany, absolute_dirs, check_time_range, leave_out, parse, stores};
+use crate::args::{CwdMatch, OneOrMany, SessionFilters, parse};
 use crate::error::ToolError;
 use crate::output::{
     MAX_WARNINGS, ToolOutput, bounded_text, fit_page, json_from_writer, text_from_writer,
@@ -197,11 +197,6 @@ fn request(
     context: &CallContext,
     params: ListSessionsParams,
 ) -> Result<(ListRequest, pi_retrospect_app::Environment), ToolError> {
-    check_time_range(
-        context,
-        ("startTimestamp", params.start_timestamp.as_deref()),
-        ("endTimestamp", params.end_timestamp.as_deref()),
-    )?;
     let limit = match params.limit {
         None => None,
         Some(0) => return Err(ToolError::argument("limit", "must be at least 1")),
@@ -210,24 +205,19 @@ fn request(
     let max_depth = params
         .max_depth
         .map(|depth| usize::try_from(depth).unwrap_or(usize::MAX));
-    let cwds = absolute_dirs("cwds", params.cwds.into_vec())?;
-    let cwd_prefix = absolute_dirs("cwdPrefix", params.cwd_prefix.into_vec())?;
-    let env = leave_out(
-        context,
-        params.exclude_session_path,
-        params.include_current_session,
-    )?;
-    let worktrees = params.cwd_match.is_worktrees(&cwds, &cwd_prefix);
+    let (sessions, env) = SessionFilters {
+        cwds: params.cwds,
+        cwd_prefix: params.cwd_prefix,
+        cwd_match: params.cwd_match,
+        start_timestamp: params.start_timestamp,
+        end_timestamp: params.end_timestamp,
+        include_current_session: params.include_current_session,
+        exclude_session_path: params.exclude_session_path,
+    }
+    .request(context)?;
     let request = ListRequest {
-        stores: stores(context),
-        cwd: cwds,
-        cwd_prefix,
-        worktrees,
-        since: params.start_timestamp,
-        until: params.end_timestamp,
         with_subagents: params.with_subagents,
         max_depth,
-        exclude_current: env.session_file.is_some(),
         id_prefixes: params.id.into_vec(),
         name_contains: params.name,
         sort: match params.sort_by {
@@ -238,7 +228,7 @@ fn request(
         },
         newest_first: matches!(params.sort_direction, SortDirection::Desc),
         limit,
-        ..ListRequest::default()
+        ..sessions
     };
     Ok((request, env))
 }

@@ -5,7 +5,7 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use pi_retrospect_app::{ListRequest, SearchRequest};
+use pi_retrospect_app::SearchRequest;
 use pi_retrospect_core::search::{FieldKind, SearchDocument};
 use pi_retrospect_search::{
     CaseMode, Event, FieldKinds, Mode, Pattern, Query, Scope, SessionOrder,
@@ -16,8 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::args::{
-    CwdMatch, MessageRole, OneOrMany, absolute_dirs, bounded, check_time_range, leave_out, parse,
-    session_target,
+    CwdMatch, MessageRole, OneOrMany, SessionFilters, bounded, parse, session_target,
 };
 use crate::error::ToolError;
 use crate::output::{
@@ -224,29 +223,18 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     {
         pi_retrospect_app::check_session_file(std::path::Path::new(path))?;
     }
-    check_time_range(
-        context,
-        ("startTimestamp", params.start_timestamp.as_deref()),
-        ("endTimestamp", params.end_timestamp.as_deref()),
-    )?;
-    let env = leave_out(
-        context,
-        params.exclude_session_path,
-        params.include_current_session,
-    )?;
-    let cwds = absolute_dirs("cwds", params.cwds.into_vec())?;
-    let cwd_prefix = absolute_dirs("cwdPrefix", params.cwd_prefix.into_vec())?;
+    let (sessions, env) = SessionFilters {
+        cwds: params.cwds,
+        cwd_prefix: params.cwd_prefix,
+        cwd_match: params.cwd_match,
+        start_timestamp: params.start_timestamp,
+        end_timestamp: params.end_timestamp,
+        include_current_session: params.include_current_session,
+        exclude_session_path: params.exclude_session_path,
+    }
+    .request(context)?;
     let request = SearchRequest {
-        sessions: ListRequest {
-            stores: context.stores.clone(),
-            worktrees: params.cwd_match.is_worktrees(&cwds, &cwd_prefix),
-            cwd: cwds,
-            cwd_prefix,
-            since: params.start_timestamp,
-            until: params.end_timestamp,
-            exclude_current: env.session_file.is_some(),
-            ..ListRequest::default()
-        },
+        sessions,
         session,
         query,
         order,

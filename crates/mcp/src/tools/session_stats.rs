@@ -10,10 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::args::{
-    CwdMatch, Grouping, OneOrMany, absolute_dirs, bounded, check_time_range, leave_out, parse,
-    session_target,
-};
+use crate::args::{CwdMatch, Grouping, OneOrMany, SessionFilters, bounded, parse, session_target};
 use crate::error::ToolError;
 use crate::output::{ToolOutput, bounded_text, fit_page, json_from_writer, text_from_writer};
 use crate::server::CallContext;
@@ -133,12 +130,6 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         .session_path
         .map(|path| session_target(context, Some(path)))
         .transpose()?;
-    // Checked here so that an error names the argument, not the CLI flag (review L2).
-    check_time_range(
-        context,
-        ("startTimestamp", params.start_timestamp.as_deref()),
-        ("endTimestamp", params.end_timestamp.as_deref()),
-    )?;
     if let Some(name) = &params.time_zone
         && let Err(error) = jiff::tz::TimeZone::get(name)
     {
@@ -147,29 +138,30 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             format!("{name:?}: {error}"),
         ));
     }
-    let env = leave_out(
-        context,
-        params.exclude_session_path,
-        params.include_current_session,
-    )?;
-    let cwds = absolute_dirs("cwds", params.cwds.into_vec())?;
-    let cwd_prefix = absolute_dirs("cwdPrefix", params.cwd_prefix.into_vec())?;
+    // Checked here so that an error names the argument, not the CLI flag (review L2). The
+    // time bounds select records, not sessions: they move from the listing to the report.
+    let (mut sessions, env) = SessionFilters {
+        cwds: params.cwds,
+        cwd_prefix: params.cwd_prefix,
+        cwd_match: params.cwd_match,
+        start_timestamp: params.start_timestamp,
+        end_timestamp: params.end_timestamp,
+        include_current_session: params.include_current_session,
+        exclude_session_path: params.exclude_session_path,
+    }
+    .request(context)?;
+    let (since, until) = (sessions.since.take(), sessions.until.take());
     let request = StatsRequest {
         sessions: ListRequest {
-            stores: context.stores.clone(),
-            worktrees: params.cwd_match.is_worktrees(&cwds, &cwd_prefix),
-            cwd: cwds,
-            cwd_prefix,
             id_prefixes: params.id.into_vec(),
             name_contains: params.name,
-            exclude_current: env.session_file.is_some(),
-            ..ListRequest::default()
+            ..sessions
         },
         session,
         group_by,
         time_zone: params.time_zone,
-        since: params.start_timestamp,
-        until: params.end_timestamp,
+        since,
+        until,
     };
     let mut report = pi_retrospect_app::stats(&request, &env)?;
     let n_rows = report.rows.len();
