@@ -129,31 +129,10 @@ pub struct EntriesArgs {
 }
 
 /// The entry types `--type` accepts: every type Pi 1.6.0 writes.
-const ENTRY_TYPES: [&str; 11] = [
-    "message",
-    "model_change",
-    "thinking_level_change",
-    "compaction",
-    "branch_summary",
-    "custom",
-    "custom_message",
-    "label",
-    "session_info",
-    "context_edit",
-    "usage",
-];
+const ENTRY_TYPES: [&str; 11] = pi_retrospect_core::entry_kinds::ENTRY_TYPES;
 
 /// The message roles `--role` accepts (version 3 spellings), here and in `search`.
-pub(crate) const ROLES: [&str; 8] = [
-    "system",
-    "user",
-    "assistant",
-    "toolResult",
-    "bashExecution",
-    "custom",
-    "branchSummary",
-    "compactionSummary",
-];
+pub(crate) const ROLES: [&str; 8] = pi_retrospect_core::entry_kinds::MESSAGE_ROLES;
 
 /// Runs `entries` with `args`, writing to `out`.
 pub fn run(args: &EntriesArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {

@@ -6,6 +6,7 @@
 
 #![deny(missing_docs)]
 
+pub mod entry_kinds;
 pub mod filter;
 pub mod json_text;
 pub mod listing;

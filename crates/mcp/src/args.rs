@@ -343,3 +343,32 @@ pub(crate) fn bounded(
     }
     Ok(usize::try_from(value).unwrap_or(usize::MAX))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Returns the values a unit enum's JSON Schema lists.
+    fn schema_enum<T: JsonSchema>() -> Vec<String> {
+        let schema = serde_json::to_value(schemars::schema_for!(T)).expect("a schema");
+        schema["enum"]
+            .as_array()
+            .expect("an enum schema")
+            .iter()
+            .map(|value| value.as_str().expect("a name").to_owned())
+            .collect()
+    }
+
+    /// The schema enums name exactly the values the CLI's `entries --role/--type` accept.
+    #[test]
+    fn roles_and_types_are_the_shared_lists() {
+        assert_eq!(
+            schema_enum::<MessageRole>(),
+            pi_retrospect_core::entry_kinds::MESSAGE_ROLES.map(str::to_owned)
+        );
+        assert_eq!(
+            schema_enum::<EntryType>(),
+            pi_retrospect_core::entry_kinds::ENTRY_TYPES.map(str::to_owned)
+        );
+    }
+}
