@@ -935,6 +935,7 @@ fn partition_point(len: usize, is_before: impl Fn(usize) -> bool) -> usize {
 #[cfg(unix)]
 fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
     std::os::unix::fs::FileExt::read_exact_at(file, buffer, offset)
+        .map_err(|error| shrank(error, offset))
 }
 
 #[cfg(not(unix))]
@@ -943,6 +944,22 @@ fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result
     let mut file = file;
     file.seek(SeekFrom::Start(offset))?;
     file.read_exact(buffer)
+        .map_err(|error| shrank(error, offset))
+}
+
+/// Says what a short read of an entry the file held when it was opened means: the file
+/// shrank (was truncated or rewritten shorter) while it was read.
+fn shrank(error: std::io::Error, offset: u64) -> std::io::Error {
+    if error.kind() == std::io::ErrorKind::UnexpectedEof {
+        std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!(
+                "the file shrank while it was read: the line at byte {offset} is no longer there"
+            ),
+        )
+    } else {
+        error
+    }
 }
 
 #[cfg(test)]
@@ -950,6 +967,31 @@ mod tests {
     use super::*;
 
     const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+    /// A line the file held when it was opened and no longer holds (the file was truncated
+    /// meanwhile) is an error that says the file shrank, not a bare short read.
+    #[test]
+    fn a_line_gone_since_the_open_says_the_file_shrank() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, file_of(3)).expect("write");
+        let session = Transcript::open(&path).expect("opens");
+        File::options()
+            .write(true)
+            .open(&path)
+            .and_then(|file| file.set_len(u64::try_from(HEADER.len()).expect("fits") + 1))
+            .expect("truncate");
+        let error = session
+            .line_bytes(session.entries().len() - 1)
+            .expect_err("the line is gone");
+        let reason = std::error::Error::source(&error).map(ToString::to_string);
+        assert!(
+            reason
+                .as_deref()
+                .is_some_and(|reason| reason.contains("the file shrank while it was read")),
+            "{error}: {reason:?}"
+        );
+    }
 
     fn file_of(n_entries: usize) -> String {
         let mut text = format!("{HEADER}\n");
