@@ -570,3 +570,30 @@ fn l7_search_warnings_have_the_common_prefix() {
         assert!(line.starts_with("pi-retrospect: warning: /"), "{stderr}");
     }
 }
+
+/// `search --session` on a file that is missing, a directory or not a session is an error
+/// (exit 2, as ripgrep exits for a missing file), never "nothing matched" (exit 1).
+#[test]
+fn search_session_that_is_not_a_session_is_an_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").expect("write");
+    let missing = dir.path().join("missing.jsonl");
+    for target in [&missing, &empty, &dir.path().to_path_buf()] {
+        let output = binary()
+            .args(["search", "needle", "--sessions-root"])
+            .arg(dir.path())
+            .arg("--session")
+            .arg(target)
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{}: {stderr}",
+            target.display()
+        );
+        assert!(stderr.contains(&target.display().to_string()), "{stderr}");
+    }
+}

@@ -214,15 +214,6 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         .map(|path| session_target(context, Some(path)))
         .transpose()?;
     let is_one_session = session.is_some();
-    // One named session that is not a session file is a failure, as for the other tools
-    // and the CLI's `search --session`, never an empty result (review M3).
-    if let Some(pi_retrospect_app::SessionTarget {
-        session: pi_retrospect_app::SessionRef::Path(path),
-        ..
-    }) = &session
-    {
-        pi_retrospect_app::check_session_file(std::path::Path::new(path))?;
-    }
     let (sessions, env) = SessionFilters {
         cwds: params.cwds,
         cwd_prefix: params.cwd_prefix,
