@@ -204,7 +204,7 @@ pub fn run(args: &ListArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
                     crate::output::print_note(note);
                 }
             }
-            write(format, &result, env, out)?;
+            write(format, &result, env, request.threads, out)?;
             if matches!(format, Format::Long { .. }) {
                 // Written once the rows are out, so they follow the listing on a terminal.
                 out.flush()?;
@@ -287,6 +287,7 @@ fn write(
     format: Format,
     result: &ListResult,
     env: &Environment,
+    threads: usize,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let ListResult {
@@ -308,8 +309,9 @@ fn write(
             }
         }
         Format::Long { color, width } => {
-            let when_of =
-                |session: &Session| when(session, summaries.get(&session.path), &env.time_zone);
+            let when_of = |session: &Session, summary: Option<&SessionSummary>| {
+                when(session, summary, &env.time_zone)
+            };
             let summary_of = |path: &str| summaries.get(path);
             let id_len_of = |id: &str| match id_prefixes {
                 Some(prefixes) => prefixes.unique_len(id),
@@ -325,7 +327,11 @@ fn write(
                 summary_of: &summary_of,
                 id_len_of: &id_len_of,
             };
-            pi_retrospect_render::long::write_long(out, listing, &options)?;
+            // The rows are made on the listing's threads (`--threads`), then written.
+            let lines = pi_retrospect_walk::with_threads(threads, || {
+                pi_retrospect_render::long::long_lines(listing, &options)
+            });
+            out.write_all(lines.as_bytes())?;
         }
     }
     Ok(())
@@ -334,26 +340,55 @@ fn write(
 /// Returns when a session ran, in local time: its start (`2026-09-01 10:00`), then, when it
 /// was last active in a later minute, `→14:32` on the same day or `→09-03` on a later one.
 fn when(session: &Session, summary: Option<&SessionSummary>, zone: &jiff::tz::TimeZone) -> String {
+    use std::fmt::Write as _;
     let local = |instant: pi_retrospect_core::Timestamp| {
         let nanos = i32::try_from(instant.nanos).unwrap_or(0);
         jiff::Timestamp::new(instant.seconds, nanos)
             .ok()
-            .map(|instant| instant.to_zoned(zone.clone()))
+            .map(|instant| zone.to_datetime(instant))
     };
     let Some(start) = local(session.instant) else {
         return session.timestamp.clone();
     };
-    let mut text = start.strftime("%Y-%m-%d %H:%M").to_string();
+    // Written field by field: `strftime` costs more than the rest of a `--long` row.
+    let mut text = String::with_capacity(24);
+    let _ = write!(
+        text,
+        "{}-{:02}-{:02} {:02}:{:02}",
+        year(start.year()),
+        start.month(),
+        start.day(),
+        start.hour(),
+        start.minute()
+    );
     if let Some(last) = local(session.last_activity(summary)) {
-        if last.year() != start.year() {
-            text.push_str(&last.strftime("→%Y-%m-%d").to_string());
+        let _ = if last.year() != start.year() {
+            write!(
+                text,
+                "→{}-{:02}-{:02}",
+                year(last.year()),
+                last.month(),
+                last.day()
+            )
         } else if last.date() != start.date() {
-            text.push_str(&last.strftime("→%m-%d").to_string());
-        } else if last.strftime("%H:%M").to_string() != start.strftime("%H:%M").to_string() {
-            text.push_str(&last.strftime("→%H:%M").to_string());
-        }
+            write!(text, "→{:02}-{:02}", last.month(), last.day())
+        } else if (last.hour(), last.minute()) != (start.hour(), start.minute()) {
+            write!(text, "→{:02}:{:02}", last.hour(), last.minute())
+        } else {
+            Ok(())
+        };
     }
     text
+}
+
+/// Returns a year as `strftime`'s `%Y` writes it: at least four digits, with a sign when
+/// negative.
+fn year(year: i16) -> String {
+    if year < 0 {
+        format!("-{:04}", year.unsigned_abs())
+    } else {
+        format!("{year:04}")
+    }
 }
 
 /// `--jsonl --unordered`: each kept session tree is written as soon as the walk has read it;
@@ -365,19 +400,98 @@ fn stream_unordered(
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let mut write_error = None;
-    pi_retrospect_app::list_unordered(
-        request,
+    pi_retrospect_app::list_unordered(request, env, &mut |part| match write(
+        format,
+        &part,
         env,
-        &mut |part| match write(format, &part, env, out).and_then(|()| Ok(out.flush()?)) {
-            Ok(()) => WalkState::Continue,
-            Err(error) => {
-                write_error = Some(error);
-                WalkState::Quit
-            }
-        },
-    )?;
+        request.threads,
+        out,
+    )
+    .and_then(|()| Ok(out.flush()?))
+    {
+        Ok(()) => WalkState::Continue,
+        Err(error) => {
+            write_error = Some(error);
+            WalkState::Quit
+        }
+    })?;
     match write_error {
         Some(error) => Err(error),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `when` writes its fields by hand; it must say what `strftime` says, in any zone, for
+    /// every shape (same minute, same day, same year, another year).
+    #[test]
+    fn when_matches_strftime() {
+        let reference = |session: &Session,
+                         last: pi_retrospect_core::Timestamp,
+                         zone: &jiff::tz::TimeZone| {
+            let local = |instant: pi_retrospect_core::Timestamp| {
+                jiff::Timestamp::new(instant.seconds, i32::try_from(instant.nanos).unwrap_or(0))
+                    .expect("in range")
+                    .to_zoned(zone.clone())
+            };
+            let start = local(session.instant);
+            let last = local(last);
+            let mut text = start.strftime("%Y-%m-%d %H:%M").to_string();
+            if last.year() != start.year() {
+                text.push_str(&last.strftime("→%Y-%m-%d").to_string());
+            } else if last.date() != start.date() {
+                text.push_str(&last.strftime("→%m-%d").to_string());
+            } else if last.strftime("%H:%M").to_string() != start.strftime("%H:%M").to_string() {
+                text.push_str(&last.strftime("→%H:%M").to_string());
+            }
+            text
+        };
+        let parse = |text: &str| pi_retrospect_core::timestamp::parse(text).expect("timestamp");
+        let zones = [
+            jiff::tz::TimeZone::UTC,
+            jiff::tz::TimeZone::get("Asia/Kolkata").expect("zone"),
+            jiff::tz::TimeZone::get("America/St_Johns").expect("zone"),
+        ];
+        let starts = [
+            "2026-01-01T00:00:00Z",
+            "0999-12-31T23:59:59.999Z",
+            "2026-03-08T06:30:00Z",
+        ];
+        let lasts = [
+            "2026-01-01T00:00:30Z",
+            "2026-01-01T00:01:00Z",
+            "2026-01-01T23:59:00Z",
+            "2026-02-03T04:05:06Z",
+            "2027-01-01T00:00:00Z",
+            "1000-01-01T00:00:00Z",
+        ];
+        for zone in &zones {
+            for start in starts {
+                for last in lasts {
+                    let session = Session {
+                        id: "s".into(),
+                        path: "/s.jsonl".into(),
+                        timestamp: start.into(),
+                        cwd: "/w".into(),
+                        parent_session_path: None,
+                        subagent_sessions: Vec::new(),
+                        instant: parse(start),
+                        n_pruned_runs: 0,
+                    };
+                    let summary = SessionSummary {
+                        last_activity: Some(parse(last)),
+                        ..SessionSummary::default()
+                    };
+                    assert_eq!(
+                        when(&session, Some(&summary), zone),
+                        reference(&session, session.last_activity(Some(&summary)), zone),
+                        "{start} → {last}"
+                    );
+                }
+            }
+        }
     }
 }

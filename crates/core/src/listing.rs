@@ -227,6 +227,10 @@ pub fn unique_prefix_len<'a>(ids: impl Iterator<Item = &'a str>) -> usize {
 pub struct IdPrefixes {
     /// Distinct ids, sorted bytewise.
     sorted: Vec<String>,
+    /// The answer of [`IdPrefixes::unique_len`] for each id of the set, worked out once
+    /// from its sorted neighbours: a lookup per row instead of a binary search over
+    /// scattered strings.
+    lens: std::collections::HashMap<String, usize>,
 }
 
 impl IdPrefixes {
@@ -235,31 +239,45 @@ impl IdPrefixes {
         let mut sorted: Vec<String> = ids.map(str::to_owned).collect();
         sorted.sort_unstable();
         sorted.dedup();
-        IdPrefixes { sorted }
+        let lens = sorted
+            .iter()
+            .enumerate()
+            .map(|(index, id)| {
+                let before = index.checked_sub(1).and_then(|index| sorted.get(index));
+                let after = sorted.get(index + 1);
+                (id.clone(), prefix_len(id, before, after))
+            })
+            .collect();
+        IdPrefixes { sorted, lens }
     }
 
     /// Returns how many characters of `id` (at least [`MIN_ID_WIDTH`], at most all of it) no
     /// other id in the set starts with: the shortest prefix that is a handle for `id` alone.
     pub fn unique_len(&self, id: &str) -> usize {
+        if let Some(len) = self.lens.get(id) {
+            return *len;
+        }
         let position = self.sorted.partition_point(|other| other.as_str() < id);
         // In sorted order, the longest prefix `id` shares with another id is shared with a
         // neighbour.
-        let after = match self.sorted.get(position) {
-            Some(other) if other == id => self.sorted.get(position + 1),
-            other => other,
-        };
         let before = position.checked_sub(1).and_then(|idx| self.sorted.get(idx));
-        let n_common = |other: Option<&String>| {
-            other.map_or(0, |other| {
-                id.chars()
-                    .zip(other.chars())
-                    .take_while(|(left, right)| left == right)
-                    .count()
-            })
-        };
-        let needed = n_common(before).max(n_common(after)) + 1;
-        needed.max(MIN_ID_WIDTH).min(id.chars().count())
+        prefix_len(id, before, self.sorted.get(position))
     }
+}
+
+/// Returns how many characters of `id` tell it from its sorted neighbours `before` and
+/// `after` (at least [`MIN_ID_WIDTH`], at most all of it).
+fn prefix_len(id: &str, before: Option<&String>, after: Option<&String>) -> usize {
+    let n_common = |other: Option<&String>| {
+        other.map_or(0, |other| {
+            id.chars()
+                .zip(other.chars())
+                .take_while(|(left, right)| left == right)
+                .count()
+        })
+    };
+    let needed = n_common(before).max(n_common(after)) + 1;
+    needed.max(MIN_ID_WIDTH).min(id.chars().count())
 }
 
 #[cfg(test)]

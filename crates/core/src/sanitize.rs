@@ -33,6 +33,23 @@ fn is_line_separator(character: char) -> bool {
 
 /// Returns whether `character` must go: a C0 control other than newline and tab, DEL, a C1
 /// control, a bidi control, or an invisible character.
+/// Returns whether every byte of `text` is printable ASCII, space to tilde: text that needs
+/// no escaping. The fold has no early exit, so the compiler checks many bytes per
+/// instruction.
+pub fn is_printable_ascii(text: &str) -> bool {
+    text.bytes().fold(true, |printable, byte| {
+        printable & (0x20..0x7f).contains(&byte)
+    })
+}
+
+/// Returns whether every byte of `text` is printable ASCII, a tab or a newline: text
+/// [`sanitize_for_terminal`] leaves as it is.
+fn is_clean_ascii(text: &str) -> bool {
+    text.bytes().fold(true, |clean, byte| {
+        clean & ((0x20..0x7f).contains(&byte) | (byte == b'\n') | (byte == b'\t'))
+    })
+}
+
 fn is_stripped(character: char) -> bool {
     (character.is_control() && character != '\n' && character != '\t')
         || is_bidi_control(character)
@@ -45,7 +62,7 @@ fn is_stripped(character: char) -> bool {
 ///
 /// Borrows `text` unchanged when there is nothing to strip.
 pub fn sanitize_for_terminal(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_stripped) {
+    if is_clean_ascii(text) || !text.chars().any(is_stripped) {
         return Cow::Borrowed(text);
     }
     let mut clean = String::with_capacity(text.len());
@@ -85,12 +102,8 @@ pub fn sanitize_for_terminal(text: &str) -> Cow<'_, str> {
 /// file, and a newline cannot forge a second row. Borrows `text` when nothing needs escaping,
 /// which is the case for every ordinary path.
 pub fn escape_for_terminal(text: &str) -> Cow<'_, str> {
-    // Printable ASCII (every ordinary path) needs nothing; the fold has no early exit, so the
-    // compiler checks many bytes per instruction.
-    let is_printable_ascii = text.bytes().fold(true, |printable, byte| {
-        printable & (0x20..0x7f).contains(&byte)
-    });
-    if is_printable_ascii {
+    // Printable ASCII (every ordinary path) needs nothing.
+    if is_printable_ascii(text) {
         return Cow::Borrowed(text);
     }
     let needs_escape = |character: char| {

@@ -14,6 +14,8 @@
 
 use std::io::{self, Write};
 
+use rayon::prelude::*;
+
 use pi_retrospect_core::sanitize::escape_for_terminal;
 use pi_retrospect_core::{Listing, Session, SessionSummary};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
@@ -28,13 +30,14 @@ pub struct LongOptions<'a> {
     pub header: bool,
     /// The home directory, shown as `~` when a cwd has to shrink.
     pub home: Option<&'a str>,
-    /// Formats when a session ran (its start, and its last activity when later).
-    pub when_of: &'a dyn Fn(&Session) -> String,
+    /// Formats when a session ran (its start, and its last activity when later), given its
+    /// body facts when they were read.
+    pub when_of: &'a (dyn Fn(&Session, Option<&SessionSummary>) -> String + Sync),
     /// Returns a session's body facts, when they were read.
-    pub summary_of: &'a dyn Fn(&str) -> Option<&'a SessionSummary>,
+    pub summary_of: &'a (dyn Fn(&str) -> Option<&'a SessionSummary> + Sync),
     /// Returns how many characters of an id to show: its shortest unique prefix among the
     /// sessions a lookup by id searches.
-    pub id_len_of: &'a dyn Fn(&str) -> usize,
+    pub id_len_of: &'a (dyn Fn(&str) -> usize + Sync),
 }
 
 /// The widest the id column grows; longer prefixes widen only their own row.
@@ -45,40 +48,69 @@ const MIN_CWD_WIDTH: usize = 12;
 const MIN_TITLE_WIDTH: usize = 24;
 const SEPARATOR: &str = "  ";
 
-/// One row's fields, plain (escaped for a terminal, not yet cut or coloured).
+/// A field's text (escaped for a terminal, not yet cut or coloured) and its width in
+/// columns, measured once.
+struct Field {
+    text: String,
+    width: usize,
+}
+
+impl Field {
+    fn new(text: String) -> Field {
+        // Printable ASCII (most titles and paths) is a column a byte.
+        let width = if pi_retrospect_core::sanitize::is_printable_ascii(&text) {
+            text.len()
+        } else {
+            text.width()
+        };
+        Field { width, text }
+    }
+}
+
+/// One row's fields.
 struct Row {
-    when: String,
-    id: String,
-    cwd: String,
-    runs: String,
-    title: String,
+    when: Field,
+    id: Field,
+    cwd: Field,
+    runs: Field,
+    title: Field,
 }
 
 /// Writes one line per session, children under their parent with their titles indented:
 /// `when  id-prefix  cwd  runs  title`, where the title is the session's name, else its first
 /// user message, on one line, stripped of terminal controls. Warnings are not written here:
 /// a front end reports them apart from the rows.
+///
+/// The lines are made by [`long_lines`] on the current rayon pool.
 pub fn write_long(
     out: &mut dyn Write,
     listing: &Listing,
     options: &LongOptions<'_>,
 ) -> io::Result<()> {
+    out.write_all(long_lines(listing, options).as_bytes())
+}
+
+/// Returns the lines [`write_long`] writes, each ending with a newline. The rows are made in
+/// parallel on the current rayon pool (a front end picks the pool, and so the threads, with
+/// `rayon::ThreadPool::install`): a row costs a few microseconds (the title's clean-up, the
+/// id's unique prefix, the local time), which adds up over tens of thousands of sessions.
+pub fn long_lines(listing: &Listing, options: &LongOptions<'_>) -> String {
     let mut sessions = Vec::new();
     collect(&listing.sessions, 0, &mut sessions);
     let rows: Vec<Row> = sessions
-        .iter()
+        .par_iter()
         .map(|(session, depth)| row(session, *depth, options))
         .collect();
     let header = Row {
-        when: "WHEN".to_owned(),
-        id: "ID".to_owned(),
-        cwd: "CWD".to_owned(),
-        runs: "RUNS".to_owned(),
-        title: "TITLE".to_owned(),
+        when: Field::new("WHEN".to_owned()),
+        id: Field::new("ID".to_owned()),
+        cwd: Field::new("CWD".to_owned()),
+        runs: Field::new("RUNS".to_owned()),
+        title: Field::new("TITLE".to_owned()),
     };
-    let column = |field: fn(&Row) -> &str, header_width: usize| {
+    let column = |field: fn(&Row) -> &Field, header_width: usize| {
         rows.iter()
-            .map(|row| field(row).width())
+            .map(|row| field(row).width)
             .max()
             .unwrap_or(0)
             .max(if options.header { header_width } else { 0 })
@@ -95,10 +127,10 @@ pub fn write_long(
     // so the header sits over its columns rather than over a two-wide `ID` (review L2).
     let id_width = rows
         .iter()
-        .map(|row| row.id.width())
+        .map(|row| row.id.width)
         .filter(|width| *width <= id_cap)
         .max()
-        .or_else(|| rows.iter().map(|row| row.id.width()).max())
+        .or_else(|| rows.iter().map(|row| row.id.width).max())
         .unwrap_or(0)
         .max(if options.header { 2 } else { 0 });
     let mut cwd_width = column(|row| &row.cwd, 3);
@@ -106,7 +138,7 @@ pub fn write_long(
     if let Some(width) = options.width {
         // What the cwd and the title share once the other columns and separators are placed.
         let fixed = when_width + id_width + runs_width + 4 * SEPARATOR.len();
-        let title_width = rows.iter().map(|row| row.title.width()).max().unwrap_or(0);
+        let title_width = rows.iter().map(|row| row.title.width).max().unwrap_or(0);
         let room = width
             .saturating_sub(fixed)
             .saturating_sub(title_width.min(MIN_TITLE_WIDTH));
@@ -114,7 +146,7 @@ pub fn write_long(
             shorten_home = options.home.is_some();
             let shortened = rows
                 .iter()
-                .map(|row| shorten(&row.cwd, options.home, shorten_home).width())
+                .map(|row| shorten(&row.cwd.text, options.home, shorten_home).width())
                 .max()
                 .unwrap_or(0)
                 .max(if options.header { 3 } else { 0 });
@@ -127,42 +159,47 @@ pub fn write_long(
         cwd: cwd_width,
         runs: runs_width,
     };
+    let mut lines = String::new();
     if options.header {
-        write_row(out, &header, &widths, options, false)?;
+        push_row(&mut lines, &header, None, &widths, options, false);
     }
-    for row in &rows {
-        // A row whose id is wider than the column gives the difference back from its cwd on
-        // a terminal, so its runs and title stay in line with the others.
-        let extra = row.id.width().saturating_sub(id_width);
-        let row_cwd_width = cwd_width
-            .saturating_sub(extra)
-            .max(cwd_width.min(MIN_CWD_WIDTH));
-        let widths = Widths {
-            cwd: if options.width.is_some() {
-                row_cwd_width
-            } else {
-                cwd_width
-            },
-            ..widths
-        };
-        let row = Row {
-            cwd: if options.width.is_some() {
-                elide_middle(
-                    &shorten(&row.cwd, options.home, shorten_home),
+    let body_lines: Vec<String> = rows
+        .par_chunks(ROWS_PER_TASK)
+        .map(|chunk| {
+            let mut lines = String::new();
+            for row in chunk {
+                if options.width.is_none() {
+                    push_row(&mut lines, row, None, &widths, options, true);
+                    continue;
+                }
+                // A row whose id is wider than the column gives the difference back from its
+                // cwd on a terminal, so its runs and title stay in line with the others.
+                let extra = row.id.width.saturating_sub(id_width);
+                let row_cwd_width = cwd_width
+                    .saturating_sub(extra)
+                    .max(cwd_width.min(MIN_CWD_WIDTH));
+                let cwd = Field::new(elide_middle(
+                    &shorten(&row.cwd.text, options.home, shorten_home),
                     row_cwd_width,
-                )
-            } else {
-                row.cwd.clone()
-            },
-            when: row.when.clone(),
-            id: row.id.clone(),
-            runs: row.runs.clone(),
-            title: row.title.clone(),
-        };
-        write_row(out, &row, &widths, options, true)?;
+                ));
+                let widths = Widths {
+                    cwd: row_cwd_width,
+                    ..widths
+                };
+                push_row(&mut lines, row, Some(&cwd), &widths, options, true);
+            }
+            lines
+        })
+        .collect();
+    lines.reserve(body_lines.iter().map(String::len).sum());
+    for chunk in body_lines {
+        lines.push_str(&chunk);
     }
-    Ok(())
+    lines
 }
+
+/// How many rows one parallel task turns into lines.
+const ROWS_PER_TASK: usize = 256;
 
 /// The column widths of a listing.
 #[derive(Clone, Copy)]
@@ -176,69 +213,102 @@ struct Widths {
 fn row(session: &Session, depth: usize, options: &LongOptions<'_>) -> Row {
     let id = escape_for_terminal(&session.id);
     let id_len = (options.id_len_of)(&session.id);
-    let id: String = id.chars().take(id_len.max(1)).collect();
+    let id: String = match id.char_indices().nth(id_len.max(1)) {
+        Some((cut, _)) => id[..cut].to_owned(),
+        None => id.into_owned(),
+    };
     let runs = match session.n_runs() {
         0 => "-".to_owned(),
         runs => runs.to_string(),
     };
+    let summary = (options.summary_of)(&session.path);
     let mut title = "  ".repeat(depth);
     if depth > 0 {
         title.push_str("↳ ");
     }
-    let text = (options.summary_of)(&session.path)
-        .and_then(SessionSummary::title)
-        .map(one_line)
-        .unwrap_or_default();
-    title.push_str(&text);
+    if let Some(text) = summary.and_then(SessionSummary::title) {
+        push_one_line(&mut title, text);
+    }
     Row {
-        when: escape_for_terminal(&(options.when_of)(session)).into_owned(),
-        id,
-        cwd: escape_for_terminal(&session.cwd).into_owned(),
-        runs,
-        title,
+        when: Field::new(escape_for_terminal(&(options.when_of)(session, summary)).into_owned()),
+        id: Field::new(id),
+        cwd: Field::new(escape_for_terminal(&session.cwd).into_owned()),
+        runs: Field::new(runs),
+        title: Field::new(title),
     }
 }
 
-/// Writes one row padded to `widths`; on a terminal, the title (and, when even that is not
-/// enough, the rest of the line) is cut so the line fits.
-fn write_row(
-    out: &mut dyn Write,
+/// Appends one row padded to `widths` (with `cwd` in place of the row's own when given) and
+/// its newline to `lines`; on a terminal, the title (and, when even that is not enough, the
+/// rest of the line) is cut so the line fits.
+fn push_row(
+    lines: &mut String,
     row: &Row,
+    cwd: Option<&Field>,
     widths: &Widths,
     options: &LongOptions<'_>,
     is_body: bool,
-) -> io::Result<()> {
-    let when = pad(&row.when, widths.when);
-    let id = pad(&row.id, widths.id);
-    let cwd = pad(&row.cwd, widths.cwd);
-    let runs = format!("{:>width$}", row.runs, width = widths.runs);
-    let before_title = [&when, &id, &cwd, &runs]
-        .iter()
-        .map(|field| field.width() + SEPARATOR.len())
-        .sum::<usize>();
-    let mut title = row.title.clone();
-    if let Some(width) = options.width {
-        if before_title > width {
-            // Not even the columns fit: cut the plain line itself.
-            let line = format!("{when}  {id}  {cwd}  {runs}  {title}");
-            return writeln!(out, "{}", truncate_end(line.trim_end(), width));
+) {
+    let cwd = cwd.unwrap_or(&row.cwd);
+    let padded = |field: &Field, width: usize| field.width.max(width);
+    let before_title = padded(&row.when, widths.when)
+        + padded(&row.id, widths.id)
+        + padded(cwd, widths.cwd)
+        + padded(&row.runs, widths.runs)
+        + 4 * SEPARATOR.len();
+    // When not even the columns fit, the plain line itself is cut.
+    let is_cut_whole = matches!(options.width, Some(width) if before_title > width);
+    let (dim, yellow, cyan, bold, reset) = match (options.color && !is_cut_whole, is_body) {
+        (false, _) => ("", "", "", "", ""),
+        (true, true) => ("\x1b[2m", "\x1b[33m", "\x1b[36m", "\x1b[1m", "\x1b[0m"),
+        (true, false) => ("\x1b[1m", "\x1b[1m", "\x1b[1m", "\x1b[1m", "\x1b[0m"),
+    };
+    let start = lines.len();
+    let push_padded = |lines: &mut String, field: &Field, width: usize, is_left: bool| {
+        let fill = width.saturating_sub(field.width);
+        if !is_left {
+            lines.extend(std::iter::repeat_n(' ', fill));
         }
-        title = truncate_end(&title, width - before_title);
+        lines.push_str(&field.text);
+        if is_left {
+            lines.extend(std::iter::repeat_n(' ', fill));
+        }
+    };
+    lines.push_str(dim);
+    push_padded(lines, &row.when, widths.when, true);
+    lines.push_str(reset);
+    lines.push_str(SEPARATOR);
+    lines.push_str(yellow);
+    push_padded(lines, &row.id, widths.id, true);
+    lines.push_str(reset);
+    lines.push_str(SEPARATOR);
+    lines.push_str(cyan);
+    push_padded(lines, cwd, widths.cwd, true);
+    lines.push_str(reset);
+    lines.push_str(SEPARATOR);
+    push_padded(lines, &row.runs, widths.runs, false);
+    lines.push_str(SEPARATOR);
+    lines.push_str(bold);
+    match options.width {
+        Some(width) if is_cut_whole => {
+            lines.push_str(&row.title.text);
+            let cut = truncate_end(lines[start..].trim_end(), width);
+            lines.truncate(start);
+            lines.push_str(&cut);
+            lines.push('\n');
+            return;
+        }
+        Some(width) if row.title.width > width - before_title => {
+            lines.push_str(&truncate_end(&row.title.text, width - before_title));
+        }
+        _ => lines.push_str(&row.title.text),
     }
-    if options.color {
-        let (dim, yellow, cyan, bold, reset) = if is_body {
-            ("\x1b[2m", "\x1b[33m", "\x1b[36m", "\x1b[1m", "\x1b[0m")
-        } else {
-            ("\x1b[1m", "\x1b[1m", "\x1b[1m", "\x1b[1m", "\x1b[0m")
-        };
-        writeln!(
-            out,
-            "{dim}{when}{reset}  {yellow}{id}{reset}  {cyan}{cwd}{reset}  {runs}  {bold}{title}{reset}"
-        )
-    } else {
-        let line = format!("{when}  {id}  {cwd}  {runs}  {title}");
-        writeln!(out, "{}", line.trim_end())
+    lines.push_str(reset);
+    if reset.is_empty() {
+        let end = start + lines[start..].trim_end().len();
+        lines.truncate(end);
     }
+    lines.push('\n');
 }
 
 /// Appends every session of the trees in `sessions` with its depth, parents before their
@@ -264,10 +334,23 @@ fn collect<'a>(sessions: &'a [Session], depth: usize, rows: &mut Vec<(&'a Sessio
 
 /// Returns `text` on one line: controls stripped, runs of white space folded to one space.
 pub fn one_line(text: &str) -> String {
-    pi_retrospect_core::sanitize::sanitize_for_terminal(text)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut line = String::new();
+    push_one_line(&mut line, text);
+    line
+}
+
+/// Appends `text` to `line` as [`one_line`] returns it.
+fn push_one_line(line: &mut String, text: &str) {
+    let clean = pi_retrospect_core::sanitize::sanitize_for_terminal(text);
+    line.reserve(clean.len());
+    let mut is_first = true;
+    for word in clean.split_whitespace() {
+        if !is_first {
+            line.push(' ');
+        }
+        line.push_str(word);
+        is_first = false;
+    }
 }
 
 /// Returns `cwd` with the home directory written `~` when `is_on` and it starts there.
@@ -279,14 +362,6 @@ fn shorten(cwd: &str, home: Option<&str>, is_on: bool) -> String {
         return format!("~{rest}");
     }
     cwd.to_owned()
-}
-
-fn pad(text: &str, width: usize) -> String {
-    let mut padded = text.to_owned();
-    for _ in text.width()..width {
-        padded.push(' ');
-    }
-    padded
 }
 
 /// Cuts `text` to at most `width` columns, ending with `…` when anything was cut.
@@ -402,7 +477,7 @@ mod tests {
             width,
             header,
             home: Some("/home/me"),
-            when_of: &|_| "2026-01-01 00:00".to_owned(),
+            when_of: &|_, _| "2026-01-01 00:00".to_owned(),
             summary_of: &|_| Some(&summary),
             id_len_of: &|id| ids.unique_len(id),
         };
