@@ -67,6 +67,10 @@ pub struct ListRequest {
     pub threads: usize,
 }
 
+/// The map a listing keys by session path. Its hash is a fast one: a listing looks each
+/// session's path up a few times, and SipHash cost more than the rest of those lookups.
+pub type PathMap<V> = HashMap<String, V, foldhash::fast::RandomState>;
+
 /// What `list` found.
 #[derive(Debug, Clone, Default)]
 pub struct ListResult {
@@ -74,7 +78,7 @@ pub struct ListResult {
     pub listing: Listing,
     /// Body facts by session path: of every shown session with `read_summaries`, else of the
     /// sessions a `name_contains` or activity filter read.
-    pub summaries: HashMap<String, SessionSummary>,
+    pub summaries: PathMap<SessionSummary>,
     /// With `unique_id_prefixes`: the ids of all the sessions walked (runs included, not only
     /// the shown ones), so a shown prefix is unique where a lookup by id searches.
     pub id_prefixes: Option<IdPrefixes>,
@@ -209,7 +213,7 @@ pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppE
     listing
         .warnings
         .extend(resolved.store_warnings.iter().cloned());
-    let mut summaries = HashMap::new();
+    let mut summaries = PathMap::default();
     filter(
         &resolved,
         request,
@@ -274,7 +278,7 @@ pub fn list_unordered(
                     warnings,
                 };
                 let mut prefetched = Prefetched::from_bodies(bodies);
-                let mut summaries = HashMap::new();
+                let mut summaries = PathMap::default();
                 filter(
                     resolved,
                     request,
@@ -344,7 +348,7 @@ fn filter(
     request: &ListRequest,
     prefetched: &mut Prefetched,
     listing: &mut Listing,
-    summaries: &mut HashMap<String, SessionSummary>,
+    summaries: &mut PathMap<SessionSummary>,
 ) {
     let query = &resolved.query;
     // What the pre-filter read got: every fact (a name filter streams the body), or only
@@ -381,7 +385,7 @@ fn filter(
             .collect();
         read_into(
             &missing,
-            Facts::Summary,
+            Facts::Ends,
             resolved.walk.threads,
             prefetched,
             summaries,
@@ -396,6 +400,9 @@ enum Facts {
     /// Name, first user message and last activity, the whole body streamed: what a name
     /// filter searches.
     Summary,
+    /// The same facts read from the file's ends only ([`SummaryScope::Ends`]), bounded per
+    /// file: what `--long` and `--jsonl` show.
+    Ends,
     /// Only the last activity, read from the end of the file.
     LastActivity,
 }
@@ -415,7 +422,7 @@ fn read_into(
     facts: Facts,
     threads: usize,
     prefetched: &mut Prefetched,
-    summaries: &mut HashMap<String, SessionSummary>,
+    summaries: &mut PathMap<SessionSummary>,
     warnings: &mut Vec<Warning>,
 ) {
     let mut unread = Vec::new();
@@ -433,6 +440,7 @@ fn read_into(
     }
     let read = pi_retrospect_walk::with_threads(threads, || match facts {
         Facts::Summary => read_summaries_in(&unread, SummaryScope::Whole),
+        Facts::Ends => read_summaries_in(&unread, SummaryScope::Ends),
         Facts::LastActivity => read_last_activities(&unread),
     });
     for (path, result) in unread.into_iter().zip(read) {
@@ -505,7 +513,13 @@ impl BodyReader for WalkReads<'_> {
                 .query
                 .may_keep_header(&row.header.cwd, row.header.instant)
         {
-            return Some((reach, Facts::Summary));
+            // A name filter reads the whole body of the top-level session; the same read
+            // then serves what is shown (one kind of read per tree).
+            let facts = match self.filtered {
+                Some(Facts::Summary) => Facts::Summary,
+                _ => Facts::Ends,
+            };
+            return Some((reach, facts));
         }
         self.filtered.map(|facts| (BodyReach::Session, facts))
     }
@@ -514,6 +528,9 @@ impl BodyReader for WalkReads<'_> {
         let path_ref = std::path::Path::new(path);
         let result = match facts {
             Facts::Summary => pi_retrospect_transcript::read_summary_from(path_ref, file),
+            Facts::Ends => {
+                pi_retrospect_transcript::read_summary_from_in(path_ref, file, SummaryScope::Ends)
+            }
             Facts::LastActivity => pi_retrospect_transcript::read_last_activity_from(
                 path_ref, file,
             )
@@ -532,7 +549,7 @@ impl BodyReader for WalkReads<'_> {
 /// The facts the walk read, by path.
 #[derive(Default)]
 struct Prefetched {
-    by_path: HashMap<String, (Facts, BodyFacts)>,
+    by_path: PathMap<(Facts, BodyFacts)>,
 }
 
 impl Prefetched {
@@ -549,7 +566,12 @@ impl Prefetched {
     fn take(&mut self, path: &str, facts: Facts) -> Option<(String, BodyFacts)> {
         let (read, result) = self.by_path.get(path)?;
         match (*read, facts, result) {
-            (Facts::Summary, Facts::LastActivity, Ok(summary)) => Some((
+            // What a whole read found serves for the ends too.
+            (Facts::Summary, Facts::Ends, _) => self
+                .by_path
+                .remove_entry(path)
+                .map(|(path, (_, result))| (path, result)),
+            (Facts::Summary | Facts::Ends, Facts::LastActivity, Ok(summary)) => Some((
                 path.to_owned(),
                 Ok(SessionSummary {
                     last_activity: summary.last_activity,

@@ -9,6 +9,7 @@ use pi_retrospect_core::filter::SortKey;
 use pi_retrospect_core::{Session, SessionSummary};
 use pi_retrospect_render::long::LongOptions;
 use pi_retrospect_walk::WalkState;
+use rayon::prelude::*;
 
 use crate::UsageError;
 use crate::args::{ColorChoice, StoreArgs};
@@ -210,6 +211,10 @@ pub fn run(args: &ListArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
                 out.flush()?;
                 crate::output::print_listing_warnings(&result.listing.warnings);
             }
+            // The process ends once the listing is out: freeing tens of thousands of sessions
+            // one by one would only delay the exit (a tenth of `list --jsonl`'s time on a
+            // 10,000-session store), so the memory goes back with the process.
+            std::mem::forget(result);
             Ok(())
         }
     }
@@ -301,8 +306,28 @@ fn write(
         Format::Json => pi_retrospect_render::write_json(out, listing)?,
         Format::Jsonl { .. } => {
             let summary_of = |path: &str| summaries.get(path);
-            for session in &listing.sessions {
-                pi_retrospect_render::jsonl::write_session_tree(out, session, &summary_of)?;
+            // Trees are turned into lines in parallel on the listing's threads, a batch at a
+            // time (so memory stays a batch's lines), and written in order.
+            for batch in listing.sessions.chunks(TREES_PER_BATCH) {
+                let parts = pi_retrospect_walk::with_threads(threads, || {
+                    batch
+                        .par_chunks(TREES_PER_TASK)
+                        .map(|trees| {
+                            let mut lines = Vec::new();
+                            for session in trees {
+                                pi_retrospect_render::jsonl::write_session_tree(
+                                    &mut lines,
+                                    session,
+                                    &summary_of,
+                                )?;
+                            }
+                            Ok(lines)
+                        })
+                        .collect::<std::io::Result<Vec<Vec<u8>>>>()
+                });
+                for part in parts? {
+                    out.write_all(&part)?;
+                }
             }
             for warning in &listing.warnings {
                 pi_retrospect_render::jsonl::write_warning(out, warning)?;
@@ -336,6 +361,11 @@ fn write(
     }
     Ok(())
 }
+
+/// How many top-level trees `--jsonl` turns into lines before writing them.
+const TREES_PER_BATCH: usize = 1024;
+/// How many top-level trees one parallel task of a batch takes.
+const TREES_PER_TASK: usize = 32;
 
 /// Returns when a session ran, in local time: its start (`2026-09-01 10:00`), then, when it
 /// was last active in a later minute, `→14:32` on the same day or `→09-03` on a later one.

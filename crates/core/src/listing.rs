@@ -230,7 +230,7 @@ pub struct IdPrefixes {
     /// The answer of [`IdPrefixes::unique_len`] for each id of the set, worked out once
     /// from its sorted neighbours: a lookup per row instead of a binary search over
     /// scattered strings.
-    lens: std::collections::HashMap<String, usize>,
+    lens: std::collections::HashMap<String, usize, foldhash::fast::RandomState>,
 }
 
 impl IdPrefixes {

@@ -41,8 +41,8 @@ struct WarningLine<'a> {
 /// Writes `session` and its whole tree, depth first, one line each. The tree is walked with
 /// an explicit stack, so runs nested thousands of levels deep cannot overflow the thread's
 /// stack (issue 9).
-pub fn write_session_tree<'a>(
-    out: &mut dyn Write,
+pub fn write_session_tree<'a, W: Write + ?Sized>(
+    out: &mut W,
     session: &Session,
     summary_of: &dyn Fn(&str) -> Option<&'a SessionSummary>,
 ) -> io::Result<()> {

@@ -45,38 +45,31 @@ pub fn read_last_activity_from(
 /// backwards from `size` in windows that double from [`FIRST_TAIL_BYTES`] up to
 /// [`MAX_ACTIVITY_TAIL_BYTES`].
 pub(crate) fn last_activity_of(file: &File, size: u64) -> std::io::Result<Option<Timestamp>> {
-    Ok(read_tail(file, size, FIRST_TAIL_BYTES)?.last_activity)
-}
-
-/// The end of a file as read for its last activity.
-pub(crate) struct Tail {
-    /// The last bytes read (the final window), ending at the size.
-    pub bytes: Vec<u8>,
-    /// Whether `bytes` starts at the file's first byte (its first line is then whole).
-    pub starts_at_file_start: bool,
-    /// The newest entry timestamp found in `bytes`.
-    pub last_activity: Option<Timestamp>,
-}
-
-/// Reads the end of the first `size` bytes of `file`: a window of `first_window` bytes,
-/// doubled until it holds a line with a timestamp, covers the file or reaches
-/// [`MAX_ACTIVITY_TAIL_BYTES`].
-pub(crate) fn read_tail(file: &File, size: u64, first_window: u64) -> std::io::Result<Tail> {
-    let mut window = first_window.min(size).min(MAX_ACTIVITY_TAIL_BYTES);
     let mut buffer = Vec::new();
+    Ok(read_tail_into(file, size, FIRST_TAIL_BYTES, &mut buffer)?.1)
+}
+
+/// Reads the end of the first `size` bytes of `file` into `buffer` (which ends up holding
+/// exactly the final window, its earlier memory reused): a window of `first_window` bytes,
+/// doubled until it holds a line with a timestamp, covers the file or reaches
+/// [`MAX_ACTIVITY_TAIL_BYTES`]. Returns whether the window starts at the file's first byte,
+/// and the newest entry timestamp in it.
+pub(crate) fn read_tail_into(
+    file: &File,
+    size: u64,
+    first_window: u64,
+    buffer: &mut Vec<u8>,
+) -> std::io::Result<(bool, Option<Timestamp>)> {
+    let mut window = first_window.min(size).min(MAX_ACTIVITY_TAIL_BYTES);
     loop {
         let start = size - window;
         // The window is at most MAX_ACTIVITY_TAIL_BYTES, which fits in memory and in usize.
         buffer.resize(usize::try_from(window).unwrap_or(usize::MAX), 0);
-        let n_read = read_full_at(file, &mut buffer, start)?;
+        let n_read = read_full_at(file, buffer, start)?;
         buffer.truncate(n_read);
-        let last_activity = newest_in(&buffer, start == 0);
+        let last_activity = newest_in(buffer, start == 0);
         if last_activity.is_some() || start == 0 || window >= MAX_ACTIVITY_TAIL_BYTES {
-            return Ok(Tail {
-                bytes: buffer,
-                starts_at_file_start: start == 0,
-                last_activity,
-            });
+            return Ok((start == 0, last_activity));
         }
         window = (window * 2).min(MAX_ACTIVITY_TAIL_BYTES).min(size);
     }

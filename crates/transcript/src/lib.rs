@@ -58,7 +58,7 @@ pub use show::{
 };
 pub use summary::{
     HEAD_BYTES, MAX_FACT_LINE_BYTES, SummaryError, SummaryScope, read_summary, read_summary_from,
-    read_summary_in,
+    read_summary_from_in, read_summary_in,
 };
 pub use text::{Excerpt, Omission, OutputLimit, head_and_tail, utc_timestamp};
 pub use turns::{Turn, Turns};

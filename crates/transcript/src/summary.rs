@@ -59,38 +59,13 @@ pub fn read_summary(path: &Path) -> Result<SessionSummary, SummaryError> {
 /// of its body as `scope` says.
 ///
 /// [`SummaryScope::Whole`] streams the file once through the shared line reader
-/// ([`for_each_line`]) up to the size it had when opened, holding at most
-/// [`MAX_FACT_LINE_BYTES`] of any line: a longer line (a pasted log, an image) cannot hold a
-/// name and is skipped. The last activity is then read from the end of the same snapshot, as
+/// ([`for_each_line`]) up to the size it had when opened, holding at most the tool's line cap
+/// ([`crate::DEFAULT_MAX_LINE_BYTES`]) of any line, as `show` does: a longer line is
+/// skipped. The last activity is then read from the end of the same snapshot, as
 /// [`crate::read_last_activity`] reads it.
 pub fn read_summary_in(path: &Path, scope: SummaryScope) -> Result<SessionSummary, SummaryError> {
     let (file, metadata) = open_regular(path, Symlinks::Refuse)?;
-    let size = metadata.len();
-    let facts = FactFinder::new();
-    let mut summary = SessionSummary::default();
-    match scope {
-        SummaryScope::Whole => return Ok(whole_summary_of(&file, size)?),
-        SummaryScope::Ends => {
-            // A small file is read in one piece that serves as head and tail.
-            let first_window = if size <= WHOLE_READ_BYTES {
-                size
-            } else {
-                crate::activity::FIRST_TAIL_BYTES
-            };
-            let tail = crate::activity::read_tail(&file, size, first_window)?;
-            if tail.starts_at_file_start {
-                apply_all(&tail.bytes, &facts, &mut summary);
-            } else {
-                read_head(&file, size, &facts, &mut summary)?;
-            }
-            summary.last_activity = tail.last_activity;
-            // The tail ends at the end of the snapshot, so its last name is the latest.
-            if let Some(name) = facts.last_name_in(&tail.bytes, tail.starts_at_file_start) {
-                summary.name = name;
-            }
-        }
-    }
-    Ok(summary)
+    Ok(summary_of(&file, metadata.len(), scope)?)
 }
 
 /// Reads the name, first user message and last activity of a session file that is already
@@ -102,8 +77,19 @@ pub fn read_summary_in(path: &Path, scope: SummaryScope) -> Result<SessionSummar
 /// with `fstat` (anything but a regular file is refused, as [`read_summary`] refuses it), and
 /// its size then is the snapshot read.
 pub fn read_summary_from(path: &Path, file: &File) -> Result<SessionSummary, SummaryError> {
+    read_summary_from_in(path, file, SummaryScope::Whole)
+}
+
+/// Reads the facts of a session file that is already open, from as much of its body as
+/// `scope` says, exactly as [`read_summary_in`] reads the file at `path` (positional reads;
+/// `path` only names the file in an error).
+pub fn read_summary_from_in(
+    path: &Path,
+    file: &File,
+    scope: SummaryScope,
+) -> Result<SessionSummary, SummaryError> {
     let size = regular_size(path, file)?;
-    Ok(whole_summary_of(file, size)?)
+    Ok(summary_of(file, size, scope)?)
 }
 
 /// Returns the size of the open `file` after checking that it is a regular file.
@@ -118,6 +104,42 @@ pub(crate) fn regular_size(path: &Path, file: &File) -> Result<u64, SummaryError
     Ok(metadata.len())
 }
 
+/// Reads the facts of the first `size` bytes of `file` as `scope` says.
+fn summary_of(file: &File, size: u64, scope: SummaryScope) -> std::io::Result<SessionSummary> {
+    match scope {
+        SummaryScope::Whole => whole_summary_of(file, size),
+        // A small file is read in one piece, which serves as head and tail: its facts are
+        // exact.
+        SummaryScope::Ends if size <= WHOLE_READ_BYTES => whole_summary_of(file, size),
+        SummaryScope::Ends => ends_summary_of(file, size),
+    }
+}
+
+/// Reads the facts of a file longer than [`WHOLE_READ_BYTES`] from its ends: the head until
+/// the first user message, then the tail for the last activity; the name is the latest
+/// `session_info` in the tail, else in the head.
+fn ends_summary_of(file: &File, size: u64) -> std::io::Result<SessionSummary> {
+    let mut summary = SessionSummary::default();
+    SCRATCH.with_borrow_mut(|buffer| {
+        let (starts_at_file_start, last_activity) =
+            crate::activity::read_tail_into(file, size, crate::activity::FIRST_TAIL_BYTES, buffer)?;
+        if starts_at_file_start {
+            // The tail grew to cover the whole file: every fact is exact.
+            FACTS.apply_whole(buffer, &mut summary);
+            summary.last_activity = last_activity;
+            return Ok(summary);
+        }
+        let tail_name = FACTS.last_name_in(buffer, false);
+        read_head(file, size, buffer, &mut summary)?;
+        summary.last_activity = last_activity;
+        // The tail ends at the end of the snapshot, so its last name is the latest.
+        if let Some(name) = tail_name {
+            summary.name = name;
+        }
+        Ok(summary)
+    })
+}
+
 /// Files up to this size are read by [`whole_summary_of`] in one positional read into a
 /// buffer each thread reuses; longer ones are streamed. It equals the stream's first read
 /// ([`for_each_line`] asks for at most 1 MiB at a time), so memory is what streaming holds,
@@ -128,10 +150,10 @@ const ONE_READ_BYTES: u64 = 1024 * 1024;
 /// `session_info` of the whole body, the first user message the first in file order, the
 /// last activity the newest entry timestamp read from the end.
 fn whole_summary_of(file: &File, size: u64) -> std::io::Result<SessionSummary> {
-    let facts = FactFinder::new();
+    let facts = &*FACTS;
     let mut summary = SessionSummary::default();
     if size <= ONE_READ_BYTES {
-        return WHOLE_BUFFER.with_borrow_mut(|buffer| {
+        return SCRATCH.with_borrow_mut(|buffer| {
             // Grown (and zeroed) only when a larger file comes: the memory is reused.
             let size = usize::try_from(size).unwrap_or(usize::MAX);
             if buffer.len() < size {
@@ -147,7 +169,7 @@ fn whole_summary_of(file: &File, size: u64) -> std::io::Result<SessionSummary> {
     // Positional reads from 0: the caller's descriptor may stand anywhere (the walk read its
     // header through it).
     let reader = ReadAt { file, offset: 0 };
-    for_each_line(reader, size, MAX_FACT_LINE_BYTES, |line| {
+    for_each_line(reader, size, crate::scan::DEFAULT_MAX_LINE_BYTES, |line| {
         if line.line_no == 1 || line.over_long.is_some() {
             return;
         }
@@ -158,10 +180,13 @@ fn whole_summary_of(file: &File, size: u64) -> std::io::Result<SessionSummary> {
 }
 
 thread_local! {
-    /// The buffer [`whole_summary_of`] reads a small file into, kept per thread so that
+    /// The buffer a small file, or a file's ends, are read into, kept per thread so that
     /// listing thousands of files neither allocates nor zeroes one per file.
-    static WHOLE_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
+
+/// The finders for the only lines worth decoding, built once.
+static FACTS: std::sync::LazyLock<FactFinder> = std::sync::LazyLock::new(FactFinder::new);
 
 /// A [`std::io::Read`] over positional reads of a file, from `offset` on.
 struct ReadAt<'a> {
@@ -180,27 +205,17 @@ impl std::io::Read for ReadAt<'_> {
 /// Files up to this size are read in one piece by [`SummaryScope::Ends`].
 const WHOLE_READ_BYTES: u64 = 16 * 1024;
 
-/// Applies every line of a whole small file (`bytes`, header first) to `summary`, in order,
-/// as the whole stream would.
-fn apply_all(bytes: &[u8], facts: &FactFinder, summary: &mut SessionSummary) {
-    for line in bytes.split(|byte| *byte == b'\n').skip(1) {
-        if !line.is_empty() && line.len() <= MAX_FACT_LINE_BYTES {
-            facts.apply(line, summary);
-        }
-    }
-}
-
 /// Applies the head of `file` (lines starting in the first [`HEAD_BYTES`], until the first
-/// user message) to `summary`.
+/// user message) to `summary`, reading into `buffer` (scratch space, overwritten).
 fn read_head(
-    file: &std::fs::File,
+    file: &File,
     size: u64,
-    facts: &FactFinder,
+    buffer: &mut Vec<u8>,
     summary: &mut SessionSummary,
 ) -> std::io::Result<()> {
     // The first read is small: Pi writes the first user message a few lines in.
     let mut window = (8 * 1024u64).min(size);
-    let mut buffer = Vec::new();
+    buffer.clear();
     let mut applied = 0usize;
     let mut line_no = 0u64;
     loop {
@@ -217,7 +232,7 @@ fn read_head(
             line_no += 1;
             applied += position + 1;
             if line_no > 1 {
-                facts.apply(line, summary);
+                FACTS.apply(line, summary);
             }
             if summary.first_user_message.is_some() || applied as u64 >= HEAD_BYTES {
                 return Ok(());
@@ -228,7 +243,7 @@ fn read_head(
         if is_end || line_is_too_long {
             if is_end && line_no >= 1 && applied < buffer.len() {
                 // A last line without a newline: complete JSON counts, as for the stream.
-                facts.apply(&buffer[applied..], summary);
+                FACTS.apply(&buffer[applied..], summary);
             }
             return Ok(());
         }
@@ -257,11 +272,8 @@ impl FactFinder {
             if let Some(name) = session_name(bytes) {
                 summary.name = name;
             }
-        } else if summary.first_user_message.is_none()
-            && self.user.find(bytes).is_some()
-            && let Some(entry) = parse_object(bytes)
-        {
-            summary.first_user_message = user_text(&entry);
+        } else if summary.first_user_message.is_none() && self.user.find(bytes).is_some() {
+            summary.first_user_message = user_message_text(bytes);
         }
     }
 
@@ -282,10 +294,8 @@ impl FactFinder {
             };
             let (start, end) = line_around(body, from + found);
             let line = &body[start..end];
-            if self.session_info.find(line).is_none()
-                && let Some(entry) = parse_object(line)
-            {
-                summary.first_user_message = user_text(&entry);
+            if self.session_info.find(line).is_none() {
+                summary.first_user_message = user_message_text(line);
             }
             from = end;
         }
@@ -349,10 +359,167 @@ fn session_name(line: &[u8]) -> Option<Option<String>> {
 /// costs a bounded buffer whatever the file holds.
 pub const MAX_FACT_LINE_BYTES: usize = 1024 * 1024;
 
+/// Decodes `line` as a JSON object. A number too large for a float (`1e400`) reads as `null`,
+/// as everywhere else in the tool, so the rest of the line survives.
 fn parse_object(line: &[u8]) -> Option<serde_json::Map<String, Value>> {
-    match serde_json::from_slice(line) {
-        Ok(Value::Object(object)) => Some(object),
+    let value = match serde_json::from_slice(line) {
+        Ok(value) => value,
+        Err(_) => {
+            let text = std::str::from_utf8(line).ok()?;
+            let repaired = pi_retrospect_core::json_text::replace_overflowing_numbers(text);
+            if matches!(repaired, std::borrow::Cow::Borrowed(_)) {
+                return None;
+            }
+            serde_json::from_str(&repaired).ok()?
+        }
+    };
+    match value {
+        Value::Object(object) => Some(object),
         _ => None,
+    }
+}
+
+/// Returns the text of `line` when it is a `message` entry with role `user` (text blocks
+/// joined by newlines, `None` when blank), as [`user_text`] finds it in the decoded line.
+///
+/// The line is first decoded into borrowed fields ([`typed::UserLine`]), which costs a few
+/// times less than a [`Value`]; anything that shape cannot hold (a member of another type,
+/// a duplicated key) is decoded as a [`Value`] instead, so the answer is always
+/// [`user_text`]'s.
+fn user_message_text(line: &[u8]) -> Option<String> {
+    match serde_json::from_slice::<typed::UserLine<'_>>(line) {
+        Ok(entry) => entry.user_text(),
+        Err(_) => user_text(&parse_object(line)?),
+    }
+}
+
+/// The first user message's line, decoded into the few members that matter, borrowed from
+/// the line where no escape needs decoding.
+mod typed {
+    use std::borrow::Cow;
+    use std::fmt;
+
+    use serde::Deserialize;
+    use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+    #[derive(Deserialize)]
+    pub(super) struct UserLine<'a> {
+        #[serde(rename = "type", borrow, default)]
+        kind: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        message: Option<Message<'a>>,
+    }
+
+    #[derive(Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow, default)]
+        role: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        content: Option<Content<'a>>,
+    }
+
+    #[derive(Deserialize)]
+    struct Block<'a> {
+        #[serde(rename = "type", borrow, default)]
+        kind: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        text: Option<Cow<'a, str>>,
+    }
+
+    /// A message's `content`: a string, a list of blocks, or anything else (which holds no
+    /// text).
+    enum Content<'a> {
+        Text(Cow<'a, str>),
+        Blocks(Vec<Block<'a>>),
+        Other,
+    }
+
+    impl UserLine<'_> {
+        /// Returns the text of a user message, as `super::user_text` returns it.
+        pub(super) fn user_text(&self) -> Option<String> {
+            if self.kind.as_deref() != Some("message") {
+                return None;
+            }
+            let message = self.message.as_ref()?;
+            if message.role.as_deref() != Some("user") {
+                return None;
+            }
+            let text = match message.content.as_ref()? {
+                Content::Text(text) => text.clone().into_owned(),
+                Content::Blocks(blocks) => blocks
+                    .iter()
+                    .filter(|block| block.kind.as_deref() == Some("text"))
+                    .filter_map(|block| block.text.as_deref())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                Content::Other => return None,
+            };
+            (!text.trim().is_empty()).then_some(text)
+        }
+    }
+
+    impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+        fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct ContentVisitor;
+
+            impl<'de> Visitor<'de> for ContentVisitor {
+                type Value = Content<'de>;
+
+                fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    formatter.write_str("message content")
+                }
+
+                fn visit_borrowed_str<E: de::Error>(
+                    self,
+                    text: &'de str,
+                ) -> Result<Self::Value, E> {
+                    Ok(Content::Text(Cow::Borrowed(text)))
+                }
+
+                fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                    Ok(Content::Text(Cow::Owned(text.to_owned())))
+                }
+
+                fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
+                    Ok(Content::Text(Cow::Owned(text)))
+                }
+
+                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                    let mut blocks = Vec::new();
+                    while let Some(block) = seq.next_element::<Block<'de>>()? {
+                        blocks.push(block);
+                    }
+                    Ok(Content::Blocks(blocks))
+                }
+
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                    Ok(Content::Other)
+                }
+
+                fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                    Ok(Content::Other)
+                }
+
+                fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                    Ok(Content::Other)
+                }
+
+                fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                    Ok(Content::Other)
+                }
+
+                fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                    Ok(Content::Other)
+                }
+
+                fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                    Ok(Content::Other)
+                }
+            }
+
+            deserializer.deserialize_any(ContentVisitor)
+        }
     }
 }
 
@@ -513,8 +680,11 @@ mod tests {
         }
     }
 
+    /// Review M1/M5 (issue 11): a line longer than the bounded read's 1 MiB still counts for
+    /// the whole read, up to the tool's line cap, as `show` reads it: a huge first message
+    /// is the first message (not the next one), and a huge `session_info` sets the name.
     #[test]
-    fn an_over_long_line_is_skipped_not_held() {
+    fn a_long_line_counts_for_the_whole_read() {
         let huge = "x".repeat(MAX_FACT_LINE_BYTES + 10);
         let body = format!(
             "{HEADER}\n{}\n{}\n{}\n",
@@ -523,10 +693,10 @@ mod tests {
             r#"{"type":"session_info","name":"After the long line"}"#,
         );
         // No entry has a timestamp, so the ends read grows its tail over the whole file (it
-        // is below the tail's bound) and sees every line but the long one, like the stream.
-        check(&body, Some("After the long line"), Some("short"));
+        // is below the tail's bound) and then reads it as the whole read does.
+        check(&body, Some("After the long line"), Some(&huge));
         // With a timestamp at the end, the tail stays small and the head stops at the long
-        // line: the first message is not looked for past it.
+        // line: the bounded read does not look for the first message past it.
         let stamped = format!(
             "{body}{}\n",
             r#"{"type":"message","timestamp":"2026-01-02T00:00:00Z","message":{"role":"assistant","content":"ok"}}"#
@@ -541,8 +711,17 @@ mod tests {
             SummaryScope::Whole,
             &stamped,
             Some("After the long line"),
-            Some("short"),
+            Some(&huge),
         );
+        // A name longer than 1 MiB, set after a short one, is the name.
+        let long_name = "n".repeat(MAX_FACT_LINE_BYTES + 10);
+        let renamed = format!(
+            "{HEADER}\n{}\n{}\n{}\n",
+            r#"{"type":"session_info","name":"Early name"}"#,
+            serde_json::json!({"type":"session_info","name":long_name}),
+            r#"{"type":"message","timestamp":"2026-01-02T00:00:00Z","message":{"role":"assistant","content":"ok"}}"#,
+        );
+        check_in(SummaryScope::Whole, &renamed, Some(&long_name), None);
     }
 
     #[test]
@@ -578,5 +757,53 @@ mod tests {
             None,
             Some("ok"),
         );
+    }
+}
+
+#[cfg(test)]
+mod user_text_tests {
+    use super::*;
+
+    /// The borrowed decoding answers as the `Value` one does, whatever shape the line has.
+    #[test]
+    fn typed_user_text_agrees_with_value() {
+        let lines = [
+            r#"{"type":"message","message":{"role":"user","content":"hello"}}"#,
+            r#"{"type":"message","message":{"role":"user","content":"tab\tand \u00e9 \"q\""}}"#,
+            r#"{"type":"message","message":{"role":"user","content":[{"type":"text","text":"a"},{"type":"image","data":"x"},{"type":"text","text":"b"}]}}"#,
+            r#"{"type":"message","message":{"role":"user","content":[{"type":"text","text":5}]}}"#,
+            r#"{"type":"message","message":{"role":"user","content":[{"type":"text"},{"text":"no type"}]}}"#,
+            r#"{"type":"message","message":{"role":"user","content":"   "}}"#,
+            r#"{"type":"message","message":{"role":"user","content":null}}"#,
+            r#"{"type":"message","message":{"role":"user","content":{"text":"object"}}}"#,
+            r#"{"type":"message","message":{"role":"user","content":7}}"#,
+            r#"{"type":"message","message":{"role":"assistant","content":"not user"}}"#,
+            r#"{"type":"message","message":{"role":"user"}}"#,
+            r#"{"type":"message","message":null}"#,
+            r#"{"type":"message","message":"user"}"#,
+            r#"{"type":"custom","message":{"role":"user","content":"x"}}"#,
+            r#"{"type":5,"message":{"role":"user","content":"x"}}"#,
+            r#"{"message":{"role":"user","content":"no type"}}"#,
+            r#"{"type":"message","type":"message","message":{"role":"user","content":"dup"}}"#,
+            r#"{"type":"message","message":{"role":"user","content":"first"},"message":{"role":"user","content":"second"}}"#,
+            r#"{"type":"message","message":{"role":"user","role":"assistant","content":"dup role"}}"#,
+            r#"{"type":"message","message":{"role":"user","content":"x","extra":[1,2,{"a":null}]},"n":1.5e3}"#,
+            r#"{"type":"message","message":{"role":"user","content":"big number"},"n":1e400}"#,
+            r#"{"type":"message","message":{"role":"user","content":"\ud800 lone"}}"#,
+            r#"{"type":"message","message":{"role":"user","content":"trailing"}} x"#,
+            r#"["type","message"]"#,
+            r#"{"type":"message","message":{"role":"user","content":"cut"#,
+            r#"{"type":"message","message":{"role":"\u0075ser","content":"escaped role"}}"#,
+        ];
+        for line in lines {
+            let expected = parse_object(line.as_bytes()).and_then(|entry| user_text(&entry));
+            let typed_ok = serde_json::from_slice::<typed::UserLine<'_>>(line.as_bytes()).is_ok();
+            assert_eq!(
+                user_message_text(line.as_bytes()),
+                expected,
+                "{line} (typed decoding {})",
+                if typed_ok { "used" } else { "fell back" }
+            );
+        }
     }
 }
