@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 
 mod confine;
+mod current;
 mod env;
 mod error;
 mod handoff;

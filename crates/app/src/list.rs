@@ -9,6 +9,7 @@ use pi_retrospect_transcript::SummaryScope;
 use pi_retrospect_walk::{BodyReach, BodyReader, Store, WalkOptions, WalkState};
 use rayon::prelude::*;
 
+use crate::current::CurrentSession;
 use crate::env::Environment;
 use crate::error::AppError;
 use crate::store::{StoreFlags, resolve_stores};
@@ -39,7 +40,8 @@ pub struct ListRequest {
     pub with_subagents: bool,
     /// Show at most this many levels of runs.
     pub max_depth: Option<usize>,
-    /// Leave out `$PI_SESSION_FILE` (the session running the request) with its tree.
+    /// Leave out `$PI_SESSION_FILE` (the session running the request) with its tree: the file
+    /// it names, whatever path text reaches it (see `CurrentSession`).
     pub exclude_current: bool,
     /// Keep sessions, or subagent runs (with their ancestors), whose id starts with one of
     /// these.
@@ -137,14 +139,14 @@ impl ListRequest {
         if self.id_prefixes.iter().any(String::is_empty) {
             return Err(AppError::usage("--id needs a non-empty prefix"));
         }
-        let exclude_path = if self.exclude_current {
-            env.session_file
-                .as_deref()
-                .map(|file| env.absolute(file))
-                .transpose()?
-        } else {
-            None
-        };
+        // `$PI_SESSION_FILE` is left out by file identity, not by path text
+        // (`CurrentSession`, applied by `list` before the query), but a value that cannot be
+        // a path is refused here with the other bad values.
+        if self.exclude_current
+            && let Some(file) = env.session_file.as_deref()
+        {
+            env.absolute(file)?;
+        }
         Ok(Query {
             cwds,
             since,
@@ -153,7 +155,7 @@ impl ListRequest {
             active_until,
             with_subagents: self.with_subagents,
             max_depth: self.max_depth,
-            exclude_path,
+            exclude_path: None,
             id_prefixes: self.id_prefixes.clone(),
             name_contains: self.name_contains.clone(),
             sort: self.sort,
@@ -168,6 +170,8 @@ struct Resolved {
     stores: Vec<Store>,
     store_warnings: Vec<Warning>,
     query: Query,
+    /// The session to leave out (`exclude_current`), recognised by file identity.
+    current: Option<CurrentSession>,
     walk: WalkOptions,
 }
 
@@ -179,10 +183,23 @@ fn resolve(request: &ListRequest, env: &Environment) -> Result<Resolved, AppErro
         stores,
         store_warnings,
         query,
+        current: current_to_leave_out(request, env)?,
         walk: WalkOptions {
             threads: request.threads,
         },
     })
+}
+
+/// Returns the session running the request when `request` leaves it out.
+pub(crate) fn current_to_leave_out(
+    request: &ListRequest,
+    env: &Environment,
+) -> Result<Option<CurrentSession>, AppError> {
+    if request.exclude_current {
+        CurrentSession::from_env(env)
+    } else {
+        Ok(None)
+    }
 }
 
 /// Lists the sessions `request` asks for: walks the stores, reads the body facts a filter or
@@ -374,6 +391,9 @@ fn filter(
             summaries,
             &mut listing.warnings,
         );
+    }
+    if let Some(current) = &resolved.current {
+        current.remove_from(&mut listing.sessions);
     }
     query.apply(listing, &|path| summaries.get(path));
     if request.read_summaries {
@@ -606,7 +626,7 @@ fn read_summaries_in(paths: &[&str], scope: SummaryScope) -> Vec<Result<SessionS
 
 /// Reads only the last activity of many session files in parallel, as summaries that hold
 /// nothing else.
-fn read_last_activities(paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
+pub(crate) fn read_last_activities(paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
     paths
         .par_iter()
         .map(|path| {

@@ -93,6 +93,9 @@ pub fn list_here(request: &ListRequest, env: &Environment) -> Result<ListResult,
         },
     )?;
     listing.warnings.extend(store_warnings);
+    if let Some(current) = crate::list::current_to_leave_out(&here, env)? {
+        current.remove_from(&mut listing.sessions);
+    }
     query.apply(&mut listing, &|_| None);
     listing.warnings.sort();
     listing.warnings.dedup();

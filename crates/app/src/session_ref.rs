@@ -4,11 +4,12 @@
 
 use std::path::{Path, PathBuf};
 
-use pi_retrospect_core::Session;
 use pi_retrospect_core::sanitize::escape_for_terminal;
+use pi_retrospect_core::{Session, Timestamp};
 use pi_retrospect_transcript::{ReadLimits, Transcript};
 use pi_retrospect_walk::WalkOptions;
 
+use crate::current::CurrentSession;
 use crate::env::Environment;
 use crate::error::AppError;
 use crate::store::{StoreFlags, resolve_stores};
@@ -20,9 +21,11 @@ pub enum SessionRef {
     Path(String),
     /// A session id or a unique prefix of one, looked up in the stores (runs included).
     Id(String),
-    /// The newest top-level session whose cwd is the current directory (else the nearest
-    /// directory above it with sessions), leaving out the session running the command
-    /// (`$PI_SESSION_FILE`); `back` more steps into the past (`latest~N`).
+    /// The most recently active top-level session (newest last entry, as `list --sort
+    /// activity` orders them) whose cwd is the current directory (else the nearest directory
+    /// above it with sessions), leaving out the session running the command
+    /// (`$PI_SESSION_FILE`, matched by file identity); `back` more steps into the past
+    /// (`latest~N`).
     Latest {
         /// How many sessions to go back from the newest (0 for `latest`).
         back: usize,
@@ -225,13 +228,17 @@ fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBu
         exact
     };
     match candidates.as_slice() {
-        [] => Err(AppError::not_found(with_hints(
-            format!(
-                "no session has the id or id prefix {id:?} (searched {})",
-                escape_for_terminal(&roots.join(", "))
-            ),
-            &hints,
-        ))),
+        [] => {
+            let mut hints = hints;
+            hints.extend(archive_hint(id, stores, env));
+            Err(AppError::not_found(with_hints(
+                format!(
+                    "no session has the id or id prefix {id:?} (searched {})",
+                    escape_for_terminal(&roots.join(", "))
+                ),
+                &hints,
+            )))
+        }
         [one] => Ok(PathBuf::from(&one.path)),
         several => {
             let list: Vec<String> = several
@@ -253,9 +260,43 @@ fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBu
     }
 }
 
-/// Returns the `back`-th newest top-level session (0: the newest) that ran in the current
-/// directory, or else in the nearest directory above it where any session ran, leaving out
-/// the session running the command. Choosing a directory above is said in the note.
+/// Returns a hint naming `--include-archive` when the archive beside the sessions root, which
+/// a lookup without that flag does not search, holds sessions (runs included) whose id is or
+/// starts with `id`. Only called once the lookup found nothing, so a found id costs nothing.
+fn archive_hint(id: &str, stores: &StoreFlags, env: &Environment) -> Option<String> {
+    if stores.include_archive {
+        return None;
+    }
+    let with_archive = StoreFlags {
+        include_archive: true,
+        ..stores.clone()
+    };
+    let (resolved, _) = resolve_stores(&with_archive, env).ok()?;
+    // `resolve_stores` puts the archive last.
+    let archive = resolved.last()?;
+    let listing =
+        pi_retrospect_walk::list_stores(std::slice::from_ref(archive), &WalkOptions::default())
+            .ok()?;
+    let mut all = Vec::new();
+    flatten(listing.sessions, &mut all);
+    let n_matches = all
+        .iter()
+        .filter(|session| session.id.starts_with(id))
+        .count();
+    (n_matches > 0).then(|| {
+        format!(
+            "the archive {} holds {n_matches} session{} with that id or prefix; add \
+             --include-archive to search it too",
+            archive.root,
+            if n_matches == 1 { "" } else { "s" }
+        )
+    })
+}
+
+/// Returns the `back`-th most recently active top-level session (0: the latest) that ran in
+/// the current directory, or else in the nearest directory above it where any other session
+/// ran, leaving out the session running the command. Choosing a directory above is said in
+/// the note.
 fn latest(back: usize, stores: &StoreFlags, env: &Environment) -> Result<LocatedSession, AppError> {
     let cwd = env
         .cwd
@@ -268,21 +309,21 @@ fn latest(back: usize, stores: &StoreFlags, env: &Environment) -> Result<Located
         hints,
     } = walk(stores, env)?;
     // Pi sets $PI_SESSION_FILE for the commands it runs: an agent asking for the latest
-    // session wants the one before its own.
-    let running = env
-        .session_file
-        .as_deref()
-        .map(|file| env.absolute(file))
-        .transpose()?;
-    let candidates: Vec<&Session> = sessions
-        .iter()
-        .filter(|session| running.as_deref() != Some(session.path.as_str()))
-        .collect();
+    // session wants the one before its own. It is recognised by file identity (a symlinked
+    // store or a relative variable names the same file by other text).
+    let current = CurrentSession::from_env(env)?;
+    let running = current
+        .as_ref()
+        .and_then(|current| sessions.iter().find(|session| current.is(&session.path)));
+    let is_running =
+        |session: &Session| running.is_some_and(|running| std::ptr::eq(running, session));
     let latest_name = if back == 0 {
         "latest".to_owned()
     } else {
         format!("latest~{back}")
     };
+    // The first directory passed over because the only session there is the running one.
+    let mut only_running_in: Option<String> = None;
     for dir in std::iter::successors(Some(Path::new(&cwd)), |dir| dir.parent()) {
         let Some(dir_text) = dir.to_str() else {
             continue;
@@ -294,29 +335,55 @@ fn latest(back: usize, stores: &StoreFlags, env: &Environment) -> Result<Located
             include_subdirectories: false,
             include_worktrees: false,
         };
-        // The listing is sorted oldest first, so the newest match is the last.
-        let in_dir: Vec<&&Session> = candidates
+        let has_running = running.is_some_and(|session| here.is_match(&session.cwd));
+        let in_dir: Vec<&Session> = sessions
             .iter()
-            .rev()
-            .filter(|session| here.is_match(&session.cwd))
+            .filter(|session| !is_running(session) && here.is_match(&session.cwd))
             .collect();
         if in_dir.is_empty() {
+            if has_running && only_running_in.is_none() {
+                only_running_in = Some(dir_text.to_owned());
+            }
             continue;
         }
+        let in_dir = latest_active_first(in_dir);
         let Some(session) = in_dir.get(back) else {
             return Err(AppError::not_found(format!(
-                "{latest_name}: only {} session{} ran in {} (searched {})",
+                "{latest_name}: only {} session{} ran in {}{} (searched {})",
                 in_dir.len(),
                 if in_dir.len() == 1 { "" } else { "s" },
                 escape_for_terminal(dir_text),
+                if has_running {
+                    " besides the current one ($PI_SESSION_FILE)"
+                } else {
+                    ""
+                },
                 escape_for_terminal(&roots.join(", "))
             )));
         };
         let note = (dir_text != cwd).then(|| {
+            let why = match &only_running_in {
+                Some(dir) if *dir == cwd => format!(
+                    "the only session that ran in {} is the current one ($PI_SESSION_FILE), \
+                     which is left out",
+                    escape_for_terminal(&cwd)
+                ),
+                Some(dir) => format!(
+                    "no session ran in {}, and the only one in {} is the current one \
+                     ($PI_SESSION_FILE), which is left out",
+                    escape_for_terminal(&cwd),
+                    escape_for_terminal(dir)
+                ),
+                None => format!("no session ran in {}", escape_for_terminal(&cwd)),
+            };
             format!(
-                "{latest_name}: no session ran in {}; using {}, the nearest directory above it with sessions",
-                escape_for_terminal(&cwd),
-                escape_for_terminal(dir_text)
+                "{latest_name}: {why}; using {}, the nearest directory above it with {}sessions",
+                escape_for_terminal(dir_text),
+                if only_running_in.is_some() {
+                    "other "
+                } else {
+                    ""
+                }
             )
         });
         return Ok(LocatedSession {
@@ -325,24 +392,7 @@ fn latest(back: usize, stores: &StoreFlags, env: &Environment) -> Result<Located
         });
     }
     // Only the running session was left out: say so rather than "no session ran".
-    let running_session = running.as_deref().and_then(|running| {
-        sessions
-            .iter()
-            .find(|session| session.path == running)
-            .filter(|session| {
-                std::iter::successors(Some(Path::new(&cwd)), |dir| dir.parent()).any(|dir| {
-                    dir.to_str().is_some_and(|dir_text| {
-                        pi_retrospect_core::filter::CwdMatcher {
-                            dir: dir_text.to_owned(),
-                            include_subdirectories: false,
-                            include_worktrees: false,
-                        }
-                        .is_match(&session.cwd)
-                    })
-                })
-            })
-    });
-    if let Some(session) = running_session {
+    if let (Some(_), Some(session)) = (&only_running_in, running) {
         return Err(AppError::not_found(format!(
             "{latest_name}: the only session that ran in {} or above it is the current one \
              ($PI_SESSION_FILE, {}), which is left out",
@@ -358,6 +408,29 @@ fn latest(back: usize, stores: &StoreFlags, env: &Environment) -> Result<Located
         ),
         &hints,
     )))
+}
+
+/// Returns `sessions` ordered by last activity, the most recent first: the newest entry's
+/// timestamp, read from the end of each file as `list --sort activity` reads it (never the
+/// file's modification time; the start when none is found or the file cannot be read), ties
+/// going to the later start, then to the greater path: the reverse of `list`'s order.
+fn latest_active_first(sessions: Vec<&Session>) -> Vec<&Session> {
+    let paths: Vec<&str> = sessions
+        .iter()
+        .map(|session| session.path.as_str())
+        .collect();
+    let read = pi_retrospect_walk::with_threads(0, || crate::list::read_last_activities(&paths));
+    let mut keyed: Vec<(Timestamp, &Session)> = sessions
+        .into_iter()
+        .zip(read)
+        .map(|(session, summary)| (session.last_activity(summary.ok().as_ref()), session))
+        .collect();
+    keyed.sort_by(|(left_activity, left), (right_activity, right)| {
+        right_activity
+            .cmp(left_activity)
+            .then_with(|| right.chronological_cmp(left))
+    });
+    keyed.into_iter().map(|(_, session)| session).collect()
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ pub struct StoreFlags {
 /// the agent directory's `settings.json` (the project's wins, as in Pi), listed in the flat
 /// layout together with the default root `<agent-dir>/sessions`; otherwise the default root.
 /// With `--include-archive`, `sessions-archive/` beside the sessions root is listed too, in
-/// the default layout. Optional stores that do not exist are not warned about.
+/// the default layout, as the last store. Optional stores that do not exist are not warned about.
 pub fn resolve_stores(
     flags: &StoreFlags,
     env: &Environment,

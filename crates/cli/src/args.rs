@@ -11,8 +11,10 @@ macro_rules! session_help {
         "\
 SESSION is a path to a session file (relative to the current directory, `~` expanded), a \
 session id or a unique prefix of one (looked up in the store the way `list` finds it, \
-subagent runs included), or `latest`: the newest top-level session (by header timestamp) \
-whose cwd is the current directory. A prefix that matches several sessions is a usage error \
+subagent runs included), or `latest`: the most recently active top-level session (newest \
+last entry, as `list --sort activity` orders them) whose cwd is the current directory, leaving \
+out $PI_SESSION_FILE; `latest~N` goes N sessions further back. An id only the archive holds \
+fails with a hint to add --include-archive. A prefix that matches several sessions is a usage error \
 (exit 2) listing their paths; a session that cannot be found or opened, or a file whose \
 first line is not a session header (checked as `list` checks it), exits 1 with the reason.
 

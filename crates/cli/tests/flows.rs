@@ -307,6 +307,150 @@ fn latest_skips_the_running_session_climbs_and_goes_back() {
     assert_eq!(output.status.code(), Some(2));
 }
 
+/// Issue 11 (review finding M3): `latest` is the most recently active session (its newest
+/// entry, never the file's mtime), as Pi's `--continue` picks the session last written;
+/// `latest~N` goes back in the same order, ties going to the later start.
+#[test]
+fn latest_is_the_most_recently_active_session() {
+    let store = Store::new(&[
+        // Started first, resumed last.
+        (
+            "a",
+            "resumed",
+            "[TMP]/repo",
+            "2026-03-01T00:00:00Z",
+            "2026-03-09T00:00:00Z",
+        ),
+        (
+            "b",
+            "started-last",
+            "[TMP]/repo",
+            "2026-03-05T00:00:00Z",
+            "2026-03-05T01:00:00Z",
+        ),
+        // Last active when `b` was, started earlier: the tie goes to `b`.
+        (
+            "c",
+            "tied",
+            "[TMP]/repo",
+            "2026-03-04T00:00:00Z",
+            "2026-03-05T01:00:00Z",
+        ),
+        (
+            "d",
+            "quiet",
+            "[TMP]/repo",
+            "2026-03-02T00:00:00Z",
+            "2026-03-02T00:00:00Z",
+        ),
+    ]);
+    let repo = store.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    // A modification time is not activity: the quiet session touched into the future stays
+    // last.
+    std::fs::File::options()
+        .append(true)
+        .open(store.root().join("--w--/d.jsonl"))
+        .expect("open")
+        .set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(86_400 * 365))
+        .expect("set mtime");
+    let id_of = |session: &str, running: Option<&Path>| {
+        let mut command = binary();
+        command
+            .args(["handoff", session, "--json", "--sessions-root"])
+            .arg(store.root())
+            .current_dir(&repo);
+        if let Some(running) = running {
+            command.env("PI_SESSION_FILE", running);
+        }
+        let document: Value = serde_json::from_str(&stdout_of(&run(&mut command))).expect("json");
+        document["source"]["sessionId"]
+            .as_str()
+            .expect("id")
+            .to_owned()
+    };
+    for (session, expected) in [
+        ("latest", "resumed"),
+        ("latest~1", "started-last"),
+        ("latest~2", "tied"),
+        ("latest~3", "quiet"),
+    ] {
+        assert_eq!(id_of(session, None), expected, "{session}");
+    }
+    // The running session is left out of the same order.
+    let running = store.root().join("--w--/a.jsonl");
+    assert_eq!(id_of("latest", Some(&running)), "started-last");
+    assert_eq!(id_of("latest~1", Some(&running)), "tied");
+    // `list --here --sort activity` ends with the same session.
+    let listed = store.ids(&["--cwd", &repo.display().to_string(), "--sort", "activity"]);
+    assert_eq!(listed.last().map(String::as_str), Some("resumed"));
+}
+
+/// Issue 11 (review finding L7): `$PI_SESSION_FILE` names the running session by file, not
+/// by text: through a symlinked directory, a relative path or `..`, `latest` still skips it
+/// and `list --exclude-current` still leaves it out.
+#[test]
+fn the_running_session_is_recognised_through_links_and_relative_paths() {
+    let store = Store::new(&[
+        (
+            "a",
+            "older",
+            "[TMP]/repo",
+            "2026-03-01T00:00:00Z",
+            "2026-03-01T00:00:00Z",
+        ),
+        (
+            "b",
+            "running",
+            "[TMP]/repo",
+            "2026-03-02T00:00:00Z",
+            "2026-03-02T00:00:00Z",
+        ),
+    ]);
+    let repo = store.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    let link = store.dir.path().join("link");
+    std::os::unix::fs::symlink(store.root(), &link).expect("symlink");
+    let spellings = [
+        link.join("--w--/b.jsonl").display().to_string(),
+        "../sessions/--w--/b.jsonl".to_owned(),
+        "./../link/--w--/../--w--/b.jsonl".to_owned(),
+    ];
+    for running in &spellings {
+        let output = run(binary()
+            .args(["show", "latest", "--json", "--sessions-root"])
+            .arg(store.root())
+            .env("PI_SESSION_FILE", running)
+            .current_dir(&repo));
+        let document: Value = serde_json::from_str(&stdout_of(&output)).expect("json");
+        assert_eq!(document["sessionId"], "older", "{running}");
+        let listed = rows(&run(binary()
+            .args([
+                "list",
+                "--here",
+                "--exclude-current",
+                "--jsonl",
+                "--sessions-root",
+            ])
+            .arg(store.root())
+            .env("PI_SESSION_FILE", running)
+            .current_dir(&repo)))
+        .iter()
+        .map(|row| row["id"].as_str().expect("id").to_owned())
+        .collect::<Vec<_>>();
+        assert_eq!(listed, ["older"], "{running}");
+    }
+    // The store read through the link, the variable through the real path.
+    let listed = rows(&run(binary()
+        .args(["list", "--exclude-current", "--jsonl", "--sessions-root"])
+        .arg(&link)
+        .env("PI_SESSION_FILE", store.root().join("--w--/b.jsonl"))))
+    .iter()
+    .map(|row| row["id"].as_str().expect("id").to_owned())
+    .collect::<Vec<_>>();
+    assert_eq!(listed, ["older"]);
+}
+
 #[test]
 fn id_finds_runs_with_their_ancestors() {
     let output = run(binary()
@@ -340,7 +484,28 @@ fn reading_commands_take_the_list_store_flags() {
             .args(["entries", "01990000-0000-7000-8000-000000000220", "--jsonl"])
             .args(extra))
     };
-    assert_eq!(archived(&[]).status.code(), Some(1));
+    let not_found = archived(&[]);
+    assert_eq!(not_found.status.code(), Some(1));
+    // Issue 11 (review finding L6): the error says the archive holds it.
+    let stderr = stderr_of(&not_found);
+    assert!(
+        stderr.contains("\nhint: the archive ")
+            && stderr.contains(
+                "/sessions-archive holds 1 session with that id or prefix; add \
+                 --include-archive to search it too"
+            ),
+        "{stderr}"
+    );
+    // An id that the archive does not hold either gets no such hint.
+    let output = run(binary()
+        .env("PI_CODING_AGENT_DIR", agent())
+        .args(["show", "0000dead"]));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        !stderr_of(&output).contains("archive"),
+        "{}",
+        stderr_of(&output)
+    );
     let output = archived(&["--include-archive"]);
     let rows = rows(&output);
     assert_eq!(rows[0]["text"], "Archived long ago");
@@ -585,6 +750,59 @@ fn latest_says_when_the_only_session_is_the_running_one() {
     assert!(
         stderr.contains("latest: the only session that ran in ")
             && stderr.contains("is the current one ($PI_SESSION_FILE, "),
+        "{stderr}"
+    );
+}
+
+/// Issue 11 (review finding L8): when the only session of the current directory is the
+/// running one, the note on using a directory above says so, not "no session ran".
+#[test]
+fn latest_says_why_it_climbed_past_the_running_session() {
+    let store = Store::new(&[
+        (
+            "a",
+            "above",
+            "[TMP]/repo",
+            "2026-03-01T00:00:00Z",
+            "2026-03-01T00:00:00Z",
+        ),
+        (
+            "b",
+            "running",
+            "[TMP]/repo/sub",
+            "2026-03-02T00:00:00Z",
+            "2026-03-02T00:00:00Z",
+        ),
+    ]);
+    let sub = store.dir.path().join("repo/sub");
+    let deeper = sub.join("deeper");
+    std::fs::create_dir_all(&deeper).expect("mkdir");
+    let latest = |current: &Path| {
+        run(binary()
+            .args(["show", "latest", "--json", "--sessions-root"])
+            .arg(store.root())
+            .env("PI_SESSION_FILE", store.root().join("--w--/b.jsonl"))
+            .current_dir(current))
+    };
+    let output = latest(&sub);
+    let document: Value = serde_json::from_str(&stdout_of(&output)).expect("json");
+    assert_eq!(document["sessionId"], "above");
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("pi-retrospect: note: latest: the only session that ran in ")
+            && stderr.contains(
+                "/repo/sub is the current one ($PI_SESSION_FILE), which is left out; using "
+            )
+            && stderr
+                .trim_end()
+                .ends_with("/repo, the nearest directory above it with other sessions"),
+        "{stderr}"
+    );
+    let stderr = stderr_of(&latest(&deeper));
+    assert!(
+        stderr.contains("latest: no session ran in ")
+            && stderr.contains("/repo/sub/deeper, and the only one in ")
+            && stderr.contains("/repo/sub is the current one ($PI_SESSION_FILE)"),
         "{stderr}"
     );
 }
