@@ -432,6 +432,96 @@ fn usage_messages() {
     check(&["list", "--id", ""], "--id needs a non-empty prefix");
 }
 
+/// Returns the committed real-Pi session file whose name holds `id`.
+fn pi_real_session(id: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/pi-real/sessions/--tmp-pi-real-fixture-home-user-project--")
+        .canonicalize()
+        .expect("fixtures exist");
+    std::fs::read_dir(&dir)
+        .expect("read fixtures")
+        .map(|entry| entry.expect("entry").path())
+        .find(|path| {
+            path.extension().is_some_and(|ext| ext == "jsonl")
+                && path.to_string_lossy().contains(id)
+        })
+        .expect("the fixture session")
+}
+
+/// Finding M4 of the second flows review: `stats --session PATH` reads the file and the runs
+/// beside it with no store to walk, as show, search and handoff do.
+#[test]
+fn stats_of_a_session_path_needs_no_store() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let file = pi_real_session("01a22b41-c0ec");
+    let report = |store: &[&str]| -> Value {
+        let output = run(binary()
+            .env("HOME", home.path())
+            .args(["stats", "--by", "session", "--json", "--session"])
+            .arg(&file)
+            .args(store));
+        serde_json::from_str(&stdout_of(&output)).expect("JSON")
+    };
+    let alone = report(&[]);
+    let sessions = file.parent().and_then(Path::parent).expect("store");
+    let in_store = report(&["--sessions-root", sessions.to_str().expect("utf-8")]);
+    // The session and its three runs, counted as with the store.
+    assert_eq!(alone["rows"].as_array().map(Vec::len), Some(4), "{alone}");
+    assert_eq!(alone["rows"], in_store["rows"]);
+    assert_eq!(alone["total"], in_store["total"]);
+    // A directory is refused with the reading commands' words.
+    let output = run(binary()
+        .env("HOME", home.path())
+        .args(["stats", "--session"])
+        .arg(sessions));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("not a session file: not a regular file: directory"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+/// Finding L6 of the second flows review: `stats --by session` shows each id by a prefix
+/// unique in the store, not only among the rows a filter kept, so it is a handle `show` takes.
+#[test]
+fn stats_ids_are_handles_in_the_store() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("sessions/--w--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    for (n, cwd) in [(1, "/a"), (2, "/b")] {
+        let id = format!("0199aaaa-bbbb-7000-8000-00000000000{n}");
+        let start = format!("2026-03-0{n}T09:00:00Z");
+        let lines = [
+            serde_json::json!({"type": "session", "version": 3, "id": id, "timestamp": start, "cwd": cwd}),
+            serde_json::json!({"type": "message", "id": "e1", "parentId": null, "timestamp": start,
+                "message": {"role": "user", "content": "hi", "timestamp": 0}}),
+            serde_json::json!({"type": "message", "id": "e2", "parentId": "e1", "timestamp": start,
+                "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "timestamp": 0,
+                    "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
+                        "cost": {"total": 0.01}}}}),
+        ];
+        let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        std::fs::write(project.join(format!("{n}.jsonl")), text).expect("write");
+    }
+    let root = dir.path().join("sessions");
+    let output = run(binary()
+        .args(["stats", "--cwd", "/a", "--by", "session", "--sessions-root"])
+        .arg(&root));
+    let text = stdout_of(&output);
+    let shown = text
+        .lines()
+        .nth(1)
+        .and_then(|line| line.split_whitespace().next())
+        .expect("a session row")
+        .to_owned();
+    assert_eq!(shown, "0199aaaa-bbbb-7000-8000-000000000001", "{text}");
+    let output = run(binary()
+        .args(["show", &shown, "--sessions-root"])
+        .arg(&root));
+    assert!(output.status.success(), "{}", stderr_of(&output));
+}
+
 #[test]
 fn long_warnings_go_to_stderr_unless_quiet() {
     let store = week();
