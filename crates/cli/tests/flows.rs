@@ -522,6 +522,50 @@ fn stats_ids_are_handles_in_the_store() {
     assert!(output.status.success(), "{}", stderr_of(&output));
 }
 
+/// Finding L4 of the second flows review: `show` titles each run it launched as `list` does,
+/// by its name when it has one, else its first task; `--json` gives both.
+#[test]
+fn show_titles_runs_as_list_does() {
+    let file = pi_real_session("01a22b41-c0ec");
+    let output = run(binary().arg("show").arg(&file));
+    let text = stdout_of(&output);
+    let fork = text
+        .lines()
+        .find(|line| line.contains("/forks/") && line.contains("01a22b41-c1dd"))
+        .expect("the fork's run line");
+    assert!(fork.ends_with("\"Explore the demo project\""), "{fork}");
+    let output = run(binary().arg("show").arg(&file).arg("--json"));
+    let document: Value = serde_json::from_str(&stdout_of(&output)).expect("JSON");
+    let run = document["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .find(|run| {
+            run["path"]
+                .as_str()
+                .is_some_and(|path| path.contains("/forks/"))
+        })
+        .expect("the fork");
+    assert_eq!(run["name"], "Explore the demo project");
+    assert!(
+        run["firstTask"]
+            .as_str()
+            .is_some_and(|task| task.starts_with("What is in this project?")),
+        "{run}"
+    );
+    let unnamed = document["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .find(|run| {
+            run["path"]
+                .as_str()
+                .is_some_and(|path| path.ends_with("run-0/session.jsonl"))
+        })
+        .expect("run-0");
+    assert_eq!(unnamed["name"], Value::Null);
+}
+
 #[test]
 fn long_warnings_go_to_stderr_unless_quiet() {
     let store = week();
