@@ -391,11 +391,15 @@ fn store_flags_expand_tilde_and_hint_at_the_layout() {
         .args(["show", "tuesday", "--sessions-root"])
         .arg(store.root().join("--w--")));
     assert_eq!(output.status.code(), Some(1));
+    // A note an error carries is written as every note is (finding L6 of the second flows
+    // review: it was `hint: …`).
+    let stderr = stderr_of(&output);
     assert!(
-        stderr_of(&output).contains("\nhint: ")
-            && stderr_of(&output).contains("looks like a project directory"),
-        "{}",
-        stderr_of(&output)
+        stderr.starts_with("pi-retrospect: no session has the id")
+            && stderr.contains("\npi-retrospect: note: ")
+            && stderr.contains("looks like a project directory")
+            && !stderr.contains("hint:"),
+        "{stderr}"
     );
 }
 
@@ -640,6 +644,20 @@ fn a_full_disk_is_named() {
         stderr_of(&output),
         "pi-retrospect: writing to stdout: No space left on device (os error 28)\n"
     );
+    // clap's own output says so in the same words (finding L6 of the second flows review).
+    for args in [&["list", "--help"][..], &["--version"], &["-h"]] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let output = run(binary().args(args).stdout(full));
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            stderr_of(&output),
+            "pi-retrospect: writing to stdout: No space left on device (os error 28)\n",
+            "{args:?}"
+        );
+    }
 }
 
 /// Issue 9 (review finding M3): a line feed in a file name, in a project's `sessionDir` or in
