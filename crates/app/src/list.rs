@@ -130,8 +130,13 @@ impl ListRequest {
                 )));
             }
         };
+        // One rule for every filter: an empty value is refused, never read as "any"
+        // (finding L6 of the second flows review).
         if self.id_prefixes.iter().any(String::is_empty) {
             return Err(AppError::usage("--id needs a non-empty prefix"));
+        }
+        if self.name_contains.as_deref() == Some("") {
+            return Err(AppError::usage("--name needs non-empty text"));
         }
         let exclude_path = if self.exclude_current {
             env.session_file

@@ -343,6 +343,16 @@ fn entries_filter(request: &EntriesRequest, env: &Environment) -> Result<Entries
     if request.grep.iter().any(String::is_empty) {
         return Err(AppError::usage("--grep needs a non-empty term"));
     }
+    if request.id.as_deref() == Some("") {
+        return Err(AppError::usage(
+            "--entry needs an entry id or a line:N handle",
+        ));
+    }
+    if request.parent_id.as_deref() == Some("") {
+        return Err(AppError::usage(
+            "--parent needs an entry id or a line:N handle",
+        ));
+    }
     Ok(EntriesFilter {
         first_line,
         last_line,

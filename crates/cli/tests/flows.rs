@@ -434,6 +434,33 @@ fn usage_messages() {
         "must be at most 50 a page, not 51",
     );
     check(&["list", "--id", ""], "--id needs a non-empty prefix");
+    // One rule for an empty filter value: refused, naming the flag, never read as "any"
+    // (finding L6 of the second flows review: `--name ""` listed every named session).
+    let file = pi_real_session("01a22b41-c0ec");
+    let file = file.to_str().expect("utf-8");
+    for (args, message) in [
+        (&["list", "--name", ""][..], "--name needs non-empty text"),
+        (&["stats", "--name", ""], "--name needs non-empty text"),
+        (
+            &["entries", file, "--entry", ""],
+            "--entry needs an entry id or a line:N handle",
+        ),
+        (
+            &["entries", file, "--parent", ""],
+            "--parent needs an entry id or a line:N handle",
+        ),
+    ] {
+        check(args, message);
+    }
+    // `--unordered` means something only with `--jsonl`; with another format it is refused,
+    // not ignored (clap's `requires` gives way to the format group).
+    for format in ["-l", "--long", "--json"] {
+        check(
+            &["list", "--unordered", format],
+            "--unordered needs --jsonl",
+        );
+    }
+    check(&["list", "--unordered"], "--jsonl");
 }
 
 /// Returns the committed real-Pi session file whose name holds `id`.
