@@ -43,6 +43,6 @@ pub use search::{SearchRequest, search, search_with_progress};
 pub use session_ref::{
     LocatedSession, OpenedSession, SessionRef, locate_session, open_session, resolve_session,
 };
-pub use stats::{StatsRequest, stats};
+pub use stats::{StatsRequest, StatsResult, stats};
 pub use store::{StoreFlags, resolve_stores};
 pub use when::{ACCEPTED as ACCEPTED_TIMES, Bound, parse_when};

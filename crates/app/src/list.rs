@@ -136,8 +136,13 @@ impl ListRequest {
                 )));
             }
         };
+        // One rule for every filter: an empty value is refused, never read as "any"
+        // (finding L6 of the second flows review).
         if self.id_prefixes.iter().any(String::is_empty) {
             return Err(AppError::usage("--id needs a non-empty prefix"));
+        }
+        if self.name_contains.as_deref() == Some("") {
+            return Err(AppError::usage("--name needs non-empty text"));
         }
         // `$PI_SESSION_FILE` is left out by file identity, not by path text
         // (`CurrentSession`, applied by `list` before the query), but a value that cannot be

@@ -140,15 +140,19 @@ pub fn lineage(path: &str, facts: &SessionFacts) -> Result<Lineage, AppError> {
         .unwrap_or_default()
         .into_iter()
         .enumerate()
-        .map(|(idx, mut run)| RunInfo {
-            first_task: (idx < MAX_RUN_TASKS)
+        .map(|(idx, mut run)| {
+            let summary = (idx < MAX_RUN_TASKS)
                 .then(|| pi_retrospect_transcript::read_summary(Path::new(&run.path)).ok())
                 .flatten()
-                .and_then(|summary| summary.first_user_message),
-            n_runs: run.n_runs(),
-            path: std::mem::take(&mut run.path),
-            id: std::mem::take(&mut run.id),
-            timestamp: utc_timestamp(&run.timestamp),
+                .unwrap_or_default();
+            RunInfo {
+                name: summary.name,
+                first_task: summary.first_user_message,
+                n_runs: run.n_runs(),
+                path: std::mem::take(&mut run.path),
+                id: std::mem::take(&mut run.id),
+                timestamp: utc_timestamp(&run.timestamp),
+            }
         })
         .collect();
     Ok(Lineage {
@@ -338,6 +342,16 @@ fn entries_filter(request: &EntriesRequest, env: &Environment) -> Result<Entries
     let (since, until) = time_range(request.since.as_deref(), request.until.as_deref(), env)?;
     if request.grep.iter().any(String::is_empty) {
         return Err(AppError::usage("--grep needs a non-empty term"));
+    }
+    if request.id.as_deref() == Some("") {
+        return Err(AppError::usage(
+            "--entry needs an entry id or a line:N handle",
+        ));
+    }
+    if request.parent_id.as_deref() == Some("") {
+        return Err(AppError::usage(
+            "--parent needs an entry id or a line:N handle",
+        ));
     }
     Ok(EntriesFilter {
         first_line,

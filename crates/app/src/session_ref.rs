@@ -193,11 +193,12 @@ fn walk(flags: &StoreFlags, env: &Environment) -> Result<Walked, AppError> {
     })
 }
 
-/// Returns `message` followed by each hint on its own line.
+/// Returns `message` followed by each hint on its own line, as a note (`note: …`; the CLI
+/// prints it `pi-retrospect: note: …`, the form of every note).
 fn with_hints(message: String, hints: &[String]) -> String {
     let mut message = message;
     for hint in hints {
-        message.push_str("\nhint: ");
+        message.push_str("\nnote: ");
         message.push_str(&escape_for_terminal(hint));
     }
     message

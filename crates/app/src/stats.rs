@@ -2,8 +2,9 @@
 //! way Pi counts them, grouped as asked.
 
 use pi_retrospect_core::stats::{GroupKey, StatsReport};
-use pi_retrospect_core::{Listing, Session, SessionRow};
+use pi_retrospect_core::{IdPrefixes, Listing, Session};
 use pi_retrospect_stats::StatsOptions;
+use pi_retrospect_walk::SessionFile;
 
 use crate::env::Environment;
 use crate::error::AppError;
@@ -30,9 +31,20 @@ pub struct StatsRequest {
     pub until: Option<String>,
 }
 
+/// The result of [`stats`]: the report, and the ids of every session the stores hold.
+#[derive(Debug, Clone)]
+pub struct StatsResult {
+    /// The counts.
+    pub report: StatsReport,
+    /// Every session id a lookup by id would search (the stores walked, runs included): a
+    /// session row's id is shown by a prefix unique among these, so it stays a handle
+    /// whatever the filters kept.
+    pub id_prefixes: IdPrefixes,
+}
+
 /// Counts the usage of the sessions `request` selects; subagent runs are counted once, on
 /// their own rows, and forks' copied entries once in every aggregate.
-pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsReport, AppError> {
+pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsResult, AppError> {
     let time_zone = match &request.time_zone {
         None => env.time_zone.clone(),
         Some(name) => jiff::tz::TimeZone::get(name)
@@ -50,6 +62,10 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsReport, A
         .as_ref()
         .map(|target| resolve_session(&target.session, &target.stores, env))
         .transpose()?;
+    if let Some(path) = &only {
+        // The same check and message as every reading command's (`not a session file: …`).
+        crate::read::check_session_file(path)?;
+    }
     let mut sessions = request.sessions.clone();
     sessions.since = None;
     sessions.until = None;
@@ -61,8 +77,15 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsReport, A
             ..ListRequest::default()
         };
     }
-    let mut listing = list(&sessions, env)?.listing;
-    crate::list::fail_if_no_store_was_read(&listing)?;
+    sessions.unique_id_prefixes = true;
+    let listed = list(&sessions, env)?;
+    let mut listing = listed.listing;
+    let id_prefixes = listed.id_prefixes.unwrap_or_default();
+    if only.is_none() {
+        // A session named by its path needs no store: when none can be read, the file is
+        // counted on its own below (finding M4 of the second flows review).
+        crate::list::fail_if_no_store_was_read(&listing)?;
+    }
     let mut only_path = None;
     if let Some(path) = only {
         let path = path.display().to_string();
@@ -72,11 +95,9 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsReport, A
             // give its depth, its launcher and, for a run in `forks/`, its fork parent.
             Some((tree, _depth)) => listing.sessions = vec![tree],
             None => {
-                // A file outside the stores: counted alone, its header read like the walk's.
-                listing = Listing {
-                    sessions: vec![read_alone(&path)?],
-                    warnings: Vec::new(),
-                };
+                // A file outside the stores (or with no store to read): counted with the runs
+                // beside it, read like the walk reads a top-level session.
+                listing = read_alone(&path)?;
             }
         }
         only_path = Some(path);
@@ -92,7 +113,10 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsReport, A
     report.warnings.extend(listing.warnings);
     report.warnings.sort();
     report.warnings.dedup();
-    Ok(report)
+    Ok(StatsResult {
+        report,
+        id_prefixes,
+    })
 }
 
 fn to_jiff(instant: pi_retrospect_core::Timestamp) -> Result<jiff::Timestamp, AppError> {
@@ -118,11 +142,21 @@ pub(crate) fn tree_holding(sessions: Vec<Session>, path: &str) -> Option<(Sessio
     None
 }
 
-fn read_alone(path: &str) -> Result<Session, AppError> {
-    let fields = pi_retrospect_header::read_header(std::path::Path::new(path))
-        .map_err(|error| AppError::io(format!("{path}: {error}")))?;
-    Ok(Session::from_row(SessionRow {
+/// Reads the session file at `path` and the runs in its container, as the walk reads a
+/// top-level session; a file whose header is invalid is an error, not a warning.
+fn read_alone(path: &str) -> Result<Listing, AppError> {
+    let (session, warnings) = pi_retrospect_walk::list_session_file(&SessionFile {
         path: path.to_owned(),
-        header: fields,
-    }))
+        has_container: true,
+    })?;
+    match session {
+        Some(session) => Ok(Listing {
+            sessions: vec![session],
+            warnings,
+        }),
+        None => Err(AppError::io(warnings.first().map_or_else(
+            || format!("{path}: not a session file"),
+            |warning| format!("{}: not a session file: {}", warning.path, warning.reason),
+        ))),
+    }
 }

@@ -263,6 +263,15 @@ fn request(args: &ListArgs) -> anyhow::Result<ListRequest> {
 }
 
 fn format(args: &ListArgs, query: &pi_retrospect_core::filter::Query) -> anyhow::Result<Format> {
+    // clap drops `requires = "jsonl"` when another format of the group is given, so
+    // `--unordered -l` would be ignored silently (finding L6 of the second flows review).
+    if args.unordered && !args.jsonl {
+        return Err(UsageError(
+            "--unordered needs --jsonl: --json, --long and the text output are always sorted"
+                .to_owned(),
+        )
+        .into());
+    }
     if args.json {
         return Ok(Format::Json);
     }

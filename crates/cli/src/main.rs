@@ -107,7 +107,17 @@ fn main() -> ExitCode {
             if let Err(print_error) = error.print()
                 && print_error.kind() != io::ErrorKind::BrokenPipe
             {
-                let _ = writeln!(io::stderr(), "pi-retrospect: cannot write: {print_error}");
+                // The form of every other failed write (`writing to stdout: No space left on
+                // device`; finding L6 of the second flows review).
+                let stream = if error.use_stderr() {
+                    "stderr"
+                } else {
+                    "stdout"
+                };
+                let _ = writeln!(
+                    io::stderr(),
+                    "pi-retrospect: writing to {stream}: {print_error}"
+                );
                 return ExitCode::from(1);
             }
             return ExitCode::from(u8::try_from(code).unwrap_or(2));
@@ -135,7 +145,10 @@ fn main() -> ExitCode {
         Err(error) => {
             // The message may carry an id, a path or a settings value from a file or an
             // argument: escaped, so it can never drive the terminal.
-            let message = pi_retrospect_render::text::terminal_message(&format!("{error:#}"));
+            let message = pi_retrospect_render::text::terminal_message(&format!("{error:#}"))
+                // A note an error carries (`\nnote: …`, from the application layer) is
+                // printed as every note is.
+                .replace("\nnote: ", "\npi-retrospect: note: ");
             let _ = writeln!(io::stderr(), "pi-retrospect: {message}");
             ExitCode::from(if is_search { 2 } else { exit_code(&error) })
         }

@@ -124,19 +124,21 @@ pub fn run(args: &StatsArgs, env: &Environment, out: &mut dyn Write) -> anyhow::
         since: args.since.clone(),
         until: args.until.clone(),
     };
-    let report = pi_retrospect_app::stats(&request, env)?;
+    let result = pi_retrospect_app::stats(&request, env)?;
+    let report = &result.report;
     if args.json {
-        pi_retrospect_render::stats::write_json(out, &report)?;
+        pi_retrospect_render::stats::write_json(out, report)?;
         return Ok(());
     }
     print_listing_warnings(&report.warnings);
     let color = crate::term::use_color(args.color);
     pi_retrospect_render::stats::write_table(
         out,
-        &report,
+        report,
         &TableOptions {
             rollup: args.rollup,
             color,
+            id_prefixes: Some(&result.id_prefixes),
         },
     )?;
     if let Some(width) = crate::term::fit_width() {
@@ -149,7 +151,7 @@ pub fn run(args: &StatsArgs, env: &Environment, out: &mut dyn Write) -> anyhow::
             },
             color,
         };
-        pi_retrospect_render::stats::write_bar_chart(out, &report, &options)?;
+        pi_retrospect_render::stats::write_bar_chart(out, report, &options)?;
     }
     Ok(())
 }

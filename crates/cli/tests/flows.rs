@@ -556,11 +556,15 @@ fn store_flags_expand_tilde_and_hint_at_the_layout() {
         .args(["show", "tuesday", "--sessions-root"])
         .arg(store.root().join("--w--")));
     assert_eq!(output.status.code(), Some(1));
+    // A note an error carries is written as every note is (finding L6 of the second flows
+    // review: it was `hint: …`).
+    let stderr = stderr_of(&output);
     assert!(
-        stderr_of(&output).contains("\nhint: ")
-            && stderr_of(&output).contains("looks like a project directory"),
-        "{}",
-        stderr_of(&output)
+        stderr.starts_with("pi-retrospect: no session has the id")
+            && stderr.contains("\npi-retrospect: note: ")
+            && stderr.contains("looks like a project directory")
+            && !stderr.contains("hint:"),
+        "{stderr}"
     );
 }
 
@@ -595,6 +599,167 @@ fn usage_messages() {
         "must be at most 50 a page, not 51",
     );
     check(&["list", "--id", ""], "--id needs a non-empty prefix");
+    // One rule for an empty filter value: refused, naming the flag, never read as "any"
+    // (finding L6 of the second flows review: `--name ""` listed every named session).
+    let file = pi_real_session("01a22b41-c0ec");
+    let file = file.to_str().expect("utf-8");
+    for (args, message) in [
+        (&["list", "--name", ""][..], "--name needs non-empty text"),
+        (&["stats", "--name", ""], "--name needs non-empty text"),
+        (
+            &["entries", file, "--entry", ""],
+            "--entry needs an entry id or a line:N handle",
+        ),
+        (
+            &["entries", file, "--parent", ""],
+            "--parent needs an entry id or a line:N handle",
+        ),
+    ] {
+        check(args, message);
+    }
+    // `--unordered` means something only with `--jsonl`; with another format it is refused,
+    // not ignored (clap's `requires` gives way to the format group).
+    for format in ["-l", "--long", "--json"] {
+        check(
+            &["list", "--unordered", format],
+            "--unordered needs --jsonl",
+        );
+    }
+    check(&["list", "--unordered"], "--jsonl");
+}
+
+/// Returns the committed real-Pi session file whose name holds `id`.
+fn pi_real_session(id: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/pi-real/sessions/--tmp-pi-real-fixture-home-user-project--")
+        .canonicalize()
+        .expect("fixtures exist");
+    std::fs::read_dir(&dir)
+        .expect("read fixtures")
+        .map(|entry| entry.expect("entry").path())
+        .find(|path| {
+            path.extension().is_some_and(|ext| ext == "jsonl")
+                && path.to_string_lossy().contains(id)
+        })
+        .expect("the fixture session")
+}
+
+/// Finding M4 of the second flows review: `stats --session PATH` reads the file and the runs
+/// beside it with no store to walk, as show, search and handoff do.
+#[test]
+fn stats_of_a_session_path_needs_no_store() {
+    let home = tempfile::tempdir().expect("temp dir");
+    let file = pi_real_session("01a22b41-c0ec");
+    let report = |store: &[&str]| -> Value {
+        let output = run(binary()
+            .env("HOME", home.path())
+            .args(["stats", "--by", "session", "--json", "--session"])
+            .arg(&file)
+            .args(store));
+        serde_json::from_str(&stdout_of(&output)).expect("JSON")
+    };
+    let alone = report(&[]);
+    let sessions = file.parent().and_then(Path::parent).expect("store");
+    let in_store = report(&["--sessions-root", sessions.to_str().expect("utf-8")]);
+    // The session and its three runs, counted as with the store.
+    assert_eq!(alone["rows"].as_array().map(Vec::len), Some(4), "{alone}");
+    assert_eq!(alone["rows"], in_store["rows"]);
+    assert_eq!(alone["total"], in_store["total"]);
+    // A directory is refused with the reading commands' words.
+    let output = run(binary()
+        .env("HOME", home.path())
+        .args(["stats", "--session"])
+        .arg(sessions));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr_of(&output).contains("not a session file: not a regular file: directory"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+/// Finding L6 of the second flows review: `stats --by session` shows each id by a prefix
+/// unique in the store, not only among the rows a filter kept, so it is a handle `show` takes.
+#[test]
+fn stats_ids_are_handles_in_the_store() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("sessions/--w--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    for (n, cwd) in [(1, "/a"), (2, "/b")] {
+        let id = format!("0199aaaa-bbbb-7000-8000-00000000000{n}");
+        let start = format!("2026-03-0{n}T09:00:00Z");
+        let lines = [
+            serde_json::json!({"type": "session", "version": 3, "id": id, "timestamp": start, "cwd": cwd}),
+            serde_json::json!({"type": "message", "id": "e1", "parentId": null, "timestamp": start,
+                "message": {"role": "user", "content": "hi", "timestamp": 0}}),
+            serde_json::json!({"type": "message", "id": "e2", "parentId": "e1", "timestamp": start,
+                "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "timestamp": 0,
+                    "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
+                        "cost": {"total": 0.01}}}}),
+        ];
+        let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+        std::fs::write(project.join(format!("{n}.jsonl")), text).expect("write");
+    }
+    let root = dir.path().join("sessions");
+    let output = run(binary()
+        .args(["stats", "--cwd", "/a", "--by", "session", "--sessions-root"])
+        .arg(&root));
+    let text = stdout_of(&output);
+    let shown = text
+        .lines()
+        .nth(1)
+        .and_then(|line| line.split_whitespace().next())
+        .expect("a session row")
+        .to_owned();
+    assert_eq!(shown, "0199aaaa-bbbb-7000-8000-000000000001", "{text}");
+    let output = run(binary()
+        .args(["show", &shown, "--sessions-root"])
+        .arg(&root));
+    assert!(output.status.success(), "{}", stderr_of(&output));
+}
+
+/// Finding L4 of the second flows review: `show` titles each run it launched as `list` does,
+/// by its name when it has one, else its first task; `--json` gives both.
+#[test]
+fn show_titles_runs_as_list_does() {
+    let file = pi_real_session("01a22b41-c0ec");
+    let output = run(binary().arg("show").arg(&file));
+    let text = stdout_of(&output);
+    let fork = text
+        .lines()
+        .find(|line| line.contains("/forks/") && line.contains("01a22b41-c1dd"))
+        .expect("the fork's run line");
+    assert!(fork.ends_with("\"Explore the demo project\""), "{fork}");
+    let output = run(binary().arg("show").arg(&file).arg("--json"));
+    let document: Value = serde_json::from_str(&stdout_of(&output)).expect("JSON");
+    let run = document["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .find(|run| {
+            run["path"]
+                .as_str()
+                .is_some_and(|path| path.contains("/forks/"))
+        })
+        .expect("the fork");
+    assert_eq!(run["name"], "Explore the demo project");
+    assert!(
+        run["firstTask"]
+            .as_str()
+            .is_some_and(|task| task.starts_with("What is in this project?")),
+        "{run}"
+    );
+    let unnamed = document["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .find(|run| {
+            run["path"]
+                .as_str()
+                .is_some_and(|path| path.ends_with("run-0/session.jsonl"))
+        })
+        .expect("run-0");
+    assert_eq!(unnamed["name"], Value::Null);
 }
 
 #[test]
@@ -671,6 +836,20 @@ fn a_full_disk_is_named() {
         stderr_of(&output),
         "pi-retrospect: writing to stdout: No space left on device (os error 28)\n"
     );
+    // clap's own output says so in the same words (finding L6 of the second flows review).
+    for args in [&["list", "--help"][..], &["--version"], &["-h"]] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let output = run(binary().args(args).stdout(full));
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            stderr_of(&output),
+            "pi-retrospect: writing to stdout: No space left on device (os error 28)\n",
+            "{args:?}"
+        );
+    }
 }
 
 /// Issue 9 (review finding M3): a line feed in a file name, in a project's `sessionDir` or in

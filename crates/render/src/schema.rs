@@ -148,12 +148,13 @@ pub const SHOW_SCHEMA: &str = concat!(
       "items": {
         "type": "object",
         "additionalProperties": false,
-        "required": ["path", "id", "timestamp", "firstTask", "nRuns"],
+        "required": ["path", "id", "timestamp", "name", "firstTask", "nRuns"],
         "properties": {
           "path": { "type": "string" },
           "id": { "type": "string" },
           "timestamp": { "type": "string" },
-          "firstTask": { "type": ["string", "null"] },
+          "name": { "type": ["string", "null"], "description": "The run's name (Pi's /name), which titles it when set." },
+          "firstTask": { "type": ["string", "null"], "description": "The run's first user message: the task it was given." },
           "nRuns": { "type": "integer", "minimum": 0 }
         }
       }

@@ -275,9 +275,11 @@ fn write_lineage(out: &mut dyn Write, parts: &ShowParts<'_>) -> io::Result<()> {
     if !lineage.runs.is_empty() {
         writeln!(out, "runs ({}):", thousands(lineage.runs.len()))?;
         for run in lineage.runs.iter().take(MAX_HEADING_RUNS) {
+            // Titled as `list` titles it: its name, else the task it was given.
             let task = run
-                .first_task
+                .name
                 .as_deref()
+                .or(run.first_task.as_deref())
                 .map(|task| format!("  \"{}\"", one_line(task, 100)))
                 .unwrap_or_default();
             let nested = match run.n_runs {
@@ -1050,6 +1052,7 @@ mod tests {
                     path: "/p/s/l/run-0/session.jsonl".to_owned(),
                     id: "r0".to_owned(),
                     timestamp: "2026-01-01T00:00:09.000Z".to_owned(),
+                    name: None,
                     first_task: Some("do\tit".to_owned()),
                     n_runs: 2,
                 }],

@@ -7,39 +7,50 @@ use std::io::{self, Write};
 use jiff::ToSpan;
 use jiff::civil::Date;
 use pi_retrospect_core::stats::{Figures, GroupKey, StatsReport, StatsRow, Usage};
-use pi_retrospect_core::unique_prefix_len;
+use pi_retrospect_core::{IdPrefixes, unique_prefix_len};
 
 use crate::text::{field, thousands};
 
 /// Options for [`write_table`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TableOptions {
+pub struct TableOptions<'a> {
     /// Shows each session row's figure with its subagent runs (`withRuns`) instead of its own.
     pub rollup: bool,
     /// Emits ANSI colour: the header and the total line bold.
     pub color: bool,
+    /// The ids a lookup by id searches (the whole store): each session's id is shown by a
+    /// prefix unique among them too, not only among the rows shown, so it stays a handle
+    /// when a filter kept few sessions.
+    pub id_prefixes: Option<&'a IdPrefixes>,
 }
 
 /// Writes the report as an aligned table: one column per grouped dimension, then `Input`,
 /// `Output`, `Cache read`, `Cache write`, `Total` and `Cost`, one line per row and a `Total`
 /// line (the deduplicated store total). Sessions are shown by their shortest distinct id
-/// prefix, runs indented under the session that launched them, forks marked `(fork)`; when a
-/// fork's file holds copies of its parent's records, a `Pi total` column gives what Pi reports
-/// for the file. A cost some of whose records had no recorded cost ends in `*`, one with none
+/// prefix (distinct among `id_prefixes` too when given), runs indented under the session
+/// that launched them, forks marked `(fork)`; when a fork's file holds copies of its
+/// parent's records, a `Pi total` column gives what Pi reports for the file. A cost some of whose records had no recorded cost ends in `*`, one with none
 /// known is `?`, and a note says so. The report's warnings are the caller's to print (the CLI
 /// writes warnings to stderr).
 pub fn write_table(
     out: &mut dyn Write,
     report: &StatsReport,
-    options: &TableOptions,
+    options: &TableOptions<'_>,
 ) -> io::Result<()> {
-    let id_width = unique_prefix_len(
+    let shown_ids = || {
         report
             .rows
             .iter()
             .filter_map(|row| row.session.as_ref())
-            .map(|session| session.session_id.as_str()),
-    );
+            .map(|session| session.session_id.as_str())
+    };
+    let store_width = options.id_prefixes.map_or(0, |prefixes| {
+        shown_ids()
+            .map(|id| prefixes.unique_len(id))
+            .max()
+            .unwrap_or(0)
+    });
+    let id_width = unique_prefix_len(shown_ids()).max(store_width);
     let shows_pi = report.rows.iter().any(|row| match &row.figures {
         Figures::Session { pi, own, .. } => pi.total != own.total,
         Figures::Group { .. } => false,

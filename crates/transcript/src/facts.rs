@@ -94,6 +94,9 @@ pub struct RunInfo {
     pub id: String,
     /// Its header timestamp, UTC RFC 3339.
     pub timestamp: String,
+    /// Its name as Pi shows it (the latest `session_info` entry's non-empty `name`), read
+    /// with `first_task`: what titles the run, as in `list`.
+    pub name: Option<String>,
     /// Its first user message: the task it was given (read for the first 50 runs).
     pub first_task: Option<String>,
     /// Runs it launched in turn (its own direct runs).

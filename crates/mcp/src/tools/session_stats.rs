@@ -163,7 +163,10 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         since,
         until,
     };
-    let mut report = pi_retrospect_app::stats(&request, &env)?;
+    let pi_retrospect_app::StatsResult {
+        mut report,
+        id_prefixes,
+    } = pi_retrospect_app::stats(&request, &env)?;
     let n_rows = report.rows.len();
     let rows: Vec<_> = report.rows.drain(..).skip(offset).take(limit).collect();
     let next_offset = (offset + rows.len() < n_rows).then_some(offset + rows.len());
@@ -194,6 +197,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             &pi_retrospect_render::stats::TableOptions {
                 rollup: params.rollup,
                 color: false,
+                id_prefixes: Some(&id_prefixes),
             },
         )
     })?;
