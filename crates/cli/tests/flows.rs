@@ -489,7 +489,7 @@ fn reading_commands_take_the_list_store_flags() {
     // Issue 11 (review finding L6): the error says the archive holds it.
     let stderr = stderr_of(&not_found);
     assert!(
-        stderr.contains("\nhint: the archive ")
+        stderr.contains("\npi-retrospect: note: the archive ")
             && stderr.contains(
                 "/sessions-archive holds 1 session with that id or prefix; add \
                  --include-archive to search it too"

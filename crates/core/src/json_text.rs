@@ -80,3 +80,23 @@ mod tests {
         check("[1e308, 2e308]", "[1e308, null]");
     }
 }
+
+/// Returns `text` trimmed as JavaScript's `String.prototype.trim` trims it, which is how Pi
+/// trims a session name: Unicode white space and line terminators at both ends, including
+/// U+FEFF (which Rust's `str::trim` keeps) and not U+0085 (which Rust's removes).
+pub fn js_trim(text: &str) -> &str {
+    text.trim_matches(|character: char| {
+        (character.is_whitespace() && character != '\u{85}') || character == '\u{feff}'
+    })
+}
+
+#[cfg(test)]
+mod js_trim_tests {
+    #[test]
+    fn trims_as_javascript_does() {
+        assert_eq!(super::js_trim("\u{feff} name \u{3000}\n"), "name");
+        assert_eq!(super::js_trim("\u{85}name\u{85}"), "\u{85}name\u{85}");
+        assert_eq!(super::js_trim("\u{2028}\u{a0}\t"), "");
+        assert_eq!(super::js_trim("a b"), "a b");
+    }
+}

@@ -187,7 +187,7 @@ pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
                 // blank one clears it.
                 name = entry_name
                     .as_deref()
-                    .map(str::trim)
+                    .map(pi_retrospect_core::json_text::js_trim)
                     .filter(|name| !name.is_empty())
                     .map(str::to_owned);
             }

@@ -252,9 +252,16 @@ fn read_head(
 }
 
 /// What decides the facts of one line: the finders for the only lines worth decoding.
+///
+/// A line is decoded for the name when it holds `"session_info"`, and for the first user
+/// message when it holds `"user"`; a line holding a `\u` escape is decoded for both, since
+/// `"session\u005finfo"` or `"\u0075ser"` is the same string to a JSON reader (Pi's
+/// included) and would hide from the plain finders (review M2). Pi writes such escapes only
+/// for control characters, so these lines are few.
 struct FactFinder {
     session_info: memmem::Finder<'static>,
     user: memmem::Finder<'static>,
+    escape: memmem::Finder<'static>,
 }
 
 impl FactFinder {
@@ -262,26 +269,35 @@ impl FactFinder {
         FactFinder {
             session_info: memmem::Finder::new(b"\"session_info\""),
             user: memmem::Finder::new(b"\"user\""),
+            escape: memmem::Finder::new(b"\\u"),
         }
     }
 
     /// Applies one line (not the header) to `summary`: a `session_info` entry sets the name
-    /// (the latest wins), the first user message is kept.
+    /// (the latest wins), the first user message is kept. A line holding `"session_info"`
+    /// is never a first message.
     fn apply(&self, bytes: &[u8], summary: &mut SessionSummary) {
-        if self.session_info.find(bytes).is_some() {
+        let has_info = self.session_info.find(bytes).is_some();
+        let has_escape = self.escape.find(bytes).is_some();
+        if has_info || has_escape {
             if let Some(name) = session_name(bytes) {
                 summary.name = name;
+                return;
             }
-        } else if summary.first_user_message.is_none() && self.user.find(bytes).is_some() {
+            if has_info {
+                return;
+            }
+        }
+        if summary.first_user_message.is_none() && (has_escape || self.user.find(bytes).is_some()) {
             summary.first_user_message = user_message_text(bytes);
         }
     }
 
     /// Applies a whole file (`bytes`, header first) to `summary` as [`FactFinder::apply`]
     /// applied to each line after the first, in order, would: the name is that of the last
-    /// line holding `"session_info"` that is a `session_info` entry, and the first user
-    /// message is looked for only in lines without `"session_info"`. Each pattern is
-    /// searched once over the whole body instead of once per line.
+    /// line that is a `session_info` entry, and the first user message is looked for only in
+    /// lines without `"session_info"`. Each pattern is searched over the whole body instead
+    /// of once per line.
     fn apply_whole(&self, bytes: &[u8], summary: &mut SessionSummary) {
         let Some(header_end) = memchr::memchr(b'\n', bytes) else {
             return;
@@ -289,7 +305,9 @@ impl FactFinder {
         let body = &bytes[header_end + 1..];
         let mut from = 0;
         while summary.first_user_message.is_none() {
-            let Some(found) = self.user.find(&body[from..]) else {
+            let next_user = self.user.find(&body[from..]);
+            let next_escape = self.escape.find(&body[from..]);
+            let Some(found) = next_user.into_iter().chain(next_escape).min() else {
                 break;
             };
             let (start, end) = line_around(body, from + found);
@@ -314,12 +332,20 @@ impl FactFinder {
         };
         let bytes = &bytes[first_newline..];
         // Forward search is vectorised; the reverse one is not, and costs more than the
-        // read. Matches are few, so they are collected and tried from the last.
-        let matches: Vec<usize> = self.session_info.find_iter(bytes).collect();
+        // read. Matches are few, so they are collected and tried from the last line.
+        let mut matches: Vec<usize> = self
+            .session_info
+            .find_iter(bytes)
+            .chain(self.escape.find_iter(bytes))
+            .collect();
+        matches.sort_unstable();
+        let mut tried_from = bytes.len() + 1;
         for found in matches.into_iter().rev() {
-            let start = memchr::memrchr(b'\n', &bytes[..found]).map_or(0, |newline| newline + 1);
-            let end = memchr::memchr(b'\n', &bytes[found..])
-                .map_or(bytes.len(), |newline| found + newline);
+            let (start, end) = line_around(bytes, found);
+            if start >= tried_from {
+                continue;
+            }
+            tried_from = start;
             if let Some(name) = session_name(&bytes[start..end]) {
                 return Some(name);
             }
@@ -348,7 +374,7 @@ fn session_name(line: &[u8]) -> Option<Option<String>> {
         entry
             .get("name")
             .and_then(Value::as_str)
-            .map(str::trim)
+            .map(pi_retrospect_core::json_text::js_trim)
             .filter(|name| !name.is_empty())
             .map(str::to_owned),
     )
@@ -652,10 +678,10 @@ mod tests {
         /// `session_info` line, names cleared and set again, damaged lines, no final newline).
         #[test]
         fn the_one_piece_read_agrees_with_the_stream(
-            lines in proptest::collection::vec(0usize..9, 0..12),
+            lines in proptest::collection::vec(0usize..12, 0..12),
             final_newline in proptest::bool::ANY,
         ) {
-            const LINES: [&str; 9] = [
+            const LINES: [&str; 12] = [
                 r#"{"type":"session_info","name":"A"}"#,
                 r#"{"type":"session_info","name":"  "}"#,
                 r#"{"type":"session_info","name":"B","user":"u"}"#,
@@ -665,6 +691,9 @@ mod tests {
                 r#"{"type":"message","message":{"role":"assistant","content":"user"}}"#,
                 r#"{"user" broken"#,
                 "",
+                r#"{"type":"session\u005finfo","name":"Escaped"}"#,
+                r#"{"type":"message","message":{"role":"\u0075ser","content":"escaped role"}}"#,
+                r#"{"type":"message","message":{"role":"assistant","content":"\u001b[31m"}}"#,
             ];
             let mut body = format!("{HEADER}\n");
             for (index, line) in lines.iter().enumerate() {
@@ -722,6 +751,20 @@ mod tests {
             r#"{"type":"message","timestamp":"2026-01-02T00:00:00Z","message":{"role":"assistant","content":"ok"}}"#,
         );
         check_in(SummaryScope::Whole, &renamed, Some(&long_name), None);
+    }
+
+    /// Review M2 (issue 11): a type or role spelled with JSON escapes is the same string to
+    /// Pi, so the name and the first message are found as `show` finds them.
+    #[test]
+    fn escaped_types_and_roles_count() {
+        let body = format!(
+            "{HEADER}\n{}\n{}\n{}\n{}\n",
+            r#"{"type":"session_info","name":"Visible name"}"#,
+            r#"{"type":"message","message":{"role":"\u0075ser","content":"escaped first"}}"#,
+            r#"{"type":"message","message":{"role":"assistant","content":"\u001b[1mbold"}}"#,
+            r#"{"type":"sess\u0069on_info","name":"Hidden name"}"#,
+        );
+        check(&body, Some("Hidden name"), Some("escaped first"));
     }
 
     #[test]
