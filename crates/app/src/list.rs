@@ -222,10 +222,12 @@ pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppE
             Prefetched::default(),
         ),
     };
-    let id_prefixes = request.unique_id_prefixes.then(|| {
+    // The ids of every session walked, before the query drops any; their prefixes are
+    // worked out on a thread of their own while the query runs.
+    let ids = request.unique_id_prefixes.then(|| {
         let mut ids = Vec::new();
         collect(&listing.sessions, |session| &session.id, &mut ids);
-        IdPrefixes::new(ids.into_iter())
+        ids.into_iter().map(str::to_owned).collect::<Vec<String>>()
     });
     let notes = if listing.sessions.is_empty() {
         crate::store::layout_hints(&request.stores, &resolved.stores)
@@ -235,14 +237,19 @@ pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppE
     listing
         .warnings
         .extend(resolved.store_warnings.iter().cloned());
-    let mut summaries = PathMap::default();
-    filter(
-        &resolved,
-        request,
-        &mut prefetched,
-        &mut listing,
-        &mut summaries,
-    );
+    let mut summaries =
+        PathMap::with_capacity_and_hasher(prefetched.by_path.len(), Default::default());
+    let id_prefixes = std::thread::scope(|scope| {
+        let prefixes = ids.map(|ids| scope.spawn(move || IdPrefixes::from_ids(ids)));
+        filter(
+            &resolved,
+            request,
+            &mut prefetched,
+            &mut listing,
+            &mut summaries,
+        );
+        prefixes.map(|prefixes| prefixes.join().unwrap_or_default())
+    });
     listing.warnings.sort();
     listing.warnings.dedup();
     Ok(ListResult {
@@ -579,35 +586,36 @@ struct Prefetched {
 
 impl Prefetched {
     fn from_bodies(bodies: Bodies) -> Prefetched {
-        Prefetched {
-            by_path: bodies.into_iter().collect(),
-        }
+        let mut by_path = PathMap::with_capacity_and_hasher(bodies.len(), Default::default());
+        by_path.extend(bodies);
+        Prefetched { by_path }
     }
 
     /// Returns the path and what reading `facts` of the session at `path` gives, when the
     /// walk read it: the same read (taken out: [`filter`] reads a fact of a path once, and
     /// a whole summary after only the last activity), or a whole summary's last activity
     /// (the same value, read the same way from the end of the file; the summary stays).
+    ///
+    /// The entry is taken out first, which is the common case's only lookup (each one
+    /// reads a path from memory, and a listing makes tens of thousands).
     fn take(&mut self, path: &str, facts: Facts) -> Option<(String, BodyFacts)> {
-        let (read, result) = self.by_path.get(path)?;
-        match (*read, facts, result) {
+        let (path, (read, result)) = self.by_path.remove_entry(path)?;
+        match (read, facts, &result) {
             // What a whole read found serves for the ends too.
-            (Facts::Summary, Facts::Ends, _) => self
-                .by_path
-                .remove_entry(path)
-                .map(|(path, (_, result))| (path, result)),
-            (Facts::Summary | Facts::Ends, Facts::LastActivity, Ok(summary)) => Some((
-                path.to_owned(),
-                Ok(SessionSummary {
+            (Facts::Summary, Facts::Ends, _) => Some((path, result)),
+            (read, facts, _) if read == facts => Some((path, result)),
+            (Facts::Summary | Facts::Ends, Facts::LastActivity, Ok(summary)) => {
+                let last_activity = SessionSummary {
                     last_activity: summary.last_activity,
                     ..SessionSummary::default()
-                }),
-            )),
-            (read, facts, _) if read == facts => self
-                .by_path
-                .remove_entry(path)
-                .map(|(path, (_, result))| (path, result)),
-            _ => None,
+                };
+                self.by_path.insert(path.clone(), (read, result));
+                Some((path, Ok(last_activity)))
+            }
+            _ => {
+                self.by_path.insert(path, (read, result));
+                None
+            }
         }
     }
 }

@@ -236,7 +236,11 @@ pub struct IdPrefixes {
 impl IdPrefixes {
     /// Returns the set of `ids` (duplicates count once).
     pub fn new<'a>(ids: impl Iterator<Item = &'a str>) -> IdPrefixes {
-        let mut sorted: Vec<String> = ids.map(str::to_owned).collect();
+        IdPrefixes::from_ids(ids.map(str::to_owned).collect())
+    }
+
+    /// Returns the set of `ids` (duplicates count once), taking the strings.
+    pub fn from_ids(mut sorted: Vec<String>) -> IdPrefixes {
         sorted.sort_unstable();
         sorted.dedup();
         let lens = sorted

@@ -12,6 +12,7 @@
 //! runs of one launch share long UUIDv7 prefixes) takes the difference from its own cwd, so
 //! the common row stays narrow and the columns stay in line.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 use rayon::prelude::*;
@@ -50,13 +51,14 @@ const SEPARATOR: &str = "  ";
 
 /// A field's text (escaped for a terminal, not yet cut or coloured) and its width in
 /// columns, measured once.
-struct Field {
-    text: String,
+struct Field<'a> {
+    text: Cow<'a, str>,
     width: usize,
 }
 
-impl Field {
-    fn new(text: String) -> Field {
+impl<'a> Field<'a> {
+    fn new(text: impl Into<Cow<'a, str>>) -> Field<'a> {
+        let text = text.into();
         // Printable ASCII (most titles and paths) is a column a byte.
         let width = if pi_retrospect_core::sanitize::is_printable_ascii(&text) {
             text.len()
@@ -65,15 +67,23 @@ impl Field {
         };
         Field { width, text }
     }
+
+    /// A field whose width is never asked for (a title off a terminal, which nothing cuts).
+    fn unmeasured(text: String) -> Field<'a> {
+        Field {
+            text: Cow::Owned(text),
+            width: 0,
+        }
+    }
 }
 
 /// One row's fields.
-struct Row {
-    when: Field,
-    id: Field,
-    cwd: Field,
-    runs: Field,
-    title: Field,
+struct Row<'a> {
+    when: Field<'a>,
+    id: Field<'a>,
+    cwd: Field<'a>,
+    runs: Field<'a>,
+    title: Field<'a>,
 }
 
 /// Writes one line per session, children under their parent with their titles indented:
@@ -108,7 +118,7 @@ pub fn long_lines(listing: &Listing, options: &LongOptions<'_>) -> String {
         runs: Field::new("RUNS".to_owned()),
         title: Field::new("TITLE".to_owned()),
     };
-    let column = |field: fn(&Row) -> &Field, header_width: usize| {
+    let column = |field: for<'r> fn(&'r Row<'_>) -> &'r Field<'r>, header_width: usize| {
         rows.iter()
             .map(|row| field(row).width)
             .max()
@@ -210,12 +220,15 @@ struct Widths {
     runs: usize,
 }
 
-fn row(session: &Session, depth: usize, options: &LongOptions<'_>) -> Row {
+fn row<'a>(session: &'a Session, depth: usize, options: &LongOptions<'_>) -> Row<'a> {
     let id = escape_for_terminal(&session.id);
     let id_len = (options.id_len_of)(&session.id);
-    let id: String = match id.char_indices().nth(id_len.max(1)) {
-        Some((cut, _)) => id[..cut].to_owned(),
-        None => id.into_owned(),
+    let id = match id.char_indices().nth(id_len.max(1)) {
+        Some((cut, _)) => match id {
+            Cow::Borrowed(id) => Cow::Borrowed(&id[..cut]),
+            Cow::Owned(id) => Cow::Owned(id[..cut].to_owned()),
+        },
+        None => id,
     };
     let runs = match session.n_runs() {
         0 => "-".to_owned(),
@@ -232,9 +245,13 @@ fn row(session: &Session, depth: usize, options: &LongOptions<'_>) -> Row {
     Row {
         when: Field::new(escape_for_terminal(&(options.when_of)(session, summary)).into_owned()),
         id: Field::new(id),
-        cwd: Field::new(escape_for_terminal(&session.cwd).into_owned()),
+        cwd: Field::new(escape_for_terminal(&session.cwd)),
         runs: Field::new(runs),
-        title: Field::new(title),
+        title: if options.width.is_some() {
+            Field::new(title)
+        } else {
+            Field::unmeasured(title)
+        },
     }
 }
 
