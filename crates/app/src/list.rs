@@ -556,13 +556,32 @@ impl BodyReader for WalkReads<'_> {
         self.filtered.map(|facts| (BodyReach::Session, facts))
     }
 
-    fn read(&self, facts: Facts, path: &str, file: &std::fs::File) -> (Facts, BodyFacts) {
+    fn head_bytes(&self) -> usize {
+        // The ends read starts from the file's first bytes, which the walk reads with the
+        // header in one read: a small file then costs nothing more.
+        if self.shown.is_some() && self.filtered != Some(Facts::Summary) {
+            pi_retrospect_transcript::ENDS_WHOLE_BYTES
+        } else {
+            0
+        }
+    }
+
+    fn read(
+        &self,
+        facts: Facts,
+        path: &str,
+        file: &std::fs::File,
+        head: pi_retrospect_walk::Head<'_>,
+    ) -> (Facts, BodyFacts) {
         let path_ref = std::path::Path::new(path);
         let result = match facts {
             Facts::Summary => pi_retrospect_transcript::read_summary_from(path_ref, file),
-            Facts::Ends => {
-                pi_retrospect_transcript::read_summary_from_in(path_ref, file, SummaryScope::Ends)
-            }
+            Facts::Ends => pi_retrospect_transcript::read_ends_with_head(
+                path_ref,
+                file,
+                head.bytes,
+                head.is_whole,
+            ),
             Facts::LastActivity => pi_retrospect_transcript::read_last_activity_from(
                 path_ref, file,
             )

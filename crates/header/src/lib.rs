@@ -117,6 +117,65 @@ pub fn read_listed_header_from(file: &mut File) -> Result<HeaderFields, HeaderEr
     parse_header(line)
 }
 
+/// Reads and validates the header of an already opened file as [`read_listed_header_from`]
+/// does, with a first read of `first_read` bytes (at least the usual one) into `head`, for a
+/// caller that wants the start of the body too. `head` is cleared, then holds every byte
+/// read from the file's start (the header line and what followed it in those reads);
+/// returns whether the file ended within them (a read came back short or empty), in which
+/// case `head` is the whole file.
+pub fn read_listed_header_into(
+    file: &mut File,
+    head: &mut Vec<u8>,
+    first_read: usize,
+) -> Result<(HeaderFields, bool), HeaderError> {
+    let first_read = first_read.max(FIRST_READ_BYTES);
+    head.clear();
+    let mut is_end = false;
+    let mut filled = 0;
+    loop {
+        // The first read asks for `first_read`; a header line still open after it is read on
+        // to the header's bound, as `read_line_of` does.
+        let want = if filled == 0 {
+            first_read
+        } else {
+            (MAX_HEADER_LINE_BYTES + 1).saturating_sub(filled).max(1)
+        };
+        head.resize(filled + want, 0);
+        match file.read(&mut head[filled..]) {
+            Ok(0) => {
+                is_end = true;
+                head.truncate(filled);
+                break;
+            }
+            Ok(n_read) => {
+                let had_newline = head[filled..filled + n_read].contains(&b'\n');
+                filled += n_read;
+                head.truncate(filled);
+                if n_read < want {
+                    // A regular file's short read is its end (at this instant).
+                    is_end = true;
+                    break;
+                }
+                if had_newline || filled > MAX_HEADER_LINE_BYTES {
+                    break;
+                }
+            }
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => head.truncate(filled),
+            Err(error) => return Err(HeaderError::Read(describe_io(&error))),
+        }
+    }
+    if head.is_empty() {
+        return Err(HeaderError::Empty);
+    }
+    let line = match head.iter().position(|byte| *byte == b'\n') {
+        Some(newline) if newline <= MAX_HEADER_LINE_BYTES => &head[..newline],
+        Some(_) => return Err(HeaderError::TooLong),
+        None if head.len() > MAX_HEADER_LINE_BYTES => return Err(HeaderError::TooLong),
+        None => &head[..],
+    };
+    Ok((parse_header(line)?, is_end))
+}
+
 /// Opens a session file the way every reader here does: read-only, never through a symlink,
 /// never blocking (a FIFO or device opens at once), with no lock. Callers that did not see the
 /// file listed as a regular one use [`open_regular`], which checks the descriptor's type.
@@ -417,6 +476,68 @@ pub fn describe_file_type(file_type: &std::fs::FileType) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The header read that keeps the file's first bytes accepts and refuses exactly what
+    /// the plain one does, keeps every byte it read, and says when they are the whole file.
+    #[test]
+    fn the_header_read_with_a_head_agrees_with_the_plain_one() {
+        let header = r#"{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}"#;
+        let long_header = format!(
+            r#"{{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/w","x":"{}"}}"#,
+            "x".repeat(MAX_HEADER_LINE_BYTES)
+        );
+        let at_bound = format!(
+            r#"{{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/w","x":"{}"}}"#,
+            "x".repeat(MAX_HEADER_LINE_BYTES - header.len() - 7)
+        );
+        assert_eq!(at_bound.len(), MAX_HEADER_LINE_BYTES);
+        let body = "b".repeat(20_000);
+        let cases: Vec<String> = vec![
+            String::new(),
+            "\n".to_owned(),
+            header.to_owned(),
+            format!("{header}\n"),
+            format!("{header}\n{body}\n"),
+            format!("{at_bound}\n{body}"),
+            format!("{long_header}\n{body}"),
+            long_header.clone(),
+            "not json\n".to_owned(),
+        ];
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (index, text) in cases.iter().enumerate() {
+            let path = dir.path().join(format!("{index}.jsonl"));
+            std::fs::write(&path, text).expect("write");
+            let plain = read_listed_header_from(&mut File::open(&path).expect("open"));
+            for first_read in [0, 100, 16 * 1024, 64 * 1024] {
+                let mut head = Vec::new();
+                let with_head = read_listed_header_into(
+                    &mut File::open(&path).expect("open"),
+                    &mut head,
+                    first_read,
+                );
+                assert_eq!(
+                    with_head
+                        .as_ref()
+                        .map(|(fields, _)| format!("{fields:?}"))
+                        .map_err(ToString::to_string),
+                    plain
+                        .as_ref()
+                        .map(|fields| format!("{fields:?}"))
+                        .map_err(ToString::to_string),
+                    "case {index}, first read {first_read}"
+                );
+                if let Ok((_, is_whole)) = with_head {
+                    assert!(text.as_bytes().starts_with(&head), "case {index}");
+                    assert_eq!(
+                        is_whole,
+                        head.len() == text.len(),
+                        "case {index}, {first_read}"
+                    );
+                    assert!(head.len() >= first_read.min(text.len()), "case {index}");
+                }
+            }
+        }
+    }
 
     const GOOD: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-09-01T10:00:00.000Z","cwd":"/home/u/app"}"#;
 

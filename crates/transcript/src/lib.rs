@@ -57,8 +57,8 @@ pub use show::{
     for_each_tree_row, tree_counts,
 };
 pub use summary::{
-    HEAD_BYTES, MAX_FACT_LINE_BYTES, SummaryError, SummaryScope, read_summary, read_summary_from,
-    read_summary_from_in, read_summary_in,
+    ENDS_WHOLE_BYTES, HEAD_BYTES, MAX_FACT_LINE_BYTES, SummaryError, SummaryScope,
+    read_ends_with_head, read_summary, read_summary_from, read_summary_from_in, read_summary_in,
 };
 pub use text::{Excerpt, Omission, OutputLimit, head_and_tail, utc_timestamp};
 pub use turns::{Turn, Turns};

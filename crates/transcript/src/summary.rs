@@ -119,6 +119,13 @@ fn summary_of(file: &File, size: u64, scope: SummaryScope) -> std::io::Result<Se
 /// the first user message, then the tail for the last activity; the name is the latest
 /// `session_info` in the tail, else in the head.
 fn ends_summary_of(file: &File, size: u64) -> std::io::Result<SessionSummary> {
+    ends_summary_with(file, size, &[])
+}
+
+/// Reads the facts of a file longer than [`WHOLE_READ_BYTES`] from its ends as
+/// [`ends_summary_of`] does, taking the file's first bytes from `head` (already read) and
+/// reading its head on from there only when they do not reach the first user message.
+fn ends_summary_with(file: &File, size: u64, head: &[u8]) -> std::io::Result<SessionSummary> {
     let mut summary = SessionSummary::default();
     SCRATCH.with_borrow_mut(|buffer| {
         let (starts_at_file_start, last_activity) =
@@ -130,6 +137,8 @@ fn ends_summary_of(file: &File, size: u64) -> std::io::Result<SessionSummary> {
             return Ok(summary);
         }
         let tail_name = FACTS.last_name_in(buffer, false);
+        buffer.clear();
+        buffer.extend_from_slice(head);
         read_head(file, size, buffer, &mut summary)?;
         summary.last_activity = last_activity;
         // The tail ends at the end of the snapshot, so its last name is the latest.
@@ -138,6 +147,30 @@ fn ends_summary_of(file: &File, size: u64) -> std::io::Result<SessionSummary> {
         }
         Ok(summary)
     })
+}
+
+/// Reads the bounded facts ([`SummaryScope::Ends`]) of a session file that is already open,
+/// whose first bytes the caller already read (the walk reads them with the header): `head`
+/// from the file's first byte, the whole file when `head_is_whole`. A whole head is all
+/// there is to read, so no other read is made; otherwise the file is read as
+/// [`read_summary_from_in`] reads it, minus what `head` holds.
+pub fn read_ends_with_head(
+    path: &Path,
+    file: &File,
+    head: &[u8],
+    head_is_whole: bool,
+) -> Result<SessionSummary, SummaryError> {
+    if head_is_whole {
+        let mut summary = SessionSummary::default();
+        FACTS.apply_whole(head, &mut summary);
+        summary.last_activity = crate::activity::newest_in(head, true);
+        return Ok(summary);
+    }
+    let size = regular_size(path, file)?;
+    if size <= WHOLE_READ_BYTES || size <= head.len() as u64 {
+        return Ok(whole_summary_of(file, size)?);
+    }
+    Ok(ends_summary_with(file, size, head)?)
 }
 
 /// Files up to this size are read by [`whole_summary_of`] in one positional read into a
@@ -202,8 +235,11 @@ impl std::io::Read for ReadAt<'_> {
     }
 }
 
-/// Files up to this size are read in one piece by [`SummaryScope::Ends`].
-const WHOLE_READ_BYTES: u64 = 16 * 1024;
+/// Files up to this size are read in one piece by [`SummaryScope::Ends`]. A caller that
+/// reads this many bytes of a file's start anyway (the walk, with the header) hands them to
+/// [`read_ends_with_head`], and a file no longer than that costs no other read.
+pub const ENDS_WHOLE_BYTES: usize = 16 * 1024;
+const WHOLE_READ_BYTES: u64 = ENDS_WHOLE_BYTES as u64;
 
 /// Applies the head of `file` (lines starting in the first [`HEAD_BYTES`], until the first
 /// user message) to `summary`, reading into `buffer` (scratch space, overwritten).
@@ -213,16 +249,23 @@ fn read_head(
     buffer: &mut Vec<u8>,
     summary: &mut SessionSummary,
 ) -> std::io::Result<()> {
-    // The first read is small: Pi writes the first user message a few lines in.
-    let mut window = (8 * 1024u64).min(size);
-    buffer.clear();
+    // The first read is small: Pi writes the first user message a few lines in. What
+    // `buffer` already holds (the file's first bytes, read by the caller) is used first.
+    let mut window = (8 * 1024u64).min(size).max(buffer.len() as u64);
     let mut applied = 0usize;
     let mut line_no = 0u64;
+    // Set when a read comes back short: the file ended before `size` (it shrank since).
+    let mut is_cut = false;
     loop {
         let old_len = buffer.len();
-        buffer.resize(usize::try_from(window).unwrap_or(usize::MAX), 0);
-        let n_read = crate::activity::read_full_at(file, &mut buffer[old_len..], old_len as u64)?;
-        buffer.truncate(old_len + n_read);
+        if (old_len as u64) < window {
+            let wanted = usize::try_from(window).unwrap_or(usize::MAX);
+            buffer.resize(wanted, 0);
+            let n_read =
+                crate::activity::read_full_at(file, &mut buffer[old_len..], old_len as u64)?;
+            buffer.truncate(old_len + n_read);
+            is_cut = buffer.len() < wanted;
+        }
         while let Some(position) = memchr::memchr(b'\n', &buffer[applied..]) {
             if position > MAX_FACT_LINE_BYTES {
                 // Too long to decode: the head ends here rather than skip on without bound.
@@ -238,7 +281,7 @@ fn read_head(
                 return Ok(());
             }
         }
-        let is_end = buffer.len() as u64 >= size;
+        let is_end = buffer.len() as u64 >= size || is_cut;
         let line_is_too_long = buffer.len() - applied > MAX_FACT_LINE_BYTES;
         if is_end || line_is_too_long {
             if is_end && line_no >= 1 && applied < buffer.len() {
@@ -751,6 +794,69 @@ mod tests {
             r#"{"type":"message","timestamp":"2026-01-02T00:00:00Z","message":{"role":"assistant","content":"ok"}}"#,
         );
         check_in(SummaryScope::Whole, &renamed, Some(&long_name), None);
+    }
+
+    /// The ends read that starts from the bytes the walk read with the header finds what
+    /// the plain ends read finds, whatever those bytes cover: none, part of the head, the
+    /// first user message and more, or the whole file.
+    #[test]
+    fn the_ends_read_from_a_head_agrees_with_the_plain_one() {
+        let filler = |n: usize, role: &str| {
+            serde_json::json!({"type":"message","timestamp":"2026-01-01T00:00:01Z",
+                "message":{"role":role,"content":"f".repeat(n)}})
+            .to_string()
+        };
+        let bodies = [
+            format!("{HEADER}\n{}\n", filler(10, "user")),
+            format!(
+                "{HEADER}\n{}\n{}\n{}\n",
+                filler(30_000, "assistant"),
+                filler(10, "user"),
+                filler(20_000, "assistant")
+            ),
+            format!(
+                "{HEADER}\n{}\n{}\n{}\n{}\n",
+                r#"{"type":"session_info","name":"Head name"}"#,
+                filler(100, "user"),
+                filler(40_000, "assistant"),
+                r#"{"type":"session_info","name":"Tail name","timestamp":"2026-01-02T00:00:00Z"}"#
+            ),
+            format!("{HEADER}\n{}", filler(20_000, "user")),
+        ];
+        let dir = tempfile::tempdir().expect("temp dir");
+        for (index, body) in bodies.iter().enumerate() {
+            let path = dir.path().join(format!("{index}.jsonl"));
+            std::fs::write(&path, body).expect("write");
+            let plain = read_summary_in(&path, SummaryScope::Ends).expect("readable");
+            let file = File::open(&path).expect("open");
+            for head_len in [0, 100, 4096, ENDS_WHOLE_BYTES, body.len()] {
+                let head_len = head_len.min(body.len());
+                let head = &body.as_bytes()[..head_len];
+                let is_whole = head_len == body.len();
+                let from_head =
+                    read_ends_with_head(&path, &file, head, is_whole).expect("readable");
+                assert_eq!(from_head, plain, "body {index}, head {head_len}");
+            }
+        }
+    }
+
+    /// A file that shrank after its size was taken is read to where it ends, not waited on.
+    #[test]
+    fn the_head_read_stops_where_a_shrunk_file_ends() {
+        let body = format!(
+            "{HEADER}\n{}\n{}\n",
+            serde_json::json!({"type":"message","message":{"role":"assistant","content":"a".repeat(40_000)}}),
+            r#"{"type":"message","timestamp":"2026-01-02T00:00:00Z","message":{"role":"assistant","content":"end"}}"#
+        );
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, &body).expect("write");
+        let file = File::open(&path).expect("open");
+        // As if the size had been taken when the file was a little longer: the tail still
+        // finds the last entry, and the head reads on to the real end, then stops.
+        let summary = ends_summary_of(&file, body.len() as u64 + 100).expect("readable");
+        assert_eq!(summary.first_user_message, None);
+        assert!(summary.last_activity.is_some());
     }
 
     /// Review M2 (issue 11): a type or role spelled with JSON escapes is the same string to

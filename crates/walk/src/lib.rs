@@ -67,10 +67,32 @@ pub trait BodyReader: Sync {
     /// header `row`, and what to read, or `None` to read none of them. Called once per tree,
     /// before its runs are found.
     fn plan(&self, row: &SessionRow) -> Option<(BodyReach, Self::Kind)>;
+    /// How many bytes from a file's start the walk reads with its header when this reader
+    /// may read bodies, and hands to [`BodyReader::read`] as its [`Head`]: one read instead
+    /// of the header's and the body's own. 0 (the default): only the header's usual read.
+    fn head_bytes(&self) -> usize {
+        0
+    }
     /// Reads the body of the transcript at `path`, open as `file` (read-only, non-blocking,
     /// not through a symlink; its header has been read through it, so its offset is past
-    /// line 1 or further: read with positional reads).
-    fn read(&self, kind: Self::Kind, path: &str, file: &std::fs::File) -> Self::Body;
+    /// line 1 or further: read with positional reads). `head` is what the walk read from the
+    /// file's start with the header.
+    fn read(
+        &self,
+        kind: Self::Kind,
+        path: &str,
+        file: &std::fs::File,
+        head: Head<'_>,
+    ) -> Self::Body;
+}
+
+/// The first bytes of a file, as the walk read them with its header.
+#[derive(Debug, Clone, Copy)]
+pub struct Head<'a> {
+    /// The bytes read from the file's first byte on: the header line and what followed it.
+    pub bytes: &'a [u8],
+    /// Whether the file ended within `bytes` when they were read (they are the whole file).
+    pub is_whole: bool,
 }
 
 /// The [`BodyReader`] that reads no body: what [`list_stores`] and [`for_each_session`] use,
@@ -86,7 +108,7 @@ impl BodyReader for NoBodies {
         None
     }
 
-    fn read(&self, _kind: (), _path: &str, _file: &std::fs::File) {}
+    fn read(&self, _kind: (), _path: &str, _file: &std::fs::File, _head: Head<'_>) {}
 }
 
 /// What a [`BodyReader`] read: each read transcript's path with its body, in no particular

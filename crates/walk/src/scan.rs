@@ -18,12 +18,14 @@ use std::time::Duration;
 
 use pi_retrospect_core::path::container_of;
 use pi_retrospect_core::{Session, SessionRow, Warning, nest};
-use pi_retrospect_header::{HeaderError, describe_io, open_session_file, read_listed_header_from};
+use pi_retrospect_header::{
+    HeaderError, describe_io, open_session_file, read_listed_header_from, read_listed_header_into,
+};
 use rayon::prelude::*;
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
-use crate::{Bodies, BodyReach, BodyReader, Layout, NoBodies, Store, WalkError};
+use crate::{Bodies, BodyReach, BodyReader, Head, Layout, NoBodies, Store, WalkError};
 
 /// Name pi-subagents gives every run transcript.
 const RUN_FILE_NAME: &str = "session.jsonl";
@@ -120,6 +122,26 @@ pub fn list_session_file(file: &SessionFile) -> Result<(Option<Session>, Vec<War
     Ok((session, warnings))
 }
 
+thread_local! {
+    /// The first bytes of the file whose header this thread read last, when a body reader
+    /// asked for them ([`BodyReader::head_bytes`]); reused from file to file.
+    static HEAD: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Reads the header of an opened file, with a first read of `head_bytes` kept in [`HEAD`]
+/// when that is more than nothing; returns the fields and whether those bytes are the whole
+/// file (always false without them, and [`HEAD`] is then empty).
+fn read_header(
+    file: &mut std::fs::File,
+    head_bytes: usize,
+) -> Result<(pi_retrospect_core::HeaderFields, bool), HeaderError> {
+    if head_bytes == 0 {
+        HEAD.with_borrow_mut(Vec::clear);
+        return read_listed_header_from(file).map(|header| (header, false));
+    }
+    HEAD.with_borrow_mut(|head| read_listed_header_into(file, head, head_bytes))
+}
+
 /// Reads one top-level session like [`list_session_file`], and the bodies `reader` plans for
 /// its tree, each on the descriptor its header was read through, right after the header.
 pub fn list_session_file_with<R: BodyReader>(
@@ -128,14 +150,15 @@ pub fn list_session_file_with<R: BodyReader>(
 ) -> Result<ListedTree<R::Body>, WalkError> {
     let mut warnings = Vec::new();
     let mut bodies = Vec::new();
+    let head_bytes = reader.head_bytes();
     let header = match retry_out_of_descriptors(|| open_session_file(Path::new(&file.path))) {
-        Ok(mut opened) => read_listed_header_from(&mut opened).map(|header| (header, opened)),
+        Ok(mut opened) => read_header(&mut opened, head_bytes).map(|header| (header, opened)),
         Err(error) => {
             fail_if_out_of_descriptors(&file.path, &error)?;
             Err(HeaderError::Open(describe_io(&error)))
         }
     };
-    let (header, opened) = match header {
+    let ((header, is_whole_head), opened) = match header {
         Ok(read) => read,
         Err(error) => {
             warnings.push(Warning::new(&file.path, error.to_string()));
@@ -148,7 +171,18 @@ pub fn list_session_file_with<R: BodyReader>(
     };
     let plan = reader.plan(&row);
     if let Some((_, kind)) = plan {
-        bodies.push((row.path.clone(), reader.read(kind, &row.path, &opened)));
+        let body = HEAD.with_borrow(|bytes| {
+            reader.read(
+                kind,
+                &row.path,
+                &opened,
+                Head {
+                    bytes,
+                    is_whole: is_whole_head,
+                },
+            )
+        });
+        bodies.push((row.path.clone(), body));
     }
     drop(opened);
     let runs_plan = match plan {
@@ -551,7 +585,8 @@ fn visit_run_entry<R: BodyReader>(
         let header = match opened {
             Ok(fd) => {
                 let mut file = std::fs::File::from(fd);
-                read_listed_header_from(&mut file).map(|header| (header, file))
+                let head_bytes = runs_plan.map_or(0, |(reader, _)| reader.head_bytes());
+                read_header(&mut file, head_bytes).map(|header| (header, file))
             }
             Err(error) => {
                 fail_if_out_of_descriptors(&path, &error)?;
@@ -559,11 +594,20 @@ fn visit_run_entry<R: BodyReader>(
             }
         };
         match header {
-            Ok((header, file)) => {
+            Ok(((header, is_whole_head), file)) => {
                 if let Some((reader, kind)) = runs_plan {
-                    found
-                        .bodies
-                        .push((path.clone(), reader.read(kind, &path, &file)));
+                    let body = HEAD.with_borrow(|bytes| {
+                        reader.read(
+                            kind,
+                            &path,
+                            &file,
+                            Head {
+                                bytes,
+                                is_whole: is_whole_head,
+                            },
+                        )
+                    });
+                    found.bodies.push((path.clone(), body));
                 }
                 drop(file);
                 found.rows.push(SessionRow { path, header });

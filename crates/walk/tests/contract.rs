@@ -418,7 +418,13 @@ impl pi_retrospect_walk::BodyReader for WholeBytes {
         }
     }
 
-    fn read(&self, kind: &'static str, _path: &str, file: &std::fs::File) -> Self::Body {
+    fn read(
+        &self,
+        kind: &'static str,
+        _path: &str,
+        file: &std::fs::File,
+        _head: pi_retrospect_walk::Head<'_>,
+    ) -> Self::Body {
         use std::os::unix::fs::FileExt;
         let mut bytes = vec![0u8; 4096];
         let n_read = file.read_at(&mut bytes, 0).expect("readable");
