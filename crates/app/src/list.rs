@@ -54,13 +54,13 @@ pub struct ListRequest {
     pub newest_first: bool,
     /// Keep at most this many top-level sessions after sorting (at least 1).
     pub limit: Option<i64>,
-    /// Read the name, first user message and last activity of every shown session. The whole
-    /// body is read (bounded memory), because a session's name is its latest
-    /// `session_info` wherever it stands: reading only the ends of long files
-    /// ([`SummaryScope::Ends`]) saved about a sixth of `--long`'s time on a 30k store and
-    /// missed names set mid-session. Unless few of the sessions the headers allow are shown
-    /// (`limit`, `id_prefixes`, `with_subagents`), the walk reads them on the descriptors it
-    /// holds (see `WalkReads`).
+    /// Read the name, first user message and last activity of every shown session, from the
+    /// ends of its file ([`SummaryScope::Ends`]: time bounded per file, as issue 11 asks; a
+    /// name set mid-session in a long file and never again is not seen, while a name filter
+    /// reads whole bodies and those serve instead). Unless few of the sessions the headers
+    /// allow are shown (`limit`, `id_prefixes`, `with_subagents`), the walk reads them on the
+    /// descriptors it holds, starting from the bytes it read with the header (see
+    /// `WalkReads`).
     pub read_summaries: bool,
     /// Keep every walked session's id, so a front end can show each id's shortest unique
     /// prefix.

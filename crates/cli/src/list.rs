@@ -159,7 +159,8 @@ pub struct ListArgs {
     pub json: bool,
 
     /// Print one flattened JSON object per line, with `depth`, `parentPath`, `nSubagents`,
-    /// `name`, `firstUserMessage` and `lastActivity`.
+    /// `name`, `firstUserMessage` and `lastActivity`. Reads file ends (a name set only in the
+    /// middle of a long session is not seen; --name reads whole bodies).
     #[arg(long, group = "format", help_heading = "Output")]
     pub jsonl: bool,
 
@@ -168,7 +169,8 @@ pub struct ListArgs {
     pub unordered: bool,
 
     /// One aligned line per session: local start time (and last activity), id, cwd, runs,
-    /// and name or first message; fitted to the terminal, with a header row there.
+    /// and name or first message; fitted to the terminal, with a header row there. Reads file
+    /// ends, as --jsonl does.
     #[arg(long, short = 'l', group = "format", help_heading = "Output")]
     pub long: bool,
 
@@ -361,16 +363,40 @@ fn write(
                 summary_of: &summary_of,
                 id_len_of: &id_len_of,
             };
-            // The rows are made on the listing's threads (`--threads`), then written.
-            let lines = pi_retrospect_walk::with_threads(threads, || {
-                pi_retrospect_render::long::long_lines(listing, &options)
+            // The rows, then their lines, are made a part at a time in parallel on the
+            // listing's threads (`--threads`); the lines are written in order.
+            use pi_retrospect_render::long;
+            let sessions = long::long_sessions(listing);
+            let (rows, layout, parts) = pi_retrospect_walk::with_threads(threads, || {
+                let rows = long::LongRows::concat(
+                    sessions
+                        .par_chunks(ROWS_PER_TASK)
+                        .map(|part| long::long_rows(part, &options))
+                        .collect(),
+                );
+                let layout = long::long_layout(&rows, &options);
+                let starts: Vec<usize> = (0..rows.len()).step_by(ROWS_PER_TASK).collect();
+                let parts: Vec<String> = starts
+                    .par_iter()
+                    .map(|start| {
+                        let end = (start + ROWS_PER_TASK).min(rows.len());
+                        long::long_lines_of(&rows, *start..end, &layout, &options)
+                    })
+                    .collect();
+                (rows, layout, parts)
             });
-            out.write_all(lines.as_bytes())?;
+            out.write_all(long::long_header(&layout, &options).as_bytes())?;
+            for part in parts {
+                out.write_all(part.as_bytes())?;
+            }
+            drop(rows);
         }
     }
     Ok(())
 }
 
+/// How many `--long` rows one parallel task makes.
+const ROWS_PER_TASK: usize = 256;
 /// How many top-level trees `--jsonl` turns into lines before writing them.
 const TREES_PER_BATCH: usize = 1024;
 /// How many top-level trees one parallel task of a batch takes.

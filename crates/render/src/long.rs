@@ -15,8 +15,6 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use rayon::prelude::*;
-
 use pi_retrospect_core::sanitize::escape_for_terminal;
 use pi_retrospect_core::{Listing, Session, SessionSummary};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
@@ -91,7 +89,6 @@ struct Row<'a> {
 /// user message, on one line, stripped of terminal controls. Warnings are not written here:
 /// a front end reports them apart from the rows.
 ///
-/// The lines are made by [`long_lines`] on the current rayon pool.
 pub fn write_long(
     out: &mut dyn Write,
     listing: &Listing,
@@ -100,24 +97,74 @@ pub fn write_long(
     out.write_all(long_lines(listing, options).as_bytes())
 }
 
-/// Returns the lines [`write_long`] writes, each ending with a newline. The rows are made in
-/// parallel on the current rayon pool (a front end picks the pool, and so the threads, with
-/// `rayon::ThreadPool::install`): a row costs a few microseconds (the title's clean-up, the
-/// id's unique prefix, the local time), which adds up over tens of thousands of sessions.
+/// Returns the lines [`write_long`] writes, each ending with a newline: [`long_rows`] of
+/// every session, then [`long_header`] and [`long_lines_of`] them, in one piece. A front end
+/// that has threads to spare makes the rows and the lines of parts of the listing in
+/// parallel with the same calls (a row costs a few microseconds: the title's clean-up, the
+/// id's unique prefix, the local time), as `list --long` does.
 pub fn long_lines(listing: &Listing, options: &LongOptions<'_>) -> String {
+    let sessions = long_sessions(listing);
+    let rows = long_rows(&sessions, options);
+    let layout = long_layout(&rows, options);
+    let mut lines = long_header(&layout, options);
+    lines.push_str(&long_lines_of(&rows, 0..rows.len(), &layout, options));
+    lines
+}
+
+/// Returns every session of `listing` with its depth, parents before their runs: the rows
+/// [`long_rows`] makes, in order.
+pub fn long_sessions(listing: &Listing) -> Vec<(&Session, usize)> {
     let mut sessions = Vec::new();
     collect(&listing.sessions, 0, &mut sessions);
-    let rows: Vec<Row> = sessions
-        .par_iter()
-        .map(|(session, depth)| row(session, *depth, options))
-        .collect();
-    let header = Row {
-        when: Field::new("WHEN".to_owned()),
-        id: Field::new("ID".to_owned()),
-        cwd: Field::new("CWD".to_owned()),
-        runs: Field::new("RUNS".to_owned()),
-        title: Field::new("TITLE".to_owned()),
-    };
+    sessions
+}
+
+/// The rows of some sessions, not yet laid out (see [`long_layout`]).
+pub struct LongRows<'a> {
+    rows: Vec<Row<'a>>,
+}
+
+impl<'a> LongRows<'a> {
+    /// Returns the rows of `parts`, one after another.
+    pub fn concat(parts: Vec<LongRows<'a>>) -> LongRows<'a> {
+        let mut rows = Vec::with_capacity(parts.iter().map(LongRows::len).sum());
+        for mut part in parts {
+            rows.append(&mut part.rows);
+        }
+        LongRows { rows }
+    }
+
+    /// How many rows there are.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there is no row.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
+/// Returns the rows of `sessions` (each with its depth, as [`long_sessions`] gives them).
+pub fn long_rows<'a>(sessions: &[(&'a Session, usize)], options: &LongOptions<'_>) -> LongRows<'a> {
+    LongRows {
+        rows: sessions
+            .iter()
+            .map(|(session, depth)| row(session, *depth, options))
+            .collect(),
+    }
+}
+
+/// How the rows of a whole listing are laid out: the columns' widths, and whether the cwd
+/// shrinks `~` for the home directory.
+pub struct LongLayout {
+    widths: Widths,
+    shorten_home: bool,
+}
+
+/// Returns the layout of `rows`, every row of the listing.
+pub fn long_layout(rows: &LongRows<'_>, options: &LongOptions<'_>) -> LongLayout {
+    let rows = &rows.rows;
     let column = |field: for<'r> fn(&'r Row<'_>) -> &'r Field<'r>, header_width: usize| {
         rows.iter()
             .map(|row| field(row).width)
@@ -163,53 +210,66 @@ pub fn long_lines(listing: &Listing, options: &LongOptions<'_>) -> String {
             cwd_width = shortened.min(room.max(MIN_CWD_WIDTH));
         }
     }
-    let widths = Widths {
-        when: when_width,
-        id: id_width,
-        cwd: cwd_width,
-        runs: runs_width,
-    };
+    LongLayout {
+        widths: Widths {
+            when: when_width,
+            id: id_width,
+            cwd: cwd_width,
+            runs: runs_width,
+        },
+        shorten_home,
+    }
+}
+
+/// Returns the header row's line when the options want one (else nothing).
+pub fn long_header(layout: &LongLayout, options: &LongOptions<'_>) -> String {
     let mut lines = String::new();
     if options.header {
-        push_row(&mut lines, &header, None, &widths, options, false);
-    }
-    let body_lines: Vec<String> = rows
-        .par_chunks(ROWS_PER_TASK)
-        .map(|chunk| {
-            let mut lines = String::new();
-            for row in chunk {
-                if options.width.is_none() {
-                    push_row(&mut lines, row, None, &widths, options, true);
-                    continue;
-                }
-                // A row whose id is wider than the column gives the difference back from its
-                // cwd on a terminal, so its runs and title stay in line with the others.
-                let extra = row.id.width.saturating_sub(id_width);
-                let row_cwd_width = cwd_width
-                    .saturating_sub(extra)
-                    .max(cwd_width.min(MIN_CWD_WIDTH));
-                let cwd = Field::new(elide_middle(
-                    &shorten(&row.cwd.text, options.home, shorten_home),
-                    row_cwd_width,
-                ));
-                let widths = Widths {
-                    cwd: row_cwd_width,
-                    ..widths
-                };
-                push_row(&mut lines, row, Some(&cwd), &widths, options, true);
-            }
-            lines
-        })
-        .collect();
-    lines.reserve(body_lines.iter().map(String::len).sum());
-    for chunk in body_lines {
-        lines.push_str(&chunk);
+        let header = Row {
+            when: Field::new("WHEN"),
+            id: Field::new("ID"),
+            cwd: Field::new("CWD"),
+            runs: Field::new("RUNS"),
+            title: Field::new("TITLE"),
+        };
+        push_row(&mut lines, &header, None, &layout.widths, options, false);
     }
     lines
 }
 
-/// How many rows one parallel task turns into lines.
-const ROWS_PER_TASK: usize = 256;
+/// Returns the lines of the rows in `range` of `rows`, laid out by `layout`.
+pub fn long_lines_of(
+    rows: &LongRows<'_>,
+    range: std::ops::Range<usize>,
+    layout: &LongLayout,
+    options: &LongOptions<'_>,
+) -> String {
+    let widths = layout.widths;
+    let mut lines = String::new();
+    for row in &rows.rows[range] {
+        if options.width.is_none() {
+            push_row(&mut lines, row, None, &widths, options, true);
+            continue;
+        }
+        // A row whose id is wider than the column gives the difference back from its cwd on
+        // a terminal, so its runs and title stay in line with the others.
+        let extra = row.id.width.saturating_sub(widths.id);
+        let row_cwd_width = widths
+            .cwd
+            .saturating_sub(extra)
+            .max(widths.cwd.min(MIN_CWD_WIDTH));
+        let cwd = Field::new(elide_middle(
+            &shorten(&row.cwd.text, options.home, layout.shorten_home),
+            row_cwd_width,
+        ));
+        let widths = Widths {
+            cwd: row_cwd_width,
+            ..widths
+        };
+        push_row(&mut lines, row, Some(&cwd), &widths, options, true);
+    }
+    lines
+}
 
 /// The column widths of a listing.
 #[derive(Clone, Copy)]
