@@ -119,17 +119,17 @@ pub fn read_listed_header_from(file: &mut File) -> Result<HeaderFields, HeaderEr
 
 /// Reads and validates the header of an already opened file as [`read_listed_header_from`]
 /// does, with a first read of `first_read` bytes (at least the usual one) into `head`, for a
-/// caller that wants the start of the body too. `head` is cleared, then holds every byte
-/// read from the file's start (the header line and what followed it in those reads);
-/// returns whether the file ended within them (a read came back short or empty), in which
-/// case `head` is the whole file.
+/// caller that wants the start of the body too. Returns the fields, how many bytes from the
+/// file's start `head` then holds (the header line and what followed it in those reads:
+/// `head[..n]`), and whether the file ended within them, in which case they are the whole
+/// file. `head` is scratch space: it only grows, so a buffer reused from file to file is
+/// neither zeroed nor allocated again.
 pub fn read_listed_header_into(
     file: &mut File,
     head: &mut Vec<u8>,
     first_read: usize,
-) -> Result<(HeaderFields, bool), HeaderError> {
+) -> Result<(HeaderFields, usize, bool), HeaderError> {
     let first_read = first_read.max(FIRST_READ_BYTES);
-    head.clear();
     let mut is_end = false;
     let mut filled = 0;
     loop {
@@ -140,17 +140,17 @@ pub fn read_listed_header_into(
         } else {
             (MAX_HEADER_LINE_BYTES + 1).saturating_sub(filled).max(1)
         };
-        head.resize(filled + want, 0);
-        match file.read(&mut head[filled..]) {
+        if head.len() < filled + want {
+            head.resize(filled + want, 0);
+        }
+        match file.read(&mut head[filled..filled + want]) {
             Ok(0) => {
                 is_end = true;
-                head.truncate(filled);
                 break;
             }
             Ok(n_read) => {
                 let had_newline = head[filled..filled + n_read].contains(&b'\n');
                 filled += n_read;
-                head.truncate(filled);
                 if n_read < want {
                     // A regular file's short read is its end (at this instant).
                     is_end = true;
@@ -160,20 +160,21 @@ pub fn read_listed_header_into(
                     break;
                 }
             }
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => head.truncate(filled),
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
             Err(error) => return Err(HeaderError::Read(describe_io(&error))),
         }
     }
-    if head.is_empty() {
+    let bytes = &head[..filled];
+    if bytes.is_empty() {
         return Err(HeaderError::Empty);
     }
-    let line = match head.iter().position(|byte| *byte == b'\n') {
-        Some(newline) if newline <= MAX_HEADER_LINE_BYTES => &head[..newline],
+    let line = match bytes.iter().position(|byte| *byte == b'\n') {
+        Some(newline) if newline <= MAX_HEADER_LINE_BYTES => &bytes[..newline],
         Some(_) => return Err(HeaderError::TooLong),
-        None if head.len() > MAX_HEADER_LINE_BYTES => return Err(HeaderError::TooLong),
-        None => &head[..],
+        None if bytes.len() > MAX_HEADER_LINE_BYTES => return Err(HeaderError::TooLong),
+        None => bytes,
     };
-    Ok((parse_header(line)?, is_end))
+    Ok((parse_header(line)?, filled, is_end))
 }
 
 /// Opens a session file the way every reader here does: read-only, never through a symlink,
@@ -504,12 +505,14 @@ mod tests {
             "not json\n".to_owned(),
         ];
         let dir = tempfile::tempdir().expect("temp dir");
+        // One buffer for every file, as the walk reuses one: bytes a longer file left behind
+        // must not count.
+        let mut head = Vec::new();
         for (index, text) in cases.iter().enumerate() {
             let path = dir.path().join(format!("{index}.jsonl"));
             std::fs::write(&path, text).expect("write");
             let plain = read_listed_header_from(&mut File::open(&path).expect("open"));
             for first_read in [0, 100, 16 * 1024, 64 * 1024] {
-                let mut head = Vec::new();
                 let with_head = read_listed_header_into(
                     &mut File::open(&path).expect("open"),
                     &mut head,
@@ -518,7 +521,7 @@ mod tests {
                 assert_eq!(
                     with_head
                         .as_ref()
-                        .map(|(fields, _)| format!("{fields:?}"))
+                        .map(|(fields, _, _)| format!("{fields:?}"))
                         .map_err(ToString::to_string),
                     plain
                         .as_ref()
@@ -526,8 +529,9 @@ mod tests {
                         .map_err(ToString::to_string),
                     "case {index}, first read {first_read}"
                 );
-                if let Ok((_, is_whole)) = with_head {
-                    assert!(text.as_bytes().starts_with(&head), "case {index}");
+                if let Ok((_, n_read, is_whole)) = with_head {
+                    let head = &head[..n_read];
+                    assert!(text.as_bytes().starts_with(head), "case {index}");
                     assert_eq!(
                         is_whole,
                         head.len() == text.len(),

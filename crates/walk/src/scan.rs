@@ -124,22 +124,29 @@ pub fn list_session_file(file: &SessionFile) -> Result<(Option<Session>, Vec<War
 
 thread_local! {
     /// The first bytes of the file whose header this thread read last, when a body reader
-    /// asked for them ([`BodyReader::head_bytes`]); reused from file to file.
-    static HEAD: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// asked for them ([`BodyReader::head_bytes`]): `HEAD.0[..HEAD.1]`. The buffer is reused
+    /// from file to file.
+    static HEAD: std::cell::RefCell<(Vec<u8>, usize)> =
+        const { std::cell::RefCell::new((Vec::new(), 0)) };
 }
 
 /// Reads the header of an opened file, with a first read of `head_bytes` kept in [`HEAD`]
 /// when that is more than nothing; returns the fields and whether those bytes are the whole
-/// file (always false without them, and [`HEAD`] is then empty).
+/// file (always false without them, and [`HEAD`] then holds none).
 fn read_header(
     file: &mut std::fs::File,
     head_bytes: usize,
 ) -> Result<(pi_retrospect_core::HeaderFields, bool), HeaderError> {
     if head_bytes == 0 {
-        HEAD.with_borrow_mut(Vec::clear);
+        HEAD.with_borrow_mut(|(_, n_read)| *n_read = 0);
         return read_listed_header_from(file).map(|header| (header, false));
     }
-    HEAD.with_borrow_mut(|head| read_listed_header_into(file, head, head_bytes))
+    HEAD.with_borrow_mut(|(head, n_read)| {
+        *n_read = 0;
+        let (header, filled, is_whole) = read_listed_header_into(file, head, head_bytes)?;
+        *n_read = filled;
+        Ok((header, is_whole))
+    })
 }
 
 /// Reads one top-level session like [`list_session_file`], and the bodies `reader` plans for
@@ -171,13 +178,13 @@ pub fn list_session_file_with<R: BodyReader>(
     };
     let plan = reader.plan(&row);
     if let Some((_, kind)) = plan {
-        let body = HEAD.with_borrow(|bytes| {
+        let body = HEAD.with_borrow(|(head, n_read)| {
             reader.read(
                 kind,
                 &row.path,
                 &opened,
                 Head {
-                    bytes,
+                    bytes: &head[..*n_read],
                     is_whole: is_whole_head,
                 },
             )
@@ -596,13 +603,13 @@ fn visit_run_entry<R: BodyReader>(
         match header {
             Ok(((header, is_whole_head), file)) => {
                 if let Some((reader, kind)) = runs_plan {
-                    let body = HEAD.with_borrow(|bytes| {
+                    let body = HEAD.with_borrow(|(head, n_read)| {
                         reader.read(
                             kind,
                             &path,
                             &file,
                             Head {
-                                bytes,
+                                bytes: &head[..*n_read],
                                 is_whole: is_whole_head,
                             },
                         )
