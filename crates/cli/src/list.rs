@@ -315,7 +315,19 @@ fn write(
     match format {
         Format::Text => pi_retrospect_render::write_text(out, listing)?,
         Format::Json => pi_retrospect_render::write_json(out, listing)?,
-        Format::Jsonl { .. } => {
+        Format::Jsonl { unordered: true } => {
+            // A streamed part is one tree, written while the walk goes on: on this thread,
+            // never on the pool, whose workers may all be waiting for this write to take
+            // the next part (a deadlock once more trees were read than the channel holds).
+            let summary_of = |path: &str| summaries.get(path);
+            for session in &listing.sessions {
+                pi_retrospect_render::jsonl::write_session_tree(out, session, &summary_of)?;
+            }
+            for warning in &listing.warnings {
+                pi_retrospect_render::jsonl::write_warning(out, warning)?;
+            }
+        }
+        Format::Jsonl { unordered: false } => {
             let summary_of = |path: &str| summaries.get(path);
             // Trees are turned into lines in parallel on the listing's threads, a batch at a
             // time (so memory stays a batch's lines), and written in order.

@@ -497,3 +497,56 @@ fn long_lines_and_colour() {
         "2026-01-01 00:00  s1  /x  -  evil red second line reversed and a long tail that will not fit in sixty columns"
     );
 }
+
+/// Final review H1 (issue 11): `--jsonl --unordered` streams a store of more trees than its
+/// channel holds (64) to the end. Writing a streamed tree on the walk's own pool deadlocked:
+/// every worker waited for the writer, and the writer for a worker.
+#[test]
+fn unordered_streams_a_store_larger_than_its_channel() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("--w--");
+    std::fs::create_dir(&project).expect("mkdir");
+    for index in 0..300 {
+        std::fs::write(
+            project.join(format!("s{index:04}.jsonl")),
+            format!(
+                "{{\"type\":\"session\",\"version\":3,\"id\":\"s{index:04}\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"/w\"}}\n"
+            ),
+        )
+        .expect("write");
+    }
+    for threads in ["1", "2"] {
+        let mut child = binary()
+            .args(["list", "--jsonl", "--unordered", "--threads", threads])
+            .arg("--sessions-root")
+            .arg(dir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let mut stdout = child.stdout.take().expect("stdout");
+        let reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut stdout, &mut text).expect("read");
+            text
+        });
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break Some(status);
+            }
+            if started.elapsed() > std::time::Duration::from_secs(60) {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let text = reader.join().expect("reader");
+        assert!(
+            status.is_some_and(|status| status.success()),
+            "{threads} threads: hung or failed"
+        );
+        assert_eq!(text.lines().count(), 300, "{threads} threads");
+    }
+}
