@@ -46,8 +46,10 @@ pub enum SummaryScope {
 }
 
 /// Lines starting in this many bytes from a file's start are read by [`SummaryScope::Ends`]
-/// while looking for the first user message.
-pub const HEAD_BYTES: u64 = 64 * 1024;
+/// while looking for the first user message. Pi writes the system prompt (with every
+/// AGENTS.md it loaded) as a message before the first prompt, so it has to reach past a
+/// prompt of a few hundred kilobytes (final review M2: 64 KiB left such sessions untitled).
+pub const HEAD_BYTES: u64 = 1024 * 1024;
 
 /// Reads the name, first user message and last activity of one session file, the whole
 /// body ([`SummaryScope::Whole`]).
@@ -692,8 +694,14 @@ mod tests {
         check(&late, Some("Late name"), Some("early"));
         let early_only = format!("{HEADER}\n{}\n{user}\n{}", named("Early name"), filler(400));
         check(&early_only, Some("Early name"), Some("early"));
-        // A first message that starts beyond the head is not looked for.
-        let far = format!("{HEADER}\n{}{user}\n", filler(100));
+        // A first message behind a system prompt of a few hundred kilobytes (Pi writes every
+        // AGENTS.md it loaded there) is found (final review M2).
+        let system = serde_json::json!({"type":"message","timestamp":"2026-01-01T00:00:01Z",
+            "message":{"role":"system","content":"s".repeat(300_000)}});
+        let behind_prompt = format!("{HEADER}\n{system}\n{user}\n{}", filler(3));
+        check(&behind_prompt, None, Some("early"));
+        // A first message that starts beyond the head (1 MiB) is not looked for.
+        let far = format!("{HEADER}\n{}{user}\n", filler(1000));
         check_in(SummaryScope::Whole, &far, None, Some("early"));
         check_in(SummaryScope::Ends, &far, None, None);
     }
