@@ -102,11 +102,11 @@ pub struct SearchArgs {
     pub role: Vec<String>,
 
     /// Only calls and results of this tool (repeatable).
-    #[arg(long, value_name = "NAME", help_heading = "Scope")]
+    #[arg(long, value_name = "NAME", value_parser = clap::builder::NonEmptyStringValueParser::new(), help_heading = "Scope")]
     pub tool: Vec<String>,
 
     /// Only assistant messages of this model (`model` or `provider/model`, repeatable).
-    #[arg(long, value_name = "MODEL", help_heading = "Scope")]
+    #[arg(long, value_name = "MODEL", value_parser = clap::builder::NonEmptyStringValueParser::new(), help_heading = "Scope")]
     pub model: Vec<String>,
 
     /// Only this session (a path, an id or unique prefix, or `latest`).

@@ -614,6 +614,9 @@ fn usage_messages() {
             &["entries", file, "--parent", ""],
             "--parent needs an entry id or a line:N handle",
         ),
+        // Final review L1: search's own filters too.
+        (&["search", "x", "--tool", ""], "--tool <NAME>"),
+        (&["search", "x", "--model", ""], "--model <MODEL>"),
     ] {
         check(args, message);
     }
