@@ -62,6 +62,14 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for OneOrMany<T> {
 }
 
 impl<T> OneOrMany<T> {
+    /// Returns the values as a slice.
+    pub(crate) fn as_slice(&self) -> &[T] {
+        match self {
+            OneOrMany::One(value) => std::slice::from_ref(value),
+            OneOrMany::Many(values) => values,
+        }
+    }
+
     /// Returns the values as a list.
     pub(crate) fn into_vec(self) -> Vec<T> {
         match self {

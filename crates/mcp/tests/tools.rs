@@ -655,6 +655,17 @@ fn bad_arguments_name_the_argument() {
             json!({ "sessionPath": path, "view": "read", "entryId": "no-such-entry" }),
             "no-such-entry",
         ),
+        // An empty tool or model name is refused, as `search --tool ""` is.
+        (
+            "search_sessions",
+            json!({ "pattern": "x", "tools": ["bash", ""] }),
+            "tools: must not hold an empty name",
+        ),
+        (
+            "search_sessions",
+            json!({ "pattern": "x", "models": "" }),
+            "models: must not hold an empty name",
+        ),
     ];
     for (tool, arguments, expected) in cases {
         let message = call_err(&server, tool, arguments.clone());

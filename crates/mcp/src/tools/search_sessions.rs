@@ -163,6 +163,13 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     if params.pattern.is_empty() {
         return Err(ToolError::argument("pattern", "must not be empty"));
     }
+    // An empty name would match nothing and read as "no such tool or model"; refused, as
+    // the command line refuses `--tool ""` and `--model ""`.
+    for (name, values) in [("tools", &params.tools), ("models", &params.models)] {
+        if values.as_slice().iter().any(String::is_empty) {
+            return Err(ToolError::argument(name, "must not hold an empty name"));
+        }
+    }
     let limit = bounded("limit", params.limit, DEFAULT_LIMIT, 1, MAX_LIMIT)? as u64;
     // The cursor is the number of hits already delivered, for the same arguments.
     let skip: u64 = match &params.cursor {
