@@ -139,9 +139,7 @@ fn ends_summary_with(file: &File, size: u64, head: &[u8]) -> std::io::Result<Ses
             return Ok(summary);
         }
         let tail_name = FACTS.last_name_in(buffer, false);
-        buffer.clear();
-        buffer.extend_from_slice(head);
-        read_head(file, size, buffer, &mut summary)?;
+        read_head(file, size, head, buffer, &mut summary)?;
         summary.last_activity = last_activity;
         // The tail ends at the end of the snapshot, so its last name is the latest.
         if let Some(name) = tail_name {
@@ -244,55 +242,93 @@ pub const ENDS_WHOLE_BYTES: usize = 16 * 1024;
 const WHOLE_READ_BYTES: u64 = ENDS_WHOLE_BYTES as u64;
 
 /// Applies the head of `file` (lines starting in the first [`HEAD_BYTES`], until the first
-/// user message) to `summary`, reading into `buffer` (scratch space, overwritten).
+/// user message) to `summary`. The file's first bytes are taken from `initial` where the
+/// caller already holds them (copied into `buffer`, scratch space, only when more must be
+/// read).
 fn read_head(
     file: &File,
     size: u64,
+    initial: &[u8],
     buffer: &mut Vec<u8>,
     summary: &mut SessionSummary,
 ) -> std::io::Result<()> {
-    // The first read is small: Pi writes the first user message a few lines in. What
-    // `buffer` already holds (the file's first bytes, read by the caller) is used first.
-    let mut window = (8 * 1024u64).min(size).max(buffer.len() as u64);
-    let mut applied = 0usize;
-    let mut line_no = 0u64;
-    // Set when a read comes back short: the file ended before `size` (it shrank since).
-    let mut is_cut = false;
+    let mut head = HeadLines::default();
+    if !initial.is_empty() {
+        if head.apply(initial, size, false, summary) {
+            return Ok(());
+        }
+        buffer.clear();
+        buffer.extend_from_slice(initial);
+    } else {
+        buffer.clear();
+    }
+    // The first read is small: Pi writes the first user message a few lines in.
+    let mut window = if buffer.is_empty() {
+        (8 * 1024u64).min(size)
+    } else {
+        (buffer.len() as u64 * 2).min(size)
+    };
     loop {
         let old_len = buffer.len();
-        if (old_len as u64) < window {
-            let wanted = usize::try_from(window).unwrap_or(usize::MAX);
-            buffer.resize(wanted, 0);
-            let n_read =
-                crate::activity::read_full_at(file, &mut buffer[old_len..], old_len as u64)?;
-            buffer.truncate(old_len + n_read);
-            is_cut = buffer.len() < wanted;
-        }
-        while let Some(position) = memchr::memchr(b'\n', &buffer[applied..]) {
-            if position > MAX_FACT_LINE_BYTES {
-                // Too long to decode: the head ends here rather than skip on without bound.
-                return Ok(());
-            }
-            let line = &buffer[applied..applied + position];
-            line_no += 1;
-            applied += position + 1;
-            if line_no > 1 {
-                FACTS.apply(line, summary);
-            }
-            if summary.first_user_message.is_some() || applied as u64 >= HEAD_BYTES {
-                return Ok(());
-            }
-        }
-        let is_end = buffer.len() as u64 >= size || is_cut;
-        let line_is_too_long = buffer.len() - applied > MAX_FACT_LINE_BYTES;
-        if is_end || line_is_too_long {
-            if is_end && line_no >= 1 && applied < buffer.len() {
-                // A last line without a newline: complete JSON counts, as for the stream.
-                FACTS.apply(&buffer[applied..], summary);
-            }
+        let wanted = usize::try_from(window).unwrap_or(usize::MAX);
+        buffer.resize(wanted.max(old_len), 0);
+        let n_read = crate::activity::read_full_at(file, &mut buffer[old_len..], old_len as u64)?;
+        buffer.truncate(old_len + n_read);
+        // A read that comes back short means the file ended before `size` (it shrank since).
+        let is_cut = buffer.len() < wanted;
+        if head.apply(buffer, size, is_cut, summary) {
             return Ok(());
         }
         window = (window * 2).min(size);
+    }
+}
+
+/// Where the head's lines have been applied up to.
+#[derive(Default)]
+struct HeadLines {
+    /// Bytes applied (whole lines with their newlines).
+    applied: usize,
+    /// Lines applied, the header included.
+    line_no: u64,
+}
+
+impl HeadLines {
+    /// Applies the whole lines of `bytes` (the file's first bytes, of which those before
+    /// `self.applied` are done) to `summary`; returns whether the head is done: the first
+    /// user message found, [`HEAD_BYTES`] passed, a line too long to decode, or the end of
+    /// the file (at `size`, or sooner when `is_cut`) reached.
+    fn apply(
+        &mut self,
+        bytes: &[u8],
+        size: u64,
+        is_cut: bool,
+        summary: &mut SessionSummary,
+    ) -> bool {
+        while let Some(position) = memchr::memchr(b'\n', &bytes[self.applied..]) {
+            if position > MAX_FACT_LINE_BYTES {
+                // Too long to decode: the head ends here rather than skip on without bound.
+                return true;
+            }
+            let line = &bytes[self.applied..self.applied + position];
+            self.line_no += 1;
+            self.applied += position + 1;
+            if self.line_no > 1 {
+                FACTS.apply(line, summary);
+            }
+            if summary.first_user_message.is_some() || self.applied as u64 >= HEAD_BYTES {
+                return true;
+            }
+        }
+        let is_end = bytes.len() as u64 >= size || is_cut;
+        let line_is_too_long = bytes.len() - self.applied > MAX_FACT_LINE_BYTES;
+        if is_end || line_is_too_long {
+            if is_end && self.line_no >= 1 && self.applied < bytes.len() {
+                // A last line without a newline: complete JSON counts, as for the stream.
+                FACTS.apply(&bytes[self.applied..], summary);
+            }
+            return true;
+        }
+        false
     }
 }
 
