@@ -189,8 +189,16 @@ fn read_line_from<'a>(
     buffer: &'a mut [u8; MAX_HEADER_LINE_BYTES + 1],
     check_regular: bool,
 ) -> Result<&'a [u8], HeaderError> {
-    let mut file =
-        open_session_file(path).map_err(|error| HeaderError::Open(describe_io(&error)))?;
+    let mut file = open_session_file(path).map_err(|error| {
+        // With O_NOFOLLOW, ELOOP means the last component is a symlink: said as `show` says
+        // it (final review L2), not as "too many levels of symbolic links".
+        if error.raw_os_error() == Some(libc::ELOOP)
+            && std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink())
+        {
+            return HeaderError::Open("is a symbolic link (not followed)".to_owned());
+        }
+        HeaderError::Open(describe_io(&error))
+    })?;
     if check_regular {
         let file_type = file
             .metadata()
@@ -477,6 +485,23 @@ pub fn describe_file_type(file_type: &std::fs::FileType) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Final review L2: a symlink given by path is refused as a symlink, the way `show`
+    /// refuses it, not as a loop.
+    #[test]
+    fn a_symlink_is_said_to_be_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let target = dir.path().join("real.jsonl");
+        std::fs::write(&target, format!("{GOOD}\n")).expect("write");
+        let link = dir.path().join("link.jsonl");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        let error = read_header(&link).expect_err("a symlink is refused");
+        assert_eq!(
+            error.to_string(),
+            HeaderError::Open("is a symbolic link (not followed)".to_owned()).to_string()
+        );
+        assert!(read_header(&target).is_ok());
+    }
 
     /// The header read that keeps the file's first bytes accepts and refuses exactly what
     /// the plain one does, keeps every byte it read, and says when they are the whole file.
