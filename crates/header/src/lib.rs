@@ -165,16 +165,21 @@ pub fn read_listed_header_into(
         }
     }
     let bytes = &head[..filled];
-    if bytes.is_empty() {
+    Ok((parse_header(line_of(bytes)?)?, filled, is_end))
+}
+
+/// Returns line 1 of `data`, the bytes read from a file's start: up to its newline (all of
+/// `data` when it has none), refused when empty or longer than [`MAX_HEADER_LINE_BYTES`].
+fn line_of(data: &[u8]) -> Result<&[u8], HeaderError> {
+    if data.is_empty() {
         return Err(HeaderError::Empty);
     }
-    let line = match bytes.iter().position(|byte| *byte == b'\n') {
-        Some(newline) if newline <= MAX_HEADER_LINE_BYTES => &bytes[..newline],
-        Some(_) => return Err(HeaderError::TooLong),
-        None if bytes.len() > MAX_HEADER_LINE_BYTES => return Err(HeaderError::TooLong),
-        None => bytes,
-    };
-    Ok((parse_header(line)?, filled, is_end))
+    match data.iter().position(|byte| *byte == b'\n') {
+        Some(newline) if newline <= MAX_HEADER_LINE_BYTES => Ok(&data[..newline]),
+        Some(_) => Err(HeaderError::TooLong),
+        None if data.len() > MAX_HEADER_LINE_BYTES => Err(HeaderError::TooLong),
+        None => Ok(data),
+    }
 }
 
 /// Opens a session file the way every reader here does: read-only, never through a symlink,
@@ -241,16 +246,9 @@ fn read_line_of<'a>(
             Err(error) => return Err(HeaderError::Read(describe_io(&error))),
         }
     }
-    if filled == 0 {
-        return Err(HeaderError::Empty);
-    }
-    let data = &buffer[..filled];
-    let line = match data.iter().position(|byte| *byte == b'\n') {
-        Some(newline) => &data[..newline],
-        None if filled == buffer.len() => return Err(HeaderError::TooLong),
-        None => data,
-    };
-    Ok(line)
+    // The buffer holds one byte more than the bound, so a line with no newline in it is too
+    // long, and a newline in it ends a line within the bound.
+    line_of(&buffer[..filled])
 }
 
 /// Validates a header line (without its newline) and returns the fields of the row it yields.

@@ -113,20 +113,15 @@ fn summary_of(file: &File, size: u64, scope: SummaryScope) -> std::io::Result<Se
         // A small file is read in one piece, which serves as head and tail: its facts are
         // exact.
         SummaryScope::Ends if size <= WHOLE_READ_BYTES => whole_summary_of(file, size),
-        SummaryScope::Ends => ends_summary_of(file, size),
+        SummaryScope::Ends => ends_summary_with(file, size, &[]),
     }
 }
 
 /// Reads the facts of a file longer than [`WHOLE_READ_BYTES`] from its ends: the head until
 /// the first user message, then the tail for the last activity; the name is the latest
-/// `session_info` in the tail, else in the head.
-fn ends_summary_of(file: &File, size: u64) -> std::io::Result<SessionSummary> {
-    ends_summary_with(file, size, &[])
-}
-
-/// Reads the facts of a file longer than [`WHOLE_READ_BYTES`] from its ends as
-/// [`ends_summary_of`] does, taking the file's first bytes from `head` (already read) and
-/// reading its head on from there only when they do not reach the first user message.
+/// `session_info` in the tail, else in the head. The file's first bytes are taken from `head`
+/// when the caller already read them (it may be empty), and read on from there only when
+/// they do not reach the first user message.
 fn ends_summary_with(file: &File, size: u64, head: &[u8]) -> std::io::Result<SessionSummary> {
     let mut summary = SessionSummary::default();
     SCRATCH.with_borrow_mut(|buffer| {
@@ -898,7 +893,7 @@ mod tests {
         let file = File::open(&path).expect("open");
         // As if the size had been taken when the file was a little longer: the tail still
         // finds the last entry, and the head reads on to the real end, then stops.
-        let summary = ends_summary_of(&file, body.len() as u64 + 100).expect("readable");
+        let summary = ends_summary_with(&file, body.len() as u64 + 100, &[]).expect("readable");
         assert_eq!(summary.first_user_message, None);
         assert!(summary.last_activity.is_some());
     }
