@@ -178,7 +178,7 @@ pub struct ListArgs {
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
     pub color: ColorChoice,
 
-    /// Worker threads for the walk and body reads (N >= 1; default: one per core).
+    /// Worker threads for the walk and body reads (N >= 1, at most 256; default: one per core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 }

@@ -159,7 +159,7 @@ pub struct SearchArgs {
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
     pub color: ColorChoice,
 
-    /// Worker threads (default: one per core).
+    /// Worker threads (at most 256; default: one per core).
     #[arg(long, value_name = "N", help_heading = "Output")]
     pub threads: Option<usize>,
 }

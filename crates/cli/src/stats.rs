@@ -93,7 +93,7 @@ pub struct StatsArgs {
     #[arg(long, help_heading = "Output")]
     pub chart_cost: bool,
 
-    /// Worker threads (default: one per core).
+    /// Worker threads (at most 256; default: one per core).
     #[arg(long, value_name = "N", help_heading = "Output")]
     pub threads: Option<usize>,
 }

@@ -327,7 +327,11 @@ fn discover_stores(stores: &[Store]) -> Result<(Vec<SessionFile>, Vec<Warning>),
 /// pages used are ever committed.
 const WORKER_STACK_BYTES: usize = 64 << 20;
 
-/// Runs `work` on a pool of `threads` workers (`0`: one per core).
+/// The most workers a pool gets, whatever is asked: `--threads 100000` spawned fourteen
+/// thousand threads and hundreds of megabytes of stacks before it was stopped.
+pub const MAX_THREADS: usize = 256;
+
+/// Runs `work` on a pool of `threads` workers (`0`: one per core; at most [`MAX_THREADS`]).
 ///
 /// Each pool is built once per process and reused: building one per call cost a thread
 /// creation per worker every time (about 60,000 `clone3` calls for a 30k-session
@@ -337,7 +341,8 @@ pub fn with_threads<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) ->
     let threads = match threads {
         0 => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
         threads => threads,
-    };
+    }
+    .min(MAX_THREADS);
     match pool(threads) {
         Some(pool) => pool.install(work),
         // A pool that cannot be built (no threads left) still gets the work done serially.
@@ -370,6 +375,17 @@ fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
 
 #[cfg(test)]
 mod tests {
+
+    /// Final break review F2: an absurd thread count gets the cap, not that many threads.
+    #[test]
+    fn a_pool_has_at_most_the_cap() {
+        assert_eq!(
+            with_threads(100_000, rayon::current_num_threads),
+            MAX_THREADS
+        );
+        assert_eq!(with_threads(3, rayon::current_num_threads), 3);
+    }
+
     use super::*;
 
     /// Issue 8: a pool of a given size is built once per process and reused.
