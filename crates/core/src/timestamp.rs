@@ -115,6 +115,36 @@ impl Timestamp {
     }
 }
 
+impl Timestamp {
+    /// Appends the instant as [`Display`](fmt::Display) writes it (RFC 3339, UTC,
+    /// milliseconds), without the formatting machinery: a listing writes one per row.
+    pub fn push_rfc3339(self, out: &mut Vec<u8>) {
+        let (year, month, day, hour, minute, second) = self.to_utc_fields();
+        let Ok(year @ 0..=9999) = u32::try_from(year) else {
+            // Outside four digits: the general formatter says it as Display does.
+            out.extend_from_slice(self.to_string().as_bytes());
+            return;
+        };
+        let millis = self.nanos / 1_000_000;
+        let mut text = *b"0000-00-00T00:00:00.000Z";
+        let mut put = |at: usize, width: usize, mut value: u32| {
+            for slot in text[at..at + width].iter_mut().rev() {
+                // A digit: below 10, so the cast keeps it.
+                *slot = b'0' + (value % 10) as u8;
+                value /= 10;
+            }
+        };
+        put(0, 4, year);
+        put(5, 2, month);
+        put(8, 2, day);
+        put(11, 2, hour);
+        put(14, 2, minute);
+        put(17, 2, second);
+        put(20, 3, millis);
+        out.extend_from_slice(&text);
+    }
+}
+
 impl fmt::Display for Timestamp {
     /// Formats the instant as RFC 3339 in UTC with millisecond precision.
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -214,6 +244,46 @@ mod tests {
         check("1969-12-31T23:59:59.999Z", Some(-1));
         check("0000-01-01T00:00:00Z", Some(-62_167_219_200_000));
         check("9999-12-31T23:59:59.999Z", Some(253_402_300_799_999));
+    }
+
+    proptest::proptest! {
+        /// The fast writer and Display agree on every instant, the four-digit years and the
+        /// ones beyond them (an offset can move year 0 back into year -1).
+        #[test]
+        fn push_rfc3339_agrees_with_display(
+            seconds in -62_200_000_000i64..253_500_000_000,
+            nanos in 0u32..1_000_000_000,
+        ) {
+            let instant = Timestamp { seconds, nanos };
+            let mut pushed = b"before".to_vec();
+            instant.push_rfc3339(&mut pushed);
+            proptest::prop_assert_eq!(pushed, format!("before{instant}").into_bytes());
+        }
+    }
+
+    #[test]
+    fn push_rfc3339_at_the_edges() {
+        for text in [
+            "0000-01-01T00:00:00Z",
+            "9999-12-31T23:59:59.999Z",
+            "1969-12-31T23:59:59.999Z",
+        ] {
+            let instant = parse(text).expect("valid");
+            let mut pushed = Vec::new();
+            instant.push_rfc3339(&mut pushed);
+            assert_eq!(
+                String::from_utf8(pushed).expect("utf-8"),
+                instant.to_string(),
+                "{text}"
+            );
+        }
+        let before_year_zero = parse("0000-01-01T00:00:00+01:00").expect("valid");
+        let mut pushed = Vec::new();
+        before_year_zero.push_rfc3339(&mut pushed);
+        assert_eq!(
+            String::from_utf8(pushed).expect("utf-8"),
+            before_year_zero.to_string()
+        );
     }
 
     #[test]
