@@ -44,7 +44,10 @@ file (never its modification time).
 
 Files that cannot be read or have no valid session header are never fatal: each is skipped \
 with one warning naming its path and the reason, and the exit status stays 0. The text and \
-JSON outputs carry warnings in the document; --long writes them to stderr (-q silences them).
+JSON outputs carry warnings in the document; --long writes them to stderr (-q silences them). \
+Symlinks are never followed and FIFOs never opened: one where a session file or project \
+directory could be is a warning too, on stderr beside --json and the text output (whose \
+documents, like the contract, leave it out).
 
 Examples:
   pi-retrospect list --here --since 3d --long
@@ -208,10 +211,26 @@ pub fn run(args: &ListArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
                 }
             }
             write(format, &result, env, request.threads, out)?;
-            if matches!(format, Format::Long { .. }) {
-                // Written once the rows are out, so they follow the listing on a terminal.
-                out.flush()?;
-                crate::output::print_listing_warnings(&result.listing.warnings);
+            match format {
+                Format::Long { .. } => {
+                    // Written once the rows are out, so they follow the listing on a terminal.
+                    out.flush()?;
+                    crate::output::print_listing_warnings(&result.listing.warnings);
+                }
+                Format::Text | Format::Json => {
+                    // The contract's documents do not warn about entries the discovery rules
+                    // exclude (a symlink, a FIFO): they are said on stderr instead.
+                    out.flush()?;
+                    let out_of_scope: Vec<_> = result
+                        .listing
+                        .warnings
+                        .iter()
+                        .filter(|warning| warning.is_out_of_scope)
+                        .cloned()
+                        .collect();
+                    crate::output::print_listing_warnings(&out_of_scope);
+                }
+                Format::Jsonl { .. } => {}
             }
             // The process ends once the listing is out: freeing tens of thousands of sessions
             // one by one would only delay the exit (a tenth of `list --jsonl`'s time on a
