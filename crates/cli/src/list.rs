@@ -44,7 +44,10 @@ file (never its modification time).
 
 Files that cannot be read or have no valid session header are never fatal: each is skipped \
 with one warning naming its path and the reason, and the exit status stays 0. The text and \
-JSON outputs carry warnings in the document; --long writes them to stderr (-q silences them).
+JSON outputs carry warnings in the document; --long writes them to stderr (-q silences them). \
+Symlinks are never followed and FIFOs never opened: one where a session file or project \
+directory could be is a warning too, on stderr beside --json and the text output (whose \
+documents, like the contract, leave it out).
 
 Examples:
   pi-retrospect list --here --since 3d --long
@@ -208,10 +211,26 @@ pub fn run(args: &ListArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
                 }
             }
             write(format, &result, env, request.threads, out)?;
-            if matches!(format, Format::Long { .. }) {
-                // Written once the rows are out, so they follow the listing on a terminal.
-                out.flush()?;
-                crate::output::print_listing_warnings(&result.listing.warnings);
+            match format {
+                Format::Long { .. } => {
+                    // Written once the rows are out, so they follow the listing on a terminal.
+                    out.flush()?;
+                    crate::output::print_listing_warnings(&result.listing.warnings);
+                }
+                Format::Text | Format::Json => {
+                    // The contract's documents do not warn about entries the discovery rules
+                    // exclude (a symlink, a FIFO): they are said on stderr instead.
+                    out.flush()?;
+                    let out_of_scope: Vec<_> = result
+                        .listing
+                        .warnings
+                        .iter()
+                        .filter(|warning| warning.is_out_of_scope)
+                        .cloned()
+                        .collect();
+                    crate::output::print_listing_warnings(&out_of_scope);
+                }
+                Format::Jsonl { .. } => {}
             }
             // The process ends once the listing is out: freeing tens of thousands of sessions
             // one by one would only delay the exit (a tenth of `list --jsonl`'s time on a
@@ -438,23 +457,31 @@ fn when(session: &Session, summary: Option<&SessionSummary>, zone: &jiff::tz::Ti
         start.hour(),
         start.minute()
     );
-    if let Some(last) = local(session.last_activity(summary)) {
-        let _ = if last.year() != start.year() {
-            write!(
-                text,
-                "→{}-{:02}-{:02}",
-                year(last.year()),
-                last.month(),
-                last.day()
-            )
-        } else if last.date() != start.date() {
-            write!(text, "→{:02}-{:02}", last.month(), last.day())
-        } else if (last.hour(), last.minute()) != (start.hour(), start.minute()) {
-            write!(text, "→{:02}:{:02}", last.hour(), last.minute())
-        } else {
-            Ok(())
-        };
-    }
+    let last_instant = session.last_activity(summary);
+    let Some(last) = local(last_instant) else {
+        // Local time ends where jiff's calendar does (9999-12-30, leaving room for any
+        // offset), but the file said it and `--jsonl` reports it: shown as the same UTC text,
+        // never dropped (final break review F4).
+        if last_instant != session.instant {
+            let _ = write!(text, "→{last_instant}");
+        }
+        return text;
+    };
+    let _ = if last.year() != start.year() {
+        write!(
+            text,
+            "→{}-{:02}-{:02}",
+            year(last.year()),
+            last.month(),
+            last.day()
+        )
+    } else if last.date() != start.date() {
+        write!(text, "→{:02}-{:02}", last.month(), last.day())
+    } else if (last.hour(), last.minute()) != (start.hour(), start.minute()) {
+        write!(text, "→{:02}:{:02}", last.hour(), last.minute())
+    } else {
+        Ok(())
+    };
     text
 }
 
@@ -570,5 +597,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Final break review F4: an entry stamped 9999-12-31 is the last activity `--jsonl`
+    /// reports; `--long` shows the same instant (in UTC, as local time cannot hold it) rather
+    /// than no arrow at all.
+    #[test]
+    fn when_shows_an_activity_past_the_local_calendar() {
+        let parse = |text: &str| pi_retrospect_core::timestamp::parse(text).expect("timestamp");
+        let session = Session {
+            id: "s".into(),
+            path: "/s.jsonl".into(),
+            timestamp: "2026-11-30T10:00:00Z".into(),
+            cwd: "/w".into(),
+            parent_session_path: None,
+            subagent_sessions: Vec::new(),
+            instant: parse("2026-11-30T10:00:00Z"),
+            n_pruned_runs: 0,
+        };
+        let summary = SessionSummary {
+            last_activity: Some(parse("9999-12-31T23:59:59.999Z")),
+            ..SessionSummary::default()
+        };
+        let zone = jiff::tz::TimeZone::get("Asia/Kolkata").expect("zone");
+        let last = session.last_activity(Some(&summary)).to_string();
+        assert_eq!(last, "9999-12-31T23:59:59.999Z");
+        assert_eq!(
+            when(&session, Some(&summary), &zone),
+            format!("2026-11-30 15:30→{last}")
+        );
     }
 }

@@ -36,6 +36,67 @@ fn golden_list_outputs() {
     }
 }
 
+/// Final break review F5: a symlinked session file and a FIFO named like one are never
+/// opened, and each is one warning naming its path and what it is: on stderr beside the
+/// contract's documents (`--json`, the text output), which do not list them, as they never
+/// did; in `--jsonl`'s warning rows; with the other warnings after `--long`; `-q` silences.
+#[test]
+fn symlinks_and_fifos_are_skipped_with_a_warning() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("--p--");
+    std::fs::create_dir(&project).expect("mkdir");
+    let header = r#"{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}"#;
+    std::fs::write(project.join("a.jsonl"), format!("{header}\n")).expect("write");
+    std::os::unix::fs::symlink(project.join("a.jsonl"), project.join("link.jsonl"))
+        .expect("symlink");
+    let status = Command::new("mkfifo")
+        .arg(project.join("pipe.jsonl"))
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    let root = dir.path().display().to_string();
+    let link = format!("{root}/--p--/link.jsonl: is a symbolic link (not followed)");
+    let pipe = format!("{root}/--p--/pipe.jsonl: not a regular file: FIFO");
+    let expected_stderr =
+        format!("pi-retrospect: warning: {link}\npi-retrospect: warning: {pipe}\n");
+
+    for format in ["--json", "--text-is-the-default"] {
+        let mut args = vec!["list", "--sessions-root", &root];
+        if format == "--json" {
+            args.push(format);
+        }
+        let output = run(&args);
+        let stdout = stdout_of(&output);
+        assert!(!stdout.contains("link.jsonl"), "{stdout}");
+        assert!(!stdout.contains("pipe.jsonl"), "{stdout}");
+        assert!(stdout.contains("a.jsonl"), "{stdout}");
+        assert_eq!(String::from_utf8_lossy(&output.stderr), expected_stderr);
+    }
+
+    let output = run(&["list", "--sessions-root", &root, "--jsonl"]);
+    let warnings: Vec<String> = stdout_of(&output)
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).expect("JSON line"))
+        .filter(|row| row["kind"] == "warning")
+        .map(|row| {
+            format!(
+                "{}: {}",
+                row["path"].as_str().expect("path"),
+                row["reason"].as_str().expect("reason")
+            )
+        })
+        .collect();
+    assert_eq!(warnings, [link.clone(), pipe.clone()]);
+
+    let output = run(&["list", "--sessions-root", &root, "-l"]);
+    assert!(stdout_of(&output).contains(" s "), "one row");
+    assert_eq!(String::from_utf8_lossy(&output.stderr), expected_stderr);
+
+    let output = run(&["list", "--sessions-root", &root, "--json", "-q"]);
+    stdout_of(&output);
+    assert!(output.stderr.is_empty(), "{:?}", output.stderr);
+}
+
 #[test]
 fn threads_do_not_change_the_output() {
     let root = fixtures().join("sessions").display().to_string();

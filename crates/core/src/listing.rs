@@ -101,6 +101,13 @@ pub struct Warning {
     pub path: String,
     /// Why it was skipped; free-form text.
     pub reason: String,
+    /// Whether the discovery rules leave the entry out rather than skip it (a symbolic link
+    /// or a FIFO where a session file or project directory could be, a directory name too
+    /// short for `--<slug>--`). The contract's documents (`list --json`, the text output,
+    /// `list_sessions`) do not warn about such entries, so their writers leave these out;
+    /// every other output reports them like any warning.
+    #[serde(skip)]
+    pub is_out_of_scope: bool,
 }
 
 impl Warning {
@@ -109,6 +116,16 @@ impl Warning {
         Warning {
             path: path.into(),
             reason: reason.into(),
+            is_out_of_scope: false,
+        }
+    }
+
+    /// Returns a warning for an entry at `path` that the discovery rules leave out, and why
+    /// (see [`Warning::is_out_of_scope`]).
+    pub fn out_of_scope(path: impl Into<String>, reason: impl Into<String>) -> Self {
+        Warning {
+            is_out_of_scope: true,
+            ..Warning::new(path, reason)
         }
     }
 }

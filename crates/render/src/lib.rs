@@ -26,7 +26,10 @@ use pi_retrospect_core::{Listing, Session};
 
 /// Writes the contract's rendered text: `Sessions (N)`, one `- <path>` bullet per session with
 /// children indented two spaces per level, then, only when there are warnings, a blank line,
-/// `Warnings (N)` and one `- <path>: <reason>` bullet each. Ends with a newline.
+/// `Warnings (N)` and one `- <path>: <reason>` bullet each. Ends with a newline. Like the
+/// contract, it leaves out what the discovery rules exclude ([`Warning::is_out_of_scope`]).
+///
+/// [`Warning::is_out_of_scope`]: pi_retrospect_core::Warning::is_out_of_scope
 pub fn write_text(out: &mut dyn Write, listing: &Listing) -> io::Result<()> {
     // Built in a small buffer handed to `out` in pieces, like the JSON: one formatted write per
     // bullet through `dyn Write` cost twice the time of the whole JSON document.
@@ -54,9 +57,10 @@ pub fn write_text(out: &mut dyn Write, listing: &Listing) -> io::Result<()> {
             text.clear();
         }
     }
-    if !listing.warnings.is_empty() {
-        text.extend_from_slice(format!("\nWarnings ({})\n", listing.warnings.len()).as_bytes());
-        for warning in &listing.warnings {
+    let n_warnings = contract_warnings(listing).count();
+    if n_warnings > 0 {
+        text.extend_from_slice(format!("\nWarnings ({n_warnings})\n").as_bytes());
+        for warning in contract_warnings(listing) {
             text.extend_from_slice(b"- ");
             text.extend_from_slice(escape_for_terminal(&warning.path).as_bytes());
             text.extend_from_slice(b": ");
@@ -65,6 +69,15 @@ pub fn write_text(out: &mut dyn Write, listing: &Listing) -> io::Result<()> {
         }
     }
     out.write_all(&text)
+}
+
+/// Returns the warnings of `listing` that the contract's documents hold: all but those about
+/// entries the discovery rules exclude.
+pub fn contract_warnings(listing: &Listing) -> impl Iterator<Item = &pi_retrospect_core::Warning> {
+    listing
+        .warnings
+        .iter()
+        .filter(|warning| !warning.is_out_of_scope)
 }
 
 /// Writes one session's bullet, indented two spaces per level of `depth`.
@@ -86,6 +99,11 @@ fn write_session_bullet(text: &mut Vec<u8>, session: &Session, depth: usize) {
 /// was a third of the user time of `list --json` on a 10,000-session store. The text is built
 /// in a small buffer that is handed to `out` after each top-level session once it holds
 /// 64 KiB, so a large listing never sits in memory twice.
+///
+/// Like the contract, the document leaves out what the discovery rules exclude
+/// ([`Warning::is_out_of_scope`]).
+///
+/// [`Warning::is_out_of_scope`]: pi_retrospect_core::Warning::is_out_of_scope
 pub fn write_json(out: &mut dyn Write, listing: &Listing) -> io::Result<()> {
     let mut document = Vec::with_capacity(2 * FLUSH_BYTES);
     document.extend_from_slice(b"{\n  \"sessions\": ");
@@ -97,11 +115,11 @@ pub fn write_json(out: &mut dyn Write, listing: &Listing) -> io::Result<()> {
         document.extend_from_slice(b"\n  ]");
     }
     document.extend_from_slice(b",\n  \"warnings\": ");
-    if listing.warnings.is_empty() {
+    if contract_warnings(listing).next().is_none() {
         document.extend_from_slice(b"[]");
     } else {
         document.extend_from_slice(b"[");
-        for (idx, warning) in listing.warnings.iter().enumerate() {
+        for (idx, warning) in contract_warnings(listing).enumerate() {
             if idx > 0 {
                 document.push(b',');
             }

@@ -6,11 +6,14 @@
 //! cut, so a pipe into `grep` or `fzf` gets whole values.
 //!
 //! The id column shows each id's shortest unique prefix (at least eight characters), so every
-//! id shown is a handle for `show` and `list --id`. On a terminal the column is as wide as
-//! the longest such prefix up to [`ID_COLUMN_MAX`] (or the longest of all, when none is that
-//! short); a row whose prefix is longer (subagent
-//! runs of one launch share long UUIDv7 prefixes) takes the difference from its own cwd, so
-//! the common row stays narrow and the columns stay in line.
+//! id shown is a handle for `show` and `list --id`. The column is as wide as the longest such
+//! prefix up to [`ID_COLUMN_MAX`] (or the longest of all, when none is that short); a row
+//! whose prefix is longer (subagent runs of one launch share long UUIDv7 prefixes) shows it
+//! whole in a wider cell that takes the difference from its own cwd, so the common row stays
+//! narrow. On a terminal that row's cwd is elided as far as it must be (to one column) to keep
+//! a title as long as the others' and the line within the width; off a terminal only the
+//! cwd's padding gives way, so nothing is cut and the row shifts right when its cwd has no
+//! padding to give.
 
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -174,18 +177,15 @@ pub fn long_layout(rows: &LongRows<'_>, options: &LongOptions<'_>) -> LongLayout
     };
     let when_width = column(|row| &row.when, 4);
     let runs_width = column(|row| &row.runs, 4);
-    // Off a terminal nothing competes for room, so every id fits the column.
-    let id_cap = if options.width.is_some() {
-        ID_COLUMN_MAX
-    } else {
-        usize::MAX
-    };
-    // When no shown id fits the cap, every row's id is long: the column takes the widest,
-    // so the header sits over its columns rather than over a two-wide `ID` (review L2).
+    // The common rows set the column, on a terminal and off it: one launch's runs (UUIDv7
+    // ids sharing 30-odd characters) widened every row to 36 in a pipe (final break review
+    // F1). When no shown id fits the cap, every row's id is long: the column takes the
+    // widest, so the header sits over its columns rather than over a two-wide `ID` (review
+    // L2).
     let id_width = rows
         .iter()
         .map(|row| row.id.width)
-        .filter(|width| *width <= id_cap)
+        .filter(|width| *width <= ID_COLUMN_MAX)
         .max()
         .or_else(|| rows.iter().map(|row| row.id.width).max())
         .unwrap_or(0)
@@ -247,17 +247,36 @@ pub fn long_lines_of(
     let widths = layout.widths;
     let mut lines = String::new();
     for row in &rows.rows[range] {
-        if options.width.is_none() {
+        // A row whose id is wider than the column takes the difference from its cwd's cell,
+        // so its runs and title stay in line with the others where its cwd leaves room.
+        let extra = row.id.width.saturating_sub(widths.id);
+        let Some(width) = options.width else {
+            // Off a terminal nothing is cut: only the cwd's padding gives way.
+            let widths = Widths {
+                cwd: widths.cwd.saturating_sub(extra),
+                ..widths
+            };
             push_row(&mut lines, row, None, &widths, options, true);
             continue;
-        }
-        // A row whose id is wider than the column gives the difference back from its cwd on
-        // a terminal, so its runs and title stay in line with the others.
-        let extra = row.id.width.saturating_sub(widths.id);
-        let row_cwd_width = widths
+        };
+        let mut row_cwd_width = widths
             .cwd
             .saturating_sub(extra)
             .max(widths.cwd.min(MIN_CWD_WIDTH));
+        if extra > 0 {
+            // Still too wide to keep a title as long as the other rows' (up to
+            // `MIN_TITLE_WIDTH`): the cwd shrinks further, to one column at least (runs of one
+            // launch share their session's cwd, which the row above shows).
+            let common_title = width.saturating_sub(
+                widths.when + widths.id + widths.cwd + widths.runs + 4 * SEPARATOR.len(),
+            );
+            let wanted_title = row.title.width.min(MIN_TITLE_WIDTH).min(common_title);
+            let before_cwd = widths.when + row.id.width + widths.runs + 4 * SEPARATOR.len();
+            if wanted_title > 0 {
+                let cwd_room = width.saturating_sub(before_cwd + wanted_title).max(1);
+                row_cwd_width = row_cwd_width.min(cwd_room);
+            }
+        }
         let cwd = Field::new(elide_middle(
             &shorten(&row.cwd.text, options.home, layout.shorten_home),
             row_cwd_width,
@@ -632,6 +651,8 @@ mod tests {
         );
     }
 
+    /// Final break review F1: off a terminal nothing is cut, and the runs' longer prefixes
+    /// take their room from their own cwd's padding instead of widening every row's id.
     #[test]
     fn nothing_is_cut_off_a_terminal() {
         let text = render(&listing(), None, false);
@@ -639,10 +660,79 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "2026-01-01 00:00  0199aaaa          /home/me/repos/a-rather-long-project-name/crates/deep  2  Fix the flaky login test that fails on Mondays only and nobody knows why",
-                "2026-01-01 00:00  019a0000-0000-7a  /home/me/x                                             -    ↳ Fix the flaky login test that fails on Mondays only and nobody knows why",
-                "2026-01-01 00:00  019a0000-0000-7d  /home/me/x                                             -    ↳ Fix the flaky login test that fails on Mondays only and nobody knows why",
+                "2026-01-01 00:00  0199aaaa  /home/me/repos/a-rather-long-project-name/crates/deep  2  Fix the flaky login test that fails on Mondays only and nobody knows why",
+                "2026-01-01 00:00  019a0000-0000-7a  /home/me/x                                     -    ↳ Fix the flaky login test that fails on Mondays only and nobody knows why",
+                "2026-01-01 00:00  019a0000-0000-7d  /home/me/x                                     -    ↳ Fix the flaky login test that fails on Mondays only and nobody knows why",
             ]
         );
+    }
+
+    /// Final break review F1: one launch's runs whose ids differ only in their last
+    /// character (36-character prefixes) beside sessions with 8-character ones. The column
+    /// stays 8 wide in a pipe and on a terminal; in a pipe a run's whole id pushes its own row
+    /// right (its cwd has no padding to give); on a terminal its cwd is elided so that it
+    /// keeps a title and the line still fits.
+    #[test]
+    fn one_launchs_long_ids_widen_only_their_rows() {
+        let runs = [
+            "0199bbbb-cccc-7000-8000-000000000000",
+            "0199bbbb-cccc-7000-8000-000000000001",
+        ];
+        let listing = Listing {
+            sessions: vec![
+                session("05413fb4-aaaa", "/home/u/proj", vec![]),
+                session(
+                    "0199aaaa-aaaa",
+                    "/home/u/proj",
+                    runs.iter()
+                        .map(|id| session(id, "/home/u/proj", vec![]))
+                        .collect(),
+                ),
+            ],
+            warnings: vec![],
+        };
+        let ids = pi_retrospect_core::IdPrefixes::new(
+            ["05413fb4-aaaa", "0199aaaa-aaaa", runs[0], runs[1]].into_iter(),
+        );
+        let summary = SessionSummary {
+            first_user_message: Some("task with a title".into()),
+            ..SessionSummary::default()
+        };
+        let render = |width: Option<usize>| {
+            let options = LongOptions {
+                color: false,
+                width,
+                header: width.is_some(),
+                home: None,
+                when_of: &|_, _| "2026-11-25 10:00".to_owned(),
+                summary_of: &|_| Some(&summary),
+                id_len_of: &|id| ids.unique_len(id),
+            };
+            long_lines(&listing, &options)
+        };
+        assert_eq!(
+            render(None).lines().collect::<Vec<_>>(),
+            [
+                "2026-11-25 10:00  05413fb4  /home/u/proj  -  task with a title",
+                "2026-11-25 10:00  0199aaaa  /home/u/proj  2  task with a title",
+                "2026-11-25 10:00  0199bbbb-cccc-7000-8000-000000000000  /home/u/proj  -    ↳ task with a title",
+                "2026-11-25 10:00  0199bbbb-cccc-7000-8000-000000000001  /home/u/proj  -    ↳ task with a title",
+            ]
+        );
+        let lines = render(Some(80));
+        let lines: Vec<&str> = lines.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "WHEN              ID        CWD           RUNS  TITLE",
+                "2026-11-25 10:00  05413fb4  /home/u/proj     -  task with a title",
+                "2026-11-25 10:00  0199aaaa  /home/u/proj     2  task with a title",
+                "2026-11-25 10:00  0199bbbb-cccc-7000-8000-000000000000  …     -    ↳ task with …",
+                "2026-11-25 10:00  0199bbbb-cccc-7000-8000-000000000001  …     -    ↳ task with …",
+            ]
+        );
+        for line in lines {
+            assert!(line.width() <= 80, "{line}");
+        }
     }
 }

@@ -23,7 +23,10 @@
 //! 7. A name that is not valid UTF-8 on a path the walk would take is skipped with a warning,
 //!    because every path in the output must be a usable handle.
 //!
-//! Everything the walk reaches ends as a session row or as exactly one warning.
+//! Everything the walk reaches ends as a session row or as exactly one warning. A symlink, FIFO
+//! or device where a session file, a run or a project directory could be (and a root
+//! directory `--` or `---`) is never opened, but is one warning marked
+//! [`Warning::is_out_of_scope`], which the contract's documents leave out.
 
 #![deny(missing_docs)]
 

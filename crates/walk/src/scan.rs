@@ -82,13 +82,28 @@ pub fn discover_session_files(store: &Store) -> Result<Discovered, WalkError> {
                         continue;
                     }
                 };
-                let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
-                if !is_dir {
+                // The entry's own type, never its target's: `DirEntry::file_type` does not
+                // follow a symlink.
+                let Ok(kind) = entry.file_type() else {
                     continue;
-                }
+                };
                 let name = entry.file_name();
                 let bytes = name.as_encoded_bytes();
                 if !is_project_dir_name(bytes) {
+                    if kind.is_dir() && is_short_dash_name(bytes) {
+                        warnings.push(Warning::out_of_scope(
+                            lossy_join(&store.root, bytes),
+                            "not a project directory: its leading and trailing `--` overlap, \
+                             so the name is not `--<slug>--`; not entered",
+                        ));
+                    }
+                    continue;
+                }
+                if !kind.is_dir() {
+                    warnings.push(Warning::out_of_scope(
+                        lossy_join(&store.root, bytes),
+                        not_entered_reason(&kind, "directory"),
+                    ));
                     continue;
                 }
                 match name.to_str() {
@@ -275,10 +290,19 @@ fn list_project_dir(dir: &str, store: &Store) -> Result<Discovered, WalkError> {
             if let Some(name) = name.to_str() {
                 directory_names.insert(name.to_owned());
             }
-        } else if kind.is_file() && name.as_encoded_bytes().ends_with(b".jsonl") {
-            match name.to_str() {
-                Some(name) => session_names.push(name.to_owned()),
-                None => warnings.push(non_utf8_warning(dir, name.as_encoded_bytes(), "file")),
+        } else if name.as_encoded_bytes().ends_with(b".jsonl") {
+            if kind.is_file() {
+                match name.to_str() {
+                    Some(name) => session_names.push(name.to_owned()),
+                    None => warnings.push(non_utf8_warning(dir, name.as_encoded_bytes(), "file")),
+                }
+            } else {
+                // A symlink or a FIFO is never opened (it could lead out of the store or
+                // block), but it is not dropped without a word either (final break review F5).
+                warnings.push(Warning::out_of_scope(
+                    lossy_join(dir, name.as_encoded_bytes()),
+                    not_entered_reason(&kind, "regular file"),
+                ));
             }
         }
     }
@@ -570,9 +594,22 @@ fn visit_run_entry<R: BodyReader>(
                 is_forks_dir: text == FORKS_DIR_NAME,
             });
         }
-    } else if kind == FileType::RegularFile
-        && (bytes == RUN_FILE_NAME.as_bytes() || (dir.is_forks_dir && bytes.ends_with(b".jsonl")))
+    } else if !(bytes == RUN_FILE_NAME.as_bytes()
+        || (dir.is_forks_dir && bytes.ends_with(b".jsonl")))
     {
+        // Not a run's name: out of scope, whatever it is.
+    } else if kind != FileType::RegularFile {
+        // A symlink or a FIFO named like a run is never opened, but said (final break
+        // review F5).
+        let reason = if kind == FileType::Symlink {
+            SYMLINK_REASON.to_owned()
+        } else {
+            HeaderError::NotRegular(describe_rustix_type(kind)).to_string()
+        };
+        found
+            .warnings
+            .push(Warning::out_of_scope(lossy_join(&dir.path, bytes), reason));
+    } else {
         let Ok(text) = name.to_str() else {
             found
                 .warnings
@@ -715,6 +752,50 @@ fn fail_if_out_of_descriptors(path: &str, error: &io::Error) -> Result<(), WalkE
 /// the reference's `/^--.*--$/` skipped `--a<LF>b--/`, so nobody listed its sessions).
 fn is_project_dir_name(name: &[u8]) -> bool {
     name.len() >= 4 && name.starts_with(b"--") && name.ends_with(b"--")
+}
+
+/// Returns whether a root entry's name starts and ends with `--` yet is too short to be
+/// `--<slug>--` (`--`, `---`): a near miss worth a word, unlike `permission-forwarding/`.
+fn is_short_dash_name(name: &[u8]) -> bool {
+    name.len() < 4 && name.starts_with(b"--") && name.ends_with(b"--")
+}
+
+/// Why an entry named like a session file or project directory is not read: the walk follows
+/// no symlink and opens only what it wants (`wanted`: "regular file", "directory").
+fn not_entered_reason(kind: &fs::FileType, wanted: &str) -> String {
+    if kind.is_symlink() {
+        SYMLINK_REASON.to_owned()
+    } else if wanted == "regular file" {
+        HeaderError::NotRegular(pi_retrospect_header::describe_file_type(kind)).to_string()
+    } else {
+        let what = if kind.is_file() {
+            "regular file"
+        } else {
+            pi_retrospect_header::describe_file_type(kind)
+        };
+        format!("not a {wanted}: {what}")
+    }
+}
+
+/// The reason given for a symlink the walk does not follow.
+const SYMLINK_REASON: &str = "is a symbolic link (not followed)";
+
+/// Returns what a directory entry of type `kind` is, in the words of
+/// [`pi_retrospect_header::describe_file_type`].
+fn describe_rustix_type(kind: FileType) -> &'static str {
+    match kind {
+        FileType::Fifo => "FIFO",
+        FileType::Socket => "socket",
+        FileType::CharacterDevice | FileType::BlockDevice => "device",
+        FileType::Directory => "directory",
+        FileType::Symlink => "symlink",
+        _ => "special file",
+    }
+}
+
+/// Joins `dir` and a name that may not be valid UTF-8 (shown with U+FFFD replacements).
+fn lossy_join(dir: &str, name: &[u8]) -> String {
+    join(dir, &String::from_utf8_lossy(name))
 }
 
 fn join(dir: &str, name: &str) -> String {

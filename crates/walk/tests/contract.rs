@@ -98,7 +98,29 @@ fn contract_store_warns_once_per_broken_file() {
         "/--home-user-tool--/broken-not-session.jsonl: first line is not a session header (type: message)".to_owned(),
         "/--home-user-tool--/broken-parent-not-string.jsonl: session header parentSession is not a string".to_owned(),
     ];
-    assert_eq!(warnings(&listing, &store.root), expected);
+    let (out_of_scope, contract): (Vec<_>, Vec<_>) = listing
+        .warnings
+        .iter()
+        .cloned()
+        .partition(|warning| warning.is_out_of_scope);
+    let contract = Listing {
+        sessions: Vec::new(),
+        warnings: contract,
+    };
+    assert_eq!(warnings(&contract, &store.root), expected);
+    // The two symlinks of the store are out of the contract's scope: said, but not in its
+    // documents (final break review F5).
+    let out_of_scope = Listing {
+        sessions: Vec::new(),
+        warnings: out_of_scope,
+    };
+    assert_eq!(
+        warnings(&out_of_scope, &store.root),
+        [
+            "/--home-user-tool--/2026-09-06T00-00-00-000Z_link.jsonl: is a symbolic link (not followed)",
+            "/--linked-project--: is a symbolic link (not followed)",
+        ]
+    );
 }
 
 #[test]
@@ -205,23 +227,98 @@ fn write(root: &Path, relative: &str, contents: &[u8]) {
 
 const GOOD: &str = r#"{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}"#;
 
+fn mkfifo(path: &Path) {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+}
+
+fn symlink(target: &Path, link: &Path) {
+    std::fs::create_dir_all(link.parent().expect("parent")).expect("mkdir");
+    std::os::unix::fs::symlink(target, link).expect("symlink");
+}
+
+/// Final break review F5: a FIFO or a symlink where a session file, a run or a project
+/// directory could be is never opened (a FIFO would block, a symlink could lead out of the
+/// store), and never followed; but each is one warning naming its path and what it is,
+/// marked out of scope (the contract's documents do not list it). A directory `---` is no
+/// `--<slug>--` (its two `--` overlap), and says so.
 #[test]
-fn fifos_never_block_and_are_out_of_scope() {
+fn fifos_and_symlinks_are_never_opened_and_each_is_said() {
     let dir = tempfile::tempdir().expect("temp dir");
-    write(dir.path(), "--p--/a.jsonl", GOOD.as_bytes());
-    for fifo in ["--p--/pipe.jsonl", "--p--/a/L/run-0/session.jsonl"] {
-        let path = dir.path().join(fifo);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        let status = std::process::Command::new("mkfifo")
-            .arg(&path)
-            .status()
-            .expect("mkfifo");
-        assert!(status.success());
-    }
-    let store = store(dir.path());
+    let root = dir.path();
+    write(root, "--p--/a.jsonl", GOOD.as_bytes());
+    write(root, "elsewhere/real.jsonl", GOOD.as_bytes());
+    write(root, "elsewhere/run/session.jsonl", GOOD.as_bytes());
+    mkfifo(&root.join("--p--/pipe.jsonl"));
+    mkfifo(&root.join("--p--/a/L/run-0/session.jsonl"));
+    symlink(
+        &root.join("elsewhere/real.jsonl"),
+        &root.join("--p--/link.jsonl"),
+    );
+    symlink(Path::new("/dev/zero"), &root.join("--p--/zero.jsonl"));
+    symlink(
+        &root.join("--p--/loop.jsonl"),
+        &root.join("--p--/loop.jsonl"),
+    );
+    symlink(
+        &root.join("elsewhere/run/session.jsonl"),
+        &root.join("--p--/a/L/run-1/session.jsonl"),
+    );
+    symlink(
+        &root.join("elsewhere/real.jsonl"),
+        &root.join("--p--/a/forks/f.jsonl"),
+    );
+    symlink(&root.join("--p--"), &root.join("--linked--"));
+    symlink(&root.join("elsewhere"), &root.join("--p--/not-a-session"));
+    std::fs::create_dir_all(root.join("---")).expect("mkdir");
+    std::fs::create_dir_all(root.join("permission-forwarding")).expect("mkdir");
+
+    let store = store(root);
     let listing = list_both(&store);
     assert_eq!(outline(&listing, &store.root), ["0|/--p--/a.jsonl"]);
-    assert!(listing.warnings.is_empty(), "{:?}", listing.warnings);
+    assert_eq!(
+        warnings(&listing, &store.root),
+        [
+            "/---: not a project directory: its leading and trailing `--` overlap, so the name \
+             is not `--<slug>--`; not entered",
+            "/--linked--: is a symbolic link (not followed)",
+            "/--p--/a/L/run-0/session.jsonl: not a regular file: FIFO",
+            "/--p--/a/L/run-1/session.jsonl: is a symbolic link (not followed)",
+            "/--p--/a/forks/f.jsonl: is a symbolic link (not followed)",
+            "/--p--/link.jsonl: is a symbolic link (not followed)",
+            "/--p--/loop.jsonl: is a symbolic link (not followed)",
+            "/--p--/pipe.jsonl: not a regular file: FIFO",
+            "/--p--/zero.jsonl: is a symbolic link (not followed)",
+        ]
+    );
+    assert!(
+        listing
+            .warnings
+            .iter()
+            .all(|warning| warning.is_out_of_scope),
+        "{:?}",
+        listing.warnings
+    );
+
+    // A custom (flat) session directory is its own project directory: the same rule.
+    let flat = Store::resolve(&root.join("--p--"), Path::new("/"), Layout::Flat).expect("utf-8");
+    let listing = list(&flat, &WalkOptions { threads: 2 }).expect("descriptors to spare");
+    assert_eq!(
+        warnings(&listing, &flat.root)
+            .iter()
+            .filter(|line| !line.starts_with("/a/"))
+            .collect::<Vec<_>>(),
+        [
+            "/link.jsonl: is a symbolic link (not followed)",
+            "/loop.jsonl: is a symbolic link (not followed)",
+            "/pipe.jsonl: not a regular file: FIFO",
+            "/zero.jsonl: is a symbolic link (not followed)",
+        ]
+    );
 }
 
 #[test]

@@ -156,6 +156,9 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     let mut result = pi_retrospect_app::list(&request, &env)?;
     let listing = &mut result.listing;
     listing.sessions.drain(..skip.min(listing.sessions.len()));
+    // The tool's document is the contract's, which does not warn about entries the
+    // discovery rules exclude (symlinks, FIFOs).
+    listing.warnings.retain(|warning| !warning.is_out_of_scope);
     let n_warnings = listing.warnings.len();
     listing.warnings.truncate(MAX_WARNINGS);
     let mut structured = json_from_writer(|out| pi_retrospect_render::write_json(out, listing))?;
