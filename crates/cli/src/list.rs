@@ -436,7 +436,6 @@ const TREES_PER_TASK: usize = 32;
 /// Returns when a session ran, in local time: its start (`2026-09-01 10:00`), then, when it
 /// was last active in a later minute, `→14:32` on the same day or `→09-03` on a later one.
 fn when(session: &Session, summary: Option<&SessionSummary>, zone: &jiff::tz::TimeZone) -> String {
-    use std::fmt::Write as _;
     let local = |instant: pi_retrospect_core::Timestamp| {
         let nanos = i32::try_from(instant.nanos).unwrap_or(0);
         jiff::Timestamp::new(instant.seconds, nanos)
@@ -446,52 +445,71 @@ fn when(session: &Session, summary: Option<&SessionSummary>, zone: &jiff::tz::Ti
     let Some(start) = local(session.instant) else {
         return session.timestamp.clone();
     };
-    // Written field by field: `strftime` costs more than the rest of a `--long` row.
+    // Written digit by digit: `strftime`, and even `write!`, cost more than the rest of a
+    // `--long` row.
     let mut text = String::with_capacity(24);
-    let _ = write!(
-        text,
-        "{}-{:02}-{:02} {:02}:{:02}",
-        year(start.year()),
-        start.month(),
-        start.day(),
-        start.hour(),
-        start.minute()
-    );
+    push_year(&mut text, start.year());
+    text.push('-');
+    push_two(&mut text, start.month());
+    text.push('-');
+    push_two(&mut text, start.day());
+    text.push(' ');
+    push_two(&mut text, start.hour());
+    text.push(':');
+    push_two(&mut text, start.minute());
     let last_instant = session.last_activity(summary);
     let Some(last) = local(last_instant) else {
         // Local time ends where jiff's calendar does (9999-12-30, leaving room for any
         // offset), but the file said it and `--jsonl` reports it: shown as the same UTC text,
         // never dropped (final break review F4).
         if last_instant != session.instant {
-            let _ = write!(text, "→{last_instant}");
+            text.push('→');
+            text.push_str(&last_instant.to_string());
         }
         return text;
     };
-    let _ = if last.year() != start.year() {
-        write!(
-            text,
-            "→{}-{:02}-{:02}",
-            year(last.year()),
-            last.month(),
-            last.day()
-        )
+    if last.year() != start.year() {
+        text.push('→');
+        push_year(&mut text, last.year());
+        text.push('-');
+        push_two(&mut text, last.month());
+        text.push('-');
+        push_two(&mut text, last.day());
     } else if last.date() != start.date() {
-        write!(text, "→{:02}-{:02}", last.month(), last.day())
+        text.push('→');
+        push_two(&mut text, last.month());
+        text.push('-');
+        push_two(&mut text, last.day());
     } else if (last.hour(), last.minute()) != (start.hour(), start.minute()) {
-        write!(text, "→{:02}:{:02}", last.hour(), last.minute())
-    } else {
-        Ok(())
-    };
+        text.push('→');
+        push_two(&mut text, last.hour());
+        text.push(':');
+        push_two(&mut text, last.minute());
+    }
     text
 }
 
-/// Returns a year as `strftime`'s `%Y` writes it: at least four digits, with a sign when
+/// Appends a calendar field (0-99) as two digits.
+fn push_two(text: &mut String, value: i8) {
+    let value = value.unsigned_abs() % 100;
+    text.push(char::from(b'0' + value / 10));
+    text.push(char::from(b'0' + value % 10));
+}
+
+/// Appends a year as `strftime`'s `%Y` writes it: at least four digits, with a sign when
 /// negative.
-fn year(year: i16) -> String {
+fn push_year(text: &mut String, year: i16) {
     if year < 0 {
-        format!("-{:04}", year.unsigned_abs())
-    } else {
-        format!("{year:04}")
+        text.push('-');
+    }
+    let year = year.unsigned_abs();
+    if year >= 10_000 {
+        // At most 32,768: one more digit.
+        text.push(char::from(b'0' + (year / 10_000) as u8));
+    }
+    for divisor in [1000, 100, 10, 1] {
+        // A digit: below 10, so the cast keeps it.
+        text.push(char::from(b'0' + ((year / divisor) % 10) as u8));
     }
 }
 

@@ -437,6 +437,31 @@ pub fn one_line(text: &str) -> String {
 
 /// Appends `text` to `line` as [`one_line`] returns it.
 fn push_one_line(line: &mut String, text: &str) {
+    if text
+        .bytes()
+        .all(|byte| (0x20..0x7f).contains(&byte) || matches!(byte, b'\n' | b'\t'))
+    {
+        // Printable ASCII with newlines and tabs (most first messages): nothing to strip,
+        // and its only whitespace is those and the space, so the words are split bytewise
+        // rather than char by char, with the same result.
+        line.reserve(text.len());
+        let words = text
+            .split([' ', '\n', '\t'])
+            .filter(|word| !word.is_empty());
+        for (index, word) in words.enumerate() {
+            if index > 0 {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        return;
+    }
+    push_one_line_general(line, text);
+}
+
+/// [`push_one_line`] for any text: stripped of terminal controls, split on Unicode
+/// whitespace.
+fn push_one_line_general(line: &mut String, text: &str) {
     let clean = pi_retrospect_core::sanitize::sanitize_for_terminal(text);
     line.reserve(clean.len());
     let mut is_first = true;
@@ -531,6 +556,7 @@ mod tests {
         assert_eq!(elide_middle("/a/very/long/path", 8), "/a…/path");
         assert_eq!(elide_middle("/short", 8), "/short");
         assert_eq!(one_line("a\n\n b\u{1b}[31m c\u{202E}"), "a b c");
+        assert_eq!(one_line("  two\twords \n"), "two words");
         assert_eq!(shorten("/home/me/app", Some("/home/me"), true), "~/app");
         assert_eq!(shorten("/home/me", Some("/home/me/"), true), "~");
         assert_eq!(shorten("/home/men", Some("/home/me"), true), "/home/men");
@@ -733,6 +759,17 @@ mod tests {
         );
         for line in lines {
             assert!(line.width() <= 80, "{line}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The bytewise way for printable ASCII with newlines and tabs gives what the
+        /// general one does.
+        #[test]
+        fn one_line_of_ascii_agrees_with_the_general_way(text in "[a-c \t\n~!]{0,40}") {
+            let mut general = String::from("x");
+            push_one_line_general(&mut general, &text);
+            proptest::prop_assert_eq!(format!("x{}", one_line(&text)), general);
         }
     }
 }
