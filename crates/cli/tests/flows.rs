@@ -1059,3 +1059,76 @@ fn the_line_cap_is_settable() {
         stderr_of(&refused)
     );
 }
+
+/// Final break review F3: a session whose last entry is a tool result of tens of megabytes
+/// (longer than the 8 MiB tail window) is last active at that entry's timestamp, as `show`
+/// says, so `--active-since` finds it; a last line over the line cap (64 MiB) leaves the
+/// start as its last activity with a warning naming the file and the reason, never silently.
+#[test]
+fn a_huge_last_entry_still_gives_the_last_activity() {
+    let store = Store::new(&[]);
+    let project = store.root().join("--w--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let write = |name: &str, text_bytes: usize| {
+        let header = serde_json::json!({"type": "session", "version": 3, "id": name,
+            "timestamp": "2026-11-30T10:00:00.000Z", "cwd": "/w"});
+        let user = serde_json::json!({"type": "message", "id": "a1", "parentId": null,
+            "timestamp": "2026-11-30T10:01:00.000Z",
+            "message": {"role": "user", "content": format!("question {name}"), "timestamp": 0}});
+        // Written with spaces after the separators, as another writer may.
+        let result = format!(
+            "{{\"type\": \"message\", \"id\": \"a2\", \"parentId\": \"a1\", \"timestamp\": \"2026-11-30T11:00:00.000Z\", \"message\": {{\"role\": \"toolResult\", \"toolCallId\": \"t\", \"toolName\": \"read\", \"content\": [{{\"type\": \"text\", \"text\": \"{}\"}}]}}}}",
+            "y".repeat(text_bytes)
+        );
+        let path = project.join(format!("{name}.jsonl"));
+        std::fs::write(&path, format!("{header}\n{user}\n{result}\n")).expect("write");
+        path
+    };
+    write("ten", 10_000_000);
+    write("thirty", 30_000_000);
+    let over = write("over", 64 * 1024 * 1024 + 10);
+    let last_activities = |args: &[&str]| -> Vec<(String, String)> {
+        rows(&store.list(&[&["--jsonl"], args].concat()))
+            .iter()
+            .filter(|row| row["kind"] == "session")
+            .map(|row| {
+                (
+                    row["id"].as_str().expect("id").to_owned(),
+                    row["lastActivity"].as_str().expect("instant").to_owned(),
+                )
+            })
+            .collect()
+    };
+    let pair = |id: &str, instant: &str| (id.to_owned(), instant.to_owned());
+    assert_eq!(
+        last_activities(&["--sort", "path"]),
+        [
+            pair("over", "2026-11-30T10:00:00.000Z"),
+            pair("ten", "2026-11-30T11:00:00.000Z"),
+            pair("thirty", "2026-11-30T11:00:00.000Z"),
+        ]
+    );
+    assert_eq!(
+        store.ids(&["--active-since", "2026-11-30T10:30:00Z", "--sort", "path"]),
+        ["ten", "thirty"]
+    );
+    // The reason is a warning row, and on stderr with `--long`.
+    let warnings: Vec<Value> = rows(&store.list(&["--jsonl"]))
+        .into_iter()
+        .filter(|row| row["kind"] == "warning")
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0]["path"], over.display().to_string());
+    let reason = warnings[0]["reason"].as_str().expect("reason");
+    assert!(
+        reason.contains("longer than 64 MiB (the line cap), so the start time counts"),
+        "{reason}"
+    );
+    let long = store.list(&["-l", "--active-since", "2026-11-30T10:30:00Z"]);
+    assert_eq!(stdout_of(&long).lines().count(), 2);
+    let stderr = stderr_of(&long);
+    assert!(
+        stderr.contains(&over.display().to_string()) && stderr.contains("line cap"),
+        "{stderr}"
+    );
+}
