@@ -55,6 +55,11 @@ impl SessionRef {
                 && (digits == "0" || !digits.starts_with('0'));
             return match digits.parse::<usize>() {
                 Ok(back) if is_plain => Ok(SessionRef::Latest { back }),
+                // A whole number, only too large to count (final break review F7).
+                Err(_) if is_plain => Err(AppError::usage(format!(
+                    "{argument:?}: {digits} is too large: latest~N goes back N sessions, and no \
+                     store holds that many (latest~1 is the one before the newest)"
+                ))),
                 _ => Err(AppError::usage(format!(
                     "{argument:?}: latest~N needs a whole number N of sessions to go back \
                      (latest~1 is the one before the newest); use ./{argument} for a file"
@@ -232,6 +237,15 @@ fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBu
         [] => {
             let mut hints = hints;
             hints.extend(archive_hint(id, stores, env));
+            // A bare word naming something in the current directory that is not a regular
+            // file (a directory) was read as an id; say how to give it as a path (final
+            // break review F7).
+            if std::fs::symlink_metadata(env.cwd.join(id)).is_ok() {
+                hints.push(format!(
+                    "did you mean ./{id}? {id:?} is in the current directory; a SESSION \
+                     without a / is read as an id"
+                ));
+            }
             Err(AppError::not_found(with_hints(
                 format!(
                     "no session has the id or id prefix {id:?} (searched {})",

@@ -675,7 +675,8 @@ fn stats_of_a_session_path_needs_no_store() {
         .arg(sessions));
     assert_eq!(output.status.code(), Some(1));
     assert!(
-        stderr_of(&output).contains("not a session file: not a regular file: directory"),
+        stderr_of(&output).contains("cannot open session file ")
+            && stderr_of(&output).contains(": is a directory, not a regular file"),
         "{}",
         stderr_of(&output)
     );
@@ -1131,4 +1132,60 @@ fn a_huge_last_entry_still_gives_the_last_activity() {
         stderr.contains(&over.display().to_string()) && stderr.contains("line cap"),
         "{stderr}"
     );
+}
+
+/// Final break review F7: a `latest~N` too large to count says so; `handoff` (and the other
+/// commands that check a file's header first) refuse a directory in `show`'s words; a bare
+/// word naming a directory here, read as an id, hints at `./WORD`.
+#[test]
+fn small_messages_name_what_went_wrong() {
+    let store = week();
+    let cwd = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(cwd.path().join("real")).expect("mkdir");
+    // The store flags go before the rest: `inspect`'s view takes no flags after it.
+    let command = |args: &[&str]| {
+        run(binary()
+            .current_dir(cwd.path())
+            .arg(args[0])
+            .arg("--sessions-root")
+            .arg(store.root())
+            .args(&args[1..]))
+    };
+    let output = command(&["show", "latest~99999999999999999999"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("99999999999999999999 is too large") && !stderr.contains("whole number"),
+        "{stderr}"
+    );
+    let directory = cwd.path().join("real").display().to_string();
+    let show = command(&["show", "./real"]);
+    for reader in [
+        &["handoff", "./real"][..],
+        &["show", "./real"],
+        &["entries", "./real"],
+        &["inspect", "./real", "overview"],
+    ] {
+        let output = command(reader);
+        assert_eq!(output.status.code(), Some(1), "{reader:?}");
+        assert_eq!(stderr_of(&output), stderr_of(&show), "{reader:?}");
+        assert!(
+            stderr_of(&output).contains(&format!(
+                "cannot open session file {directory}: is a directory, not a regular file"
+            )),
+            "{reader:?}: {}",
+            stderr_of(&output)
+        );
+    }
+    let output = command(&["show", "real"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.starts_with("pi-retrospect: no session has the id or id prefix \"real\"")
+            && stderr.contains("\npi-retrospect: note: did you mean ./real?"),
+        "{stderr}"
+    );
+    // A word that names nothing here gets no such note.
+    let stderr = stderr_of(&command(&["show", "unreal"]));
+    assert!(!stderr.contains("did you mean"), "{stderr}");
 }
