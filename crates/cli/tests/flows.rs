@@ -1070,9 +1070,11 @@ fn a_huge_last_entry_still_gives_the_last_activity() {
     let store = Store::new(&[]);
     let project = store.root().join("--w--");
     std::fs::create_dir_all(&project).expect("mkdir");
-    let write = |name: &str, text_bytes: usize| {
+    // The sessions ran in a real directory, so that `latest` run there finds them.
+    let cwd = store.dir.path().canonicalize().expect("temp dir");
+    let write = |name: &str, start: &str, text_bytes: usize| {
         let header = serde_json::json!({"type": "session", "version": 3, "id": name,
-            "timestamp": "2026-11-30T10:00:00.000Z", "cwd": "/w"});
+            "timestamp": start, "cwd": cwd});
         let user = serde_json::json!({"type": "message", "id": "a1", "parentId": null,
             "timestamp": "2026-11-30T10:01:00.000Z",
             "message": {"role": "user", "content": format!("question {name}"), "timestamp": 0}});
@@ -1085,9 +1087,10 @@ fn a_huge_last_entry_still_gives_the_last_activity() {
         std::fs::write(&path, format!("{header}\n{user}\n{result}\n")).expect("write");
         path
     };
-    write("ten", 10_000_000);
-    write("thirty", 30_000_000);
-    let over = write("over", 64 * 1024 * 1024 + 10);
+    write("ten", "2026-11-30T10:00:00.000Z", 10_000_000);
+    write("thirty", "2026-11-30T10:00:00.000Z", 30_000_000);
+    // Started later than the others: by its start alone it would be the latest.
+    let over = write("over", "2026-11-30T10:30:00.000Z", 64 * 1024 * 1024 + 10);
     let last_activities = |args: &[&str]| -> Vec<(String, String)> {
         rows(&store.list(&[&["--jsonl"], args].concat()))
             .iter()
@@ -1104,13 +1107,13 @@ fn a_huge_last_entry_still_gives_the_last_activity() {
     assert_eq!(
         last_activities(&["--sort", "path"]),
         [
-            pair("over", "2026-11-30T10:00:00.000Z"),
+            pair("over", "2026-11-30T10:30:00.000Z"),
             pair("ten", "2026-11-30T11:00:00.000Z"),
             pair("thirty", "2026-11-30T11:00:00.000Z"),
         ]
     );
     assert_eq!(
-        store.ids(&["--active-since", "2026-11-30T10:30:00Z", "--sort", "path"]),
+        store.ids(&["--active-since", "2026-11-30T10:45:00Z", "--sort", "path"]),
         ["ten", "thirty"]
     );
     // The reason is a warning row, and on stderr with `--long`.
@@ -1125,11 +1128,28 @@ fn a_huge_last_entry_still_gives_the_last_activity() {
         reason.contains("longer than 64 MiB (the line cap), so the start time counts"),
         "{reason}"
     );
-    let long = store.list(&["-l", "--active-since", "2026-11-30T10:30:00Z"]);
+    let long = store.list(&["-l", "--active-since", "2026-11-30T10:45:00Z"]);
     assert_eq!(stdout_of(&long).lines().count(), 2);
     let stderr = stderr_of(&long);
     assert!(
         stderr.contains(&over.display().to_string()) && stderr.contains("line cap"),
+        "{stderr}"
+    );
+    // `latest` orders by the same last activity, and says which file it could not read.
+    let latest = |back: &str| {
+        run(binary()
+            .current_dir(&cwd)
+            .args(["show", back, "--json", "--sessions-root"])
+            .arg(store.root()))
+    };
+    let oldest = latest("latest~2");
+    let shown: Value = serde_json::from_str(&stdout_of(&oldest)).expect("JSON");
+    assert_eq!(shown["sessionId"], "over", "{shown:.200}");
+    let stderr = stderr_of(&oldest);
+    assert!(
+        stderr.contains("pi-retrospect: note: latest~2: ")
+            && stderr.contains(&over.display().to_string())
+            && stderr.contains("line cap"),
         "{stderr}"
     );
 }
