@@ -20,7 +20,7 @@ pub(crate) const FIRST_TAIL_BYTES: u64 = 8 * 1024;
 
 /// The largest window read from the end of a file in one piece. When the lines that fit in
 /// it hold no timestamp (one tool result larger than this), the read goes on backwards in
-/// chunks of [`SCAN_CHUNK_BYTES`] to the start of the line the window cut, whose first bytes
+/// chunks of 1 MiB to the start of the line the window cut, whose first bytes
 /// give its timestamp (final break review F3: the start time counted before, silently).
 pub const MAX_ACTIVITY_TAIL_BYTES: u64 = 8 * 1024 * 1024;
 
