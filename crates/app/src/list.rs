@@ -316,6 +316,7 @@ pub fn list_unordered(
                     &mut summaries,
                 );
                 listing.warnings.sort();
+                listing.warnings.dedup();
                 let part = ListResult {
                     listing,
                     summaries,
@@ -461,6 +462,7 @@ fn read_into(
     for path in paths {
         match prefetched.take(path, facts) {
             Some((path, Ok(summary))) => {
+                warn_if_activity_unknown(&path, &summary, warnings);
                 summaries.insert(path, summary);
             }
             Some((_, Err(warning))) => warnings.push(warning),
@@ -478,10 +480,21 @@ fn read_into(
     for (path, result) in unread.into_iter().zip(read) {
         match result {
             Ok(summary) => {
+                warn_if_activity_unknown(path, &summary, warnings);
                 summaries.insert(path.to_owned(), summary);
             }
             Err(warning) => warnings.push(warning),
         }
+    }
+}
+
+/// Adds a warning naming the file when its last activity could not be read within the line
+/// cap (so the start counts): a listing never reports the start as the last activity
+/// silently (final break review F3). A file read twice (an activity filter, then `--long`)
+/// warns twice; the listing drops the copy.
+fn warn_if_activity_unknown(path: &str, summary: &SessionSummary, warnings: &mut Vec<Warning>) {
+    if let Some(reason) = &summary.last_activity_unknown {
+        warnings.push(Warning::new(path, reason.clone()));
     }
 }
 
@@ -582,13 +595,10 @@ impl BodyReader for WalkReads<'_> {
                 head.bytes,
                 head.is_whole,
             ),
-            Facts::LastActivity => pi_retrospect_transcript::read_last_activity_from(
-                path_ref, file,
-            )
-            .map(|last_activity| SessionSummary {
-                last_activity,
-                ..SessionSummary::default()
-            }),
+            Facts::LastActivity => {
+                pi_retrospect_transcript::read_last_activity_from(path_ref, file)
+                    .map(pi_retrospect_transcript::LastActivity::into_summary)
+            }
         };
         (
             facts,
@@ -626,6 +636,7 @@ impl Prefetched {
             (Facts::Summary | Facts::Ends, Facts::LastActivity, Ok(summary)) => {
                 let last_activity = SessionSummary {
                     last_activity: summary.last_activity,
+                    last_activity_unknown: summary.last_activity_unknown.clone(),
                     ..SessionSummary::default()
                 };
                 self.by_path.insert(path.clone(), (read, result));
@@ -663,10 +674,7 @@ pub(crate) fn read_last_activities(paths: &[&str]) -> Vec<Result<SessionSummary,
         .par_iter()
         .map(|path| {
             pi_retrospect_transcript::read_last_activity(std::path::Path::new(path))
-                .map(|last_activity| SessionSummary {
-                    last_activity,
-                    ..SessionSummary::default()
-                })
+                .map(pi_retrospect_transcript::LastActivity::into_summary)
                 .map_err(|error| Warning::new(*path, error.to_string()))
         })
         .collect()
@@ -858,6 +866,7 @@ mod tests {
                 name: Some("even later".to_owned()),
                 first_user_message: Some("hello".to_owned()),
                 last_activity: pi_retrospect_core::timestamp::parse("2026-01-05T00:00:00Z"),
+                last_activity_unknown: None,
             })
         );
     }

@@ -323,12 +323,25 @@ fn open(
 }
 
 /// Checks that the file at `path` starts with a valid session header, the way `list` does;
-/// otherwise returns the error every reading command gives: the path, "not a session file"
-/// and the reason.
+/// otherwise returns the error every reading command gives: "cannot open session file", the
+/// path and the reason when it cannot be opened as a regular file (as `show` says it), else
+/// the path, "not a session file" and the reason.
 pub fn check_session_file(path: &Path) -> Result<(), AppError> {
+    use pi_retrospect_header::HeaderError;
     pi_retrospect_header::read_header(path)
         .map(|_| ())
-        .map_err(|error| AppError::io(format!("{}: not a session file: {error}", path.display())))
+        .map_err(|error| match error {
+            // The same words as `show`, `entries` and `inspect` (final break review F7).
+            HeaderError::Open(reason) => AppError::io(format!(
+                "cannot open session file {}: {reason}",
+                path.display()
+            )),
+            HeaderError::NotRegular(kind) => AppError::io(format!(
+                "cannot open session file {}: is a {kind}, not a regular file",
+                path.display()
+            )),
+            error => AppError::io(format!("{}: not a session file: {error}", path.display())),
+        })
 }
 
 /// Returns the filter `request` describes, or a usage error.

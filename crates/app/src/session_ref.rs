@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use pi_retrospect_core::sanitize::escape_for_terminal;
-use pi_retrospect_core::{Session, Timestamp};
+use pi_retrospect_core::{Session, Timestamp, Warning};
 use pi_retrospect_transcript::{ReadLimits, Transcript};
 use pi_retrospect_walk::WalkOptions;
 
@@ -55,6 +55,11 @@ impl SessionRef {
                 && (digits == "0" || !digits.starts_with('0'));
             return match digits.parse::<usize>() {
                 Ok(back) if is_plain => Ok(SessionRef::Latest { back }),
+                // A whole number, only too large to count (final break review F7).
+                Err(_) if is_plain => Err(AppError::usage(format!(
+                    "{argument:?}: {digits} is too large: latest~N goes back N sessions, and no \
+                     store holds that many (latest~1 is the one before the newest)"
+                ))),
                 _ => Err(AppError::usage(format!(
                     "{argument:?}: latest~N needs a whole number N of sessions to go back \
                      (latest~1 is the one before the newest); use ./{argument} for a file"
@@ -92,9 +97,10 @@ pub fn resolve_session(
 pub struct LocatedSession {
     /// The absolute path of the session file.
     pub path: PathBuf,
-    /// A note for the person who asked (`latest` used a directory above the current one),
-    /// shown apart from the output.
-    pub note: Option<String>,
+    /// Notes for the person who asked (`latest` used a directory above the current one, or
+    /// could not read a session's last activity within the line cap), shown apart from the
+    /// output.
+    pub notes: Vec<String>,
 }
 
 /// Returns the session file `reference` names, with a note when the choice needs one.
@@ -106,11 +112,11 @@ pub fn locate_session(
     match reference {
         SessionRef::Path(path) => Ok(LocatedSession {
             path: PathBuf::from(env.absolute(path)?),
-            note: None,
+            notes: Vec::new(),
         }),
         SessionRef::Id(id) => Ok(LocatedSession {
             path: find_by_id(id, stores, env)?,
-            note: None,
+            notes: Vec::new(),
         }),
         SessionRef::Latest { back } => latest(*back, stores, env),
         SessionRef::Stdin => Err(AppError::usage(
@@ -232,6 +238,15 @@ fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBu
         [] => {
             let mut hints = hints;
             hints.extend(archive_hint(id, stores, env));
+            // A bare word naming something in the current directory that is not a regular
+            // file (a directory) was read as an id; say how to give it as a path (final
+            // break review F7).
+            if std::fs::symlink_metadata(env.cwd.join(id)).is_ok() {
+                hints.push(format!(
+                    "did you mean ./{id}? {id:?} is in the current directory; a SESSION \
+                     without a / is read as an id"
+                ));
+            }
             Err(AppError::not_found(with_hints(
                 format!(
                     "no session has the id or id prefix {id:?} (searched {})",
@@ -347,7 +362,7 @@ fn latest(back: usize, stores: &StoreFlags, env: &Environment) -> Result<Located
             }
             continue;
         }
-        let in_dir = latest_active_first(in_dir);
+        let (in_dir, unknown_activity) = latest_active_first(in_dir);
         let Some(session) = in_dir.get(back) else {
             return Err(AppError::not_found(format!(
                 "{latest_name}: only {} session{} ran in {}{} (searched {})",
@@ -387,9 +402,21 @@ fn latest(back: usize, stores: &StoreFlags, env: &Environment) -> Result<Located
                 }
             )
         });
+        // A session whose last activity could not be read counts from its start; the
+        // order may then be wrong, so it is said (final break review F3).
+        let notes = note
+            .into_iter()
+            .chain(unknown_activity.into_iter().map(|warning| {
+                format!(
+                    "{latest_name}: {}: {}",
+                    escape_for_terminal(&warning.path),
+                    warning.reason
+                )
+            }))
+            .collect();
         return Ok(LocatedSession {
             path: PathBuf::from(&session.path),
-            note,
+            notes,
         });
     }
     // Only the running session was left out: say so rather than "no session ran".
@@ -414,24 +441,37 @@ fn latest(back: usize, stores: &StoreFlags, env: &Environment) -> Result<Located
 /// Returns `sessions` ordered by last activity, the most recent first: the newest entry's
 /// timestamp, read from the end of each file as `list --sort activity` reads it (never the
 /// file's modification time; the start when none is found or the file cannot be read), ties
-/// going to the later start, then to the greater path: the reverse of `list`'s order.
-fn latest_active_first(sessions: Vec<&Session>) -> Vec<&Session> {
+/// going to the later start, then to the greater path: the reverse of `list`'s order. Also
+/// returns, as warnings, the sessions whose last activity could not be read within the line
+/// cap (their start counts).
+fn latest_active_first(sessions: Vec<&Session>) -> (Vec<&Session>, Vec<Warning>) {
     let paths: Vec<&str> = sessions
         .iter()
         .map(|session| session.path.as_str())
         .collect();
     let read = pi_retrospect_walk::with_threads(0, || crate::list::read_last_activities(&paths));
+    let mut unknown = Vec::new();
     let mut keyed: Vec<(Timestamp, &Session)> = sessions
         .into_iter()
         .zip(read)
-        .map(|(session, summary)| (session.last_activity(summary.ok().as_ref()), session))
+        .map(|(session, summary)| {
+            let summary = summary.ok();
+            if let Some(reason) = summary
+                .as_ref()
+                .and_then(|summary| summary.last_activity_unknown.as_ref())
+            {
+                unknown.push(Warning::new(&session.path, reason.clone()));
+            }
+            (session.last_activity(summary.as_ref()), session)
+        })
         .collect();
     keyed.sort_by(|(left_activity, left), (right_activity, right)| {
         right_activity
             .cmp(left_activity)
             .then_with(|| right.chronological_cmp(left))
     });
-    keyed.into_iter().map(|(_, session)| session).collect()
+    let ordered = keyed.into_iter().map(|(_, session)| session).collect();
+    (ordered, unknown)
 }
 
 #[cfg(test)]

@@ -92,7 +92,7 @@ impl StoreArgs {
             });
         }
         let located = pi_retrospect_app::locate_session(&reference, &stores, env)?;
-        if let Some(note) = &located.note {
+        for note in &located.notes {
             crate::output::print_note(note);
         }
         let session = match located.path.to_str() {

@@ -27,8 +27,11 @@ pub struct ManArgs {
 
 pub const COMPLETIONS_HELP: &str = "\
 Examples:
+  mkdir -p ~/.local/share/bash-completion/completions
   pi-retrospect completions bash > ~/.local/share/bash-completion/completions/pi-retrospect
+  mkdir -p ~/.zfunc
   pi-retrospect completions zsh > ~/.zfunc/_pi-retrospect
+  mkdir -p ~/.config/fish/completions
   pi-retrospect completions fish > ~/.config/fish/completions/pi-retrospect.fish";
 
 /// Writes the completion script for `args.shell` to `out`.

@@ -260,3 +260,66 @@ fn every_help_example_runs() {
     }
     check_all(&sandbox, &all);
 }
+
+/// Returns the lines of the "Examples:" section of `help`, trimmed.
+fn example_section(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|line| !line.starts_with("Examples:"))
+        .skip(1)
+        .take_while(|line| line.starts_with("  "))
+        .map(|line| line.trim().to_owned())
+        .collect()
+}
+
+/// Final break review F7: the completion examples, in `completions --help` and in the
+/// README, run as written by a shell on a fresh `$HOME` (they wrote into directories that do
+/// not exist there), and each writes its script.
+#[test]
+fn completion_examples_run_in_a_shell_on_a_fresh_home() {
+    let binary_dir = Path::new(env!("CARGO_BIN_EXE_pi-retrospect"))
+        .parent()
+        .expect("binary dir")
+        .to_owned();
+    let path = format!(
+        "{}:{}",
+        binary_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let help = common::binary()
+        .args(["completions", "--help"])
+        .output()
+        .expect("run binary");
+    let help = String::from_utf8(help.stdout).expect("utf-8");
+    let readme = readme_code();
+    let readme_lines: Vec<String> = readme
+        .lines()
+        .filter(|line| line.contains("completions") || line.starts_with("mkdir -p ~"))
+        .map(str::to_owned)
+        .collect();
+    for (source, lines) in [("--help", example_section(&help)), ("README", readme_lines)] {
+        assert!(lines.len() >= 6, "{source}: {lines:?}");
+        let home = tempfile::tempdir().expect("temp dir");
+        let output = std::process::Command::new("sh")
+            .args(["-e", "-c", &lines.join("\n")])
+            .env("HOME", home.path())
+            .env("PATH", &path)
+            .output()
+            .expect("run sh");
+        assert!(
+            output.status.success(),
+            "{source}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        for script in [
+            ".local/share/bash-completion/completions/pi-retrospect",
+            ".zfunc/_pi-retrospect",
+            ".config/fish/completions/pi-retrospect.fish",
+        ] {
+            let written = std::fs::metadata(home.path().join(script)).map(|meta| meta.len());
+            assert!(
+                written.as_ref().is_ok_and(|len| *len > 0),
+                "{source}: {script} {written:?}"
+            );
+        }
+    }
+}

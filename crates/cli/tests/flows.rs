@@ -675,7 +675,8 @@ fn stats_of_a_session_path_needs_no_store() {
         .arg(sessions));
     assert_eq!(output.status.code(), Some(1));
     assert!(
-        stderr_of(&output).contains("not a session file: not a regular file: directory"),
+        stderr_of(&output).contains("cannot open session file ")
+            && stderr_of(&output).contains(": is a directory, not a regular file"),
         "{}",
         stderr_of(&output)
     );
@@ -1058,4 +1059,153 @@ fn the_line_cap_is_settable() {
         "{}",
         stderr_of(&refused)
     );
+}
+
+/// Final break review F3: a session whose last entry is a tool result of tens of megabytes
+/// (longer than the 8 MiB tail window) is last active at that entry's timestamp, as `show`
+/// says, so `--active-since` finds it; a last line over the line cap (64 MiB) leaves the
+/// start as its last activity with a warning naming the file and the reason, never silently.
+#[test]
+fn a_huge_last_entry_still_gives_the_last_activity() {
+    let store = Store::new(&[]);
+    let project = store.root().join("--w--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    // The sessions ran in a real directory, so that `latest` run there finds them.
+    let cwd = store.dir.path().canonicalize().expect("temp dir");
+    let write = |name: &str, start: &str, text_bytes: usize| {
+        let header = serde_json::json!({"type": "session", "version": 3, "id": name,
+            "timestamp": start, "cwd": cwd});
+        let user = serde_json::json!({"type": "message", "id": "a1", "parentId": null,
+            "timestamp": "2026-11-30T10:01:00.000Z",
+            "message": {"role": "user", "content": format!("question {name}"), "timestamp": 0}});
+        // Written with spaces after the separators, as another writer may.
+        let result = format!(
+            "{{\"type\": \"message\", \"id\": \"a2\", \"parentId\": \"a1\", \"timestamp\": \"2026-11-30T11:00:00.000Z\", \"message\": {{\"role\": \"toolResult\", \"toolCallId\": \"t\", \"toolName\": \"read\", \"content\": [{{\"type\": \"text\", \"text\": \"{}\"}}]}}}}",
+            "y".repeat(text_bytes)
+        );
+        let path = project.join(format!("{name}.jsonl"));
+        std::fs::write(&path, format!("{header}\n{user}\n{result}\n")).expect("write");
+        path
+    };
+    write("ten", "2026-11-30T10:00:00.000Z", 10_000_000);
+    write("thirty", "2026-11-30T10:00:00.000Z", 30_000_000);
+    // Started later than the others: by its start alone it would be the latest.
+    let over = write("over", "2026-11-30T10:30:00.000Z", 64 * 1024 * 1024 + 10);
+    let last_activities = |args: &[&str]| -> Vec<(String, String)> {
+        rows(&store.list(&[&["--jsonl"], args].concat()))
+            .iter()
+            .filter(|row| row["kind"] == "session")
+            .map(|row| {
+                (
+                    row["id"].as_str().expect("id").to_owned(),
+                    row["lastActivity"].as_str().expect("instant").to_owned(),
+                )
+            })
+            .collect()
+    };
+    let pair = |id: &str, instant: &str| (id.to_owned(), instant.to_owned());
+    assert_eq!(
+        last_activities(&["--sort", "path"]),
+        [
+            pair("over", "2026-11-30T10:30:00.000Z"),
+            pair("ten", "2026-11-30T11:00:00.000Z"),
+            pair("thirty", "2026-11-30T11:00:00.000Z"),
+        ]
+    );
+    assert_eq!(
+        store.ids(&["--active-since", "2026-11-30T10:45:00Z", "--sort", "path"]),
+        ["ten", "thirty"]
+    );
+    // The reason is a warning row, and on stderr with `--long`.
+    let warnings: Vec<Value> = rows(&store.list(&["--jsonl"]))
+        .into_iter()
+        .filter(|row| row["kind"] == "warning")
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0]["path"], over.display().to_string());
+    let reason = warnings[0]["reason"].as_str().expect("reason");
+    assert!(
+        reason.contains("longer than 64 MiB (the line cap), so the start time counts"),
+        "{reason}"
+    );
+    let long = store.list(&["-l", "--active-since", "2026-11-30T10:45:00Z"]);
+    assert_eq!(stdout_of(&long).lines().count(), 2);
+    let stderr = stderr_of(&long);
+    assert!(
+        stderr.contains(&over.display().to_string()) && stderr.contains("line cap"),
+        "{stderr}"
+    );
+    // `latest` orders by the same last activity, and says which file it could not read.
+    let latest = |back: &str| {
+        run(binary()
+            .current_dir(&cwd)
+            .args(["show", back, "--json", "--sessions-root"])
+            .arg(store.root()))
+    };
+    let oldest = latest("latest~2");
+    let shown: Value = serde_json::from_str(&stdout_of(&oldest)).expect("JSON");
+    assert_eq!(shown["sessionId"], "over", "{shown:.200}");
+    let stderr = stderr_of(&oldest);
+    assert!(
+        stderr.contains("pi-retrospect: note: latest~2: ")
+            && stderr.contains(&over.display().to_string())
+            && stderr.contains("line cap"),
+        "{stderr}"
+    );
+}
+
+/// Final break review F7: a `latest~N` too large to count says so; `handoff` (and the other
+/// commands that check a file's header first) refuse a directory in `show`'s words; a bare
+/// word naming a directory here, read as an id, hints at `./WORD`.
+#[test]
+fn small_messages_name_what_went_wrong() {
+    let store = week();
+    let cwd = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(cwd.path().join("real")).expect("mkdir");
+    // The store flags go before the rest: `inspect`'s view takes no flags after it.
+    let command = |args: &[&str]| {
+        run(binary()
+            .current_dir(cwd.path())
+            .arg(args[0])
+            .arg("--sessions-root")
+            .arg(store.root())
+            .args(&args[1..]))
+    };
+    let output = command(&["show", "latest~99999999999999999999"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("99999999999999999999 is too large") && !stderr.contains("whole number"),
+        "{stderr}"
+    );
+    let directory = cwd.path().join("real").display().to_string();
+    let show = command(&["show", "./real"]);
+    for reader in [
+        &["handoff", "./real"][..],
+        &["show", "./real"],
+        &["entries", "./real"],
+        &["inspect", "./real", "overview"],
+    ] {
+        let output = command(reader);
+        assert_eq!(output.status.code(), Some(1), "{reader:?}");
+        assert_eq!(stderr_of(&output), stderr_of(&show), "{reader:?}");
+        assert!(
+            stderr_of(&output).contains(&format!(
+                "cannot open session file {directory}: is a directory, not a regular file"
+            )),
+            "{reader:?}: {}",
+            stderr_of(&output)
+        );
+    }
+    let output = command(&["show", "real"]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.starts_with("pi-retrospect: no session has the id or id prefix \"real\"")
+            && stderr.contains("\npi-retrospect: note: did you mean ./real?"),
+        "{stderr}"
+    );
+    // A word that names nothing here gets no such note.
+    let stderr = stderr_of(&command(&["show", "unreal"]));
+    assert!(!stderr.contains("did you mean"), "{stderr}");
 }

@@ -178,6 +178,12 @@ pub struct SessionSummary {
         serialize_with = "serialize_instant"
     )]
     pub last_activity: Option<Timestamp>,
+    /// Why the newest entry's timestamp could not be read within the bounded read from the
+    /// end (a last line longer than the line cap), so the start counts instead: the reason a
+    /// front end reports as a warning naming the file. `None` when the read reached an
+    /// entry or the file's start.
+    #[serde(skip)]
+    pub last_activity_unknown: Option<String>,
 }
 
 /// Writes an instant as RFC 3339 text in UTC with milliseconds.

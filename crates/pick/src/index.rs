@@ -320,6 +320,7 @@ pub(crate) mod tests {
                     name: name.map(str::to_owned),
                     first_user_message: first.map(str::to_owned),
                     last_activity: None,
+                    last_activity_unknown: None,
                 },
             );
             let entry = &index.entries[0];
@@ -368,6 +369,7 @@ pub(crate) mod tests {
                     name: Some(raw.clone()),
                     first_user_message: Some(raw.clone()),
                     last_activity: None,
+                    last_activity_unknown: None,
                 },
             );
             let entry = &index.entries[0];

@@ -728,6 +728,7 @@ pub(crate) mod tests {
                         name: name.map(str::to_owned),
                         first_user_message: Some((*first).to_owned()),
                         last_activity: None,
+                        last_activity_unknown: None,
                     },
                 )
             })

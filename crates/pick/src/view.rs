@@ -1019,6 +1019,7 @@ mod tests {
                 name: None,
                 first_user_message: Some(format!("my key is {key} ok")),
                 last_activity: None,
+                last_activity_unknown: None,
             },
         )]);
         with_preview(&mut state);

@@ -33,7 +33,9 @@ mod tree;
 mod turns;
 mod warning;
 
-pub use activity::{MAX_ACTIVITY_TAIL_BYTES, read_last_activity, read_last_activity_from};
+pub use activity::{
+    LastActivity, MAX_ACTIVITY_TAIL_BYTES, read_last_activity, read_last_activity_from,
+};
 pub use content::{
     EntryContent, Failure, MessageFacts, MessageStatus, SearchField, SearchScope, ToolCall,
     entry_content, entry_text, message_facts, message_status, search_texts, summarize_arguments,

@@ -125,17 +125,30 @@ fn summary_of(file: &File, size: u64, scope: SummaryScope) -> std::io::Result<Se
 fn ends_summary_with(file: &File, size: u64, head: &[u8]) -> std::io::Result<SessionSummary> {
     let mut summary = SessionSummary::default();
     SCRATCH.with_borrow_mut(|buffer| {
-        let (starts_at_file_start, last_activity) =
+        let window =
             crate::activity::read_tail_into(file, size, crate::activity::FIRST_TAIL_BYTES, buffer)?;
-        if starts_at_file_start {
+        if window.starts_at_file_start() {
             // The tail grew to cover the whole file: every fact is exact.
             FACTS.apply_whole(buffer, &mut summary);
-            summary.last_activity = last_activity;
+            summary.last_activity = window.last_activity;
             return Ok(summary);
         }
         let tail_name = FACTS.last_name_in(buffer, false);
+        if window.is_settled() {
+            summary.last_activity = window.last_activity;
+        } else {
+            // The window reached its cap inside one long line: the read goes on before it,
+            // in bounded chunks (the buffer is free again once the tail's name is taken).
+            let activity = crate::activity::scan_before_window(
+                file,
+                window.start,
+                buffer,
+                crate::activity::max_line_bytes(),
+            )?;
+            summary.last_activity = activity.instant;
+            summary.last_activity_unknown = activity.unknown;
+        }
         read_head(file, size, head, buffer, &mut summary)?;
-        summary.last_activity = last_activity;
         // The tail ends at the end of the snapshot, so its last name is the latest.
         if let Some(name) = tail_name {
             summary.name = name;
@@ -203,7 +216,9 @@ fn whole_summary_of(file: &File, size: u64) -> std::io::Result<SessionSummary> {
         }
         facts.apply(line.bytes, &mut summary);
     })?;
-    summary.last_activity = crate::activity::last_activity_of(file, size)?;
+    let activity = crate::activity::last_activity_of(file, size)?;
+    summary.last_activity = activity.instant;
+    summary.last_activity_unknown = activity.unknown;
     Ok(summary)
 }
 
@@ -217,9 +232,9 @@ thread_local! {
 static FACTS: std::sync::LazyLock<FactFinder> = std::sync::LazyLock::new(FactFinder::new);
 
 /// A [`std::io::Read`] over positional reads of a file, from `offset` on.
-struct ReadAt<'a> {
-    file: &'a File,
-    offset: u64,
+pub(crate) struct ReadAt<'a> {
+    pub(crate) file: &'a File,
+    pub(crate) offset: u64,
 }
 
 impl std::io::Read for ReadAt<'_> {
