@@ -288,6 +288,7 @@ mod tests {
                     seconds: instant.seconds + ms / 1000,
                     nanos: u32::try_from(ms % 1000).expect("small") * 1_000_000,
                 }),
+                ..SessionSummary::default()
             };
             let summary = has_summary.then_some(&summary);
             let mut ours = Vec::new();
