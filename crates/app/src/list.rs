@@ -79,7 +79,9 @@ pub struct ListResult {
     /// The filtered, sorted listing with every warning (store warnings included), sorted.
     pub listing: Listing,
     /// Body facts by session path: of every shown session with `read_summaries`, else of the
-    /// sessions a `name_contains` or activity filter read.
+    /// sessions a `name_contains` or activity filter read; except those the walk kept on the
+    /// sessions themselves ([`Session::summary`], its ends reads: most of `--long`'s and
+    /// `--jsonl`'s). [`Session::facts`] picks the one to use.
     pub summaries: PathMap<SessionSummary>,
     /// With `unique_id_prefixes`: the ids of all the sessions walked (runs included, not only
     /// the shown ones), so a shown prefix is unique where a lookup by id searches.
@@ -385,17 +387,22 @@ fn filter(
     // the last activity (read from the end of each file).
     let mut is_complete = true;
     if query.needs_names() || query.needs_activity() {
-        let paths: Vec<&str> = listing
-            .sessions
-            .iter()
-            .map(|session| session.path.as_str())
-            .collect();
         let facts = if query.needs_names() {
             Facts::Summary
         } else {
             is_complete = false;
             Facts::LastActivity
         };
+        let mut paths = Vec::with_capacity(listing.sessions.len());
+        for session in &listing.sessions {
+            match &session.summary {
+                // The facts the walk kept on the session hold its last activity.
+                Some(summary) if facts == Facts::LastActivity => {
+                    warn_if_activity_unknown(&session.path, summary, &mut listing.warnings);
+                }
+                _ => paths.push(session.path.as_str()),
+            }
+        }
         read_into(
             &paths,
             facts,
@@ -410,12 +417,22 @@ fn filter(
     }
     query.apply(listing, &|path| summaries.get(path));
     if request.read_summaries {
-        let mut all = Vec::new();
-        collect(&listing.sessions, |session| &session.path, &mut all);
-        let missing: Vec<&str> = all
-            .into_iter()
-            .filter(|path| !is_complete || !summaries.contains_key(*path))
-            .collect();
+        // The facts the walk kept on a session are its ends read: all it needs (the common
+        // case, with no lookup by path); the others are read, or taken from `prefetched`.
+        let mut missing = Vec::new();
+        let mut pending: Vec<&Session> = listing.sessions.iter().rev().collect();
+        while let Some(session) = pending.pop() {
+            match &session.summary {
+                Some(summary) => {
+                    warn_if_activity_unknown(&session.path, summary, &mut listing.warnings);
+                }
+                None if !is_complete || !summaries.contains_key(&session.path) => {
+                    missing.push(session.path.as_str());
+                }
+                None => {}
+            }
+            pending.extend(session.subagent_sessions.iter().rev());
+        }
         read_into(
             &missing,
             Facts::Ends,
@@ -605,6 +622,16 @@ impl BodyReader for WalkReads<'_> {
             result.map_err(|error| Warning::new(path, error.to_string())),
         )
     }
+
+    /// An ends read that succeeded is what `--long` and `--jsonl` show: it stays on its
+    /// session. Every other read (a whole body for a name filter, a last activity alone, a
+    /// failure and its warning) goes to [`Prefetched`] for [`filter`] to take by its rules.
+    fn keep_on_session(&self, body: Self::Body) -> Result<SessionSummary, Self::Body> {
+        match body {
+            (Facts::Ends, Ok(summary)) => Ok(summary),
+            body => Err(body),
+        }
+    }
 }
 
 /// The facts the walk read, by path.
@@ -765,6 +792,14 @@ mod tests {
             &mut paths,
         );
         let mut summaries: Vec<(String, SessionSummary)> = result.summaries.into_iter().collect();
+        // The facts kept on the sessions themselves count as read too.
+        let mut pending: Vec<&Session> = result.listing.sessions.iter().collect();
+        while let Some(session) = pending.pop() {
+            if let Some(summary) = &session.summary {
+                summaries.push((session.path.clone(), summary.clone()));
+            }
+            pending.extend(session.subagent_sessions.iter());
+        }
         summaries.sort_by(|left, right| left.0.cmp(&right.0));
         (
             paths.into_iter().map(str::to_owned).collect(),

@@ -602,6 +602,7 @@ mod tests {
                         subagent_sessions: Vec::new(),
                         instant: parse(start),
                         n_pruned_runs: 0,
+                        summary: None,
                     };
                     let summary = SessionSummary {
                         last_activity: Some(parse(last)),
@@ -632,6 +633,7 @@ mod tests {
             subagent_sessions: Vec::new(),
             instant: parse("2026-11-30T10:00:00Z"),
             n_pruned_runs: 0,
+            summary: None,
         };
         let summary = SessionSummary {
             last_activity: Some(parse("9999-12-31T23:59:59.999Z")),

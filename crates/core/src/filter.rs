@@ -130,8 +130,9 @@ impl Query {
     }
 
     /// Applies the query to `listing` in place. `summary_of` returns the body facts read for a
-    /// session (by path): its name for `name_contains`, its last activity for the activity
-    /// bounds and sort (the header's instant when none was read).
+    /// session (by path), else the session's own ([`Session::summary`]): its name for
+    /// `name_contains`, its last activity for the activity bounds and sort (the header's
+    /// instant when none was read).
     pub fn apply<'a>(
         &self,
         listing: &mut Listing,
@@ -141,7 +142,8 @@ impl Query {
             remove_path(&mut listing.sessions, excluded);
         }
         let needle = self.name_contains.as_ref().map(|text| text.to_lowercase());
-        let activity_of = |session: &Session| session.last_activity(summary_of(&session.path));
+        let activity_of =
+            |session: &Session| session.last_activity(session.facts(summary_of(&session.path)));
         listing.sessions.retain_mut(|session| {
             self.keeps(session)
                 && self
@@ -151,7 +153,8 @@ impl Query {
                     .active_until
                     .is_none_or(|until| session.instant <= until)
                 && needle.as_ref().is_none_or(|needle| {
-                    summary_of(&session.path)
+                    session
+                        .facts(summary_of(&session.path))
                         .and_then(|summary| summary.name.as_deref())
                         .is_some_and(|name| name.to_lowercase().contains(needle))
                 })
@@ -260,6 +263,7 @@ mod tests {
             subagent_sessions: children,
             instant: timestamp::parse(time).unwrap_or_default(),
             n_pruned_runs: 0,
+            summary: None,
         }
     }
 

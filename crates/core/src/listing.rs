@@ -52,6 +52,12 @@ pub struct Session {
     /// listing still reports how many runs a session launched; not part of the contract's JSON.
     #[serde(skip)]
     pub n_pruned_runs: usize,
+    /// The body facts the walk read for this session while it held the file open (the ends
+    /// read of `--long` and `--jsonl`), kept on the session itself so that a listing of
+    /// thousands needs no lookup by path to show them; `None` when none were read this way.
+    /// Not part of the contract's JSON.
+    #[serde(skip)]
+    pub summary: Option<SessionSummary>,
 }
 
 impl Drop for Session {
@@ -78,7 +84,14 @@ impl Session {
             subagent_sessions: Vec::new(),
             instant: row.header.instant,
             n_pruned_runs: 0,
+            summary: None,
         }
+    }
+
+    /// Returns the body facts to use for this session: `read` (facts read apart from the
+    /// session, by path), else its own [`Session::summary`].
+    pub fn facts<'a>(&'a self, read: Option<&'a SessionSummary>) -> Option<&'a SessionSummary> {
+        read.or(self.summary.as_ref())
     }
 
     /// Returns how many runs this session launched directly, including any a depth limit hid.

@@ -27,6 +27,9 @@ struct WarningLine<'a> {
 /// Each line is built by hand into one buffer and written at once: the bytes are exactly what
 /// serde_json writes for the documented row (a test holds them to it), at a fraction of the cost
 /// (serde_json escapes a string byte by byte; a listing's lines are mostly long paths).
+///
+/// `summary_of` returns a session's body facts read apart from it (by path); a session's own
+/// [`Session::summary`] serves otherwise.
 pub fn write_session_tree<'a, W: Write + ?Sized>(
     out: &mut W,
     session: &Session,
@@ -35,7 +38,7 @@ pub fn write_session_tree<'a, W: Write + ?Sized>(
     let mut stack: Vec<(&Session, usize, Option<&str>)> = vec![(session, 0, None)];
     let mut line = Vec::with_capacity(1024);
     while let Some((session, depth, parent_path)) = stack.pop() {
-        let summary = summary_of(&session.path);
+        let summary = session.facts(summary_of(&session.path));
         line.clear();
         push_session_line(&mut line, session, depth, parent_path, summary);
         out.write_all(&line)?;
@@ -280,6 +283,7 @@ mod tests {
                 subagent_sessions: Vec::new(),
                 instant,
                 n_pruned_runs: depth % 3,
+                summary: None,
             };
             let summary = SessionSummary {
                 name,

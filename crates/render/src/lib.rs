@@ -282,6 +282,7 @@ mod tests {
             subagent_sessions: children,
             instant: timestamp::parse("2026-01-01T00:00:00Z").unwrap_or_default(),
             n_pruned_runs: 0,
+            summary: None,
         }
     }
 

@@ -35,7 +35,8 @@ pub struct LongOptions<'a> {
     /// Formats when a session ran (its start, and its last activity when later), given its
     /// body facts when they were read.
     pub when_of: &'a (dyn Fn(&Session, Option<&SessionSummary>) -> String + Sync),
-    /// Returns a session's body facts, when they were read.
+    /// Returns a session's body facts read apart from it (by path), when they were; a
+    /// session's own [`Session::summary`] serves otherwise.
     pub summary_of: &'a (dyn Fn(&str) -> Option<&'a SessionSummary> + Sync),
     /// Returns how many characters of an id to show: its shortest unique prefix among the
     /// sessions a lookup by id searches.
@@ -313,7 +314,7 @@ fn row<'a>(session: &'a Session, depth: usize, options: &LongOptions<'_>) -> Row
         0 => "-".to_owned(),
         runs => runs.to_string(),
     };
-    let summary = (options.summary_of)(&session.path);
+    let summary = session.facts((options.summary_of)(&session.path));
     let mut title = "  ".repeat(depth);
     if depth > 0 {
         title.push_str("↳ ");
@@ -576,6 +577,7 @@ mod tests {
             subagent_sessions: children,
             instant: timestamp::parse("2026-01-01T00:00:00Z").unwrap_or_default(),
             n_pruned_runs: 0,
+            summary: None,
         }
     }
 

@@ -544,6 +544,7 @@ mod tests {
             subagent_sessions: vec![],
             instant: timestamp::parse("2026-01-01T00:00:01Z").unwrap_or_default(),
             n_pruned_runs: 0,
+            summary: None,
         };
         // `Session` has a `Drop`, so the parent is the child changed rather than built with
         // `..child`.

@@ -69,6 +69,7 @@ mod tests {
             subagent_sessions: runs,
             instant: timestamp::parse(time).unwrap_or_default(),
             n_pruned_runs: 0,
+            summary: None,
         }
     }
 

@@ -8,6 +8,7 @@
 //! out of descriptors (EMFILE, ENFILE) waits and retries, then fails the whole walk with
 //! [`WalkError`]: a listing with some directories silently missing is never returned.
 
+use std::collections::HashMap;
 use std::ffi::{CStr, CString};
 use std::fs;
 use std::io;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pi_retrospect_core::path::container_of;
-use pi_retrospect_core::{Session, SessionRow, Warning, nest};
+use pi_retrospect_core::{Session, SessionRow, SessionSummary, Warning, nest};
 use pi_retrospect_header::{
     HeaderError, describe_io, open_session_file, read_listed_header_from, read_listed_header_into,
 };
@@ -192,6 +193,7 @@ pub fn list_session_file_with<R: BodyReader>(
         header,
     };
     let plan = reader.plan(&row);
+    let mut own_summary = None;
     if let Some((_, kind)) = plan {
         let body = HEAD.with_borrow(|(head, n_read)| {
             reader.read(
@@ -204,7 +206,10 @@ pub fn list_session_file_with<R: BodyReader>(
                 },
             )
         });
-        bodies.push((row.path.clone(), body));
+        match reader.keep_on_session(body) {
+            Ok(summary) => own_summary = Some(summary),
+            Err(body) => bodies.push((row.path.clone(), body)),
+        }
     }
     drop(opened);
     let runs_plan = match plan {
@@ -212,6 +217,7 @@ pub fn list_session_file_with<R: BodyReader>(
         _ => None,
     };
     let mut session = Session::from_row(row);
+    session.summary = own_summary;
     if file.has_container
         && let Some(container) = container_of(&file.path)
     {
@@ -241,8 +247,32 @@ pub fn list_session_file_with<R: BodyReader>(
         warnings.append(&mut found.warnings);
         bodies.append(&mut found.bodies);
         session.subagent_sessions = nest(container, found.rows);
+        attach_summaries(&mut session.subagent_sessions, found.summaries);
     }
     Ok((Some(session), warnings, bodies))
+}
+
+/// Puts each of `summaries` (by path) on the run of `runs` (a nested tree, at any depth) with
+/// that path. It runs on the worker that read the tree, while its paths are in cache, so the
+/// listing's owner finds each run's facts on the run itself.
+fn attach_summaries(runs: &mut [Session], summaries: Vec<(String, SessionSummary)>) {
+    if summaries.is_empty() {
+        return;
+    }
+    let mut by_path: HashMap<String, SessionSummary, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(summaries.len(), Default::default());
+    by_path.extend(summaries);
+    // An explicit work list: runs nest thousands of levels deep in a hostile store (issue 9).
+    let mut pending: Vec<&mut Session> = runs.iter_mut().collect();
+    while let Some(run) = pending.pop() {
+        if let Some(summary) = by_path.remove(run.path.as_str()) {
+            run.summary = Some(summary);
+        }
+        if by_path.is_empty() {
+            return;
+        }
+        pending.extend(run.subagent_sessions.iter_mut());
+    }
 }
 
 /// Lists one project directory: its `*.jsonl` regular files and which of them have a container.
@@ -349,6 +379,9 @@ struct Found<T> {
     warnings: Vec<Warning>,
     /// What was read of the runs' bodies, when their tree's plan asked.
     bodies: Bodies<T>,
+    /// The facts of runs' bodies the reader keeps on the sessions, by path, until the runs
+    /// are nested and they can be attached.
+    summaries: Vec<(String, SessionSummary)>,
 }
 
 impl<T> Found<T> {
@@ -357,6 +390,7 @@ impl<T> Found<T> {
             rows: Vec::new(),
             warnings: Vec::new(),
             bodies: Vec::new(),
+            summaries: Vec::new(),
         }
     }
 }
@@ -462,6 +496,7 @@ fn walk_runs<R: BodyReader>(
                 found.rows.append(&mut entry_found.rows);
                 found.warnings.append(&mut entry_found.warnings);
                 found.bodies.append(&mut entry_found.bodies);
+                found.summaries.append(&mut entry_found.summaries);
             }
             continue;
         }
@@ -651,7 +686,10 @@ fn visit_run_entry<R: BodyReader>(
                             },
                         )
                     });
-                    found.bodies.push((path.clone(), body));
+                    match reader.keep_on_session(body) {
+                        Ok(summary) => found.summaries.push((path.clone(), summary)),
+                        Err(body) => found.bodies.push((path.clone(), body)),
+                    }
                 }
                 drop(file);
                 found.rows.push(SessionRow { path, header });
