@@ -438,32 +438,60 @@ pub fn one_line(text: &str) -> String {
 
 /// Appends `text` to `line` as [`one_line`] returns it.
 fn push_one_line(line: &mut String, text: &str) {
-    if text
-        .bytes()
-        .all(|byte| (0x20..0x7f).contains(&byte) || matches!(byte, b'\n' | b'\t'))
+    let bytes = text.as_bytes();
+    let is_printable = bytes.iter().fold(true, |printable, byte| {
+        printable & (0x20..0x7f).contains(byte)
+    });
+    if is_printable
+        && bytes.first() != Some(&b' ')
+        && bytes.last() != Some(&b' ')
+        && memchr::memmem::find(bytes, b"  ").is_none()
     {
-        // Printable ASCII with newlines and tabs (most first messages): nothing to strip,
-        // and its only whitespace is those and the space, so the words are split bytewise
-        // rather than char by char, with the same result.
+        // One line of words one space apart already (most first messages): as it is.
+        line.push_str(text);
+        return;
+    }
+    if bytes
+        .iter()
+        .all(|&byte| (0x20..0x7f).contains(&byte) || is_ascii_space(byte))
+    {
+        // Printable ASCII and ASCII whitespace: nothing to strip, and the words are split
+        // bytewise rather than char by char, with the same result.
         line.reserve(text.len());
-        let words = text
-            .split([' ', '\n', '\t'])
-            .filter(|word| !word.is_empty());
-        for (index, word) in words.enumerate() {
-            if index > 0 {
+        let mut is_first = true;
+        for word in text.split(|character: char| u8::try_from(character).is_ok_and(is_ascii_space))
+        {
+            if word.is_empty() {
+                continue;
+            }
+            if !is_first {
                 line.push(' ');
             }
             line.push_str(word);
+            is_first = false;
         }
         return;
     }
     push_one_line_general(line, text);
 }
 
+/// Returns whether `byte` is ASCII whitespace as [`char::is_whitespace`] says: the space, a
+/// tab, a line feed, a vertical tab, a form feed or a carriage return.
+fn is_ascii_space(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
 /// [`push_one_line`] for any text: stripped of terminal controls, split on Unicode
-/// whitespace.
+/// whitespace. The whitespace controls (a carriage return, a vertical tab, a form feed)
+/// separate words as a tab does: the clean-up would drop them and glue the words together
+/// (`cr\rcarriage` read as `crcarriage`; review L4).
 fn push_one_line_general(line: &mut String, text: &str) {
-    let clean = pi_retrospect_core::sanitize::sanitize_for_terminal(text);
+    let spaced: std::borrow::Cow<'_, str> = if text.contains(['\r', '\u{0b}', '\u{0c}']) {
+        text.replace(['\r', '\u{0b}', '\u{0c}'], " ").into()
+    } else {
+        text.into()
+    };
+    let clean = pi_retrospect_core::sanitize::sanitize_for_terminal(&spaced);
     line.reserve(clean.len());
     let mut is_first = true;
     for word in clean.split_whitespace() {
@@ -558,6 +586,12 @@ mod tests {
         assert_eq!(elide_middle("/short", 8), "/short");
         assert_eq!(one_line("a\n\n b\u{1b}[31m c\u{202E}"), "a b c");
         assert_eq!(one_line("  two\twords \n"), "two words");
+        assert_eq!(
+            one_line("cr\rcarriage\u{0b}vt\u{0c}ff"),
+            "cr carriage vt ff"
+        );
+        assert_eq!(one_line("é\r\u{1b}[31mx"), "é x");
+        assert_eq!(one_line("one line as it is"), "one line as it is");
         assert_eq!(shorten("/home/me/app", Some("/home/me"), true), "~/app");
         assert_eq!(shorten("/home/me", Some("/home/me/"), true), "~");
         assert_eq!(shorten("/home/men", Some("/home/me"), true), "/home/men");
@@ -768,7 +802,7 @@ mod tests {
         /// The bytewise way for printable ASCII with newlines and tabs gives what the
         /// general one does.
         #[test]
-        fn one_line_of_ascii_agrees_with_the_general_way(text in "[a-c \t\n~!]{0,40}") {
+        fn one_line_of_ascii_agrees_with_the_general_way(text in "[a-c \t\n\r\x0b\x0c~!é]{0,40}") {
             let mut general = String::from("x");
             push_one_line_general(&mut general, &text);
             proptest::prop_assert_eq!(format!("x{}", one_line(&text)), general);
