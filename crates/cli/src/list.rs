@@ -45,8 +45,8 @@ file (never its modification time).
 Files that cannot be read or have no valid session header are never fatal: each is skipped \
 with one warning naming its path and the reason, and the exit status stays 0. The text and \
 JSON outputs carry warnings in the document; --long writes them to stderr (-q silences them). \
-Symlinks are never followed and FIFOs never opened: one where a session file or project \
-directory could be is a warning too, on stderr beside --json and the text output (whose \
+Symlinks are never followed and FIFOs never opened: one where a session file, a project \
+directory or a directory of subagent runs could be is a warning too, on stderr beside --json and the text output (whose \
 documents, like the contract, leave it out).
 
 Examples:
