@@ -38,6 +38,9 @@ impl SessionRef {
     /// Returns how the command-line text `argument` names a session: `latest` or `latest~N`,
     /// a path when it has a path separator, ends in `.jsonl`, starts with `~` or names an
     /// existing file in the current directory, else an id or id prefix.
+    ///
+    /// An existing file wins over an id, as a path does for `rg` and `fd`; when the word is
+    /// also a stored id or id prefix, [`locate_session`] says which reading won in a note.
     pub fn parse(argument: &str, env: &Environment) -> Result<SessionRef, AppError> {
         if argument.is_empty() {
             return Err(AppError::usage("SESSION must not be empty"));
@@ -75,11 +78,56 @@ impl SessionRef {
 
 /// Returns whether SESSION is meant as a path rather than an id.
 fn is_path_like(argument: &str, env: &Environment) -> bool {
+    is_path_by_shape(argument) || env.cwd.join(argument).is_file()
+}
+
+/// Returns whether SESSION is a path by its text alone: it has a path separator, ends in
+/// `.jsonl` or starts with `~`. Any other word is a path only when it names a file in the
+/// current directory.
+fn is_path_by_shape(argument: &str) -> bool {
     argument.contains('/')
         || argument.contains(std::path::MAIN_SEPARATOR)
         || argument.ends_with(".jsonl")
         || argument.starts_with('~')
-        || env.cwd.join(argument).is_file()
+}
+
+/// The rule a bare word follows, as the notes about it state it.
+const BARE_WORD_RULE: &str = "a SESSION without a /, not ending in .jsonl and not starting \
+     with ~ is read as a file when one of that name is in the current directory, else as an id";
+
+/// Returns a note when `word`, read as a path only because a file of that name is in the
+/// current directory, is also a stored session's id or id prefix: the file won, and the
+/// note names what the id would have read (review fix 11, L5). Only a bare word that names a
+/// file costs the walk; a store that cannot be read gives no note.
+fn file_over_id_note(word: &str, stores: &StoreFlags, env: &Environment) -> Option<String> {
+    if is_path_by_shape(word) {
+        return None;
+    }
+    let Walked { sessions, .. } = walk(stores, env).ok()?;
+    let mut all = Vec::new();
+    flatten(sessions, &mut all);
+    let exact: Vec<&Session> = all.iter().filter(|session| session.id == word).collect();
+    let matches = if exact.is_empty() {
+        all.iter()
+            .filter(|session| session.id.starts_with(word))
+            .collect()
+    } else {
+        exact
+    };
+    let stored = match matches.as_slice() {
+        [] => return None,
+        [one] => format!(
+            "the stored session {} ({})",
+            escape_for_terminal(&one.path),
+            escape_for_terminal(&one.id)
+        ),
+        several => format!("{} stored sessions", several.len()),
+    };
+    Some(format!(
+        "{word:?} is a file in the current directory, read as that file; it is also the id \
+         or id prefix of {stored}: give a path (or more of the id) to read a stored one; \
+         {BARE_WORD_RULE}"
+    ))
 }
 
 /// Returns the absolute path of the session file `reference` names.
@@ -88,7 +136,11 @@ pub fn resolve_session(
     stores: &StoreFlags,
     env: &Environment,
 ) -> Result<PathBuf, AppError> {
-    locate_session(reference, stores, env).map(|located| located.path)
+    match reference {
+        // Without a note to show, a file here costs no walk of the stores.
+        SessionRef::Path(path) => Ok(PathBuf::from(env.absolute(path)?)),
+        _ => locate_session(reference, stores, env).map(|located| located.path),
+    }
 }
 
 /// The session file a SESSION argument names, and what a person should be told about how it
@@ -112,7 +164,7 @@ pub fn locate_session(
     match reference {
         SessionRef::Path(path) => Ok(LocatedSession {
             path: PathBuf::from(env.absolute(path)?),
-            notes: Vec::new(),
+            notes: file_over_id_note(path, stores, env).into_iter().collect(),
         }),
         SessionRef::Id(id) => Ok(LocatedSession {
             path: find_by_id(id, stores, env)?,
@@ -240,11 +292,11 @@ fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBu
             hints.extend(archive_hint(id, stores, env));
             // A bare word naming something in the current directory that is not a regular
             // file (a directory) was read as an id; say how to give it as a path (final
-            // break review F7).
+            // break review F7), and the rule as it is (review fix 11, L5).
             if std::fs::symlink_metadata(env.cwd.join(id)).is_ok() {
                 hints.push(format!(
-                    "did you mean ./{id}? {id:?} is in the current directory; a SESSION \
-                     without a / is read as an id"
+                    "did you mean ./{id}? {id:?} is in the current directory but is not a \
+                     file, so it was read as an id; {BARE_WORD_RULE}"
                 ));
             }
             Err(AppError::not_found(with_hints(

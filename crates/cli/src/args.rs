@@ -11,7 +11,10 @@ macro_rules! session_help {
         "\
 SESSION is a path to a session file (relative to the current directory, `~` expanded), a \
 session id or a unique prefix of one (looked up in the store the way `list` finds it, \
-subagent runs included), or `latest`: the most recently active top-level session (newest \
+subagent runs included), or `latest`. A word with a /, ending in .jsonl or starting with ~ \
+is a path; any other word is a path when a file of that name is in the current directory \
+(the file wins, and a note names the stored session when the word is also an id or id \
+prefix), else an id. `latest` is the most recently active top-level session (newest \
 last entry, as `list --sort activity` orders them) whose cwd is the current directory, leaving \
 out $PI_SESSION_FILE; `latest~N` goes N sessions further back. An id only the archive holds \
 fails with a hint to add --include-archive. A prefix that matches several sessions is a usage error \

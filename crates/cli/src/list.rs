@@ -45,8 +45,8 @@ file (never its modification time).
 Files that cannot be read or have no valid session header are never fatal: each is skipped \
 with one warning naming its path and the reason, and the exit status stays 0. The text and \
 JSON outputs carry warnings in the document; --long writes them to stderr (-q silences them). \
-Symlinks are never followed and FIFOs never opened: one where a session file or project \
-directory could be is a warning too, on stderr beside --json and the text output (whose \
+Symlinks are never followed and FIFOs never opened: one where a session file, a project \
+directory or a directory of subagent runs could be is a warning too, on stderr beside --json and the text output (whose \
 documents, like the contract, leave it out).
 
 Examples:
@@ -443,7 +443,16 @@ fn when(session: &Session, summary: Option<&SessionSummary>, zone: &jiff::tz::Ti
             .map(|instant| zone.to_datetime(instant))
     };
     let Some(start) = local(session.instant) else {
-        return session.timestamp.clone();
+        // Past the local calendar (a header at 9999-12-31): its UTC date and time, as short
+        // as a local start, so one odd row does not widen the column (review fix 11, L3).
+        let mut text = String::with_capacity(24);
+        push_utc_date(&mut text, session.instant);
+        let (_, _, _, hour, minute, _) = session.instant.to_utc_fields();
+        text.push(' ');
+        push_two(&mut text, (hour % 100) as i8);
+        text.push(':');
+        push_two(&mut text, (minute % 100) as i8);
+        return text;
     };
     // Written digit by digit: `strftime`, and even `write!`, cost more than the rest of a
     // `--long` row.
@@ -460,11 +469,12 @@ fn when(session: &Session, summary: Option<&SessionSummary>, zone: &jiff::tz::Ti
     let last_instant = session.last_activity(summary);
     let Some(last) = local(last_instant) else {
         // Local time ends where jiff's calendar does (9999-12-30, leaving room for any
-        // offset), but the file said it and `--jsonl` reports it: shown as the same UTC text,
-        // never dropped (final break review F4).
+        // offset), but the file said it and `--jsonl` reports it: never dropped (final break
+        // review F4). Shown as its UTC date, in the later-year form (`→9999-12-31`): the
+        // whole UTC text made every row's WHEN 43 columns wide (review fix 11, L3).
         if last_instant != session.instant {
             text.push('→');
-            text.push_str(&last_instant.to_string());
+            push_utc_date(&mut text, last_instant);
         }
         return text;
     };
@@ -494,6 +504,19 @@ fn push_two(text: &mut String, value: i8) {
     let value = value.unsigned_abs() % 100;
     text.push(char::from(b'0' + value / 10));
     text.push(char::from(b'0' + value % 10));
+}
+
+/// Appends the UTC date of `instant`, `YYYY-MM-DD` (a year beyond four digits as
+/// [`push_year`] writes it), for an instant the local calendar cannot hold.
+fn push_utc_date(text: &mut String, instant: pi_retrospect_core::Timestamp) {
+    let (year, month, day, _, _, _) = instant.to_utc_fields();
+    // Any instant a header or entry can hold is within a day of years 0-9999.
+    push_year(text, i16::try_from(year).unwrap_or(i16::MAX));
+    text.push('-');
+    // Months and days are below 100, so the casts keep them.
+    push_two(text, month as i8);
+    text.push('-');
+    push_two(text, day as i8);
 }
 
 /// Appends a year as `strftime`'s `%Y` writes it: at least four digits, with a sign when
@@ -642,9 +665,23 @@ mod tests {
         let zone = jiff::tz::TimeZone::get("Asia/Kolkata").expect("zone");
         let last = session.last_activity(Some(&summary)).to_string();
         assert_eq!(last, "9999-12-31T23:59:59.999Z");
+        // Review fix 11, L3: in the later-year form, as wide as any other row's, so that one
+        // odd row does not widen every row's WHEN column; the date is the UTC one.
+        let shown = when(&session, Some(&summary), &zone);
+        assert_eq!(shown, "2026-11-30 15:30→9999-12-31");
+        let later_year = SessionSummary {
+            last_activity: Some(parse("2027-01-02T00:00:00Z")),
+            ..SessionSummary::default()
+        };
         assert_eq!(
-            when(&session, Some(&summary), &zone),
-            format!("2026-11-30 15:30→{last}")
+            shown.chars().count(),
+            when(&session, Some(&later_year), &zone).chars().count()
         );
+
+        // A start past the local calendar is its UTC date and time, as short as a local one.
+        let mut far = session.clone();
+        far.timestamp = "9999-12-31T23:59:59.123456789-23:59".into();
+        far.instant = parse("9999-12-31T23:59:59.123456789-23:59");
+        assert_eq!(when(&far, None, &zone), "10000-01-01 23:58");
     }
 }

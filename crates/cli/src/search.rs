@@ -109,7 +109,8 @@ pub struct SearchArgs {
     #[arg(long, value_name = "MODEL", value_parser = clap::builder::NonEmptyStringValueParser::new(), help_heading = "Scope")]
     pub model: Vec<String>,
 
-    /// Only this session (a path, an id or unique prefix, or `latest`).
+    /// Only this session (a path, an id or unique prefix, or `latest`; a word naming a file in
+    /// the current directory is that file).
     #[arg(long, value_name = "SESSION", help_heading = "Filters")]
     pub session: Option<String>,
 

@@ -45,7 +45,8 @@ pub struct StatsArgs {
     #[command(flatten)]
     pub store: StoreArgs,
 
-    /// Only this session (a path, an id or unique prefix, or `latest`) with its runs.
+    /// Only this session (a path, an id or unique prefix, or `latest`; a word naming a file in
+    /// the current directory is that file) with its runs.
     #[arg(long, value_name = "SESSION", help_heading = "Filters")]
     pub session: Option<String>,
 

@@ -1205,7 +1205,59 @@ fn small_messages_name_what_went_wrong() {
             && stderr.contains("\npi-retrospect: note: did you mean ./real?"),
         "{stderr}"
     );
+    // The note states the rule as it is (review fix 11, L5).
+    assert!(
+        stderr.contains(
+            "\"real\" is in the current directory but is not a file, so it was read as an id; \
+             a SESSION without a /, not ending in .jsonl and not starting with ~ is read as a \
+             file when one of that name is in the current directory, else as an id"
+        ),
+        "{stderr}"
+    );
     // A word that names nothing here gets no such note.
     let stderr = stderr_of(&command(&["show", "unreal"]));
     assert!(!stderr.contains("did you mean"), "{stderr}");
+}
+
+/// Review fix 11, L5: a bare word naming a file in the current directory is that file, even
+/// when it is also a stored id or id prefix; a note says which reading won and names the
+/// stored session. A word naming a file and no stored id gets no note; a word naming no file
+/// is an id.
+#[test]
+fn a_file_here_wins_over_an_id_and_a_note_says_so() {
+    let store = week();
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let monday = store.root().join("--w--/a.jsonl");
+    let tuesday = store.root().join("--w--/b.jsonl");
+    // `tues` is a file here holding monday's session, and a prefix of tuesday's id.
+    std::fs::copy(&monday, cwd.path().join("tues")).expect("copy");
+    std::fs::copy(&monday, cwd.path().join("other")).expect("copy");
+    let show = |word: &str| {
+        run(binary()
+            .current_dir(cwd.path())
+            .args(["show", word, "--json", "--sessions-root"])
+            .arg(store.root()))
+    };
+    let output = show("tues");
+    let shown: Value = serde_json::from_str(&stdout_of(&output)).expect("JSON");
+    assert_eq!(shown["sessionId"], "monday", "the file here is read");
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.starts_with(
+            "pi-retrospect: note: \"tues\" is a file in the current directory, read as that \
+             file; it is also the id or id prefix of the stored session "
+        ) && stderr.contains(&format!("{} (tuesday)", tuesday.display()))
+            && stderr.contains(
+                "is read as a file when one of that name is in the current directory, else as an id"
+            ),
+        "{stderr}"
+    );
+    let output = show("other");
+    let shown: Value = serde_json::from_str(&stdout_of(&output)).expect("JSON");
+    assert_eq!(shown["sessionId"], "monday");
+    assert_eq!(stderr_of(&output), "");
+    let output = show("wed");
+    let shown: Value = serde_json::from_str(&stdout_of(&output)).expect("JSON");
+    assert_eq!(shown["sessionId"], "wednesday");
+    assert_eq!(stderr_of(&output), "");
 }

@@ -147,11 +147,23 @@ impl Timestamp {
 
 impl fmt::Display for Timestamp {
     /// Formats the instant as RFC 3339 in UTC with millisecond precision.
+    ///
+    /// A year outside 0000-9999 (an offset can move a header at the calendar's edge into
+    /// year -1 or 10000) has no RFC 3339 form; it is written as ISO 8601's expanded year, the
+    /// way JavaScript's `toISOString` writes it and `Date.parse` reads it back: a sign and six
+    /// digits (`-000001-12-31T23:00:00.000Z`, `+010000-01-01T00:00:00.000Z`), never a
+    /// three-digit `-001` (review fix 11, L3).
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (year, month, day, hour, minute, second) = self.to_utc_fields();
+        if !(0..=9999).contains(&year) {
+            let sign = if year < 0 { '-' } else { '+' };
+            write!(formatter, "{sign}{:06}", year.unsigned_abs())?;
+        } else {
+            write!(formatter, "{year:04}")?;
+        }
         write!(
             formatter,
-            "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{:03}Z",
+            "-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{:03}Z",
             self.nanos / 1_000_000
         )
     }
@@ -277,13 +289,22 @@ mod tests {
                 "{text}"
             );
         }
-        let before_year_zero = parse("0000-01-01T00:00:00+01:00").expect("valid");
-        let mut pushed = Vec::new();
-        before_year_zero.push_rfc3339(&mut pushed);
-        assert_eq!(
-            String::from_utf8(pushed).expect("utf-8"),
-            before_year_zero.to_string()
-        );
+        // Review fix 11, L3: years beyond four digits are ISO 8601 expanded years, as
+        // JavaScript's `toISOString` writes them, by both writers.
+        for (text, expected) in [
+            ("0000-01-01T00:00:00+01:00", "-000001-12-31T23:00:00.000Z"),
+            ("9999-12-31T23:59:59.5-23:59", "+010000-01-01T23:58:59.500Z"),
+        ] {
+            let instant = parse(text).expect("valid");
+            let mut pushed = Vec::new();
+            instant.push_rfc3339(&mut pushed);
+            assert_eq!(
+                String::from_utf8(pushed).expect("utf-8"),
+                expected,
+                "{text}"
+            );
+            assert_eq!(instant.to_string(), expected, "{text}");
+        }
     }
 
     #[test]

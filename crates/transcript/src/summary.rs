@@ -476,21 +476,13 @@ fn session_name(line: &[u8]) -> Option<Option<String>> {
 /// costs a bounded buffer whatever the file holds.
 pub const MAX_FACT_LINE_BYTES: usize = 1024 * 1024;
 
-/// Decodes `line` as a JSON object. A number too large for a float (`1e400`) reads as `null`,
-/// as everywhere else in the tool, so the rest of the line survives.
+/// Decodes `line` as a JSON object, as `show` reads it ([`crate::json::decode_lossy`]): a
+/// number too large for a float (`1e400`) reads as `null`, and invalid UTF-8 and a lone
+/// surrogate escape (`\ud83d`) as U+FFFD, so the rest of the line survives and `list` shows
+/// the name and first message that `show` does (review fix 11, L6). The lossy repair runs
+/// only when the strict decoding fails.
 fn parse_object(line: &[u8]) -> Option<serde_json::Map<String, Value>> {
-    let value = match serde_json::from_slice(line) {
-        Ok(value) => value,
-        Err(_) => {
-            let text = std::str::from_utf8(line).ok()?;
-            let repaired = pi_retrospect_core::json_text::replace_overflowing_numbers(text);
-            if matches!(repaired, std::borrow::Cow::Borrowed(_)) {
-                return None;
-            }
-            serde_json::from_str(&repaired).ok()?
-        }
-    };
-    match value {
+    match crate::json::decode_lossy(line) {
         Value::Object(object) => Some(object),
         _ => None,
     }
@@ -950,6 +942,25 @@ mod tests {
             ),
             None,
             Some("look"),
+        );
+        // Review fix 11, L6: a lone surrogate escape (JSON.stringify writes one when a
+        // string is cut inside an emoji) is U+FFFD, as `show` reads it; a pair is the emoji.
+        check(
+            &format!(
+                "{HEADER}\n{}\n{}\n",
+                r#"{"type":"message","message":{"role":"user","content":"lone \ud83d here"}}"#,
+                r#"{"type":"session_info","name":"lone \ud83d name \ud83d\ude00"}"#,
+            ),
+            Some("lone \u{FFFD} name \u{1F600}"),
+            Some("lone \u{FFFD} here"),
+        );
+        check(
+            &format!(
+                "{HEADER}\n{}\n",
+                r#"{"type":"message","message":{"role":"user","content":[{"type":"text","text":"\udc00 low"}]}}"#,
+            ),
+            None,
+            Some("\u{FFFD} low"),
         );
         // A damaged line is skipped; a partial last line is ignored.
         check(

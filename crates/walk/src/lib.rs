@@ -24,8 +24,9 @@
 //!    because every path in the output must be a usable handle.
 //!
 //! Everything the walk reaches ends as a session row or as exactly one warning. A symlink, FIFO
-//! or device where a session file, a run or a project directory could be (and a root
-//! directory `--` or `---`) is never opened, but is one warning marked
+//! or device where a session file, a run or a project directory could be, a symlink where a
+//! container or a directory inside one could be (and a root directory `--` or `---`) is
+//! never opened, but is one warning marked
 //! [`Warning::is_out_of_scope`], which the contract's documents leave out.
 
 #![deny(missing_docs)]

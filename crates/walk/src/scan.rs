@@ -301,6 +301,9 @@ fn list_project_dir(dir: &str, store: &Store) -> Result<Discovered, WalkError> {
     };
     let mut session_names = Vec::new();
     let mut directory_names = std::collections::HashSet::new();
+    // Symlinks not named like a session file: one named like a session's container hides
+    // that session's runs, and is said once the session files are known.
+    let mut symlink_names = Vec::new();
     for entry in entries {
         let entry = match entry {
             Ok(entry) => entry,
@@ -333,6 +336,24 @@ fn list_project_dir(dir: &str, store: &Store) -> Result<Discovered, WalkError> {
                     lossy_join(dir, name.as_encoded_bytes()),
                     not_entered_reason(&kind, "regular file"),
                 ));
+            }
+        } else if kind.is_symlink()
+            && let Some(name) = name.to_str()
+        {
+            symlink_names.push(name.to_owned());
+        }
+    }
+    // A container that is a symlink is never entered, so its runs are not listed: said once,
+    // like a symlinked session file (review fix 11, L2). A symlink no session file claims
+    // (`not-a-session -> elsewhere`) is out of scope by rule and not said.
+    if !symlink_names.is_empty() {
+        let stems: std::collections::HashSet<&str> = session_names
+            .iter()
+            .filter_map(|name| container_of(name))
+            .collect();
+        for name in symlink_names {
+            if stems.contains(name.as_str()) {
+                warnings.push(Warning::out_of_scope(join(dir, &name), SYMLINK_REASON));
             }
         }
     }
@@ -632,7 +653,20 @@ fn visit_run_entry<R: BodyReader>(
     } else if !(bytes == RUN_FILE_NAME.as_bytes()
         || (dir.is_forks_dir && bytes.ends_with(b".jsonl")))
     {
-        // Not a run's name: out of scope, whatever it is.
+        // Not a run's name: out of scope, whatever it is, unless it is a symlink to a
+        // directory, where runs the walk would have entered could sit (`<launch-uuid>/`,
+        // `run-<n>/`): not followed, but said (review fix 11, L2). Its target's type is read
+        // without opening anything; a symlink to a file, a dangling one or a loop is not said.
+        if kind == FileType::Symlink
+            && bytes != ARTIFACTS_DIR_NAME.as_bytes()
+            && rustix::fs::statat(dir_fd, name, AtFlags::empty())
+                .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::Directory)
+        {
+            found.warnings.push(Warning::out_of_scope(
+                lossy_join(&dir.path, bytes),
+                SYMLINK_REASON,
+            ));
+        }
     } else if kind != FileType::RegularFile {
         // A symlink or a FIFO named like a run is never opened, but said (final break
         // review F5).

@@ -215,6 +215,8 @@ fn beyond_store_keeps_the_documented_guarantees() {
         format!(
             "{p}/2026-10-04T03-00-00-000Z_lone-surrogate.jsonl: first line is not valid JSON: unexpected end of hex escape at line 1 column 47"
         ),
+        // Out of the contract's scope (review fix 11, L2): said, but not in its documents.
+        format!("{p}/2026-10-06T01-00-00-000Z_link-container: is a symbolic link (not followed)"),
     ];
     assert_eq!(warnings(&listing, &store.root), expected_warnings);
 }
@@ -318,6 +320,67 @@ fn fifos_and_symlinks_are_never_opened_and_each_is_said() {
             "/pipe.jsonl: not a regular file: FIFO",
             "/zero.jsonl: is a symbolic link (not followed)",
         ]
+    );
+}
+
+/// Review fix 11, L2: a symlinked directory where runs could be (a session's container, a
+/// `<launch-uuid>/` or a `run-<n>/` directory) is never followed, but its runs do not vanish
+/// without a word: one out-of-scope warning each. A symlink no session claims, a symlink to a
+/// file and a dangling one inside a container are out of scope by rule and not said.
+#[test]
+fn symlinked_run_directories_are_never_followed_and_each_is_said() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    write(root, "--p--/a.jsonl", GOOD.as_bytes());
+    write(root, "--p--/b.jsonl", GOOD.as_bytes());
+    write(root, "--p--/a/L/run-0/session.jsonl", GOOD.as_bytes());
+    write(
+        root,
+        "elsewhere/container/L/run-0/session.jsonl",
+        GOOD.as_bytes(),
+    );
+    write(
+        root,
+        "elsewhere/launch/run-0/session.jsonl",
+        GOOD.as_bytes(),
+    );
+    write(root, "elsewhere/run/session.jsonl", GOOD.as_bytes());
+    write(root, "elsewhere/notes.md", b"notes");
+    symlink(&root.join("elsewhere/container"), &root.join("--p--/b"));
+    symlink(&root.join("elsewhere"), &root.join("--p--/unclaimed"));
+    symlink(&root.join("elsewhere/launch"), &root.join("--p--/a/M"));
+    symlink(&root.join("elsewhere/run"), &root.join("--p--/a/L/run-1"));
+    symlink(
+        &root.join("elsewhere/notes.md"),
+        &root.join("--p--/a/L/notes.md"),
+    );
+    symlink(&root.join("nowhere"), &root.join("--p--/a/L/dangling"));
+
+    let store = store(root);
+    let listing = list_both(&store);
+    assert_eq!(
+        outline(&listing, &store.root),
+        [
+            "0|/--p--/a.jsonl",
+            "1|/--p--/a/L/run-0/session.jsonl",
+            "0|/--p--/b.jsonl",
+        ]
+    );
+    assert_eq!(
+        warnings(&listing, &store.root),
+        [
+            "/--p--/a/L/run-1: is a symbolic link (not followed)",
+            "/--p--/a/M: is a symbolic link (not followed)",
+            "/--p--/b: is a symbolic link (not followed)",
+        ]
+    );
+    assert!(
+        listing
+            .warnings
+            .iter()
+            .all(|warning| warning.is_out_of_scope),
+        "{:?}",
+        listing.warnings
     );
 }
 
