@@ -796,7 +796,7 @@ mod tests {
         let mut pending: Vec<&Session> = result.listing.sessions.iter().collect();
         while let Some(session) = pending.pop() {
             if let Some(summary) = &session.summary {
-                summaries.push((session.path.clone(), summary.clone()));
+                summaries.push((session.path.clone(), SessionSummary::clone(summary)));
             }
             pending.extend(session.subagent_sessions.iter());
         }

@@ -55,9 +55,10 @@ pub struct Session {
     /// The body facts the walk read for this session while it held the file open (the ends
     /// read of `--long` and `--jsonl`), kept on the session itself so that a listing of
     /// thousands needs no lookup by path to show them; `None` when none were read this way.
+    /// Boxed, so that a session stays small to move (sorting and nesting move thousands).
     /// Not part of the contract's JSON.
     #[serde(skip)]
-    pub summary: Option<SessionSummary>,
+    pub summary: Option<Box<SessionSummary>>,
 }
 
 impl Drop for Session {
@@ -91,7 +92,7 @@ impl Session {
     /// Returns the body facts to use for this session: `read` (facts read apart from the
     /// session, by path), else its own [`Session::summary`].
     pub fn facts<'a>(&'a self, read: Option<&'a SessionSummary>) -> Option<&'a SessionSummary> {
-        read.or(self.summary.as_ref())
+        read.or(self.summary.as_deref())
     }
 
     /// Returns how many runs this session launched directly, including any a depth limit hid.

@@ -217,7 +217,7 @@ pub fn list_session_file_with<R: BodyReader>(
         _ => None,
     };
     let mut session = Session::from_row(row);
-    session.summary = own_summary;
+    session.summary = own_summary.map(Box::new);
     if file.has_container
         && let Some(container) = container_of(&file.path)
     {
@@ -266,7 +266,7 @@ fn attach_summaries(runs: &mut [Session], summaries: Vec<(String, SessionSummary
     let mut pending: Vec<&mut Session> = runs.iter_mut().collect();
     while let Some(run) = pending.pop() {
         if let Some(summary) = by_path.remove(run.path.as_str()) {
-            run.summary = Some(summary);
+            run.summary = Some(Box::new(summary));
         }
         if by_path.is_empty() {
             return;
