@@ -20,17 +20,12 @@ pub(crate) const FIRST_TAIL_BYTES: u64 = 8 * 1024;
 
 /// The largest window read from the end of a file in one piece. When the lines that fit in
 /// it hold no timestamp (one tool result larger than this), the read goes on backwards in
-/// chunks of 1 MiB to the start of the line the window cut, whose first bytes
-/// give its timestamp (final break review F3: the start time counted before, silently).
+/// chunks of 1 MiB through the line the window cut and the lines before it, each decoded
+/// whole (final break review F3: the start time counted before, silently).
 pub const MAX_ACTIVITY_TAIL_BYTES: u64 = 8 * 1024 * 1024;
 
 /// How much the scan before the tail window reads at a time: its memory whatever the line.
 const SCAN_CHUNK_BYTES: u64 = 1024 * 1024;
-
-/// How much of a long line's start is decoded for its timestamp; Pi writes `timestamp` in
-/// the first hundred bytes of an entry. A line whose start does not settle it is decoded
-/// whole, streamed.
-const LINE_PREFIX_BYTES: u64 = 8 * 1024;
 
 /// What the end of a session file says about its last activity.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -155,10 +150,13 @@ pub(crate) fn read_tail_into(
 /// Returns the last activity of a file whose tail window (`buffer`, read from `window_start`)
 /// holds no entry with a timestamp: the lines before the window's first newline, newest
 /// first, are found by reading backwards in chunks of [`SCAN_CHUNK_BYTES`] into `buffer`
-/// (so memory stays bounded whatever the line), and each line's timestamp is read from its
-/// first bytes ([`line_timestamp_at`]). Only lines starting within `max_line` bytes of the
-/// window's end are looked at, as `show` holds no longer line; past that the last activity
-/// is unknown, with the reason.
+/// (so memory stays bounded whatever the line), each chunk ending at the end of the line
+/// looked for. A line the chunk holds whole is decoded from it, as [`newest_in`] decodes the
+/// window, so lines of any number cost one read per chunk (review fix11 M1: one read per
+/// line before); only a line longer than a chunk is read on its own, streamed
+/// ([`long_line_timestamp`]). Only lines starting within `max_line` bytes of the window's
+/// end are looked at, as `show` holds no longer line; past that the last activity is
+/// unknown, with the reason.
 pub(crate) fn scan_before_window(
     file: &File,
     window_start: u64,
@@ -168,19 +166,17 @@ pub(crate) fn scan_before_window(
     let window_end = window_start + buffer.len() as u64;
     // The line the window cut ends at the window's first newline; with none, it is a final
     // line without a newline (still being written unless it is complete JSON).
-    let (mut end, mut is_terminated) = match memchr::memchr(b'\n', buffer) {
-        Some(newline) => (window_start + newline as u64, true),
-        None => (window_end, false),
+    let mut end = match memchr::memchr(b'\n', buffer) {
+        Some(newline) => window_start + newline as u64,
+        None => window_end,
     };
-    // Bytes from `window_start` to `end` hold no newline: the search goes on before them.
-    let mut search_end = window_start;
     let lowest_start = window_end.saturating_sub(max_line);
     let mut chunks = BackwardChunks::new(file, buffer);
     let mut is_first_line = true;
     loop {
-        let line_start = match chunks.newline_before(search_end, lowest_start.saturating_sub(1))? {
-            Some(newline) => newline + 1,
-            None if lowest_start == 0 => 0,
+        let (line_start, instant) = match chunks.line_start(end, lowest_start)? {
+            Some(LineStart::Held(start)) => (start, line_timestamp(chunks.held(start, end))),
+            Some(LineStart::Long(start)) => (start, long_line_timestamp(file, start, end)?),
             None => {
                 return Ok(LastActivity {
                     instant: None,
@@ -188,15 +184,13 @@ pub(crate) fn scan_before_window(
                 });
             }
         };
-        if let Some(instant) = line_timestamp_at(file, line_start, end, is_terminated)? {
-            return Ok(LastActivity::found(Some(instant)));
+        if instant.is_some() {
+            return Ok(LastActivity::found(instant));
         }
         if line_start == 0 {
             return Ok(LastActivity::default());
         }
         end = line_start - 1;
-        search_end = end;
-        is_terminated = true;
         is_first_line = false;
     }
 }
@@ -220,6 +214,14 @@ fn unknown_reason(is_first_line: bool, max_line: u64) -> String {
     }
 }
 
+/// Where a line found by [`BackwardChunks::line_start`] starts.
+enum LineStart {
+    /// The chunk buffer holds the whole line, from this offset.
+    Held(u64),
+    /// The line, from this offset, is longer than a chunk.
+    Long(u64),
+}
+
 /// Reads a file backwards in chunks of at most [`SCAN_CHUNK_BYTES`], into one buffer.
 struct BackwardChunks<'a> {
     file: &'a File,
@@ -238,146 +240,233 @@ impl<'a> BackwardChunks<'a> {
         }
     }
 
+    /// Returns where the line that ends at `end` starts, or `None` when it starts before
+    /// `lowest_start`. The line is searched in the buffer, and in a chunk read to end at
+    /// `end` when the buffer does not reach back far enough, so the chunk holds whole every
+    /// line of up to a chunk: each read moves the search back by at least half a chunk.
+    fn line_start(&mut self, end: u64, lowest_start: u64) -> std::io::Result<Option<LineStart>> {
+        // A newline just before `lowest_start` still starts a line within the bound.
+        let lowest = lowest_start.saturating_sub(1);
+        let buffer_end = self.start + self.buffer.len() as u64;
+        if end <= self.start || end > buffer_end {
+            self.read_chunk_ending_at(end, lowest)?;
+        }
+        loop {
+            let from = lowest.max(self.start);
+            if let Some(newline) = memchr::memrchr(b'\n', self.held(from, end)) {
+                return Ok(Some(LineStart::Held(from + newline as u64 + 1)));
+            }
+            if from == lowest {
+                // Searched down to the bound: the line starts at the file's start, or
+                // before the bound.
+                return Ok((lowest_start == 0).then_some(LineStart::Held(0)));
+            }
+            if self.start > end.saturating_sub(SCAN_CHUNK_BYTES).max(lowest) {
+                // A chunk ending at `end` holds more of the line.
+                self.read_chunk_ending_at(end, lowest)?;
+                continue;
+            }
+            // Longer than a chunk: its start is searched for in the chunks before.
+            return Ok(match self.newline_before(self.start, lowest)? {
+                Some(newline) => Some(LineStart::Long(newline + 1)),
+                None if lowest_start == 0 => Some(LineStart::Long(0)),
+                None => None,
+            });
+        }
+    }
+
+    /// Returns the buffer's bytes from `from` to `end`, which it holds.
+    fn held(&self, from: u64, end: u64) -> &[u8] {
+        // Both bounds lie within the buffer, whose length is a usize.
+        &self.buffer[(from - self.start) as usize..(end - self.start) as usize]
+    }
+
+    /// Reads the chunk that ends at `end`, of [`SCAN_CHUNK_BYTES`] or down to `lowest`.
+    fn read_chunk_ending_at(&mut self, end: u64, lowest: u64) -> std::io::Result<()> {
+        let chunk_start = end.saturating_sub(SCAN_CHUNK_BYTES).max(lowest);
+        // At most SCAN_CHUNK_BYTES.
+        self.buffer.resize((end - chunk_start) as usize, 0);
+        let n_read = read_full_at(self.file, self.buffer, chunk_start)?;
+        if n_read < self.buffer.len() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the file shrank while its end was read",
+            ));
+        }
+        self.start = chunk_start;
+        Ok(())
+    }
+
     /// Returns the offset of the last newline in the file's bytes from `lowest` to `end`
     /// (excluded), or `None` when there is none.
     fn newline_before(&mut self, end: u64, lowest: u64) -> std::io::Result<Option<u64>> {
         let mut end = end;
         while end > lowest {
-            let cached_end = self.start + self.buffer.len() as u64;
-            if end > self.start && end <= cached_end {
+            let buffer_end = self.start + self.buffer.len() as u64;
+            if end > self.start && end <= buffer_end {
                 let from = lowest.max(self.start);
-                // Both bounds lie within the buffer, whose length is a usize.
-                let slice = &self.buffer[(from - self.start) as usize..(end - self.start) as usize];
-                if let Some(newline) = memchr::memrchr(b'\n', slice) {
+                if let Some(newline) = memchr::memrchr(b'\n', self.held(from, end)) {
                     return Ok(Some(from + newline as u64));
                 }
                 end = from;
                 continue;
             }
-            let chunk_start = end.saturating_sub(SCAN_CHUNK_BYTES).max(lowest);
-            // At most SCAN_CHUNK_BYTES.
-            self.buffer.resize((end - chunk_start) as usize, 0);
-            let n_read = read_full_at(self.file, self.buffer, chunk_start)?;
-            if n_read < self.buffer.len() {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "the file shrank while its end was read",
-                ));
-            }
-            self.start = chunk_start;
+            self.read_chunk_ending_at(end, lowest)?;
         }
         Ok(None)
     }
 }
 
-/// Returns the timestamp of the line from `start` to `end` (its newline excluded) when it is
-/// an entry with a valid top-level `timestamp`, as [`line_timestamp`] reads a whole line:
-/// a short line is read whole; a long one's first [`LINE_PREFIX_BYTES`] are decoded member
-/// by member (keys unescaped, so `"time\u0073tamp"` counts) until its `timestamp`; when
-/// that does not settle it, or the line has no newline after it (a final line counts only
-/// when it is complete JSON), the line is decoded whole, streamed, holding none of it.
-fn line_timestamp_at(
-    file: &File,
-    start: u64,
-    end: u64,
-    is_terminated: bool,
-) -> std::io::Result<Option<Timestamp>> {
-    let length = end - start;
-    let mut prefix = vec![0; length.min(LINE_PREFIX_BYTES) as usize];
-    let n_read = read_full_at(file, &mut prefix, start)?;
-    prefix.truncate(n_read);
-    if length <= LINE_PREFIX_BYTES {
-        return Ok(line_timestamp(&prefix));
-    }
+/// Returns the timestamp of a line longer than a chunk, from `start` to `end` (its newline
+/// excluded), as [`line_timestamp`] reads a line in memory: the line is decoded whole,
+/// streamed through a small buffer, so it counts only when all of it is one JSON object
+/// (review fix11 L1: a torn write glued to the next entry counted by the timestamp in its
+/// first bytes before, which Pi and `show` skip).
+fn long_line_timestamp(file: &File, start: u64, end: u64) -> std::io::Result<Option<Timestamp>> {
     let bom = "\u{feff}".as_bytes();
-    let skipped = if prefix.starts_with(bom) {
+    let mut first = [0; 3];
+    let n_read = read_full_at(file, &mut first, start)?;
+    let skipped = if first[..n_read] == *bom {
         bom.len() as u64
     } else {
         0
     };
-    if is_terminated {
-        match leading_timestamp(&prefix[skipped as usize..]) {
-            Leading::Stamp(instant) => return Ok(instant),
-            Leading::NotAnEntry => return Ok(None),
-            Leading::Unsettled => {}
-        }
-    }
     let line = std::io::Read::take(
         crate::summary::ReadAt {
             file,
             offset: start + skipped,
         },
-        length - skipped,
+        (end - start).saturating_sub(skipped),
     );
     let reader = std::io::BufReader::with_capacity(64 * 1024, line);
-    #[derive(Deserialize)]
-    struct Stamped {
-        timestamp: Option<String>,
-    }
-    match serde_json::from_reader::<_, Stamped>(reader) {
-        Ok(stamped) => Ok(stamped
-            .timestamp
-            .as_deref()
-            .and_then(pi_retrospect_core::timestamp::parse)),
+    let mut deserializer = serde_json::Deserializer::from_reader(reader);
+    let decoded = StampedLine::deserialize(&mut deserializer)
+        .and_then(|stamped| deserializer.end().map(|()| stamped));
+    match decoded {
+        Ok(stamped) => Ok(stamped.instant()),
         Err(error) if error.is_io() => Err(error.into()),
         Err(_) => Ok(None),
     }
 }
 
-/// What a long line's first bytes say about its timestamp.
-enum Leading {
-    /// The top-level `timestamp` member was read: its instant, or `None` when it is not a
-    /// valid one (the line has no usable timestamp).
-    Stamp(Option<Timestamp>),
-    /// The bytes ended before the `timestamp` member was reached.
-    Unsettled,
-    /// The line is not a JSON object, or is damaged before its `timestamp`.
-    NotAnEntry,
+/// The top-level `timestamp` of an entry line, decoded as `JSON.parse` (Pi) reads the line:
+/// it must be one JSON object, every other member is checked and skipped without being
+/// kept, a key's JSON escapes count (`"time\u0073tamp"`), and of repeated `timestamp`
+/// members the last one wins (review fix11 L1). A value that is not a string is no
+/// timestamp.
+struct StampedLine<'de> {
+    timestamp: Option<Cow<'de, str>>,
 }
 
-/// Decodes the top-level members of an object from the first bytes of a line up to its
-/// `timestamp` member. A duplicated `timestamp` later in the line is not seen (Pi writes each
-/// member once).
-fn leading_timestamp(prefix: &[u8]) -> Leading {
-    struct Members<'a> {
-        timestamp: &'a mut Option<Option<String>>,
+impl StampedLine<'_> {
+    /// Returns the timestamp's instant, when it is a valid one.
+    fn instant(&self) -> Option<Timestamp> {
+        pi_retrospect_core::timestamp::parse(self.timestamp.as_deref()?)
     }
-    impl<'de> Visitor<'de> for Members<'_> {
-        type Value = ();
+}
 
-        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            formatter.write_str("an entry object")
-        }
+impl<'de> Deserialize<'de> for StampedLine<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> Visitor<'de> for Members {
+            type Value = StampedLine<'de>;
 
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-            while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                if key == "timestamp" {
-                    *self.timestamp = Some(map.next_value::<Option<String>>()?);
-                    // Found: the rest of the line is not read.
-                    return Err(de::Error::custom("timestamp found"));
-                }
-                map.next_value::<IgnoredAny>()?;
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("an entry object")
             }
-            Ok(())
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut timestamp = None;
+                while let Some(TimestampKey(is_timestamp)) = map.next_key()? {
+                    if is_timestamp {
+                        timestamp = map.next_value::<LooseStr<'de>>()?.0;
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(StampedLine { timestamp })
+            }
         }
+        deserializer.deserialize_map(Members)
     }
-    let mut timestamp = None;
-    let mut deserializer = serde_json::Deserializer::from_slice(prefix);
-    let result = de::Deserializer::deserialize_map(
-        &mut deserializer,
-        Members {
-            timestamp: &mut timestamp,
-        },
-    );
-    match (timestamp, result) {
-        (Some(text), _) => Leading::Stamp(
-            text.as_deref()
-                .and_then(pi_retrospect_core::timestamp::parse),
-        ),
-        (None, Err(error)) if error.is_eof() => Leading::Unsettled,
-        // Damaged, not an object, or an object that ends within the first bytes of a longer
-        // line (so the line is not JSON).
-        (None, _) => Leading::NotAnEntry,
+}
+
+/// Whether an object key is `timestamp`, compared without keeping the key.
+struct TimestampKey(bool);
+
+impl<'de> Deserialize<'de> for TimestampKey {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Key;
+        impl Visitor<'_> for Key {
+            type Value = TimestampKey;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("a key")
+            }
+
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<TimestampKey, E> {
+                Ok(TimestampKey(key == "timestamp"))
+            }
+        }
+        deserializer.deserialize_str(Key)
+    }
+}
+
+/// A string value, borrowed from the line when it has no escape, or `None` for a value of
+/// any other type (checked and skipped).
+struct LooseStr<'de>(Option<Cow<'de, str>>);
+
+impl<'de> Deserialize<'de> for LooseStr<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Loose;
+        impl<'de> Visitor<'de> for Loose {
+            type Value = LooseStr<'de>;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("any value")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+                Ok(LooseStr(Some(Cow::Borrowed(text))))
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+                Ok(LooseStr(Some(Cow::Owned(text.to_owned()))))
+            }
+
+            fn visit_string<E: de::Error>(self, text: String) -> Result<Self::Value, E> {
+                Ok(LooseStr(Some(Cow::Owned(text))))
+            }
+
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(LooseStr(None))
+            }
+
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(LooseStr(None))
+            }
+
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(LooseStr(None))
+            }
+
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(LooseStr(None))
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(LooseStr(None))
+            }
+
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                IgnoredAny.visit_seq(seq).map(|_| LooseStr(None))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                IgnoredAny.visit_map(map).map(|_| LooseStr(None))
+            }
+        }
+        deserializer.deserialize_any(Loose)
     }
 }
 
@@ -385,7 +474,7 @@ fn leading_timestamp(prefix: &[u8]) -> Leading {
 pub(crate) fn read_full_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
     let mut filled = 0;
     while filled < buffer.len() {
-        match file.read_at(&mut buffer[filled..], offset + filled as u64) {
+        match read_at(file, &mut buffer[filled..], offset + filled as u64) {
             Ok(0) => break,
             Ok(n_read) => filled += n_read,
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
@@ -393,6 +482,18 @@ pub(crate) fn read_full_at(file: &File, buffer: &mut [u8], offset: u64) -> std::
         }
     }
     Ok(filled)
+}
+
+/// Reads once from `offset` into `buffer`; every read of a session's ends goes through here,
+/// so that tests can count them.
+pub(crate) fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let n_read = file.read_at(buffer, offset)?;
+    #[cfg(test)]
+    tests::READS.with(|reads| {
+        let (n_reads, n_bytes) = reads.get();
+        reads.set((n_reads + 1, n_bytes + n_read as u64));
+    });
+    Ok(n_read)
 }
 
 /// Returns the timestamp of the last line in `bytes` that has one. The first line counts
@@ -412,25 +513,47 @@ pub(crate) fn newest_in(bytes: &[u8], starts_at_file_start: bool) -> Option<Time
     None
 }
 
-/// Returns the instant of a line's top-level `timestamp` member.
+/// Returns the instant of a line's top-level `timestamp` member ([`StampedLine`]), when the
+/// line is one JSON object.
 fn line_timestamp(line: &[u8]) -> Option<Timestamp> {
-    #[derive(Deserialize)]
-    struct Stamped<'a> {
-        #[serde(borrow)]
-        timestamp: Option<std::borrow::Cow<'a, str>>,
-    }
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
-    if line.iter().all(u8::is_ascii_whitespace) {
+    if !may_have_timestamp(line) {
         return None;
     }
-    let stamped: Stamped<'_> = serde_json::from_slice(line).ok()?;
-    pi_retrospect_core::timestamp::parse(&stamped.timestamp?)
+    let mut deserializer = serde_json::Deserializer::from_slice(line);
+    let stamped = StampedLine::deserialize(&mut deserializer).ok()?;
+    deserializer.end().ok()?;
+    stamped.instant()
+}
+
+/// Returns whether a line can spell a `timestamp` key: it holds the word, or a `\u` escape
+/// that could spell it. A line that cannot (a run of `{"a":1}` or `x` lines in a damaged
+/// file) is passed over without being decoded.
+fn may_have_timestamp(line: &[u8]) -> bool {
+    static TIMESTAMP: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"timestamp"));
+    static ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"\\u"));
+    TIMESTAMP.find(line).is_some() || ESCAPE.find(line).is_some()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// The reads [`read_at`] made on this thread, and the bytes they returned.
+        pub(super) static READS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+    }
+
+    /// Returns what `run` returns, with the number of reads it made and the bytes read.
+    pub(super) fn count_reads<T>(run: impl FnOnce() -> T) -> (T, u64, u64) {
+        let before = READS.with(std::cell::Cell::get);
+        let value = run();
+        let after = READS.with(std::cell::Cell::get);
+        (value, after.0 - before.0, after.1 - before.1)
+    }
 
     fn check(body: &[u8], expected: Option<&str>) {
         check_reads(body, expected, true);
@@ -533,9 +656,8 @@ mod tests {
     }
 
     /// Final break review F3: a last line longer than the tail window (a tool result of
-    /// tens of megabytes) gives its own timestamp, read from its first bytes after a scan
-    /// back to its start, whatever the spelling of its members; the start no longer counts
-    /// silently.
+    /// tens of megabytes) gives its own timestamp, decoded whole after a scan back to its
+    /// start, whatever the spelling of its members; the start no longer counts silently.
     #[test]
     fn a_last_line_longer_than_the_window_gives_its_timestamp() {
         let huge = "x".repeat(MAX_ACTIVITY_TAIL_BYTES as usize + 10);
@@ -581,6 +703,31 @@ mod tests {
                 format!(r#"{{"type" "timestamp":"2026-01-09T00:00:00Z","t":"{huge}"}}"#),
                 "2026-01-02T00:00:00.000Z",
             ),
+            // Review fix11 L1: a torn write glued to the next entry is not JSON, whatever
+            // its first bytes say (Pi and `show` skip it).
+            (
+                format!(
+                    r#"{{"type":"message","timestamp":"2026-01-09T00:00:00Z","t":"{huge}" garbage}}"#
+                ),
+                "2026-01-02T00:00:00.000Z",
+            ),
+            (
+                format!(
+                    r#"{{"type":"message","timestamp":"2026-01-09T00:00:00Z","t":"{huge}"}}{{"type":"message","timestamp":"2026-01-10T00:00:00Z"}}"#
+                ),
+                "2026-01-02T00:00:00.000Z",
+            ),
+            // Review fix11 L1: of repeated timestamps the last wins, as in JSON.parse.
+            (
+                format!(
+                    r#"{{"timestamp":"2026-01-09T00:00:00Z","t":"{huge}","timestamp":"2026-01-10T00:00:00Z"}}"#
+                ),
+                "2026-01-10T00:00:00.000Z",
+            ),
+            (
+                format!(r#"{{"timestamp":"2026-01-09T00:00:00Z","t":"{huge}","timestamp":null}}"#),
+                "2026-01-02T00:00:00.000Z",
+            ),
         ];
         for (index, (last, expected)) in cases.into_iter().enumerate() {
             // The line endings are tried on the first case only: each case costs a few
@@ -620,6 +767,134 @@ mod tests {
             Some("2026-01-01T00:00:00.000Z"),
             false,
         );
+    }
+
+    /// Review fix11 L1: a short line decodes as `JSON.parse` reads it, as a long one does:
+    /// of repeated `timestamp` members the last wins (a value that is not a string is no
+    /// timestamp), and a line that is not one JSON object is skipped.
+    #[test]
+    fn repeated_timestamps_take_the_last() {
+        let earlier = entry("2026-01-02T00:00:00Z", "a");
+        let cases = [
+            (
+                r#"{"type":"message","timestamp":"2026-01-03T00:00:00Z","id":"t","timestamp":"2026-01-04T00:00:00Z"}"#,
+                Some("2026-01-04T00:00:00.000Z"),
+            ),
+            (
+                r#"{"timestamp":5,"timestamp":"2026-01-05T00:00:00Z"}"#,
+                Some("2026-01-05T00:00:00.000Z"),
+            ),
+            (
+                r#"{"timestamp":"2026-01-03T00:00:00Z","timestamp":{"a":[1]}}"#,
+                Some("2026-01-02T00:00:00.000Z"),
+            ),
+            (
+                r#"{"timestamp":"2026-01-03T00:00:00Z","timestamp":"soon"}"#,
+                Some("2026-01-02T00:00:00.000Z"),
+            ),
+            (
+                r#"{"timestamp":"2026-01-03T00:00:00Z"} garbage"#,
+                Some("2026-01-02T00:00:00.000Z"),
+            ),
+            (
+                r#"["2026-01-03T00:00:00Z"]"#,
+                Some("2026-01-02T00:00:00.000Z"),
+            ),
+        ];
+        for (last, expected) in cases {
+            check(
+                format!("{HEADER}\n{earlier}\n{last}\n").as_bytes(),
+                expected,
+            );
+            // The same line in a file longer than the ends read's whole-read size.
+            let filler = format!("{{\"t\":\"{}\"}}\n", "y".repeat(40_000));
+            check(
+                format!("{HEADER}\n{earlier}\n{filler}{last}\n").as_bytes(),
+                expected,
+            );
+        }
+    }
+
+    /// Review fix11 M1: a file that ends in megabytes of short lines without a timestamp is
+    /// scanned back in chunks, each line decoded from the chunk that holds it: the reads are
+    /// counted in chunks, not in lines (one read per line before: millions).
+    #[test]
+    fn many_short_lines_cost_reads_per_chunk() {
+        let filler_lines = ["{\"a\":1}\n", "x\n", "{\"t\":\"timestamp\"}\n", "\n"];
+        let mut body = format!("{HEADER}\n{}\n", entry("2026-01-02T00:00:00Z", "a"));
+        let mut index = 0;
+        while body.len() < 20_000_000 {
+            body.push_str(filler_lines[index % filler_lines.len()]);
+            index += 1;
+        }
+        let size = body.len() as u64;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, &body).expect("write");
+        let (activity, n_reads, n_bytes) = count_reads(|| read_last_activity(&path));
+        let activity = activity.expect("readable");
+        assert_eq!(
+            activity
+                .instant
+                .map(|instant| instant.to_string())
+                .as_deref(),
+            Some("2026-01-02T00:00:00.000Z")
+        );
+        // The doubling window (12 reads, 16 MiB) and then a chunk per half a chunk at most.
+        let n_chunks = size / SCAN_CHUNK_BYTES + 1;
+        assert!(n_reads <= 12 + 2 * n_chunks, "{n_reads} reads");
+        assert!(
+            n_bytes <= 2 * MAX_ACTIVITY_TAIL_BYTES + 2 * size,
+            "{n_bytes} bytes"
+        );
+        // The ends read of `list --long` shares the scan.
+        let (summary, n_reads, _) =
+            count_reads(|| crate::summary::read_summary_in(&path, crate::SummaryScope::Ends));
+        assert_eq!(
+            summary
+                .expect("readable")
+                .last_activity
+                .map(|instant| instant.to_string())
+                .as_deref(),
+            Some("2026-01-02T00:00:00.000Z")
+        );
+        assert!(n_reads <= 20 + 2 * n_chunks, "{n_reads} reads");
+    }
+
+    /// Review fix11 M1: lines are decoded from the chunk that holds them whole, so the
+    /// newest entry is found wherever the chunks' ends fall: before, across and after a
+    /// chunk's end, longer than a chunk, and after lines longer than a chunk.
+    #[test]
+    fn lines_across_chunk_ends() {
+        let chunk = SCAN_CHUNK_BYTES as usize;
+        let window = MAX_ACTIVITY_TAIL_BYTES as usize;
+        let short = "{\"a\":1}\n".repeat(window / 8 + 3);
+        let long_filler = format!("{{\"t\":\"{}\"}}\n", "y".repeat(chunk + 100));
+        let near_chunk = format!("{{\"t\":\"{}\"}}\n", "y".repeat(chunk - 300));
+        // Empty lines after the entry shift where the chunks' ends fall.
+        let cases = [
+            (10, 0),
+            (8 * 1024, 7),
+            (chunk / 2, 0),
+            (chunk - 200, 7),
+            (chunk + 50, 0),
+        ];
+        for (text_length, shift) in cases {
+            for filler in [&short, &near_chunk.repeat(9), &long_filler.repeat(9)] {
+                let text = "z".repeat(text_length);
+                let body = format!(
+                    "{HEADER}\n{}\n{}\n{}{filler}",
+                    entry("2026-01-02T00:00:00Z", "a"),
+                    entry("2026-01-03T00:00:00Z", &text),
+                    "\n".repeat(shift),
+                );
+                check_reads(
+                    body.as_bytes(),
+                    Some("2026-01-03T00:00:00.000Z"),
+                    text_length == 10,
+                );
+            }
+        }
     }
 
     /// Final break review F3: the scan stops at the line cap, as `show` holds no longer

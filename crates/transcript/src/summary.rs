@@ -8,7 +8,6 @@
 //! `"session_info"`, or, until the first user message is found, `"user"`.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use memchr::memmem;
@@ -239,7 +238,7 @@ pub(crate) struct ReadAt<'a> {
 
 impl std::io::Read for ReadAt<'_> {
     fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
-        let n_read = self.file.read_at(buffer, self.offset)?;
+        let n_read = crate::activity::read_at(self.file, buffer, self.offset)?;
         self.offset += n_read as u64;
         Ok(n_read)
     }
