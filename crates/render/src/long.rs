@@ -310,20 +310,31 @@ fn row<'a>(session: &'a Session, depth: usize, options: &LongOptions<'_>) -> Row
         },
         None => id,
     };
-    let runs = match session.n_runs() {
-        0 => "-".to_owned(),
-        runs => runs.to_string(),
+    let runs: Cow<'a, str> = match session.n_runs() {
+        0 => Cow::Borrowed("-"),
+        runs => Cow::Owned(runs.to_string()),
     };
     let summary = session.facts((options.summary_of)(&session.path));
-    let mut title = "  ".repeat(depth);
+    let text = summary.and_then(SessionSummary::title);
+    let mut title = String::with_capacity(2 * depth + 4 + text.map_or(0, str::len));
+    for _ in 0..depth {
+        title.push_str("  ");
+    }
     if depth > 0 {
         title.push_str("↳ ");
     }
-    if let Some(text) = summary.and_then(SessionSummary::title) {
+    if let Some(text) = text {
         push_one_line(&mut title, text);
     }
+    // The time is the front end's text: kept as it is when clean (the common case), with no
+    // copy.
+    let when = (options.when_of)(session, summary);
+    let when = match escape_for_terminal(&when) {
+        Cow::Borrowed(_) => when,
+        Cow::Owned(escaped) => escaped,
+    };
     Row {
-        when: Field::new(escape_for_terminal(&(options.when_of)(session, summary)).into_owned()),
+        when: Field::new(when),
         id: Field::new(id),
         cwd: Field::new(escape_for_terminal(&session.cwd)),
         runs: Field::new(runs),
