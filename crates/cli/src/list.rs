@@ -420,7 +420,9 @@ fn write(
             for part in parts {
                 out.write_all(part.as_bytes())?;
             }
-            drop(rows);
+            // As for the listing (see `run`): the process ends once the rows are out, and
+            // freeing tens of thousands of their strings one by one would only delay it.
+            std::mem::forget(rows);
         }
     }
     Ok(())
