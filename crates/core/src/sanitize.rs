@@ -93,6 +93,29 @@ pub fn sanitize_for_terminal(text: &str) -> Cow<'_, str> {
     Cow::Owned(clean)
 }
 
+/// Returns whether [`escape_for_terminal`] must write `character` as an escape.
+fn needs_escape(character: char) -> bool {
+    character.is_control()
+        || is_line_separator(character)
+        || is_bidi_control(character)
+        || is_invisible(character)
+}
+
+/// Returns whether `text` may hold a character [`needs_escape`] is true of, from its bytes
+/// alone: a C0 control or DEL, or the first bytes of the UTF-8 forms of the others (`C2` for
+/// the C1 controls, `D8` for U+061C, `E1` for U+180E, `E2 80`/`E2 81` for U+2000-U+207F,
+/// `EF` for U+FEFF, `F3` for the tag block). Never false for such text; true for some text
+/// that is clean (then the exact check decides). Saves that check its character decoding
+/// for text such as `10:00→12:00`.
+fn may_need_escape(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(index, &byte)| match byte {
+        0x00..=0x1f | 0x7f | 0xc2 | 0xd8 | 0xe1 | 0xef | 0xf3 => true,
+        0xe2 => matches!(bytes.get(index + 1), Some(0x80 | 0x81)),
+        _ => false,
+    })
+}
+
 /// Returns `text` with every control character (C0 including newline and tab, DEL, C1), the
 /// Unicode line and paragraph separators, every bidi control and every invisible character
 /// written as a visible `\u{..}` escape.
@@ -103,15 +126,9 @@ pub fn sanitize_for_terminal(text: &str) -> Cow<'_, str> {
 /// which is the case for every ordinary path.
 pub fn escape_for_terminal(text: &str) -> Cow<'_, str> {
     // Printable ASCII (every ordinary path) needs nothing.
-    if is_printable_ascii(text) {
+    if is_printable_ascii(text) || !may_need_escape(text) {
         return Cow::Borrowed(text);
     }
-    let needs_escape = |character: char| {
-        character.is_control()
-            || is_line_separator(character)
-            || is_bidi_control(character)
-            || is_invisible(character)
-    };
     if !text.chars().any(needs_escape) {
         return Cow::Borrowed(text);
     }
@@ -221,6 +238,26 @@ mod tests {
             sanitize_for_terminal("clean\ntext"),
             Cow::Borrowed(_)
         ));
+    }
+
+    /// The byte pre-check never passes a character that needs an escape: checked for every
+    /// character there is, alone and between others.
+    #[test]
+    fn the_byte_check_misses_no_character_that_needs_escaping() {
+        for code in 0..=u32::from(char::MAX) {
+            let Some(character) = char::from_u32(code) else {
+                continue;
+            };
+            if needs_escape(character) {
+                assert!(may_need_escape(&format!("a{character}→b")), "U+{code:04X}");
+            }
+        }
+        assert!(!may_need_escape("2026-11-30 10:00→12:00"));
+        assert!(matches!(
+            escape_for_terminal("10:00→12:00"),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(escape_for_terminal("a\u{2028}→"), "a\\u{2028}→");
     }
 
     proptest::proptest! {
