@@ -69,7 +69,7 @@ impl StoreArgs {
 /// When to colour output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
-    /// Only on a terminal (or with CLICOLOR_FORCE), and never when NO_COLOR is set.
+    /// Only on a terminal (not TERM=dumb) or with CLICOLOR_FORCE, and never when NO_COLOR is set.
     Auto,
     /// Always.
     Always,

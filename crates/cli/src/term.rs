@@ -6,20 +6,27 @@ use crate::args::ColorChoice;
 
 /// Returns whether to colour standard output for `choice`.
 ///
-/// `auto` colours only a terminal, or any output when `CLICOLOR_FORCE` is set to something
-/// other than `0`, and never when `NO_COLOR` is set and non-empty (<https://no-color.org>).
-/// `always` and `never` are the user's explicit word and win over both variables.
+/// `auto` colours only a terminal that is not `TERM=dumb` (as ripgrep does), or any output
+/// when `CLICOLOR_FORCE` is set to something other than `0`, and never when `NO_COLOR` is set
+/// and non-empty (<https://no-color.org>). `always` and `never` are the user's explicit word
+/// and win over every variable.
 pub fn use_color(choice: ColorChoice) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            let is_set = |name: &str| std::env::var_os(name).is_some_and(|value| !value.is_empty());
-            let is_forced = std::env::var_os("CLICOLOR_FORCE")
-                .is_some_and(|value| value != "0" && !value.is_empty());
-            (std::io::stdout().is_terminal() || is_forced) && !is_set("NO_COLOR")
-        }
+        ColorChoice::Auto => auto_color(std::io::stdout().is_terminal(), &|name| {
+            std::env::var_os(name)
+        }),
     }
+}
+
+/// The `auto` rule of [`use_color`] for an output that `is_terminal`, with the environment
+/// read through `var`.
+fn auto_color(is_terminal: bool, var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> bool {
+    let is_set = |name: &str| var(name).is_some_and(|value| !value.is_empty());
+    let is_forced = var("CLICOLOR_FORCE").is_some_and(|value| value != "0" && !value.is_empty());
+    let is_dumb = var("TERM").is_some_and(|term| term == "dumb");
+    ((is_terminal && !is_dumb) || is_forced) && !is_set("NO_COLOR")
 }
 
 /// Returns the width to fit lines into when standard output is a terminal: `$COLUMNS` when it
@@ -39,4 +46,38 @@ pub fn fit_width() -> Option<usize> {
             .filter(|width| *width > 0)
             .unwrap_or(80),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn auto_with(is_terminal: bool, vars: &[(&str, &str)]) -> bool {
+        auto_color(is_terminal, &|name| {
+            vars.iter()
+                .find(|(key, _)| *key == name)
+                .map(|(_, value)| std::ffi::OsString::from(value))
+        })
+    }
+
+    #[test]
+    fn auto_colour_follows_the_terminal_and_the_variables() {
+        assert!(auto_with(true, &[]));
+        assert!(auto_with(true, &[("TERM", "xterm-256color")]));
+        assert!(!auto_with(false, &[]));
+        // A dumb terminal gets none (final review N5), unless forced.
+        assert!(!auto_with(true, &[("TERM", "dumb")]));
+        assert!(auto_with(
+            true,
+            &[("TERM", "dumb"), ("CLICOLOR_FORCE", "1")]
+        ));
+        assert!(auto_with(false, &[("CLICOLOR_FORCE", "1")]));
+        assert!(!auto_with(false, &[("CLICOLOR_FORCE", "0")]));
+        assert!(!auto_with(true, &[("NO_COLOR", "1")]));
+        assert!(!auto_with(
+            false,
+            &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "x")]
+        ));
+        assert!(auto_with(true, &[("NO_COLOR", "")]));
+    }
 }
