@@ -474,13 +474,9 @@ fn when(session: &Session, summary: Option<&SessionSummary>, zone: &jiff::tz::Ti
     let mut text = String::with_capacity(24);
     push_year(&mut text, start.year);
     text.push('-');
-    push_two(&mut text, start.month);
-    text.push('-');
-    push_two(&mut text, start.day);
+    push_pair(&mut text, start.month, '-', start.day);
     text.push(' ');
-    push_two(&mut text, start.hour);
-    text.push(':');
-    push_two(&mut text, start.minute);
+    push_pair(&mut text, start.hour, ':', start.minute);
     let last_instant = session.last_activity(summary);
     let Some(last) = local(last_instant) else {
         // Local time ends where jiff's calendar does (9999-12-30, leaving room for any
@@ -497,19 +493,13 @@ fn when(session: &Session, summary: Option<&SessionSummary>, zone: &jiff::tz::Ti
         text.push('→');
         push_year(&mut text, last.year);
         text.push('-');
-        push_two(&mut text, last.month);
-        text.push('-');
-        push_two(&mut text, last.day);
+        push_pair(&mut text, last.month, '-', last.day);
     } else if (last.month, last.day) != (start.month, start.day) {
         text.push('→');
-        push_two(&mut text, last.month);
-        text.push('-');
-        push_two(&mut text, last.day);
+        push_pair(&mut text, last.month, '-', last.day);
     } else if (last.hour, last.minute) != (start.hour, start.minute) {
         text.push('→');
-        push_two(&mut text, last.hour);
-        text.push(':');
-        push_two(&mut text, last.minute);
+        push_pair(&mut text, last.hour, ':', last.minute);
     }
     text
 }
@@ -522,6 +512,13 @@ struct Civil {
     day: i8,
     hour: i8,
     minute: i8,
+}
+
+/// Appends two calendar fields as two digits each, `separator` between them (`09-03`, `14:32`).
+fn push_pair(text: &mut String, first: i8, separator: char, second: i8) {
+    push_two(text, first);
+    text.push(separator);
+    push_two(text, second);
 }
 
 /// Appends a calendar field (0-99) as two digits.
