@@ -266,16 +266,17 @@ pub fn long_lines_of(
             .max(widths.cwd.min(MIN_CWD_WIDTH));
         if extra > 0 {
             // Still too wide to keep a title as long as the other rows' (up to
-            // `MIN_TITLE_WIDTH`): the cwd shrinks further, to one column at least (runs of one
-            // launch share their session's cwd, which the row above shows).
+            // `MIN_TITLE_WIDTH`), or, with no title, to fit at all: the cwd shrinks further,
+            // to one column at least (runs of one launch share their session's cwd, which the
+            // row above shows), so the runs column stays in the line (final review N3).
             let common_title = width.saturating_sub(
                 widths.when + widths.id + widths.cwd + widths.runs + 4 * SEPARATOR.len(),
             );
             let wanted_title = row.title.width.min(MIN_TITLE_WIDTH).min(common_title);
             let before_cwd = widths.when + row.id.width + widths.runs + 4 * SEPARATOR.len();
-            if wanted_title > 0 {
-                let cwd_room = width.saturating_sub(before_cwd + wanted_title).max(1);
-                row_cwd_width = row_cwd_width.min(cwd_room);
+            let cwd_room = width.saturating_sub(before_cwd + wanted_title);
+            if wanted_title > 0 || cwd_room > 0 {
+                row_cwd_width = row_cwd_width.min(cwd_room.max(1));
             }
         }
         let cwd = Field::new(elide_middle(
@@ -806,6 +807,41 @@ mod tests {
         );
         for line in lines {
             assert!(line.width() <= 80, "{line}");
+        }
+        // Final review N3: a long-id top-level row with no title (no user message yet) keeps
+        // its runs column on a narrow terminal: its cwd gives way instead of the line being
+        // cut.
+        let untitled = [
+            "abcd0000-0000-7000-8000-000000000001",
+            "abcd0000-0000-7000-8000-000000000002",
+        ];
+        let listing = Listing {
+            sessions: vec![
+                session("05413fb4-aaaa", "/home/u/proj", vec![]),
+                session(untitled[0], "/home/u/proj", vec![]),
+                session(untitled[1], "/home/u/proj", vec![]),
+            ],
+            warnings: vec![],
+        };
+        let ids = pi_retrospect_core::IdPrefixes::new(
+            ["05413fb4-aaaa", untitled[0], untitled[1]].into_iter(),
+        );
+        let options = LongOptions {
+            color: false,
+            width: Some(64),
+            header: false,
+            home: None,
+            when_of: &|_, _| "2026-11-25 10:00".to_owned(),
+            summary_of: &|id| id.contains("05413fb4").then_some(&summary),
+            id_len_of: &|id| ids.unique_len(id),
+        };
+        let narrow = long_lines(&listing, &options);
+        for line in narrow.lines().filter(|line| line.contains("abcd0000")) {
+            assert!(line.width() <= 64, "{line}");
+            let rest = line
+                .strip_prefix("2026-11-25 10:00  abcd0000-0000-7000-8000-00000000000")
+                .expect("the whole id");
+            assert_eq!(rest.split_whitespace().nth(2), Some("-"), "{line}");
         }
     }
 
