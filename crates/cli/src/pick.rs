@@ -29,7 +29,7 @@ session's directory no longer exists, Pi is started here and asks what to do its
 starts nothing): p=$(pi-retrospect pick -p) && pi --session \"$p\". Esc or Ctrl-C leaves.
 
 The picker draws on the terminal itself (/dev/tty), so it works inside $( ); without a \
-terminal it refuses (exit 1). NO_COLOR turns colour off. Nothing is ever written to the \
+terminal it refuses (exit 1). NO_COLOR (or TERM=dumb) turns colour off. Nothing is ever written to the \
 session store.
 
 Exit status: 0 when a path was printed; 130 when you left without choosing (or on SIGINT); \
@@ -57,7 +57,8 @@ pub struct PickArgs {
     #[arg(long, short = 'a')]
     pub all: bool,
 
-    /// When to use colour (auto: unless NO_COLOR is set; the picker draws on the terminal).
+    /// When to use colour (auto: unless NO_COLOR is set or TERM=dumb; the picker draws on the
+    /// terminal).
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
 }
@@ -82,7 +83,6 @@ pub fn silent_exit(error: &anyhow::Error) -> Option<u8> {
 
 /// Runs `pick` with `args`, writing the chosen path (with --print) to `out`.
 pub fn run(args: &PickArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
-    let is_set = |name: &str| std::env::var_os(name).is_some_and(|value| !value.is_empty());
     let options = PickOptions {
         list: ListRequest {
             stores: args.store.flags(),
@@ -93,7 +93,8 @@ pub fn run(args: &PickArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
         is_color: match args.color {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => !is_set("NO_COLOR"),
+            // The picker draws on the terminal itself, whatever stdout is.
+            ColorChoice::Auto => crate::term::auto_color(true, &|name| std::env::var_os(name)),
         },
         pager: std::env::var("PAGER")
             .ok()

@@ -22,7 +22,10 @@ pub fn use_color(choice: ColorChoice) -> bool {
 
 /// The `auto` rule of [`use_color`] for an output that `is_terminal`, with the environment
 /// read through `var`.
-fn auto_color(is_terminal: bool, var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> bool {
+pub(crate) fn auto_color(
+    is_terminal: bool,
+    var: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+) -> bool {
     let is_set = |name: &str| var(name).is_some_and(|value| !value.is_empty());
     let is_forced = var("CLICOLOR_FORCE").is_some_and(|value| value != "0" && !value.is_empty());
     let is_dumb = var("TERM").is_some_and(|term| term == "dumb");

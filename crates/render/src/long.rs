@@ -273,7 +273,8 @@ pub fn long_lines_of(
                 widths.when + widths.id + widths.cwd + widths.runs + 4 * SEPARATOR.len(),
             );
             let wanted_title = row.title.width.min(MIN_TITLE_WIDTH).min(common_title);
-            let before_cwd = widths.when + row.id.width + widths.runs + 4 * SEPARATOR.len();
+            let before_cwd =
+                widths.when + row.id.width + widths.runs + n_separators(row) * SEPARATOR.len();
             let cwd_room = width.saturating_sub(before_cwd + wanted_title);
             if wanted_title > 0 || cwd_room > 0 {
                 row_cwd_width = row_cwd_width.min(cwd_room.max(1));
@@ -292,6 +293,12 @@ pub fn long_lines_of(
     lines
 }
 
+/// How many separators a row's line shows: four, or three when it has no title (the last one
+/// is trailing space, trimmed), so an untitled row's room is not short by one (last review F1).
+fn n_separators(row: &Row<'_>) -> usize {
+    if row.title.text.is_empty() { 3 } else { 4 }
+}
+
 /// The column widths of a listing.
 #[derive(Clone, Copy)]
 struct Widths {
@@ -302,15 +309,15 @@ struct Widths {
 }
 
 fn row<'a>(session: &'a Session, depth: usize, options: &LongOptions<'_>) -> Row<'a> {
-    let id = escape_for_terminal(&session.id);
+    // The unique prefix is counted in the id's own characters, so it is cut before it is
+    // escaped: cut after, an escape (`\u{202e}`) was cut through and two ids could show the
+    // same text (last review).
     let id_len = (options.id_len_of)(&session.id);
-    let id = match id.char_indices().nth(id_len.max(1)) {
-        Some((cut, _)) => match id {
-            Cow::Borrowed(id) => Cow::Borrowed(&id[..cut]),
-            Cow::Owned(id) => Cow::Owned(id[..cut].to_owned()),
-        },
-        None => id,
+    let prefix = match session.id.char_indices().nth(id_len.max(1)) {
+        Some((cut, _)) => &session.id[..cut],
+        None => session.id.as_str(),
     };
+    let id = escape_for_terminal(prefix);
     let runs: Cow<'a, str> = match session.n_runs() {
         0 => Cow::Borrowed("-"),
         runs => Cow::Owned(runs.to_string()),
@@ -364,7 +371,7 @@ fn push_row(
         + padded(&row.id, widths.id)
         + padded(cwd, widths.cwd)
         + padded(&row.runs, widths.runs)
-        + 4 * SEPARATOR.len();
+        + n_separators(row) * SEPARATOR.len();
     // When not even the columns fit, the plain line itself is cut.
     let is_cut_whole = matches!(options.width, Some(width) if before_title > width);
     let (dim, yellow, cyan, bold, reset) = match (options.color && !is_cut_whole, is_body) {
@@ -843,6 +850,38 @@ mod tests {
                 .expect("the whole id");
             assert_eq!(rest.split_whitespace().nth(2), Some("-"), "{line}");
         }
+        // Where the untitled row fits exactly, its cwd is whole: it shows three separators,
+        // not four (last review F1).
+        let exact = LongOptions {
+            width: Some(71),
+            ..options
+        };
+        let exact = long_lines(&listing, &exact);
+        assert!(
+            exact.lines().any(|line| line
+                == "2026-11-25 10:00  abcd0000-0000-7000-8000-000000000001  /home/u/proj  -"),
+            "{exact}"
+        );
+
+        // An id is cut to its unique prefix before it is escaped, so an escape is never cut
+        // through and two ids never show the same text.
+        let odd = ["abcd\u{202e}1111-x", "abcd\u{202e}2222-x"];
+        let listing = Listing {
+            sessions: odd.iter().map(|id| session(id, "/w", vec![])).collect(),
+            warnings: vec![],
+        };
+        let ids = pi_retrospect_core::IdPrefixes::new(odd.into_iter());
+        let options = LongOptions {
+            width: None,
+            summary_of: &|_| None,
+            id_len_of: &|id| ids.unique_len(id),
+            ..options
+        };
+        let shown: Vec<String> = long_lines(&listing, &options)
+            .lines()
+            .map(|line| line.split("  ").nth(1).unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(shown, ["abcd\\u{202e}111", "abcd\\u{202e}222"]);
     }
 
     proptest::proptest! {
