@@ -246,8 +246,15 @@ pub fn long_lines_of(
     options: &LongOptions<'_>,
 ) -> String {
     let widths = layout.widths;
-    let mut lines = String::new();
-    for row in &rows.rows[range] {
+    let rows = &rows.rows[range];
+    // Sized once for the whole part: the line's columns and its title.
+    let line_width = widths.when + widths.id + widths.cwd + widths.runs + 4 * SEPARATOR.len();
+    let mut lines = String::with_capacity(
+        rows.iter()
+            .map(|row| line_width + row.title.text.len() + 16)
+            .sum(),
+    );
+    for row in rows {
         // A row whose id is wider than the column takes the difference from its cwd's cell,
         // so its runs and title stay in line with the others where its cwd leaves room.
         let extra = row.id.width.saturating_sub(widths.id);
@@ -291,6 +298,17 @@ pub fn long_lines_of(
         push_row(&mut lines, row, Some(&cwd), &widths, options, true);
     }
     lines
+}
+
+/// Appends `count` spaces, a slice at a time rather than a character at a time.
+fn push_spaces(lines: &mut String, count: usize) {
+    const SPACES: &str = "                                                                ";
+    let mut left = count;
+    while left > 0 {
+        let n = left.min(SPACES.len());
+        lines.push_str(&SPACES[..n]);
+        left -= n;
+    }
 }
 
 /// How many separators a row's line shows: four, or three when it has no title (the last one
@@ -383,11 +401,11 @@ fn push_row(
     let push_padded = |lines: &mut String, field: &Field, width: usize, is_left: bool| {
         let fill = width.saturating_sub(field.width);
         if !is_left {
-            lines.extend(std::iter::repeat_n(' ', fill));
+            push_spaces(lines, fill);
         }
         lines.push_str(&field.text);
         if is_left {
-            lines.extend(std::iter::repeat_n(' ', fill));
+            push_spaces(lines, fill);
         }
     };
     lines.push_str(dim);
