@@ -312,10 +312,12 @@ impl<'a> Scanner<'a> {
         let quoted = &self.bytes[self.pos - raw.len() - 2..self.pos];
         match serde_json::from_slice::<String>(quoted) {
             Ok(text) => Ok(Cow::Owned(text)),
-            Err(_) => Ok(Cow::Owned(
-                serde_json::from_str::<String>(&String::from_utf8_lossy(quoted))
-                    .unwrap_or_default(),
-            )),
+            // A lone surrogate escape or invalid UTF-8: U+FFFD, as Pi reads it and as `list`
+            // reads names and first messages ([`decode_lossy`]), not an empty string.
+            Err(_) => Ok(Cow::Owned(match decode_lossy(quoted) {
+                serde_json::Value::String(text) => text,
+                _ => String::new(),
+            })),
         }
     }
 
@@ -802,6 +804,18 @@ mod tests {
         }
         let deep = format!("{{\"a\":{}{}}}", "[".repeat(200), "]".repeat(200));
         check(&deep, Err("syntax"));
+    }
+
+    /// Final review N1: a name holding a lone surrogate escape reads with U+FFFD, as `list`
+    /// and Pi read it, not as an empty name.
+    #[test]
+    fn a_lone_surrogate_reads_as_a_replacement_character() {
+        let line = r#"{"type":"session_info","name":"lone \ud83d here"}"#;
+        let envelope = parse_envelope(line.as_bytes()).unwrap_or_else(|_| panic!("valid"));
+        assert_eq!(envelope.name.0.as_deref(), Some("lone \u{fffd} here"));
+        let paired = r#"{"type":"session_info","name":"\ud83d\ude00 \u0041"}"#;
+        let envelope = parse_envelope(paired.as_bytes()).unwrap_or_else(|_| panic!("valid"));
+        assert_eq!(envelope.name.0.as_deref(), Some("😀 A"));
     }
 
     #[test]
