@@ -439,61 +439,47 @@ const TREES_PER_TASK: usize = 32;
 /// was last active in a later minute, `→14:32` on the same day or `→09-03` on a later one.
 fn when(session: &Session, summary: Option<&SessionSummary>, zone: &jiff::tz::TimeZone) -> String {
     // The zone gives the offset; the calendar fields are worked out here, which costs a
-    // fraction of jiff's civil conversion (two per `--long` row).
+    // fraction of jiff's civil conversion (two per `--long` row). An instant past jiff's
+    // calendar (9999-12-30, leaving room for any offset) has no local time.
     let local = |instant: pi_retrospect_core::Timestamp| {
         let nanos = i32::try_from(instant.nanos).unwrap_or(0);
         let at = jiff::Timestamp::new(instant.seconds, nanos).ok()?;
-        let offset = i64::from(zone.to_offset(at).seconds());
-        let shifted = pi_retrospect_core::Timestamp {
-            seconds: instant.seconds + offset,
-            nanos: 0,
-        };
-        let (year, month, day, hour, minute, _) = shifted.to_utc_fields();
-        Some(Civil {
-            year: i16::try_from(year).ok()?,
-            month: i8::try_from(month).ok()?,
-            day: i8::try_from(day).ok()?,
-            hour: i8::try_from(hour).ok()?,
-            minute: i8::try_from(minute).ok()?,
-        })
+        Civil::at(instant, zone.to_offset(at).seconds())
     };
     let Some(start) = local(session.instant) else {
         // Past the local calendar (a header at 9999-12-31): its UTC date and time, as short
         // as a local start, so one odd row does not widen the column (review fix 11, L3).
+        let Some(start) = Civil::at(session.instant, 0) else {
+            return session.timestamp.clone();
+        };
         let mut text = String::with_capacity(24);
-        push_utc_date(&mut text, session.instant);
-        let (_, _, _, hour, minute, _) = session.instant.to_utc_fields();
+        start.push_date(&mut text);
         text.push(' ');
-        push_two(&mut text, (hour % 100) as i8);
-        text.push(':');
-        push_two(&mut text, (minute % 100) as i8);
+        push_pair(&mut text, start.hour, ':', start.minute);
         return text;
     };
     // Written digit by digit: `strftime`, and even `write!`, cost more than the rest of a
     // `--long` row.
     let mut text = String::with_capacity(24);
-    push_year(&mut text, start.year);
-    text.push('-');
-    push_pair(&mut text, start.month, '-', start.day);
+    start.push_date(&mut text);
     text.push(' ');
     push_pair(&mut text, start.hour, ':', start.minute);
     let last_instant = session.last_activity(summary);
     let Some(last) = local(last_instant) else {
-        // Local time ends where jiff's calendar does (9999-12-30, leaving room for any
-        // offset), but the file said it and `--jsonl` reports it: never dropped (final break
-        // review F4). Shown as its UTC date, in the later-year form (`→9999-12-31`): the
-        // whole UTC text made every row's WHEN 43 columns wide (review fix 11, L3).
-        if last_instant != session.instant {
+        // The file said it and `--jsonl` reports it: never dropped (final break review F4).
+        // Shown as its UTC date, in the later-year form (`→9999-12-31`): the whole UTC text
+        // made every row's WHEN 43 columns wide (review fix 11, L3).
+        if last_instant != session.instant
+            && let Some(last) = Civil::at(last_instant, 0)
+        {
             text.push('→');
-            push_utc_date(&mut text, last_instant);
+            last.push_date(&mut text);
         }
         return text;
     };
     if last.year != start.year {
         text.push('→');
-        push_year(&mut text, last.year);
-        text.push('-');
-        push_pair(&mut text, last.month, '-', last.day);
+        last.push_date(&mut text);
     } else if (last.month, last.day) != (start.month, start.day) {
         text.push('→');
         push_pair(&mut text, last.month, '-', last.day);
@@ -504,7 +490,7 @@ fn when(session: &Session, summary: Option<&SessionSummary>, zone: &jiff::tz::Ti
     text
 }
 
-/// A local date and time to the minute, as `when` writes it.
+/// A date and time to the minute, as `when` writes it.
 #[derive(Clone, Copy)]
 struct Civil {
     year: i16,
@@ -512,6 +498,32 @@ struct Civil {
     day: i8,
     hour: i8,
     minute: i8,
+}
+
+impl Civil {
+    /// Returns the calendar fields of `instant` at `offset_seconds` east of UTC, or `None`
+    /// when its year is beyond what `strftime`'s `%Y` writes here.
+    fn at(instant: pi_retrospect_core::Timestamp, offset_seconds: i32) -> Option<Civil> {
+        let shifted = pi_retrospect_core::Timestamp {
+            seconds: instant.seconds + i64::from(offset_seconds),
+            nanos: 0,
+        };
+        let (year, month, day, hour, minute, _) = shifted.to_utc_fields();
+        Some(Civil {
+            year: i16::try_from(year).ok()?,
+            month: i8::try_from(month).ok()?,
+            day: i8::try_from(day).ok()?,
+            hour: i8::try_from(hour).ok()?,
+            minute: i8::try_from(minute).ok()?,
+        })
+    }
+
+    /// Appends the date, `YYYY-MM-DD` (the year as [`push_year`] writes it).
+    fn push_date(self, text: &mut String) {
+        push_year(text, self.year);
+        text.push('-');
+        push_pair(text, self.month, '-', self.day);
+    }
 }
 
 /// Appends two calendar fields as two digits each, `separator` between them (`09-03`, `14:32`).
@@ -526,19 +538,6 @@ fn push_two(text: &mut String, value: i8) {
     let value = value.unsigned_abs() % 100;
     text.push(char::from(b'0' + value / 10));
     text.push(char::from(b'0' + value % 10));
-}
-
-/// Appends the UTC date of `instant`, `YYYY-MM-DD` (a year beyond four digits as
-/// [`push_year`] writes it), for an instant the local calendar cannot hold.
-fn push_utc_date(text: &mut String, instant: pi_retrospect_core::Timestamp) {
-    let (year, month, day, _, _, _) = instant.to_utc_fields();
-    // Any instant a header or entry can hold is within a day of years 0-9999.
-    push_year(text, i16::try_from(year).unwrap_or(i16::MAX));
-    text.push('-');
-    // Months and days are below 100, so the casts keep them.
-    push_two(text, month as i8);
-    text.push('-');
-    push_two(text, day as i8);
 }
 
 /// Appends a year as `strftime`'s `%Y` writes it: at least four digits, with a sign when
