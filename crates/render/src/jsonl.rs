@@ -11,6 +11,8 @@
 use std::io::{self, Write};
 
 use pi_retrospect_core::{Session, SessionSummary, Warning};
+
+use crate::write_json_str;
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -66,16 +68,16 @@ fn push_session_line(
     line.extend_from_slice(b",\"parentPath\":");
     push_json_option(line, parent_path);
     line.extend_from_slice(b",\"id\":");
-    push_json_str(line, &session.id);
+    write_json_str(line, &session.id);
     line.extend_from_slice(b",\"path\":");
-    push_json_str(line, &session.path);
+    write_json_str(line, &session.path);
     line.extend_from_slice(b",\"timestamp\":");
-    push_json_str(line, &session.timestamp);
+    write_json_str(line, &session.timestamp);
     line.extend_from_slice(b",\"cwd\":");
-    push_json_str(line, &session.cwd);
+    write_json_str(line, &session.cwd);
     if let Some(parent_session_path) = &session.parent_session_path {
         line.extend_from_slice(b",\"parentSessionPath\":");
-        push_json_str(line, parent_session_path);
+        write_json_str(line, parent_session_path);
     }
     line.extend_from_slice(b",\"nSubagents\":");
     push_usize(line, session.n_runs());
@@ -110,66 +112,9 @@ fn push_usize(out: &mut Vec<u8>, mut value: usize) {
 /// Appends `text` as a JSON string, or `null`.
 fn push_json_option(out: &mut Vec<u8>, text: Option<&str>) {
     match text {
-        Some(text) => push_json_str(out, text),
+        Some(text) => write_json_str(out, text),
         None => out.extend_from_slice(b"null"),
     }
-}
-
-/// Appends `text` as a JSON string, escaped exactly as serde_json escapes it: `"` and `\\`
-/// with a backslash, the control characters below U+0020 as `\b \t \n \f \r` or `\u00xx`
-/// (lower-case hex), everything else as it is. Runs with nothing to escape are copied whole.
-pub fn push_json_str(out: &mut Vec<u8>, text: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = text.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
-    let mut at = 0;
-    loop {
-        let next = next_escape(bytes, at);
-        out.extend_from_slice(&bytes[at..next]);
-        let Some(&byte) = bytes.get(next) else {
-            break;
-        };
-        match byte {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            _ => {
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[usize::from(byte >> 4)]);
-                out.push(HEX[usize::from(byte & 0xf)]);
-            }
-        }
-        at = next + 1;
-    }
-    out.push(b'"');
-}
-
-/// Returns the index of the first byte at or after `at` that a JSON string must escape
-/// (below 0x20, `"` or `\\`), or the length of `bytes` when there is none.
-///
-/// Clean stretches are tested sixteen bytes at a time, in a loop the compiler turns into
-/// vector compares (three times serde_json's byte-by-byte table on a listing's strings).
-fn next_escape(bytes: &[u8], mut at: usize) -> usize {
-    const CHUNK: usize = 16;
-    let needs_escape = |byte: u8| byte < 0x20 || byte == b'"' || byte == b'\\';
-    while let Some(chunk) = bytes.get(at..at + CHUNK) {
-        let is_dirty = chunk.iter().fold(false, |dirty, &byte| {
-            dirty | (byte < 0x20) | (byte == b'"') | (byte == b'\\')
-        });
-        if is_dirty {
-            break;
-        }
-        at += CHUNK;
-    }
-    bytes[at..]
-        .iter()
-        .position(|&byte| needs_escape(byte))
-        .map_or(bytes.len(), |offset| at + offset)
 }
 
 /// Writes one warning line.
@@ -254,7 +199,7 @@ mod tests {
         #[test]
         fn strings_are_escaped_as_serde_json_escapes_them(text in tricky()) {
             let mut ours = b"x".to_vec();
-            push_json_str(&mut ours, &text);
+            write_json_str(&mut ours, &text);
             let theirs = serde_json::to_vec(&text).expect("serialize");
             prop_assert_eq!(&ours[1..], &theirs[..]);
         }
