@@ -420,7 +420,18 @@ fn push_row(
     push_padded(lines, cwd, widths.cwd, true);
     lines.push_str(reset);
     lines.push_str(SEPARATOR);
+    // The header's labels are all bold; a body row's run count is plain.
+    let (runs_style, runs_reset) = if is_body { ("", "") } else { (bold, reset) };
+    lines.push_str(runs_style);
     push_padded(lines, &row.runs, widths.runs, false);
+    lines.push_str(runs_reset);
+    if row.title.text.is_empty() && !is_cut_whole {
+        // No title: the line ends with the run count, coloured or not, as its room was
+        // counted (`n_separators`); a separator and an empty bold title made a coloured line
+        // two columns wider than the terminal (last break review).
+        lines.push('\n');
+        return;
+    }
     lines.push_str(SEPARATOR);
     lines.push_str(bold);
     match options.width {
@@ -867,6 +878,28 @@ mod tests {
                 .strip_prefix("2026-11-25 10:00  abcd0000-0000-7000-8000-00000000000")
                 .expect("the whole id");
             assert_eq!(rest.split_whitespace().nth(2), Some("-"), "{line}");
+        }
+        // Coloured, the untitled row is as wide as plain: no separator and empty bold title
+        // after its run count (last break review).
+        let coloured = LongOptions {
+            color: true,
+            ..options
+        };
+        for line in long_lines(&listing, &coloured)
+            .lines()
+            .filter(|line| line.contains("abcd0000"))
+        {
+            let mut visible = String::new();
+            let mut rest = line;
+            while let Some(escape) = rest.find('\x1b') {
+                visible.push_str(&rest[..escape]);
+                rest = rest[escape..]
+                    .split_once('m')
+                    .map_or("", |(_, after)| after);
+            }
+            visible.push_str(rest);
+            assert!(visible.width() <= 64, "{visible:?}");
+            assert!(visible.ends_with('-'), "{visible:?}");
         }
         // Where the untitled row fits exactly, its cwd is whole: it shows three separators,
         // not four (last review F1).
