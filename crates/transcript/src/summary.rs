@@ -173,11 +173,23 @@ pub fn read_ends_with_head(
         summary.last_activity = crate::activity::newest_in(head, true);
         return Ok(summary);
     }
-    let size = regular_size(path, file)?;
+    let size = seekable_size(path, file)?;
     if size <= WHOLE_READ_BYTES || size <= head.len() as u64 {
         return Ok(whole_summary_of(file, size)?);
     }
     Ok(ends_summary_with(file, size, head)?)
+}
+
+/// Returns the size of a file the walk found to be a regular one, from a seek to its end,
+/// which costs less than `fstat` (it fills in much more than the size; every read after
+/// this one is positional, so where the descriptor stands does not matter). Should the file
+/// have been replaced since by something that cannot seek (a FIFO), `fstat` says what it is.
+fn seekable_size(path: &Path, mut file: &File) -> Result<u64, SummaryError> {
+    use std::io::Seek;
+    match file.seek(std::io::SeekFrom::End(0)) {
+        Ok(size) => Ok(size),
+        Err(_) => regular_size(path, file),
+    }
 }
 
 /// Files up to this size are read by [`whole_summary_of`] in one positional read into a
@@ -357,8 +369,8 @@ struct FactFinder {
 impl FactFinder {
     fn new() -> FactFinder {
         FactFinder {
-            session_info: memmem::Finder::new(b"\"session_info\""),
-            user: memmem::Finder::new(b"\"user\""),
+            session_info: rare_pair_finder(b"\"session_info\"", *b"_o"),
+            user: rare_pair_finder(b"\"user\"", *b"\"u"),
             escape: memmem::Finder::new(b"\\u"),
         }
     }
@@ -441,6 +453,35 @@ impl FactFinder {
             }
         }
         None
+    }
+}
+
+/// Returns a finder for `needle` that looks first for the two bytes of `rare`, which must
+/// occur in it.
+///
+/// memchr's finder scans for the needle's two rarest bytes and checks each place they both
+/// occur. Its idea of rare comes from prose and code, where `"` is uncommon, so for
+/// `"user"` it picks the two quotes, which JSON puts around every four-letter key (`"type"`,
+/// `"role"`, `"text"`): most places checked are no match. Pairs chosen on the benchmark's
+/// transcripts scan a file's ends about 1.6 times as fast (`"u` for `"user"`, `_o` for
+/// `"session_info"`). What is found is the same whichever pair is used.
+fn rare_pair_finder(needle: &'static [u8], rare: [u8; 2]) -> memmem::Finder<'static> {
+    memmem::FinderBuilder::new().build_forward_with_ranker(RareFirst(rare), needle)
+}
+
+/// A byte frequency ranking in which the two given bytes are the rarest and all others
+/// equally common.
+struct RareFirst([u8; 2]);
+
+impl memchr::arch::all::packedpair::HeuristicFrequencyRank for RareFirst {
+    fn rank(&self, byte: u8) -> u8 {
+        if byte == self.0[0] {
+            0
+        } else if byte == self.0[1] {
+            1
+        } else {
+            u8::MAX
+        }
     }
 }
 
@@ -761,6 +802,28 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The finders that look for a chosen pair of bytes first find every match memchr's
+        /// own finders find, in JSON-like bytes dense with the needles' bytes and parts.
+        #[test]
+        fn rare_pair_finders_find_what_plain_ones_do(
+            parts in proptest::collection::vec(0usize..10, 0..200),
+        ) {
+            const PARTS: [&str; 10] =
+                ["\"", "u", "_", "o", "\"user\"", "\"session_info\"", "\"us", "info\"", "session_", " "];
+            let haystack: String = parts.iter().map(|part| PARTS[*part]).collect();
+            let facts = FactFinder::new();
+            for (finder, needle) in [
+                (&facts.user, &b"\"user\""[..]),
+                (&facts.session_info, &b"\"session_info\""[..]),
+            ] {
+                let plain = memmem::Finder::new(needle);
+                proptest::prop_assert_eq!(
+                    finder.find_iter(haystack.as_bytes()).collect::<Vec<_>>(),
+                    plain.find_iter(haystack.as_bytes()).collect::<Vec<_>>()
+                );
+            }
+        }
+
         /// Issue 11: the one-piece read of a small file finds the same name and first user
         /// message as the line-by-line stream, whatever the lines (a `"user"` inside a
         /// `session_info` line, names cleared and set again, damaged lines, no final newline).
