@@ -354,13 +354,13 @@ fn long_line_timestamp(file: &File, start: u64, end: u64) -> std::io::Result<Opt
 /// kept, a key's JSON escapes count (`"time\u0073tamp"`), and of repeated `timestamp`
 /// members the last one wins (review fix11 L1). A value that is not a string is no
 /// timestamp.
-struct StampedLine<'de> {
-    timestamp: Option<Cow<'de, str>>,
+pub(crate) struct StampedLine<'de> {
+    pub(crate) timestamp: Option<Cow<'de, str>>,
 }
 
 impl StampedLine<'_> {
     /// Returns the timestamp's instant, when it is a valid one.
-    fn instant(&self) -> Option<Timestamp> {
+    pub(crate) fn instant(&self) -> Option<Timestamp> {
         pi_retrospect_core::timestamp::parse(self.timestamp.as_deref()?)
     }
 }
@@ -514,17 +514,27 @@ pub(crate) fn newest_in(bytes: &[u8], starts_at_file_start: bool) -> Option<Time
 }
 
 /// Returns the instant of a line's top-level `timestamp` member ([`StampedLine`]), when the
-/// line is one JSON object.
-fn line_timestamp(line: &[u8]) -> Option<Timestamp> {
+/// line is one JSON object: skimmed ([`crate::skim`]) when the skimmer is certain, decoded
+/// by serde otherwise.
+pub(crate) fn line_timestamp(line: &[u8]) -> Option<Timestamp> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
     if !may_have_timestamp(line) {
         return None;
     }
+    match crate::skim::line_timestamp(line) {
+        Some(timestamp) => timestamp.and_then(pi_retrospect_core::timestamp::parse),
+        None => decoded_line(line)?.instant(),
+    }
+}
+
+/// Returns a line's [`StampedLine`] decoded by serde, when the line is one JSON object: what
+/// [`line_timestamp`] falls back on when the skimmer is not certain.
+pub(crate) fn decoded_line(line: &[u8]) -> Option<StampedLine<'_>> {
     let mut deserializer = serde_json::Deserializer::from_slice(line);
     let stamped = StampedLine::deserialize(&mut deserializer).ok()?;
     deserializer.end().ok()?;
-    stamped.instant()
+    Some(stamped)
 }
 
 /// Returns whether a line can spell a `timestamp` key: it holds the word, or a `\u` escape

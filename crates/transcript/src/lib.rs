@@ -26,6 +26,7 @@ mod json;
 mod scan;
 mod session;
 mod show;
+mod skim;
 mod store;
 mod summary;
 mod text;
