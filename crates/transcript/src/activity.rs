@@ -519,12 +519,12 @@ pub(crate) fn newest_in(bytes: &[u8], starts_at_file_start: bool) -> Option<Time
 pub(crate) fn line_timestamp(line: &[u8]) -> Option<Timestamp> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
-    if !may_have_timestamp(line) {
-        return None;
-    }
+    // The skimmer costs less than the finders that would tell whether the line is worth
+    // decoding, so it goes first; serde runs only on lines that could have a timestamp.
     match crate::skim::line_timestamp(line) {
         Some(timestamp) => timestamp.and_then(pi_retrospect_core::timestamp::parse),
-        None => decoded_line(line)?.instant(),
+        None if may_have_timestamp(line) => decoded_line(line)?.instant(),
+        None => None,
     }
 }
 
