@@ -132,7 +132,7 @@ fn ends_summary_with(file: &File, size: u64, head: &[u8]) -> std::io::Result<Ses
             summary.last_activity = window.last_activity;
             return Ok(summary);
         }
-        let tail_name = FACTS.last_name_in(buffer, false);
+        let tail_name = FACTS.last_name_in(buffer, false, true);
         if window.is_settled() {
             summary.last_activity = window.last_activity;
         } else {
@@ -405,10 +405,17 @@ impl FactFinder {
             return;
         };
         let body = &bytes[header_end + 1..];
+        // Most bodies hold no escape at all: one pass says so, and the escape finder need
+        // not run again, neither for the first message nor for the name.
+        let first_escape = self.escape.find(body);
         let mut from = 0;
         while summary.first_user_message.is_none() {
             let next_user = self.user.find(&body[from..]);
-            let next_escape = self.escape.find(&body[from..]);
+            let next_escape = match first_escape {
+                None => None,
+                Some(at) if at >= from => Some(at - from),
+                Some(_) => self.escape.find(&body[from..]),
+            };
             let Some(found) = next_user.into_iter().chain(next_escape).min() else {
                 break;
             };
@@ -419,14 +426,21 @@ impl FactFinder {
             }
             from = end;
         }
-        if let Some(name) = self.last_name_in(body, true) {
+        if let Some(name) = self.last_name_in(body, true, first_escape.is_some()) {
             summary.name = name;
         }
     }
 
     /// Returns the name set by the last whole `session_info` line of `bytes` (the first
-    /// line counts only when `starts_at_file_start`), or `None` when there is none.
-    fn last_name_in(&self, bytes: &[u8], starts_at_file_start: bool) -> Option<Option<String>> {
+    /// line counts only when `starts_at_file_start`), or `None` when there is none. Lines
+    /// holding a `\u` escape are looked at only when `may_have_escape` (the caller knows
+    /// when `bytes` holds none).
+    fn last_name_in(
+        &self,
+        bytes: &[u8],
+        starts_at_file_start: bool,
+        may_have_escape: bool,
+    ) -> Option<Option<String>> {
         let first_newline = if starts_at_file_start {
             0
         } else {
@@ -435,10 +449,11 @@ impl FactFinder {
         let bytes = &bytes[first_newline..];
         // Forward search is vectorised; the reverse one is not, and costs more than the
         // read. Matches are few, so they are collected and tried from the last line.
+        let escapes = may_have_escape.then(|| self.escape.find_iter(bytes));
         let mut matches: Vec<usize> = self
             .session_info
             .find_iter(bytes)
-            .chain(self.escape.find_iter(bytes))
+            .chain(escapes.into_iter().flatten())
             .collect();
         matches.sort_unstable();
         let mut tried_from = bytes.len() + 1;
