@@ -2,9 +2,10 @@
 //! `list --long` and the stats table show, so that every id they print works as a handle.
 //!
 //! A store holds tens of thousands of ids, and the set is built on every `--long` listing,
-//! so it is laid out for that: the ids are copied once into one buffer ([`IdBuffer`]), sorted
-//! by integer keys rather than by comparing scattered strings, and looked up through an open
-//! addressing table of indices rather than a map that owns a second copy of every id.
+//! so it is laid out for that: the ids are copied once into one buffer ([`IdBuffer`]) and
+//! grouped by their first [`MIN_ID_WIDTH`] bytes in one table of indices; only the ids that
+//! share those with another id are sorted (by integer keys rather than by comparing scattered
+//! strings) to find their neighbours.
 
 use std::hash::BuildHasher;
 
@@ -36,6 +37,12 @@ impl IdBuffer {
         self.ends.push(self.text.len());
     }
 
+    /// Returns the id numbered `idx` (in the order pushed).
+    fn id(&self, idx: usize) -> &str {
+        let (start, end) = self.span(idx);
+        self.text.get(start..end).unwrap_or_default()
+    }
+
     /// Returns where the id numbered `idx` (in the order pushed) lies in the text.
     fn span(&self, idx: usize) -> (usize, usize) {
         let start = idx
@@ -57,6 +64,170 @@ impl<'a> FromIterator<&'a str> for IdBuffer {
     }
 }
 
+/// The ids of a set of sessions, for finding the shortest prefix that names each one alone:
+/// what `list --long` shows, so every id it prints works as a handle.
+///
+/// An id is shown by at least [`MIN_ID_WIDTH`] characters, so only the ids that share that
+/// many with another id need their neighbours in sorted order; in a store of random ids they
+/// are few. The ids are grouped by their first [`MIN_ID_WIDTH`] bytes when those are ASCII
+/// (one integer key, one table probe); the ids of a group of two or more, and the ids whose
+/// first bytes are not all ASCII, are sorted apart ([`SortedIds`]).
+#[derive(Debug, Clone, Default)]
+pub struct IdPrefixes {
+    /// The ids as given (duplicates included); groups name them by number.
+    ids: IdBuffer,
+    /// An open addressing table (linear probing, at most half full, a power of two long) of
+    /// the groups, by key. Empty when the set is empty or too long for 32-bit numbers (then
+    /// every id is in `crowded`).
+    groups: Vec<Group>,
+    /// The ids of the groups of two distinct ids or more, and those longer than
+    /// [`MIN_ID_WIDTH`] bytes without an ASCII key: every id that shares its first
+    /// [`MIN_ID_WIDTH`] characters with another id of the set is here, and so is that other.
+    crowded: SortedIds,
+    /// The hash of `groups`, seeded per process, so that a hostile store cannot choose ids
+    /// whose keys all land on one slot.
+    hasher: foldhash::fast::RandomState,
+}
+
+/// The ids of an [`IdPrefixes`] set whose first [`MIN_ID_WIDTH`] bytes are the same ASCII
+/// characters: a slot of its table.
+#[derive(Debug, Clone, Copy, Default)]
+struct Group {
+    /// The first [`MIN_ID_WIDTH`] bytes, little-endian.
+    key: u64,
+    /// The number of the group's first id plus one; zero is an empty slot.
+    first: u32,
+    /// Whether the group holds another id than its first (its ids are then in `crowded`).
+    is_crowded: bool,
+}
+
+// A group's key holds the first `MIN_ID_WIDTH` bytes.
+const _: () = assert!(MIN_ID_WIDTH == size_of::<u64>());
+
+/// Returns the first [`MIN_ID_WIDTH`] bytes of `id` as an integer when there are that many
+/// and all are ASCII (then they are its first [`MIN_ID_WIDTH`] characters).
+fn ascii_key(id: &str) -> Option<u64> {
+    let first: [u8; MIN_ID_WIDTH] = id.as_bytes().get(..MIN_ID_WIDTH)?.try_into().ok()?;
+    let key = u64::from_le_bytes(first);
+    (key & 0x8080_8080_8080_8080 == 0).then_some(key)
+}
+
+impl PartialEq for IdPrefixes {
+    /// Two sets are equal when they hold the same distinct ids.
+    fn eq(&self, other: &IdPrefixes) -> bool {
+        self.distinct() == other.distinct()
+    }
+}
+
+impl Eq for IdPrefixes {}
+
+impl IdPrefixes {
+    /// Returns the set of `ids` (duplicates count once).
+    pub fn new<'a>(ids: impl Iterator<Item = &'a str>) -> IdPrefixes {
+        IdPrefixes::from_ids(ids.collect())
+    }
+
+    /// Returns the set of the ids in `ids` (duplicates count once), taking their buffer.
+    pub fn from_ids(ids: IdBuffer) -> IdPrefixes {
+        let n_ids = ids.ends.len();
+        let hasher = foldhash::fast::RandomState::default();
+        let mut groups = Vec::new();
+        if n_ids > 0 && u32::try_from(n_ids).is_ok() {
+            groups = vec![Group::default(); (n_ids * 2).next_power_of_two()];
+        }
+        let mask = groups.len().wrapping_sub(1);
+        let mut crowded = IdBuffer::default();
+        for idx in 0..n_ids {
+            let id = ids.id(idx);
+            if id.len() < MIN_ID_WIDTH {
+                // Fewer than `MIN_ID_WIDTH` characters: shown whole, and no other id shares
+                // that many with it.
+                continue;
+            }
+            let Some(key) = ascii_key(id).filter(|_| !groups.is_empty()) else {
+                crowded.push(id);
+                continue;
+            };
+            let mut slot = hasher.hash_one(key) as usize & mask;
+            loop {
+                let group = &mut groups[slot];
+                if group.first == 0 {
+                    // `n_ids` fits in 32 bits (checked above), and so does `idx + 1`.
+                    *group = Group {
+                        key,
+                        first: (idx + 1) as u32,
+                        is_crowded: false,
+                    };
+                    break;
+                }
+                if group.key == key {
+                    if !group.is_crowded {
+                        let first = ids.id(group.first as usize - 1);
+                        if first == id {
+                            break;
+                        }
+                        group.is_crowded = true;
+                        crowded.push(first);
+                    }
+                    crowded.push(id);
+                    break;
+                }
+                // The table is at most half full, so the probe ends at an empty slot.
+                slot = (slot + 1) & mask;
+            }
+        }
+        IdPrefixes {
+            ids,
+            groups,
+            crowded: SortedIds::from_ids(crowded),
+            hasher,
+        }
+    }
+
+    /// Returns how many characters of `id` (at least [`MIN_ID_WIDTH`], at most all of it) no
+    /// other id in the set starts with: the shortest prefix that is a handle for `id` alone.
+    pub fn unique_len(&self, id: &str) -> usize {
+        if id.len() <= MIN_ID_WIDTH {
+            // At most `MIN_ID_WIDTH` characters, all shown.
+            return id.chars().count();
+        }
+        let Some(key) = ascii_key(id).filter(|_| !self.groups.is_empty()) else {
+            return self.crowded.unique_len(id);
+        };
+        let mask = self.groups.len() - 1;
+        let mut slot = self.hasher.hash_one(key) as usize & mask;
+        while let Some(group) = self.groups.get(slot) {
+            if group.first == 0 {
+                // No id of the set shares its first `MIN_ID_WIDTH` characters.
+                return MIN_ID_WIDTH;
+            }
+            if group.key == key {
+                if group.is_crowded {
+                    return self.crowded.unique_len(id);
+                }
+                let other = self.ids.id(group.first as usize - 1);
+                return if other == id {
+                    MIN_ID_WIDTH
+                } else {
+                    prefix_len(id, Some(other), None)
+                };
+            }
+            slot = (slot + 1) & mask;
+        }
+        self.crowded.unique_len(id)
+    }
+
+    /// Returns the distinct ids of the set, sorted.
+    fn distinct(&self) -> Vec<&str> {
+        let mut distinct: Vec<&str> = (0..self.ids.ends.len())
+            .map(|idx| self.ids.id(idx))
+            .collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        distinct
+    }
+}
+
 /// One distinct id of an [`IdPrefixes`] set, in sorted order.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
@@ -69,10 +240,11 @@ struct Entry {
     unique_len: usize,
 }
 
-/// The ids of a set of sessions, sorted, for finding the shortest prefix that names each one
-/// alone: what `list --long` shows, so every id it prints works as a handle.
+/// Distinct ids, sorted, each with its answer: the part of an [`IdPrefixes`] set whose ids
+/// share their first [`MIN_ID_WIDTH`] characters with another id, or whose first characters
+/// are not all ASCII.
 #[derive(Debug, Clone, Default)]
-pub struct IdPrefixes {
+struct SortedIds {
     /// The ids' text as given (duplicates included); entries point into it.
     text: String,
     /// The distinct ids, sorted bytewise, with their answers.
@@ -88,31 +260,12 @@ pub struct IdPrefixes {
     hasher: foldhash::fast::RandomState,
 }
 
-impl PartialEq for IdPrefixes {
-    /// Two sets are equal when they hold the same distinct ids.
-    fn eq(&self, other: &IdPrefixes) -> bool {
-        self.sorted.len() == other.sorted.len()
-            && self
-                .sorted
-                .iter()
-                .zip(&other.sorted)
-                .all(|(left, right)| self.id(left) == other.id(right))
-    }
-}
-
-impl Eq for IdPrefixes {}
-
-impl IdPrefixes {
-    /// Returns the set of `ids` (duplicates count once).
-    pub fn new<'a>(ids: impl Iterator<Item = &'a str>) -> IdPrefixes {
-        IdPrefixes::from_ids(ids.collect())
-    }
-
-    /// Returns the set of the ids in `ids` (duplicates count once), taking their buffer.
-    pub fn from_ids(ids: IdBuffer) -> IdPrefixes {
+impl SortedIds {
+    /// Returns the distinct ids of `ids`, sorted, with their answers.
+    fn from_ids(ids: IdBuffer) -> SortedIds {
         let order = sorted_distinct(&ids);
         let sorted = with_unique_lens(&ids, &order);
-        let mut set = IdPrefixes {
+        let mut set = SortedIds {
             text: ids.text,
             sorted,
             table: Vec::new(),
@@ -122,9 +275,8 @@ impl IdPrefixes {
         set
     }
 
-    /// Returns how many characters of `id` (at least [`MIN_ID_WIDTH`], at most all of it) no
-    /// other id in the set starts with: the shortest prefix that is a handle for `id` alone.
-    pub fn unique_len(&self, id: &str) -> usize {
+    /// Returns the answer of [`IdPrefixes::unique_len`] for `id` among these ids.
+    fn unique_len(&self, id: &str) -> usize {
         if let Some(entry) = self.find(id) {
             return entry.unique_len;
         }
