@@ -71,7 +71,7 @@ impl<'a> FromIterator<&'a str> for IdBuffer {
 /// many with another id need their neighbours in sorted order; in a store of random ids they
 /// are few. The ids are grouped by their first [`MIN_ID_WIDTH`] bytes when those are ASCII
 /// (one integer key, one table probe); the ids of a group of two or more, and the ids whose
-/// first bytes are not all ASCII, are sorted apart ([`SortedIds`]).
+/// first bytes are not all ASCII, are sorted apart (`SortedIds`).
 #[derive(Debug, Clone, Default)]
 pub struct IdPrefixes {
     /// The ids as given (duplicates included); groups name them by number.
