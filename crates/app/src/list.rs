@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use pi_retrospect_core::filter::{CwdMatcher, Query, SortKey};
-use pi_retrospect_core::{IdPrefixes, Listing, Session, SessionRow, SessionSummary, Warning};
+use pi_retrospect_core::{
+    IdBuffer, IdPrefixes, Listing, Session, SessionRow, SessionSummary, Warning,
+};
 use pi_retrospect_transcript::SummaryScope;
 use pi_retrospect_walk::{BodyReach, BodyReader, Store, WalkOptions, WalkState};
 use rayon::prelude::*;
@@ -226,10 +228,16 @@ pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppE
     };
     // The ids of every session walked, before the query drops any; their prefixes are
     // worked out on a thread of their own while the query runs.
+    // They are copied into one buffer (the query takes the listing): one allocation, not
+    // one per id.
     let ids = request.unique_id_prefixes.then(|| {
         let mut ids = Vec::new();
         collect(&listing.sessions, |session| &session.id, &mut ids);
-        ids.into_iter().map(str::to_owned).collect::<Vec<String>>()
+        let mut buffer = IdBuffer::with_capacity(ids.len(), ids.iter().map(|id| id.len()).sum());
+        for id in ids {
+            buffer.push(id);
+        }
+        buffer
     });
     let notes = if listing.sessions.is_empty() {
         crate::store::layout_hints(&request.stores, &resolved.stores)

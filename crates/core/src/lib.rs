@@ -8,6 +8,7 @@
 
 pub mod entry_kinds;
 pub mod filter;
+pub mod id_prefixes;
 pub mod json_text;
 pub mod listing;
 pub mod nest;
@@ -17,8 +18,9 @@ pub mod search;
 pub mod stats;
 pub mod timestamp;
 
+pub use id_prefixes::{IdBuffer, IdPrefixes};
 pub use listing::{
-    HeaderFields, IdPrefixes, Listing, MIN_ID_WIDTH, Session, SessionRow, SessionSummary, Warning,
+    HeaderFields, Listing, MIN_ID_WIDTH, Session, SessionRow, SessionSummary, Warning,
     sort_sessions, unique_prefix_len,
 };
 pub use nest::nest;
