@@ -467,9 +467,12 @@ enum Facts {
 
 /// Collects `field` of every session at every level, depth first.
 fn collect<'a>(sessions: &'a [Session], field: fn(&Session) -> &str, out: &mut Vec<&'a str>) {
-    for session in sessions {
+    // An explicit work list, in the same order as recursion: runs nest thousands of levels
+    // deep in a hostile store (issue 9).
+    let mut pending: Vec<&Session> = sessions.iter().rev().collect();
+    while let Some(session) = pending.pop() {
         out.push(field(session));
-        collect(&session.subagent_sessions, field, out);
+        pending.extend(session.subagent_sessions.iter().rev());
     }
 }
 
