@@ -61,22 +61,75 @@ struct Field<'a> {
 impl<'a> Field<'a> {
     fn new(text: impl Into<Cow<'a, str>>) -> Field<'a> {
         let text = text.into();
-        // Printable ASCII (most titles and paths) is a column a byte.
-        let width = if pi_retrospect_core::sanitize::is_printable_ascii(&text) {
-            text.len()
-        } else {
-            text.width()
-        };
+        let width = columns(&text);
         Field { width, text }
     }
 
-    /// A field whose width is never asked for (a title off a terminal, which nothing cuts).
-    fn unmeasured(text: String) -> Field<'a> {
-        Field {
-            text: Cow::Owned(text),
-            width: 0,
+    /// A field of `text` escaped for a terminal ([`escape_for_terminal`]) and measured, in
+    /// one scan when it is plain (every ordinary path and id): plain text needs no escape.
+    fn escaped(text: &'a str) -> Field<'a> {
+        match plain_width(text) {
+            Some(width) => Field {
+                text: Cow::Borrowed(text),
+                width,
+            },
+            None => Field::new(escape_for_terminal(text)),
         }
     }
+
+    /// [`Field::escaped`] of text the field may keep.
+    fn escaped_owned(text: String) -> Field<'a> {
+        if let Some(width) = plain_width(&text) {
+            return Field {
+                text: Cow::Owned(text),
+                width,
+            };
+        }
+        match escape_for_terminal(&text) {
+            Cow::Borrowed(_) => Field::new(text),
+            Cow::Owned(escaped) => Field::new(escaped),
+        }
+    }
+
+    /// A field whose width is never asked for (a title off a terminal, which nothing cuts).
+    fn unmeasured(text: Cow<'a, str>) -> Field<'a> {
+        Field { text, width: 0 }
+    }
+}
+
+/// Returns how many columns `text` takes, as unicode-width measures it.
+fn columns(text: &str) -> usize {
+    plain_width(text).unwrap_or_else(|| text.width())
+}
+
+/// Returns the columns `text` takes when it is plain: printable ASCII and the three
+/// characters the listing writes itself (`→` in a time, `↳` before a run's title, `…` where
+/// text was cut), each one column wide and none part of a sequence unicode-width measures as
+/// a whole, and none needing an escape. `None` for any other text, which the general
+/// measure takes.
+fn plain_width(text: &str) -> Option<usize> {
+    // Printable ASCII (most titles and paths) is a column a byte: checked first by a fold
+    // with no early exit, which the compiler turns into many bytes an instruction.
+    if pi_retrospect_core::sanitize::is_printable_ascii(text) {
+        return Some(text.len());
+    }
+    let bytes = text.as_bytes();
+    let mut width = 0;
+    let mut index = 0;
+    while let Some(&byte) = bytes.get(index) {
+        if (0x20..0x7f).contains(&byte) {
+            index += 1;
+        } else if matches!(
+            bytes.get(index..index + 3),
+            Some([0xe2, 0x86, 0x92] | [0xe2, 0x86, 0xb3] | [0xe2, 0x80, 0xa6])
+        ) {
+            index += 3;
+        } else {
+            return None;
+        }
+        width += 1;
+    }
+    Some(width)
 }
 
 /// One row's fields.
@@ -93,10 +146,10 @@ struct Row<'a> {
 /// user message, on one line, stripped of terminal controls. Warnings are not written here:
 /// a front end reports them apart from the rows.
 ///
-pub fn write_long(
+pub fn write_long<'a>(
     out: &mut dyn Write,
-    listing: &Listing,
-    options: &LongOptions<'_>,
+    listing: &'a Listing,
+    options: &LongOptions<'a>,
 ) -> io::Result<()> {
     out.write_all(long_lines(listing, options).as_bytes())
 }
@@ -106,7 +159,7 @@ pub fn write_long(
 /// that has threads to spare makes the rows and the lines of parts of the listing in
 /// parallel with the same calls (a row costs a few microseconds: the title's clean-up, the
 /// id's unique prefix, the local time), as `list --long` does.
-pub fn long_lines(listing: &Listing, options: &LongOptions<'_>) -> String {
+pub fn long_lines<'a>(listing: &'a Listing, options: &LongOptions<'a>) -> String {
     let sessions = long_sessions(listing);
     let rows = long_rows(&sessions, options);
     let layout = long_layout(&rows, options);
@@ -150,7 +203,7 @@ impl<'a> LongRows<'a> {
 }
 
 /// Returns the rows of `sessions` (each with its depth, as [`long_sessions`] gives them).
-pub fn long_rows<'a>(sessions: &[(&'a Session, usize)], options: &LongOptions<'_>) -> LongRows<'a> {
+pub fn long_rows<'a>(sessions: &[(&'a Session, usize)], options: &LongOptions<'a>) -> LongRows<'a> {
     LongRows {
         rows: sessions
             .iter()
@@ -326,49 +379,70 @@ struct Widths {
     runs: usize,
 }
 
-fn row<'a>(session: &'a Session, depth: usize, options: &LongOptions<'_>) -> Row<'a> {
+fn row<'a>(session: &'a Session, depth: usize, options: &LongOptions<'a>) -> Row<'a> {
     // The unique prefix is counted in the id's own characters, so it is cut before it is
     // escaped: cut after, an escape (`\u{202e}`) was cut through and two ids could show the
     // same text (last review).
-    let id_len = (options.id_len_of)(&session.id);
-    let prefix = match session.id.char_indices().nth(id_len.max(1)) {
-        Some((cut, _)) => &session.id[..cut],
-        None => session.id.as_str(),
+    let id_len = (options.id_len_of)(&session.id).max(1);
+    let id = session.id.as_str();
+    let prefix = if id.is_ascii() {
+        // A character a byte.
+        &id[..id_len.min(id.len())]
+    } else {
+        match id.char_indices().nth(id_len) {
+            Some((cut, _)) => &id[..cut],
+            None => id,
+        }
     };
-    let id = escape_for_terminal(prefix);
-    let runs: Cow<'a, str> = match session.n_runs() {
-        0 => Cow::Borrowed("-"),
-        runs => Cow::Owned(runs.to_string()),
+    let runs = match session.n_runs() {
+        0 => Field {
+            text: Cow::Borrowed("-"),
+            width: 1,
+        },
+        runs => Field::new(runs_text(runs)),
     };
     let summary = session.facts((options.summary_of)(&session.path));
     let text = summary.and_then(SessionSummary::title);
-    let mut title = String::with_capacity(2 * depth + 4 + text.map_or(0, str::len));
-    for _ in 0..depth {
-        title.push_str("  ");
-    }
-    if depth > 0 {
-        title.push_str("↳ ");
-    }
-    if let Some(text) = text {
-        push_one_line(&mut title, text);
-    }
+    let title: Cow<'a, str> = match text {
+        // A top-level row's title already on one line (most first messages): borrowed.
+        Some(text) if depth == 0 && is_one_line(text) => Cow::Borrowed(text),
+        _ => {
+            let mut title = String::with_capacity(2 * depth + 4 + text.map_or(0, str::len));
+            for _ in 0..depth {
+                title.push_str("  ");
+            }
+            if depth > 0 {
+                title.push_str("↳ ");
+            }
+            if let Some(text) = text {
+                push_one_line(&mut title, text);
+            }
+            Cow::Owned(title)
+        }
+    };
     // The time is the front end's text: kept as it is when clean (the common case), with no
     // copy.
     let when = (options.when_of)(session, summary);
-    let when = match escape_for_terminal(&when) {
-        Cow::Borrowed(_) => when,
-        Cow::Owned(escaped) => escaped,
-    };
     Row {
-        when: Field::new(when),
-        id: Field::new(id),
-        cwd: Field::new(escape_for_terminal(&session.cwd)),
-        runs: Field::new(runs),
+        when: Field::escaped_owned(when),
+        id: Field::escaped(prefix),
+        cwd: Field::escaped(&session.cwd),
+        runs,
         title: if options.width.is_some() {
             Field::new(title)
         } else {
             Field::unmeasured(title)
         },
+    }
+}
+
+/// Returns a run count as text, borrowed for the common counts below 100.
+fn runs_text(runs: usize) -> Cow<'static, str> {
+    const PAIRS: &str = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+    match runs {
+        0..10 => Cow::Borrowed(&PAIRS[2 * runs + 1..2 * runs + 2]),
+        10..100 => Cow::Borrowed(&PAIRS[2 * runs..2 * runs + 2]),
+        _ => Cow::Owned(runs.to_string()),
     }
 }
 
@@ -487,14 +561,7 @@ pub fn one_line(text: &str) -> String {
 /// Appends `text` to `line` as [`one_line`] returns it.
 fn push_one_line(line: &mut String, text: &str) {
     let bytes = text.as_bytes();
-    let is_printable = bytes.iter().fold(true, |printable, byte| {
-        printable & (0x20..0x7f).contains(byte)
-    });
-    if is_printable
-        && bytes.first() != Some(&b' ')
-        && bytes.last() != Some(&b' ')
-        && memchr::memmem::find(bytes, b"  ").is_none()
-    {
+    if is_one_line(text) {
         // One line of words one space apart already (most first messages): as it is.
         line.push_str(text);
         return;
@@ -521,6 +588,22 @@ fn push_one_line(line: &mut String, text: &str) {
         return;
     }
     push_one_line_general(line, text);
+}
+
+/// Returns whether `text` is already as [`one_line`] returns it because it is printable
+/// ASCII words one space apart, with no space at either end.
+fn is_one_line(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    // One fold with no early exit over the bytes and their successors, which the compiler
+    // checks many bytes an instruction: every byte printable, and no two spaces in a row.
+    let is_printable = pi_retrospect_core::sanitize::is_printable_ascii(text);
+    let has_double_space = bytes
+        .iter()
+        .zip(bytes.iter().skip(1))
+        .fold(false, |found, (&first, &second)| {
+            found | ((first == b' ') & (second == b' '))
+        });
+    is_printable && !has_double_space && bytes.first() != Some(&b' ') && bytes.last() != Some(&b' ')
 }
 
 /// Returns whether `byte` is ASCII whitespace as [`char::is_whitespace`] says: the space, a
@@ -624,6 +707,7 @@ fn elide_middle(text: &str, width: usize) -> String {
 mod tests {
     use super::*;
     use pi_retrospect_core::timestamp;
+    use proptest::strategy::Strategy;
 
     #[test]
     fn truncation() {
@@ -935,7 +1019,70 @@ mod tests {
         assert_eq!(shown, ["abcd\\u{202e}111", "abcd\\u{202e}222"]);
     }
 
+    /// Returns text mixing printable ASCII with the characters the fast paths treat
+    /// specially (`→`, `↳`, `…`), their neighbours in UTF-8, controls, spaces, wide,
+    /// zero-width, combining and emoji characters and the sequences unicode-width measures as
+    /// a whole (a variation selector, a keycap, a joiner, `\r\n`).
+    fn mixed_text() -> impl proptest::strategy::Strategy<Value = String> {
+        proptest::collection::vec(
+            proptest::prop_oneof![
+                4 => proptest::char::range(' ', '~'),
+                1 => proptest::sample::select(vec![
+                    '→', '↳', '…', '↑', '↔', '⇒', '‥', '‧', '\u{2028}', '\u{202e}', '\u{200b}',
+                    '\u{fe0f}', '\u{fe0e}', '\u{20e3}', '\u{200d}', '\u{301}', '\n', '\r', '\t',
+                    '\u{1b}', '\u{7f}', '\u{85}', '日', '😀', '❤', 'é', '\u{0}', '\u{a0}', '\u{ff}',
+                ]),
+                1 => proptest::char::any(),
+            ],
+            0..24,
+        )
+        .prop_map(|characters| characters.into_iter().collect())
+    }
+
     proptest::proptest! {
+        /// The plain measure agrees with unicode-width wherever it answers, and answers for
+        /// any mix of printable ASCII and the listing's own characters.
+        #[test]
+        fn plain_width_agrees_with_unicode_width(text in mixed_text()) {
+            if let Some(width) = plain_width(&text) {
+                proptest::prop_assert_eq!(width, text.width());
+            }
+            let is_plain = text
+                .chars()
+                .all(|character| matches!(character, ' '..='~' | '→' | '↳' | '…'));
+            proptest::prop_assert_eq!(plain_width(&text).is_some(), is_plain);
+            proptest::prop_assert_eq!(columns(&text), text.width());
+        }
+
+        /// A field escapes and measures as the general way does, whether it takes the plain
+        /// path or not.
+        #[test]
+        fn escaped_fields_agree_with_the_general_way(text in mixed_text()) {
+            let escaped = escape_for_terminal(&text);
+            let general = (escaped.to_string(), escaped.width());
+            let field = Field::escaped(&text);
+            proptest::prop_assert_eq!((field.text.to_string(), field.width), general.clone());
+            let field = Field::escaped_owned(text.clone());
+            proptest::prop_assert_eq!((field.text.to_string(), field.width), general);
+        }
+
+        /// A title borrowed as it is would be the same text the clean-up writes.
+        #[test]
+        fn one_line_text_is_kept_as_it_is(text in proptest::prop_oneof![mixed_text(), "[ab \t]{0,12}"]) {
+            let mut general = String::new();
+            push_one_line_general(&mut general, &text);
+            if is_one_line(&text) {
+                proptest::prop_assert_eq!(&general, &text);
+            }
+            proptest::prop_assert_eq!(one_line(&text), general);
+        }
+
+        /// Run counts read as `to_string` writes them.
+        #[test]
+        fn runs_text_is_the_count(runs in proptest::prop_oneof![1_usize..200, proptest::num::usize::ANY]) {
+            proptest::prop_assert_eq!(runs_text(runs), runs.to_string());
+        }
+
         /// The bytewise way for printable ASCII with newlines and tabs gives what the
         /// general one does.
         #[test]
