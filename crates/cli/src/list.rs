@@ -377,9 +377,10 @@ fn write(
         }
         Format::Long { color, width } => {
             let clock = LocalClock::new(&env.time_zone);
-            let when_of = |session: &Session, summary: Option<&SessionSummary>| {
-                when(session, summary, &clock)
-            };
+            let when_of =
+                |session: &Session, summary: Option<&SessionSummary>, text: &mut String| {
+                    push_when(text, session, summary, &clock);
+                };
             let summary_of = |path: &str| summaries.get(path);
             let id_len_of = |id: &str| match id_prefixes {
                 Some(prefixes) => prefixes.unique_len(id),
@@ -436,9 +437,15 @@ const TREES_PER_BATCH: usize = 1024;
 /// How many top-level trees one parallel task of a batch takes.
 const TREES_PER_TASK: usize = 32;
 
-/// Returns when a session ran, in local time: its start (`2026-09-01 10:00`), then, when it
-/// was last active in a later minute, `→14:32` on the same day or `→09-03` on a later one.
-fn when(session: &Session, summary: Option<&SessionSummary>, clock: &LocalClock<'_>) -> String {
+/// Appends to `out` when a session ran, in local time: its start (`2026-09-01 10:00`), then,
+/// when it was last active in a later minute, `→14:32` on the same day or `→09-03` on a
+/// later one.
+fn push_when(
+    out: &mut String,
+    session: &Session,
+    summary: Option<&SessionSummary>,
+    clock: &LocalClock<'_>,
+) {
     // The zone gives the offset; the calendar fields are worked out here, which costs a
     // fraction of jiff's civil conversion (two per `--long` row). An instant past jiff's
     // calendar (9999-12-30, leaving room for any offset) has no local time.
@@ -451,12 +458,13 @@ fn when(session: &Session, summary: Option<&SessionSummary>, clock: &LocalClock<
         // Past the local calendar (a header at 9999-12-31): its UTC date and time, as short
         // as a local start, so one odd row does not widen the column (review fix 11, L3).
         let Some(start) = Civil::at(session.instant, 0) else {
-            return session.timestamp.clone();
+            out.push_str(&session.timestamp);
+            return;
         };
         start.push_date(&mut text);
         text.push(b' ');
         text.push_pair(start.hour, b':', start.minute);
-        return text.into_string();
+        return text.append_to(out);
     };
     start.push_date(&mut text);
     text.push(b' ');
@@ -472,7 +480,7 @@ fn when(session: &Session, summary: Option<&SessionSummary>, clock: &LocalClock<
             text.push_arrow();
             last.push_date(&mut text);
         }
-        return text.into_string();
+        return text.append_to(out);
     };
     if last.year != start.year {
         text.push_arrow();
@@ -484,7 +492,7 @@ fn when(session: &Session, summary: Option<&SessionSummary>, clock: &LocalClock<
         text.push_arrow();
         text.push_pair(last.hour, b':', last.minute);
     }
-    text.into_string()
+    text.append_to(out);
 }
 
 /// A time zone as `--long` reads it: offsets looked up through a cache of each thread's last
@@ -642,11 +650,14 @@ impl Civil {
     }
 }
 
-/// The text `when` writes, built on the stack: at most 34 bytes (`-32768-12-31 23:59` and
-/// `→-32768-12-31`).
+/// The text `when` writes, built on the stack: at most 31 ASCII bytes (`-32768-12-31 23:59`
+/// and `-32768-12-31`) and the arrow between them, kept apart so that the bytes are checked
+/// as UTF-8 on the fast path for ASCII.
 struct WhenText {
     bytes: [u8; 40],
     len: usize,
+    /// Where `→` stands, when it does.
+    arrow_at: Option<usize>,
 }
 
 impl Default for WhenText {
@@ -654,6 +665,7 @@ impl Default for WhenText {
         WhenText {
             bytes: [0; 40],
             len: 0,
+            arrow_at: None,
         }
     }
 }
@@ -669,9 +681,7 @@ impl WhenText {
 
     /// Appends `→`.
     fn push_arrow(&mut self) {
-        for byte in "→".bytes() {
-            self.push(byte);
-        }
+        self.arrow_at = Some(self.len);
     }
 
     /// Appends two calendar fields as two digits each, `separator` between them (`09-03`,
@@ -706,10 +716,15 @@ impl WhenText {
         }
     }
 
-    /// Returns the text. Only ASCII and whole `→`s are pushed, so it is UTF-8 (the empty
-    /// fallback is never taken).
-    fn into_string(self) -> String {
-        String::from_utf8(self.bytes[..self.len].to_vec()).unwrap_or_default()
+    /// Appends the text to `out`. Only ASCII is pushed, so it is UTF-8 (the empty fallbacks
+    /// are never taken).
+    fn append_to(self, out: &mut String) {
+        let arrow_at = self.arrow_at.unwrap_or(self.len);
+        out.push_str(std::str::from_utf8(&self.bytes[..arrow_at]).unwrap_or_default());
+        if self.arrow_at.is_some() {
+            out.push('→');
+            out.push_str(std::str::from_utf8(&self.bytes[arrow_at..self.len]).unwrap_or_default());
+        }
     }
 }
 
@@ -746,6 +761,13 @@ fn stream_unordered(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Returns what [`push_when`] appends.
+    fn when(session: &Session, summary: Option<&SessionSummary>, clock: &LocalClock<'_>) -> String {
+        let mut text = String::new();
+        push_when(&mut text, session, summary, clock);
+        text
+    }
 
     /// `when` writes its fields by hand; it must say what `strftime` says, in any zone, for
     /// every shape (same minute, same day, same year, another year).

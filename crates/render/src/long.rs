@@ -32,9 +32,10 @@ pub struct LongOptions<'a> {
     pub header: bool,
     /// The home directory, shown as `~` when a cwd has to shrink.
     pub home: Option<&'a str>,
-    /// Formats when a session ran (its start, and its last activity when later), given its
-    /// body facts when they were read.
-    pub when_of: &'a (dyn Fn(&Session, Option<&SessionSummary>) -> String + Sync),
+    /// Appends to the text when a session ran (its start, and its last activity when later),
+    /// given its body facts when they were read. Appended to text the rows share, rather than
+    /// returned, so that a row costs no allocation of its own.
+    pub when_of: &'a (dyn Fn(&Session, Option<&SessionSummary>, &mut String) + Sync),
     /// Returns a session's body facts read apart from it (by path), when they were; a
     /// session's own [`Session::summary`] serves otherwise.
     pub summary_of: &'a (dyn Fn(&str) -> Option<&'a SessionSummary> + Sync),
@@ -54,15 +55,68 @@ const SEPARATOR: &str = "  ";
 /// A field's text (escaped for a terminal, not yet cut or coloured) and its width in
 /// columns, measured once.
 struct Field<'a> {
-    text: Cow<'a, str>,
+    text: FieldText<'a>,
     width: usize,
+}
+
+/// Where a field's text is.
+enum FieldText<'a> {
+    /// Its own, or borrowed from the session.
+    Own(Cow<'a, str>),
+    /// A range of one part's text of the texts the rows share ([`LongRows`]).
+    Shared {
+        part: usize,
+        range: std::ops::Range<usize>,
+    },
 }
 
 impl<'a> Field<'a> {
     fn new(text: impl Into<Cow<'a, str>>) -> Field<'a> {
         let text = text.into();
         let width = columns(&text);
-        Field { width, text }
+        Field {
+            width,
+            text: FieldText::Own(text),
+        }
+    }
+
+    /// Returns the field's text, given the texts the rows share.
+    fn text<'s>(&'s self, shared: &'s [String]) -> &'s str {
+        match &self.text {
+            FieldText::Own(text) => text,
+            // Ranges are made from the shared text and moved with it: always in it.
+            FieldText::Shared { part, range } => shared
+                .get(*part)
+                .and_then(|text| text.get(range.clone()))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// A field of the text appended to `shared` from `start` on, escaped for a terminal in
+    /// place and measured (when `is_measured`; else its width is never asked for).
+    fn shared(shared: &mut String, start: usize, is_measured: bool) -> Field<'a> {
+        let text = &shared[start..];
+        let width = match plain_width(text) {
+            Some(width) => width,
+            None => {
+                if let Cow::Owned(escaped) = escape_for_terminal(text) {
+                    shared.truncate(start);
+                    shared.push_str(&escaped);
+                }
+                if is_measured {
+                    shared[start..].width()
+                } else {
+                    0
+                }
+            }
+        };
+        Field {
+            text: FieldText::Shared {
+                part: 0,
+                range: start..shared.len(),
+            },
+            width,
+        }
     }
 
     /// A field of `text` escaped for a terminal ([`escape_for_terminal`]) and measured, in
@@ -70,30 +124,19 @@ impl<'a> Field<'a> {
     fn escaped(text: &'a str) -> Field<'a> {
         match plain_width(text) {
             Some(width) => Field {
-                text: Cow::Borrowed(text),
+                text: FieldText::Own(Cow::Borrowed(text)),
                 width,
             },
             None => Field::new(escape_for_terminal(text)),
         }
     }
 
-    /// [`Field::escaped`] of text the field may keep.
-    fn escaped_owned(text: String) -> Field<'a> {
-        if let Some(width) = plain_width(&text) {
-            return Field {
-                text: Cow::Owned(text),
-                width,
-            };
-        }
-        match escape_for_terminal(&text) {
-            Cow::Borrowed(_) => Field::new(text),
-            Cow::Owned(escaped) => Field::new(escaped),
-        }
-    }
-
     /// A field whose width is never asked for (a title off a terminal, which nothing cuts).
-    fn unmeasured(text: Cow<'a, str>) -> Field<'a> {
-        Field { text, width: 0 }
+    fn unmeasured(text: &'a str) -> Field<'a> {
+        Field {
+            text: FieldText::Own(Cow::Borrowed(text)),
+            width: 0,
+        }
     }
 }
 
@@ -141,6 +184,24 @@ struct Row<'a> {
     title: Field<'a>,
 }
 
+impl Row<'_> {
+    /// Renumbers the part of the row's shared text by `offset`, as its part is put after
+    /// others.
+    fn move_shared(&mut self, offset: usize) {
+        for field in [
+            &mut self.when,
+            &mut self.id,
+            &mut self.cwd,
+            &mut self.runs,
+            &mut self.title,
+        ] {
+            if let FieldText::Shared { part, .. } = &mut field.text {
+                *part += offset;
+            }
+        }
+    }
+}
+
 /// Writes one line per session, children under their parent with their titles indented:
 /// `when  id-prefix  cwd  runs  title`, where the title is the session's name, else its first
 /// user message, on one line, stripped of terminal controls. Warnings are not written here:
@@ -179,16 +240,27 @@ pub fn long_sessions(listing: &Listing) -> Vec<(&Session, usize)> {
 /// The rows of some sessions, not yet laid out (see [`long_layout`]).
 pub struct LongRows<'a> {
     rows: Vec<Row<'a>>,
+    /// The text of the fields the rows make (the times, the runs' indented titles), one
+    /// after another in a text a part of the rows, so that a row allocates nothing of its own.
+    shared: Vec<String>,
 }
 
 impl<'a> LongRows<'a> {
     /// Returns the rows of `parts`, one after another.
     pub fn concat(parts: Vec<LongRows<'a>>) -> LongRows<'a> {
         let mut rows = Vec::with_capacity(parts.iter().map(LongRows::len).sum());
+        let mut shared = Vec::with_capacity(parts.iter().map(|part| part.shared.len()).sum());
         for mut part in parts {
+            let offset = shared.len();
+            shared.append(&mut part.shared);
+            if offset > 0 {
+                for row in &mut part.rows {
+                    row.move_shared(offset);
+                }
+            }
             rows.append(&mut part.rows);
         }
-        LongRows { rows }
+        LongRows { rows, shared }
     }
 
     /// How many rows there are.
@@ -204,11 +276,15 @@ impl<'a> LongRows<'a> {
 
 /// Returns the rows of `sessions` (each with its depth, as [`long_sessions`] gives them).
 pub fn long_rows<'a>(sessions: &[(&'a Session, usize)], options: &LongOptions<'a>) -> LongRows<'a> {
+    // About a time's length a row; the runs' titles add to it.
+    let mut shared = String::with_capacity(32 * sessions.len());
+    let rows = sessions
+        .iter()
+        .map(|(session, depth)| row(session, *depth, options, &mut shared))
+        .collect();
     LongRows {
-        rows: sessions
-            .iter()
-            .map(|(session, depth)| row(session, *depth, options))
-            .collect(),
+        rows,
+        shared: vec![shared],
     }
 }
 
@@ -221,6 +297,7 @@ pub struct LongLayout {
 
 /// Returns the layout of `rows`, every row of the listing.
 pub fn long_layout(rows: &LongRows<'_>, options: &LongOptions<'_>) -> LongLayout {
+    let shared = rows.shared.as_slice();
     let rows = &rows.rows;
     let column = |field: for<'r> fn(&'r Row<'_>) -> &'r Field<'r>, header_width: usize| {
         rows.iter()
@@ -257,7 +334,7 @@ pub fn long_layout(rows: &LongRows<'_>, options: &LongOptions<'_>) -> LongLayout
             shorten_home = options.home.is_some();
             let shortened = rows
                 .iter()
-                .map(|row| shorten(&row.cwd.text, options.home, shorten_home).width())
+                .map(|row| shorten(row.cwd.text(shared), options.home, shorten_home).width())
                 .max()
                 .unwrap_or(0)
                 .max(if options.header { 3 } else { 0 });
@@ -286,7 +363,15 @@ pub fn long_header(layout: &LongLayout, options: &LongOptions<'_>) -> String {
             runs: Field::new("RUNS"),
             title: Field::new("TITLE"),
         };
-        push_row(&mut lines, &header, None, &layout.widths, options, false);
+        push_row(
+            &mut lines,
+            &header,
+            &[],
+            None,
+            &layout.widths,
+            options,
+            false,
+        );
     }
     lines
 }
@@ -299,12 +384,13 @@ pub fn long_lines_of(
     options: &LongOptions<'_>,
 ) -> String {
     let widths = layout.widths;
+    let shared = rows.shared.as_slice();
     let rows = &rows.rows[range];
     // Sized once for the whole part: the line's columns and its title.
     let line_width = widths.when + widths.id + widths.cwd + widths.runs + 4 * SEPARATOR.len();
     let mut lines = String::with_capacity(
         rows.iter()
-            .map(|row| line_width + row.title.text.len() + 16)
+            .map(|row| line_width + row.title.text(shared).len() + 16)
             .sum(),
     );
     for row in rows {
@@ -317,7 +403,7 @@ pub fn long_lines_of(
                 cwd: widths.cwd.saturating_sub(extra),
                 ..widths
             };
-            push_row(&mut lines, row, None, &widths, options, true);
+            push_row(&mut lines, row, shared, None, &widths, options, true);
             continue;
         };
         let mut row_cwd_width = widths
@@ -333,22 +419,24 @@ pub fn long_lines_of(
                 widths.when + widths.id + widths.cwd + widths.runs + 4 * SEPARATOR.len(),
             );
             let wanted_title = row.title.width.min(MIN_TITLE_WIDTH).min(common_title);
-            let before_cwd =
-                widths.when + row.id.width + widths.runs + n_separators(row) * SEPARATOR.len();
+            let before_cwd = widths.when
+                + row.id.width
+                + widths.runs
+                + n_separators(row, shared) * SEPARATOR.len();
             let cwd_room = width.saturating_sub(before_cwd + wanted_title);
             if wanted_title > 0 || cwd_room > 0 {
                 row_cwd_width = row_cwd_width.min(cwd_room.max(1));
             }
         }
         let cwd = Field::new(elide_middle(
-            &shorten(&row.cwd.text, options.home, layout.shorten_home),
+            &shorten(row.cwd.text(shared), options.home, layout.shorten_home),
             row_cwd_width,
         ));
         let widths = Widths {
             cwd: row_cwd_width,
             ..widths
         };
-        push_row(&mut lines, row, Some(&cwd), &widths, options, true);
+        push_row(&mut lines, row, shared, Some(&cwd), &widths, options, true);
     }
     lines
 }
@@ -366,8 +454,12 @@ fn push_spaces(lines: &mut String, count: usize) {
 
 /// How many separators a row's line shows: four, or three when it has no title (the last one
 /// is trailing space, trimmed), so an untitled row's room is not short by one (last review F1).
-fn n_separators(row: &Row<'_>) -> usize {
-    if row.title.text.is_empty() { 3 } else { 4 }
+fn n_separators(row: &Row<'_>, shared: &[String]) -> usize {
+    if row.title.text(shared).is_empty() {
+        3
+    } else {
+        4
+    }
 }
 
 /// The column widths of a listing.
@@ -379,7 +471,14 @@ struct Widths {
     runs: usize,
 }
 
-fn row<'a>(session: &'a Session, depth: usize, options: &LongOptions<'a>) -> Row<'a> {
+/// Returns the row of `session`, at `depth`, appending the text of its own that it makes to
+/// `shared`.
+fn row<'a>(
+    session: &'a Session,
+    depth: usize,
+    options: &LongOptions<'a>,
+    shared: &mut String,
+) -> Row<'a> {
     // The unique prefix is counted in the id's own characters, so it is cut before it is
     // escaped: cut after, an escape (`\u{202e}`) was cut through and two ids could show the
     // same text (last review).
@@ -396,43 +495,58 @@ fn row<'a>(session: &'a Session, depth: usize, options: &LongOptions<'a>) -> Row
     };
     let runs = match session.n_runs() {
         0 => Field {
-            text: Cow::Borrowed("-"),
+            text: FieldText::Own(Cow::Borrowed("-")),
             width: 1,
         },
         runs => Field::new(runs_text(runs)),
     };
     let summary = session.facts((options.summary_of)(&session.path));
     let text = summary.and_then(SessionSummary::title);
-    let title: Cow<'a, str> = match text {
+    let is_measured = options.width.is_some();
+    let title = match text {
         // A top-level row's title already on one line (most first messages): borrowed.
-        Some(text) if depth == 0 && is_one_line(text) => Cow::Borrowed(text),
+        Some(text) if depth == 0 && is_one_line(text) => {
+            if is_measured {
+                Field::new(text)
+            } else {
+                Field::unmeasured(text)
+            }
+        }
         _ => {
-            let mut title = String::with_capacity(2 * depth + 4 + text.map_or(0, str::len));
+            let start = shared.len();
             for _ in 0..depth {
-                title.push_str("  ");
+                shared.push_str("  ");
             }
             if depth > 0 {
-                title.push_str("↳ ");
+                shared.push_str("↳ ");
             }
             if let Some(text) = text {
-                push_one_line(&mut title, text);
+                push_one_line(shared, text);
             }
-            Cow::Owned(title)
+            // Clean already: nothing to escape.
+            let width = if is_measured {
+                columns(&shared[start..])
+            } else {
+                0
+            };
+            Field {
+                text: FieldText::Shared {
+                    part: 0,
+                    range: start..shared.len(),
+                },
+                width,
+            }
         }
     };
-    // The time is the front end's text: kept as it is when clean (the common case), with no
-    // copy.
-    let when = (options.when_of)(session, summary);
+    // The time is the front end's text, escaped in place when it is not clean.
+    let start = shared.len();
+    (options.when_of)(session, summary, shared);
     Row {
-        when: Field::escaped_owned(when),
+        when: Field::shared(shared, start, true),
         id: Field::escaped(prefix),
         cwd: Field::escaped(&session.cwd),
         runs,
-        title: if options.width.is_some() {
-            Field::new(title)
-        } else {
-            Field::unmeasured(title)
-        },
+        title,
     }
 }
 
@@ -452,6 +566,7 @@ fn runs_text(runs: usize) -> Cow<'static, str> {
 fn push_row(
     lines: &mut String,
     row: &Row,
+    shared: &[String],
     cwd: Option<&Field>,
     widths: &Widths,
     options: &LongOptions<'_>,
@@ -463,7 +578,7 @@ fn push_row(
         + padded(&row.id, widths.id)
         + padded(cwd, widths.cwd)
         + padded(&row.runs, widths.runs)
-        + n_separators(row) * SEPARATOR.len();
+        + n_separators(row, shared) * SEPARATOR.len();
     // When not even the columns fit, the plain line itself is cut.
     let is_cut_whole = matches!(options.width, Some(width) if before_title > width);
     let (dim, yellow, cyan, bold, reset) = match (options.color && !is_cut_whole, is_body) {
@@ -477,7 +592,7 @@ fn push_row(
         if !is_left {
             push_spaces(lines, fill);
         }
-        lines.push_str(&field.text);
+        lines.push_str(field.text(shared));
         if is_left {
             push_spaces(lines, fill);
         }
@@ -499,7 +614,8 @@ fn push_row(
     lines.push_str(runs_style);
     push_padded(lines, &row.runs, widths.runs, false);
     lines.push_str(runs_reset);
-    if row.title.text.is_empty() && !is_cut_whole {
+    let title = row.title.text(shared);
+    if title.is_empty() && !is_cut_whole {
         // No title: the line ends with the run count, coloured or not, as its room was
         // counted (`n_separators`); a separator and an empty bold title made a coloured line
         // two columns wider than the terminal (last break review).
@@ -510,7 +626,7 @@ fn push_row(
     lines.push_str(bold);
     match options.width {
         Some(width) if is_cut_whole => {
-            lines.push_str(&row.title.text);
+            lines.push_str(title);
             let cut = truncate_end(lines[start..].trim_end(), width);
             lines.truncate(start);
             lines.push_str(&cut);
@@ -518,9 +634,9 @@ fn push_row(
             return;
         }
         Some(width) if row.title.width > width - before_title => {
-            lines.push_str(&truncate_end(&row.title.text, width - before_title));
+            lines.push_str(&truncate_end(title, width - before_title));
         }
-        _ => lines.push_str(&row.title.text),
+        _ => lines.push_str(title),
     }
     lines.push_str(reset);
     if reset.is_empty() {
@@ -767,7 +883,7 @@ mod tests {
             width,
             header,
             home: Some("/home/me"),
-            when_of: &|_, _| "2026-01-01 00:00".to_owned(),
+            when_of: &|_, _, text| text.push_str("2026-01-01 00:00"),
             summary_of: &|_| Some(&summary),
             id_len_of: &|id| ids.unique_len(id),
         };
@@ -898,7 +1014,7 @@ mod tests {
                 width,
                 header: width.is_some(),
                 home: None,
-                when_of: &|_, _| "2026-11-25 10:00".to_owned(),
+                when_of: &|_, _, text| text.push_str("2026-11-25 10:00"),
                 summary_of: &|_| Some(&summary),
                 id_len_of: &|id| ids.unique_len(id),
             };
@@ -951,7 +1067,7 @@ mod tests {
             width: Some(64),
             header: false,
             home: None,
-            when_of: &|_, _| "2026-11-25 10:00".to_owned(),
+            when_of: &|_, _, text| text.push_str("2026-11-25 10:00"),
             summary_of: &|id| id.contains("05413fb4").then_some(&summary),
             id_len_of: &|id| ids.unique_len(id),
         };
@@ -1061,9 +1177,12 @@ mod tests {
             let escaped = escape_for_terminal(&text);
             let general = (escaped.to_string(), escaped.width());
             let field = Field::escaped(&text);
-            proptest::prop_assert_eq!((field.text.to_string(), field.width), general.clone());
-            let field = Field::escaped_owned(text.clone());
-            proptest::prop_assert_eq!((field.text.to_string(), field.width), general);
+            proptest::prop_assert_eq!((field.text(&[]).to_owned(), field.width), general.clone());
+            // In the shared text, after another field's.
+            let mut shared = String::from("before→");
+            let field = Field::shared({ shared.push_str(&text); &mut shared }, 9, true);
+            proptest::prop_assert_eq!((field.text(&[shared.clone()]).to_owned(), field.width), general);
+            proptest::prop_assert!(shared.starts_with("before→"));
         }
 
         /// A title borrowed as it is would be the same text the clean-up writes.
