@@ -441,6 +441,14 @@ pub fn long_lines_of(
     lines
 }
 
+/// Appends an ANSI style (or its reset), which is empty without colour: then nothing is
+/// called.
+fn push_style(lines: &mut String, style: &str) {
+    if !style.is_empty() {
+        lines.push_str(style);
+    }
+}
+
 /// Appends `count` spaces, a slice at a time rather than a character at a time.
 fn push_spaces(lines: &mut String, count: usize) {
     const SPACES: &str = "                                                                ";
@@ -597,23 +605,23 @@ fn push_row(
             push_spaces(lines, fill);
         }
     };
-    lines.push_str(dim);
+    push_style(lines, dim);
     push_padded(lines, &row.when, widths.when, true);
-    lines.push_str(reset);
+    push_style(lines, reset);
     lines.push_str(SEPARATOR);
-    lines.push_str(yellow);
+    push_style(lines, yellow);
     push_padded(lines, &row.id, widths.id, true);
-    lines.push_str(reset);
+    push_style(lines, reset);
     lines.push_str(SEPARATOR);
-    lines.push_str(cyan);
+    push_style(lines, cyan);
     push_padded(lines, cwd, widths.cwd, true);
-    lines.push_str(reset);
+    push_style(lines, reset);
     lines.push_str(SEPARATOR);
     // The header's labels are all bold; a body row's run count is plain.
     let (runs_style, runs_reset) = if is_body { ("", "") } else { (bold, reset) };
-    lines.push_str(runs_style);
+    push_style(lines, runs_style);
     push_padded(lines, &row.runs, widths.runs, false);
-    lines.push_str(runs_reset);
+    push_style(lines, runs_reset);
     let title = row.title.text(shared);
     if title.is_empty() && !is_cut_whole {
         // No title: the line ends with the run count, coloured or not, as its room was
@@ -623,7 +631,7 @@ fn push_row(
         return;
     }
     lines.push_str(SEPARATOR);
-    lines.push_str(bold);
+    push_style(lines, bold);
     match options.width {
         Some(width) if is_cut_whole => {
             lines.push_str(title);
@@ -638,7 +646,7 @@ fn push_row(
         }
         _ => lines.push_str(title),
     }
-    lines.push_str(reset);
+    push_style(lines, reset);
     if reset.is_empty() {
         let end = start + lines[start..].trim_end().len();
         lines.truncate(end);
