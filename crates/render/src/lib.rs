@@ -434,7 +434,7 @@ mod tests {
                 width: None,
                 header: false,
                 home: None,
-                when_of: &|_, _| "when".to_owned(),
+                when_of: &|_, _, text| text.push_str("when"),
                 summary_of: &summary_of,
                 id_len_of: &|_| 8,
             };

@@ -32,9 +32,10 @@ pub struct LongOptions<'a> {
     pub header: bool,
     /// The home directory, shown as `~` when a cwd has to shrink.
     pub home: Option<&'a str>,
-    /// Formats when a session ran (its start, and its last activity when later), given its
-    /// body facts when they were read.
-    pub when_of: &'a (dyn Fn(&Session, Option<&SessionSummary>) -> String + Sync),
+    /// Appends to the text when a session ran (its start, and its last activity when later),
+    /// given its body facts when they were read. Appended to text the rows share, rather than
+    /// returned, so that a row costs no allocation of its own.
+    pub when_of: &'a (dyn Fn(&Session, Option<&SessionSummary>, &mut String) + Sync),
     /// Returns a session's body facts read apart from it (by path), when they were; a
     /// session's own [`Session::summary`] serves otherwise.
     pub summary_of: &'a (dyn Fn(&str) -> Option<&'a SessionSummary> + Sync),
@@ -54,29 +55,124 @@ const SEPARATOR: &str = "  ";
 /// A field's text (escaped for a terminal, not yet cut or coloured) and its width in
 /// columns, measured once.
 struct Field<'a> {
-    text: Cow<'a, str>,
+    text: FieldText<'a>,
     width: usize,
+}
+
+/// Where a field's text is.
+enum FieldText<'a> {
+    /// Its own, or borrowed from the session.
+    Own(Cow<'a, str>),
+    /// A range of one part's text of the texts the rows share ([`LongRows`]).
+    Shared {
+        part: usize,
+        range: std::ops::Range<usize>,
+    },
 }
 
 impl<'a> Field<'a> {
     fn new(text: impl Into<Cow<'a, str>>) -> Field<'a> {
         let text = text.into();
-        // Printable ASCII (most titles and paths) is a column a byte.
-        let width = if pi_retrospect_core::sanitize::is_printable_ascii(&text) {
-            text.len()
-        } else {
-            text.width()
+        let width = columns(&text);
+        Field {
+            width,
+            text: FieldText::Own(text),
+        }
+    }
+
+    /// Returns the field's text, given the texts the rows share.
+    fn text<'s>(&'s self, shared: &'s [String]) -> &'s str {
+        match &self.text {
+            FieldText::Own(text) => text,
+            // Ranges are made from the shared text and moved with it: always in it.
+            FieldText::Shared { part, range } => shared
+                .get(*part)
+                .and_then(|text| text.get(range.clone()))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// A field of the text appended to `shared` from `start` on, escaped for a terminal in
+    /// place and measured (when `is_measured`; else its width is never asked for).
+    fn shared(shared: &mut String, start: usize, is_measured: bool) -> Field<'a> {
+        let text = &shared[start..];
+        let width = match plain_width(text) {
+            Some(width) => width,
+            None => {
+                if let Cow::Owned(escaped) = escape_for_terminal(text) {
+                    shared.truncate(start);
+                    shared.push_str(&escaped);
+                }
+                if is_measured {
+                    shared[start..].width()
+                } else {
+                    0
+                }
+            }
         };
-        Field { width, text }
+        Field {
+            text: FieldText::Shared {
+                part: 0,
+                range: start..shared.len(),
+            },
+            width,
+        }
+    }
+
+    /// A field of `text` escaped for a terminal ([`escape_for_terminal`]) and measured, in
+    /// one scan when it is plain (every ordinary path and id): plain text needs no escape.
+    fn escaped(text: &'a str) -> Field<'a> {
+        match plain_width(text) {
+            Some(width) => Field {
+                text: FieldText::Own(Cow::Borrowed(text)),
+                width,
+            },
+            None => Field::new(escape_for_terminal(text)),
+        }
     }
 
     /// A field whose width is never asked for (a title off a terminal, which nothing cuts).
-    fn unmeasured(text: String) -> Field<'a> {
+    fn unmeasured(text: &'a str) -> Field<'a> {
         Field {
-            text: Cow::Owned(text),
+            text: FieldText::Own(Cow::Borrowed(text)),
             width: 0,
         }
     }
+}
+
+/// Returns how many columns `text` takes, as unicode-width measures it.
+fn columns(text: &str) -> usize {
+    plain_width(text).unwrap_or_else(|| text.width())
+}
+
+/// Returns the columns `text` takes when it is plain: printable ASCII and the three
+/// characters the listing writes itself (`→` in a time, `↳` before a run's title, `…` where
+/// text was cut), each one column wide and none part of a sequence unicode-width measures as
+/// a whole, and none needing an escape. `None` for any other text, which the general
+/// measure takes.
+fn plain_width(text: &str) -> Option<usize> {
+    // Printable ASCII (most titles and paths) is a column a byte: checked first by a fold
+    // with no early exit, which the compiler turns into many bytes an instruction.
+    if pi_retrospect_core::sanitize::is_printable_ascii(text) {
+        return Some(text.len());
+    }
+    let bytes = text.as_bytes();
+    let mut width = 0;
+    let mut index = 0;
+    while let Some(&byte) = bytes.get(index) {
+        if (0x20..0x7f).contains(&byte) {
+            index += 1;
+        } else if matches!(
+            bytes.get(index..index + 3),
+            Some([0xe2, 0x86, 0x92] | [0xe2, 0x86, 0xb3] | [0xe2, 0x80, 0xa6])
+        ) {
+            index += 3;
+        } else {
+            return None;
+        }
+        width += 1;
+    }
+    Some(width)
 }
 
 /// One row's fields.
@@ -88,15 +184,33 @@ struct Row<'a> {
     title: Field<'a>,
 }
 
+impl Row<'_> {
+    /// Renumbers the part of the row's shared text by `offset`, as its part is put after
+    /// others.
+    fn move_shared(&mut self, offset: usize) {
+        for field in [
+            &mut self.when,
+            &mut self.id,
+            &mut self.cwd,
+            &mut self.runs,
+            &mut self.title,
+        ] {
+            if let FieldText::Shared { part, .. } = &mut field.text {
+                *part += offset;
+            }
+        }
+    }
+}
+
 /// Writes one line per session, children under their parent with their titles indented:
 /// `when  id-prefix  cwd  runs  title`, where the title is the session's name, else its first
 /// user message, on one line, stripped of terminal controls. Warnings are not written here:
 /// a front end reports them apart from the rows.
 ///
-pub fn write_long(
+pub fn write_long<'a>(
     out: &mut dyn Write,
-    listing: &Listing,
-    options: &LongOptions<'_>,
+    listing: &'a Listing,
+    options: &LongOptions<'a>,
 ) -> io::Result<()> {
     out.write_all(long_lines(listing, options).as_bytes())
 }
@@ -106,7 +220,7 @@ pub fn write_long(
 /// that has threads to spare makes the rows and the lines of parts of the listing in
 /// parallel with the same calls (a row costs a few microseconds: the title's clean-up, the
 /// id's unique prefix, the local time), as `list --long` does.
-pub fn long_lines(listing: &Listing, options: &LongOptions<'_>) -> String {
+pub fn long_lines<'a>(listing: &'a Listing, options: &LongOptions<'a>) -> String {
     let sessions = long_sessions(listing);
     let rows = long_rows(&sessions, options);
     let layout = long_layout(&rows, options);
@@ -126,16 +240,27 @@ pub fn long_sessions(listing: &Listing) -> Vec<(&Session, usize)> {
 /// The rows of some sessions, not yet laid out (see [`long_layout`]).
 pub struct LongRows<'a> {
     rows: Vec<Row<'a>>,
+    /// The text of the fields the rows make (the times, the runs' indented titles), one
+    /// after another in a text a part of the rows, so that a row allocates nothing of its own.
+    shared: Vec<String>,
 }
 
 impl<'a> LongRows<'a> {
     /// Returns the rows of `parts`, one after another.
     pub fn concat(parts: Vec<LongRows<'a>>) -> LongRows<'a> {
         let mut rows = Vec::with_capacity(parts.iter().map(LongRows::len).sum());
+        let mut shared = Vec::with_capacity(parts.iter().map(|part| part.shared.len()).sum());
         for mut part in parts {
+            let offset = shared.len();
+            shared.append(&mut part.shared);
+            if offset > 0 {
+                for row in &mut part.rows {
+                    row.move_shared(offset);
+                }
+            }
             rows.append(&mut part.rows);
         }
-        LongRows { rows }
+        LongRows { rows, shared }
     }
 
     /// How many rows there are.
@@ -150,12 +275,16 @@ impl<'a> LongRows<'a> {
 }
 
 /// Returns the rows of `sessions` (each with its depth, as [`long_sessions`] gives them).
-pub fn long_rows<'a>(sessions: &[(&'a Session, usize)], options: &LongOptions<'_>) -> LongRows<'a> {
+pub fn long_rows<'a>(sessions: &[(&'a Session, usize)], options: &LongOptions<'a>) -> LongRows<'a> {
+    // About a time's length a row; the runs' titles add to it.
+    let mut shared = String::with_capacity(32 * sessions.len());
+    let rows = sessions
+        .iter()
+        .map(|(session, depth)| row(session, *depth, options, &mut shared))
+        .collect();
     LongRows {
-        rows: sessions
-            .iter()
-            .map(|(session, depth)| row(session, *depth, options))
-            .collect(),
+        rows,
+        shared: vec![shared],
     }
 }
 
@@ -168,6 +297,7 @@ pub struct LongLayout {
 
 /// Returns the layout of `rows`, every row of the listing.
 pub fn long_layout(rows: &LongRows<'_>, options: &LongOptions<'_>) -> LongLayout {
+    let shared = rows.shared.as_slice();
     let rows = &rows.rows;
     let column = |field: for<'r> fn(&'r Row<'_>) -> &'r Field<'r>, header_width: usize| {
         rows.iter()
@@ -204,7 +334,7 @@ pub fn long_layout(rows: &LongRows<'_>, options: &LongOptions<'_>) -> LongLayout
             shorten_home = options.home.is_some();
             let shortened = rows
                 .iter()
-                .map(|row| shorten(&row.cwd.text, options.home, shorten_home).width())
+                .map(|row| shorten(row.cwd.text(shared), options.home, shorten_home).width())
                 .max()
                 .unwrap_or(0)
                 .max(if options.header { 3 } else { 0 });
@@ -233,7 +363,15 @@ pub fn long_header(layout: &LongLayout, options: &LongOptions<'_>) -> String {
             runs: Field::new("RUNS"),
             title: Field::new("TITLE"),
         };
-        push_row(&mut lines, &header, None, &layout.widths, options, false);
+        push_row(
+            &mut lines,
+            &header,
+            &[],
+            None,
+            &layout.widths,
+            options,
+            false,
+        );
     }
     lines
 }
@@ -246,12 +384,13 @@ pub fn long_lines_of(
     options: &LongOptions<'_>,
 ) -> String {
     let widths = layout.widths;
+    let shared = rows.shared.as_slice();
     let rows = &rows.rows[range];
     // Sized once for the whole part: the line's columns and its title.
     let line_width = widths.when + widths.id + widths.cwd + widths.runs + 4 * SEPARATOR.len();
     let mut lines = String::with_capacity(
         rows.iter()
-            .map(|row| line_width + row.title.text.len() + 16)
+            .map(|row| line_width + row.title.text(shared).len() + 16)
             .sum(),
     );
     for row in rows {
@@ -264,7 +403,7 @@ pub fn long_lines_of(
                 cwd: widths.cwd.saturating_sub(extra),
                 ..widths
             };
-            push_row(&mut lines, row, None, &widths, options, true);
+            push_row(&mut lines, row, shared, None, &widths, options, true);
             continue;
         };
         let mut row_cwd_width = widths
@@ -280,24 +419,34 @@ pub fn long_lines_of(
                 widths.when + widths.id + widths.cwd + widths.runs + 4 * SEPARATOR.len(),
             );
             let wanted_title = row.title.width.min(MIN_TITLE_WIDTH).min(common_title);
-            let before_cwd =
-                widths.when + row.id.width + widths.runs + n_separators(row) * SEPARATOR.len();
+            let before_cwd = widths.when
+                + row.id.width
+                + widths.runs
+                + n_separators(row, shared) * SEPARATOR.len();
             let cwd_room = width.saturating_sub(before_cwd + wanted_title);
             if wanted_title > 0 || cwd_room > 0 {
                 row_cwd_width = row_cwd_width.min(cwd_room.max(1));
             }
         }
         let cwd = Field::new(elide_middle(
-            &shorten(&row.cwd.text, options.home, layout.shorten_home),
+            &shorten(row.cwd.text(shared), options.home, layout.shorten_home),
             row_cwd_width,
         ));
         let widths = Widths {
             cwd: row_cwd_width,
             ..widths
         };
-        push_row(&mut lines, row, Some(&cwd), &widths, options, true);
+        push_row(&mut lines, row, shared, Some(&cwd), &widths, options, true);
     }
     lines
+}
+
+/// Appends an ANSI style (or its reset), which is empty without colour: then nothing is
+/// called.
+fn push_style(lines: &mut String, style: &str) {
+    if !style.is_empty() {
+        lines.push_str(style);
+    }
 }
 
 /// Appends `count` spaces, a slice at a time rather than a character at a time.
@@ -313,8 +462,12 @@ fn push_spaces(lines: &mut String, count: usize) {
 
 /// How many separators a row's line shows: four, or three when it has no title (the last one
 /// is trailing space, trimmed), so an untitled row's room is not short by one (last review F1).
-fn n_separators(row: &Row<'_>) -> usize {
-    if row.title.text.is_empty() { 3 } else { 4 }
+fn n_separators(row: &Row<'_>, shared: &[String]) -> usize {
+    if row.title.text(shared).is_empty() {
+        3
+    } else {
+        4
+    }
 }
 
 /// The column widths of a listing.
@@ -326,49 +479,92 @@ struct Widths {
     runs: usize,
 }
 
-fn row<'a>(session: &'a Session, depth: usize, options: &LongOptions<'_>) -> Row<'a> {
+/// Returns the row of `session`, at `depth`, appending the text of its own that it makes to
+/// `shared`.
+fn row<'a>(
+    session: &'a Session,
+    depth: usize,
+    options: &LongOptions<'a>,
+    shared: &mut String,
+) -> Row<'a> {
     // The unique prefix is counted in the id's own characters, so it is cut before it is
     // escaped: cut after, an escape (`\u{202e}`) was cut through and two ids could show the
     // same text (last review).
-    let id_len = (options.id_len_of)(&session.id);
-    let prefix = match session.id.char_indices().nth(id_len.max(1)) {
-        Some((cut, _)) => &session.id[..cut],
-        None => session.id.as_str(),
+    let id_len = (options.id_len_of)(&session.id).max(1);
+    let id = session.id.as_str();
+    let prefix = if id.is_ascii() {
+        // A character a byte.
+        &id[..id_len.min(id.len())]
+    } else {
+        match id.char_indices().nth(id_len) {
+            Some((cut, _)) => &id[..cut],
+            None => id,
+        }
     };
-    let id = escape_for_terminal(prefix);
-    let runs: Cow<'a, str> = match session.n_runs() {
-        0 => Cow::Borrowed("-"),
-        runs => Cow::Owned(runs.to_string()),
+    let runs = match session.n_runs() {
+        0 => Field {
+            text: FieldText::Own(Cow::Borrowed("-")),
+            width: 1,
+        },
+        runs => Field::new(runs_text(runs)),
     };
     let summary = session.facts((options.summary_of)(&session.path));
     let text = summary.and_then(SessionSummary::title);
-    let mut title = String::with_capacity(2 * depth + 4 + text.map_or(0, str::len));
-    for _ in 0..depth {
-        title.push_str("  ");
-    }
-    if depth > 0 {
-        title.push_str("↳ ");
-    }
-    if let Some(text) = text {
-        push_one_line(&mut title, text);
-    }
-    // The time is the front end's text: kept as it is when clean (the common case), with no
-    // copy.
-    let when = (options.when_of)(session, summary);
-    let when = match escape_for_terminal(&when) {
-        Cow::Borrowed(_) => when,
-        Cow::Owned(escaped) => escaped,
+    let is_measured = options.width.is_some();
+    let title = match text {
+        // A top-level row's title already on one line (most first messages): borrowed.
+        Some(text) if depth == 0 && is_one_line(text) => {
+            if is_measured {
+                Field::new(text)
+            } else {
+                Field::unmeasured(text)
+            }
+        }
+        _ => {
+            let start = shared.len();
+            for _ in 0..depth {
+                shared.push_str("  ");
+            }
+            if depth > 0 {
+                shared.push_str("↳ ");
+            }
+            if let Some(text) = text {
+                push_one_line(shared, text);
+            }
+            // Clean already: nothing to escape.
+            let width = if is_measured {
+                columns(&shared[start..])
+            } else {
+                0
+            };
+            Field {
+                text: FieldText::Shared {
+                    part: 0,
+                    range: start..shared.len(),
+                },
+                width,
+            }
+        }
     };
+    // The time is the front end's text, escaped in place when it is not clean.
+    let start = shared.len();
+    (options.when_of)(session, summary, shared);
     Row {
-        when: Field::new(when),
-        id: Field::new(id),
-        cwd: Field::new(escape_for_terminal(&session.cwd)),
-        runs: Field::new(runs),
-        title: if options.width.is_some() {
-            Field::new(title)
-        } else {
-            Field::unmeasured(title)
-        },
+        when: Field::shared(shared, start, true),
+        id: Field::escaped(prefix),
+        cwd: Field::escaped(&session.cwd),
+        runs,
+        title,
+    }
+}
+
+/// Returns a run count as text, borrowed for the common counts below 100.
+fn runs_text(runs: usize) -> Cow<'static, str> {
+    const PAIRS: &str = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+    match runs {
+        0..10 => Cow::Borrowed(&PAIRS[2 * runs + 1..2 * runs + 2]),
+        10..100 => Cow::Borrowed(&PAIRS[2 * runs..2 * runs + 2]),
+        _ => Cow::Owned(runs.to_string()),
     }
 }
 
@@ -378,6 +574,7 @@ fn row<'a>(session: &'a Session, depth: usize, options: &LongOptions<'_>) -> Row
 fn push_row(
     lines: &mut String,
     row: &Row,
+    shared: &[String],
     cwd: Option<&Field>,
     widths: &Widths,
     options: &LongOptions<'_>,
@@ -389,7 +586,7 @@ fn push_row(
         + padded(&row.id, widths.id)
         + padded(cwd, widths.cwd)
         + padded(&row.runs, widths.runs)
-        + n_separators(row) * SEPARATOR.len();
+        + n_separators(row, shared) * SEPARATOR.len();
     // When not even the columns fit, the plain line itself is cut.
     let is_cut_whole = matches!(options.width, Some(width) if before_title > width);
     let (dim, yellow, cyan, bold, reset) = match (options.color && !is_cut_whole, is_body) {
@@ -403,29 +600,30 @@ fn push_row(
         if !is_left {
             push_spaces(lines, fill);
         }
-        lines.push_str(&field.text);
+        lines.push_str(field.text(shared));
         if is_left {
             push_spaces(lines, fill);
         }
     };
-    lines.push_str(dim);
+    push_style(lines, dim);
     push_padded(lines, &row.when, widths.when, true);
-    lines.push_str(reset);
+    push_style(lines, reset);
     lines.push_str(SEPARATOR);
-    lines.push_str(yellow);
+    push_style(lines, yellow);
     push_padded(lines, &row.id, widths.id, true);
-    lines.push_str(reset);
+    push_style(lines, reset);
     lines.push_str(SEPARATOR);
-    lines.push_str(cyan);
+    push_style(lines, cyan);
     push_padded(lines, cwd, widths.cwd, true);
-    lines.push_str(reset);
+    push_style(lines, reset);
     lines.push_str(SEPARATOR);
     // The header's labels are all bold; a body row's run count is plain.
     let (runs_style, runs_reset) = if is_body { ("", "") } else { (bold, reset) };
-    lines.push_str(runs_style);
+    push_style(lines, runs_style);
     push_padded(lines, &row.runs, widths.runs, false);
-    lines.push_str(runs_reset);
-    if row.title.text.is_empty() && !is_cut_whole {
+    push_style(lines, runs_reset);
+    let title = row.title.text(shared);
+    if title.is_empty() && !is_cut_whole {
         // No title: the line ends with the run count, coloured or not, as its room was
         // counted (`n_separators`); a separator and an empty bold title made a coloured line
         // two columns wider than the terminal (last break review).
@@ -433,10 +631,10 @@ fn push_row(
         return;
     }
     lines.push_str(SEPARATOR);
-    lines.push_str(bold);
+    push_style(lines, bold);
     match options.width {
         Some(width) if is_cut_whole => {
-            lines.push_str(&row.title.text);
+            lines.push_str(title);
             let cut = truncate_end(lines[start..].trim_end(), width);
             lines.truncate(start);
             lines.push_str(&cut);
@@ -444,11 +642,11 @@ fn push_row(
             return;
         }
         Some(width) if row.title.width > width - before_title => {
-            lines.push_str(&truncate_end(&row.title.text, width - before_title));
+            lines.push_str(&truncate_end(title, width - before_title));
         }
-        _ => lines.push_str(&row.title.text),
+        _ => lines.push_str(title),
     }
-    lines.push_str(reset);
+    push_style(lines, reset);
     if reset.is_empty() {
         let end = start + lines[start..].trim_end().len();
         lines.truncate(end);
@@ -487,14 +685,7 @@ pub fn one_line(text: &str) -> String {
 /// Appends `text` to `line` as [`one_line`] returns it.
 fn push_one_line(line: &mut String, text: &str) {
     let bytes = text.as_bytes();
-    let is_printable = bytes.iter().fold(true, |printable, byte| {
-        printable & (0x20..0x7f).contains(byte)
-    });
-    if is_printable
-        && bytes.first() != Some(&b' ')
-        && bytes.last() != Some(&b' ')
-        && memchr::memmem::find(bytes, b"  ").is_none()
-    {
+    if is_one_line(text) {
         // One line of words one space apart already (most first messages): as it is.
         line.push_str(text);
         return;
@@ -521,6 +712,22 @@ fn push_one_line(line: &mut String, text: &str) {
         return;
     }
     push_one_line_general(line, text);
+}
+
+/// Returns whether `text` is already as [`one_line`] returns it because it is printable
+/// ASCII words one space apart, with no space at either end.
+fn is_one_line(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    // One fold with no early exit over the bytes and their successors, which the compiler
+    // checks many bytes an instruction: every byte printable, and no two spaces in a row.
+    let is_printable = pi_retrospect_core::sanitize::is_printable_ascii(text);
+    let has_double_space = bytes
+        .iter()
+        .zip(bytes.iter().skip(1))
+        .fold(false, |found, (&first, &second)| {
+            found | ((first == b' ') & (second == b' '))
+        });
+    is_printable && !has_double_space && bytes.first() != Some(&b' ') && bytes.last() != Some(&b' ')
 }
 
 /// Returns whether `byte` is ASCII whitespace as [`char::is_whitespace`] says: the space, a
@@ -624,6 +831,7 @@ fn elide_middle(text: &str, width: usize) -> String {
 mod tests {
     use super::*;
     use pi_retrospect_core::timestamp;
+    use proptest::strategy::Strategy;
 
     #[test]
     fn truncation() {
@@ -683,7 +891,7 @@ mod tests {
             width,
             header,
             home: Some("/home/me"),
-            when_of: &|_, _| "2026-01-01 00:00".to_owned(),
+            when_of: &|_, _, text| text.push_str("2026-01-01 00:00"),
             summary_of: &|_| Some(&summary),
             id_len_of: &|id| ids.unique_len(id),
         };
@@ -814,7 +1022,7 @@ mod tests {
                 width,
                 header: width.is_some(),
                 home: None,
-                when_of: &|_, _| "2026-11-25 10:00".to_owned(),
+                when_of: &|_, _, text| text.push_str("2026-11-25 10:00"),
                 summary_of: &|_| Some(&summary),
                 id_len_of: &|id| ids.unique_len(id),
             };
@@ -867,7 +1075,7 @@ mod tests {
             width: Some(64),
             header: false,
             home: None,
-            when_of: &|_, _| "2026-11-25 10:00".to_owned(),
+            when_of: &|_, _, text| text.push_str("2026-11-25 10:00"),
             summary_of: &|id| id.contains("05413fb4").then_some(&summary),
             id_len_of: &|id| ids.unique_len(id),
         };
@@ -935,7 +1143,73 @@ mod tests {
         assert_eq!(shown, ["abcd\\u{202e}111", "abcd\\u{202e}222"]);
     }
 
+    /// Returns text mixing printable ASCII with the characters the fast paths treat
+    /// specially (`→`, `↳`, `…`), their neighbours in UTF-8, controls, spaces, wide,
+    /// zero-width, combining and emoji characters and the sequences unicode-width measures as
+    /// a whole (a variation selector, a keycap, a joiner, `\r\n`).
+    fn mixed_text() -> impl proptest::strategy::Strategy<Value = String> {
+        proptest::collection::vec(
+            proptest::prop_oneof![
+                4 => proptest::char::range(' ', '~'),
+                1 => proptest::sample::select(vec![
+                    '→', '↳', '…', '↑', '↔', '⇒', '‥', '‧', '\u{2028}', '\u{202e}', '\u{200b}',
+                    '\u{fe0f}', '\u{fe0e}', '\u{20e3}', '\u{200d}', '\u{301}', '\n', '\r', '\t',
+                    '\u{1b}', '\u{7f}', '\u{85}', '日', '😀', '❤', 'é', '\u{0}', '\u{a0}', '\u{ff}',
+                ]),
+                1 => proptest::char::any(),
+            ],
+            0..24,
+        )
+        .prop_map(|characters| characters.into_iter().collect())
+    }
+
     proptest::proptest! {
+        /// The plain measure agrees with unicode-width wherever it answers, and answers for
+        /// any mix of printable ASCII and the listing's own characters.
+        #[test]
+        fn plain_width_agrees_with_unicode_width(text in mixed_text()) {
+            if let Some(width) = plain_width(&text) {
+                proptest::prop_assert_eq!(width, text.width());
+            }
+            let is_plain = text
+                .chars()
+                .all(|character| matches!(character, ' '..='~' | '→' | '↳' | '…'));
+            proptest::prop_assert_eq!(plain_width(&text).is_some(), is_plain);
+            proptest::prop_assert_eq!(columns(&text), text.width());
+        }
+
+        /// A field escapes and measures as the general way does, whether it takes the plain
+        /// path or not.
+        #[test]
+        fn escaped_fields_agree_with_the_general_way(text in mixed_text()) {
+            let escaped = escape_for_terminal(&text);
+            let general = (escaped.to_string(), escaped.width());
+            let field = Field::escaped(&text);
+            proptest::prop_assert_eq!((field.text(&[]).to_owned(), field.width), general.clone());
+            // In the shared text, after another field's.
+            let mut shared = String::from("before→");
+            let field = Field::shared({ shared.push_str(&text); &mut shared }, 9, true);
+            proptest::prop_assert_eq!((field.text(&[shared.clone()]).to_owned(), field.width), general);
+            proptest::prop_assert!(shared.starts_with("before→"));
+        }
+
+        /// A title borrowed as it is would be the same text the clean-up writes.
+        #[test]
+        fn one_line_text_is_kept_as_it_is(text in proptest::prop_oneof![mixed_text(), "[ab \t]{0,12}"]) {
+            let mut general = String::new();
+            push_one_line_general(&mut general, &text);
+            if is_one_line(&text) {
+                proptest::prop_assert_eq!(&general, &text);
+            }
+            proptest::prop_assert_eq!(one_line(&text), general);
+        }
+
+        /// Run counts read as `to_string` writes them.
+        #[test]
+        fn runs_text_is_the_count(runs in proptest::prop_oneof![1_usize..200, proptest::num::usize::ANY]) {
+            proptest::prop_assert_eq!(runs_text(runs), runs.to_string());
+        }
+
         /// The bytewise way for printable ASCII with newlines and tabs gives what the
         /// general one does.
         #[test]
