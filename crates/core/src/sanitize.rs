@@ -31,8 +31,6 @@ fn is_line_separator(character: char) -> bool {
     matches!(character, '\u{2028}' | '\u{2029}')
 }
 
-/// Returns whether `character` must go: a C0 control other than newline and tab, DEL, a C1
-/// control, a bidi control, or an invisible character.
 /// Returns whether every byte of `text` is printable ASCII, space to tilde: text that needs
 /// no escaping. The fold has no early exit, so the compiler checks many bytes per
 /// instruction.
@@ -50,6 +48,8 @@ fn is_clean_ascii(text: &str) -> bool {
     })
 }
 
+/// Returns whether `character` must go: a C0 control other than newline and tab, DEL, a C1
+/// control, a bidi control, or an invisible character.
 fn is_stripped(character: char) -> bool {
     (character.is_control() && character != '\n' && character != '\t')
         || is_bidi_control(character)
