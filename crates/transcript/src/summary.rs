@@ -447,27 +447,27 @@ impl FactFinder {
             memchr::memchr(b'\n', bytes)? + 1
         };
         let bytes = &bytes[first_newline..];
-        // Forward search is vectorised; the reverse one is not, and costs more than the
-        // read. Matches are few, so they are collected and tried from the last line.
-        let escapes = may_have_escape.then(|| self.escape.find_iter(bytes));
-        let mut matches: Vec<usize> = self
-            .session_info
-            .find_iter(bytes)
-            .chain(escapes.into_iter().flatten())
-            .collect();
-        matches.sort_unstable();
-        let mut tried_from = bytes.len() + 1;
-        for found in matches.into_iter().rev() {
-            let (start, end) = line_around(bytes, found);
-            if start >= tried_from {
-                continue;
-            }
-            tried_from = start;
-            if let Some(name) = session_name(&bytes[start..end]) {
+        // Line by line from the last, each searched forward (memchr's reverse substring
+        // search is not vectorised; its newline search is). Each byte is looked at a bounded
+        // number of times, whatever the lines hold: collecting every match and finding the
+        // line of each made a long line full of `\u` escapes (coloured tool output, which Pi
+        // writes as `\u001b`) quadratic (review speed11 F1).
+        let mut end = bytes.len();
+        loop {
+            let start = memchr::memrchr(b'\n', &bytes[..end]).map_or(0, |newline| newline + 1);
+            let line = &bytes[start..end];
+            #[cfg(test)]
+            tests::LINES_TRIED.with(|tried| tried.set(tried.get() + 1));
+            let is_candidate = self.session_info.find(line).is_some()
+                || (may_have_escape && self.escape.find(line).is_some());
+            if is_candidate && let Some(name) = session_name(line) {
                 return Some(name);
             }
+            if start == 0 {
+                return None;
+            }
+            end = start - 1;
         }
-        None
     }
 }
 
@@ -722,6 +722,49 @@ fn user_text(entry: &serde_json::Map<String, Value>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// The lines [`FactFinder::last_name_in`] looked at on this thread.
+        pub(super) static LINES_TRIED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Review speed11 F1: the name search from the end looks at each line once, however many
+    /// escapes or `"session_info"` strings a line holds (it found the line of every match,
+    /// scanning back to the line's start each time: quadratic in a long line of them), and
+    /// still finds the last `session_info` line, escaped or not.
+    #[test]
+    fn the_name_search_from_the_end_looks_at_each_line_once() {
+        let facts = FactFinder::new();
+        let colours = "\\u001b[32mok\\u001b[0m ".repeat(20_000);
+        let infos = "\"session_info\",".repeat(20_000);
+        let body = format!(
+            "{HEADER}\n{}\n{}\n{}\n{}\n{}\n",
+            r#"{"type":"session_info","name":"early"}"#,
+            r#"{"type":"session\u005finfo","name":"escaped"}"#,
+            format_args!(
+                r#"{{"type":"message","message":{{"role":"toolResult","content":"{colours}"}}}}"#
+            ),
+            format_args!(r#"{{"type":"custom","details":[{infos}0]}}"#),
+            r#"{"type":"message","message":{"role":"assistant","content":"done"}}"#,
+        );
+        let n_lines = body.lines().count() as u64;
+        LINES_TRIED.with(|tried| tried.set(0));
+        let name = facts.last_name_in(body.as_bytes(), true, true);
+        assert_eq!(name, Some(Some("escaped".to_owned())));
+        let tried = LINES_TRIED.with(std::cell::Cell::get);
+        assert!(tried <= n_lines + 1, "{tried} lines tried of {n_lines}");
+        // Without the escaped line's escape being looked for, the plain one before it wins.
+        assert_eq!(
+            facts.last_name_in(body.as_bytes(), true, false),
+            Some(Some("early".to_owned()))
+        );
+        // A window that starts mid-line skips its first, cut line.
+        let cut = &body.as_bytes()[HEADER.len() + 5..];
+        assert_eq!(
+            facts.last_name_in(cut, false, true),
+            Some(Some("escaped".to_owned()))
+        );
+    }
 
     /// Checks both scopes: a small file is read whole by either, so they agree.
     fn check(body: &str, name: Option<&str>, first: Option<&str>) {
