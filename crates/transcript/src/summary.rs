@@ -447,11 +447,20 @@ impl FactFinder {
             memchr::memchr(b'\n', bytes)? + 1
         };
         let bytes = &bytes[first_newline..];
-        // Line by line from the last, each searched forward (memchr's reverse substring
-        // search is not vectorised; its newline search is). Each byte is looked at a bounded
-        // number of times, whatever the lines hold: collecting every match and finding the
-        // line of each made a long line full of `\u` escapes (coloured tool output, which Pi
-        // writes as `\u001b`) quadratic (review speed11 F1).
+        // Most windows hold no match at all: two passes over the whole window say so (a
+        // search per line would pay a call per line). Otherwise the lines from the last down
+        // to the one holding the first match are searched one by one, each forward
+        // (memchr's reverse substring search is not vectorised; its newline search is), so
+        // each byte is looked at a bounded number of times whatever the lines hold: finding
+        // the line of every match made a long line full of `\u` escapes (coloured tool
+        // output, which Pi writes as `\u001b`) quadratic (review speed11 F1).
+        let first_info = self.session_info.find(bytes);
+        let first_escape = may_have_escape.then(|| self.escape.find(bytes)).flatten();
+        let first_match = match (first_info, first_escape) {
+            (Some(info), Some(escape)) => info.min(escape),
+            (Some(found), None) | (None, Some(found)) => found,
+            (None, None) => return None,
+        };
         let mut end = bytes.len();
         loop {
             let start = memchr::memrchr(b'\n', &bytes[..end]).map_or(0, |newline| newline + 1);
@@ -463,7 +472,7 @@ impl FactFinder {
             if is_candidate && let Some(name) = session_name(line) {
                 return Some(name);
             }
-            if start == 0 {
+            if start <= first_match {
                 return None;
             }
             end = start - 1;
@@ -758,6 +767,14 @@ mod tests {
             facts.last_name_in(body.as_bytes(), true, false),
             Some(Some("early".to_owned()))
         );
+        // A window without a match is not searched line by line.
+        let plain = format!(
+            "{HEADER}\n{}\n",
+            r#"{"type":"message","message":{"role":"assistant","content":"done"}}"#
+        );
+        LINES_TRIED.with(|tried| tried.set(0));
+        assert_eq!(facts.last_name_in(plain.as_bytes(), true, true), None);
+        assert_eq!(LINES_TRIED.with(std::cell::Cell::get), 0);
         // A window that starts mid-line skips its first, cut line.
         let cut = &body.as_bytes()[HEADER.len() + 5..];
         assert_eq!(
