@@ -110,11 +110,14 @@ impl<'a> Field<'a> {
                 }
             }
         };
+        Field::in_shared(start..shared.len(), width)
+    }
+
+    /// A field of `range` of the shared text of the part being made (its part number is
+    /// set when the parts are put together), `width` columns wide.
+    fn in_shared(range: std::ops::Range<usize>, width: usize) -> Field<'a> {
         Field {
-            text: FieldText::Shared {
-                part: 0,
-                range: start..shared.len(),
-            },
+            text: FieldText::Shared { part: 0, range },
             width,
         }
     }
@@ -537,13 +540,7 @@ fn row<'a>(
             } else {
                 0
             };
-            Field {
-                text: FieldText::Shared {
-                    part: 0,
-                    range: start..shared.len(),
-                },
-                width,
-            }
+            Field::in_shared(start..shared.len(), width)
         }
     };
     // The time is the front end's text, escaped in place when it is not clean.
