@@ -448,7 +448,7 @@ fn clamp(needed: usize, id: &str) -> usize {
 }
 
 /// Returns how many characters `left` and `right` share at the start.
-fn common_chars(left: &str, right: &str) -> usize {
+pub(crate) fn common_chars(left: &str, right: &str) -> usize {
     let n_bytes = left
         .bytes()
         .zip(right.bytes())

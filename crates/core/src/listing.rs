@@ -245,14 +245,7 @@ pub fn unique_prefix_len<'a>(ids: impl Iterator<Item = &'a str>) -> usize {
     // In sorted order, the longest prefix any two ids share is shared by a neighbouring pair.
     let needed = distinct
         .windows(2)
-        .map(|pair| {
-            let n_common = pair[0]
-                .chars()
-                .zip(pair[1].chars())
-                .take_while(|(left, right)| left == right)
-                .count();
-            n_common + 1
-        })
+        .map(|pair| crate::id_prefixes::common_chars(pair[0], pair[1]) + 1)
         .max()
         .unwrap_or(0);
     needed.max(MIN_ID_WIDTH).min(longest)
