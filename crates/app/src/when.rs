@@ -46,13 +46,13 @@ pub fn parse_when(
     let not_understood = || format!("{text:?} is not understood; expected {ACCEPTED}");
     match text.to_ascii_lowercase().as_str() {
         "now" => return Ok(to_core(now)),
-        "today" => return day_bound(now.to_zoned(zone.clone()).date(), bound, zone, text),
+        "today" => return Ok(day_bound(now.to_zoned(zone.clone()).date(), bound, zone)),
         "yesterday" => {
             let today = now.to_zoned(zone.clone()).date();
             let yesterday = today
                 .yesterday()
                 .map_err(|error| format!("{text:?}: {error}"))?;
-            return day_bound(yesterday, bound, zone, text);
+            return Ok(day_bound(yesterday, bound, zone));
         }
         _ => {}
     }
@@ -86,7 +86,7 @@ pub fn parse_when(
         let date: Date = text.parse().map_err(|_| {
             format!("{text:?} is not a real date (no such day); expected {ACCEPTED}")
         })?;
-        return day_bound(date, bound, zone, text);
+        return Ok(day_bound(date, bound, zone));
     }
     if !looks_like_date_time(text) {
         return Err(not_understood());
@@ -103,11 +103,10 @@ pub fn parse_when(
         .replacen(' ', "T", 1)
         .parse()
         .map_err(|_| format!("{text:?} is not a real date-time; expected {ACCEPTED}"))?;
-    let instant = local
-        .to_zoned(zone.clone())
-        .map_err(|error| format!("{text:?}: {error}"))?
-        .timestamp();
-    Ok(to_core(instant))
+    Ok(local.to_zoned(zone.clone()).map_or_else(
+        |_| beyond_the_calendar(local.year()),
+        |local| to_core(local.timestamp()),
+    ))
 }
 
 /// Returns the inclusive instants a pair of flags (`--since`/`--until`, or
@@ -139,24 +138,32 @@ pub(crate) fn time_bounds(
 }
 
 /// Returns the first (start) or last (end) instant of the local day `date`.
-fn day_bound(date: Date, bound: Bound, zone: &TimeZone, text: &str) -> Result<Timestamp, String> {
+fn day_bound(date: Date, bound: Bound, zone: &TimeZone) -> Timestamp {
     let instant = match bound {
-        Bound::Start => date
-            .to_zoned(zone.clone())
-            .map_err(|error| format!("{text:?}: {error}"))?
-            .timestamp(),
-        Bound::End => {
-            let next = date
-                .tomorrow()
-                .map_err(|error| format!("{text:?}: {error}"))?
-                .to_zoned(zone.clone())
-                .map_err(|error| format!("{text:?}: {error}"))?
-                .timestamp();
-            next.checked_sub(jiff::SignedDuration::from_nanos(1))
-                .map_err(|error| format!("{text:?}: {error}"))?
-        }
+        Bound::Start => date.to_zoned(zone.clone()).map(|start| start.timestamp()),
+        Bound::End => date
+            .tomorrow()
+            .and_then(|next| next.to_zoned(zone.clone()))
+            .and_then(|next| {
+                next.timestamp()
+                    .checked_sub(jiff::SignedDuration::from_nanos(1))
+            }),
     };
-    Ok(to_core(instant))
+    instant.map_or_else(|_| beyond_the_calendar(date.year()), to_core)
+}
+
+/// Returns the instant a real date or date-time of `year` stands for when its local time
+/// falls past the calendar the tool computes in (about 9999-12-30 to -9999-01-01): the last
+/// instant for a date at the far end, the first for one at the near end. A script's
+/// `--until 9999-12-31` means "no upper bound", and keeps every session, rather than failing
+/// with the date library's overflow message (issue 11: say what is accepted, never the
+/// parser's internals).
+fn beyond_the_calendar(year: i16) -> Timestamp {
+    to_core(if year > 0 {
+        jiff::Timestamp::MAX
+    } else {
+        jiff::Timestamp::MIN
+    })
 }
 
 /// The unit of an age.
@@ -301,6 +308,23 @@ mod tests {
         check("3 days", Bound::Start, Ok("2026-10-07T12:00:00.000Z"));
         check("2weeks", Bound::Start, Ok("2026-09-26T12:00:00.000Z"));
         check(" 45s ", Bound::Start, Ok("2026-10-10T11:59:15.000Z"));
+    }
+
+    /// Break review 21: a real date at the calendar's ends stands for the first or last
+    /// instant instead of failing with the date library's overflow message.
+    #[test]
+    fn dates_past_the_calendar_are_its_ends() {
+        let last = to_core(jiff::Timestamp::MAX).to_string();
+        for text in ["9999-12-31", "9999-12-31T23:59", "9999-12-31 23:59:59"] {
+            check(text, Bound::End, Ok(&last));
+        }
+        for text in ["9999-12-31T23:59", "9999-12-31 23:59:59"] {
+            check(text, Bound::Start, Ok(&last));
+        }
+        // The day's start is still on the calendar at two hours east of UTC.
+        check("9999-12-31", Bound::Start, Ok("9999-12-30T22:00:00.000Z"));
+        // Inside the calendar nothing changes.
+        check("9999-12-29", Bound::Start, Ok("9999-12-28T22:00:00.000Z"));
     }
 
     #[test]
