@@ -9,10 +9,10 @@ use crate::document::{
     HandoffWarning, RedactionCounts,
 };
 use pi_retrospect_core::sanitize::sanitize_for_terminal;
-use pi_retrospect_transcript::{EntryKind, Role, Transcript, entry_text, facts};
+use pi_retrospect_transcript::{EntryKind, Role, Transcript, facts};
 
 use crate::error::HandoffError;
-use crate::redact::{Redacted, SecretKind, clean};
+use crate::redact::{Redacted, SecretKind, clean, clean_blocks};
 use crate::shell::resume_command;
 
 /// The default number of messages in an excerpt.
@@ -189,10 +189,10 @@ pub fn handoff(
         }
         let entry = transcript.entry(idx);
         let value = transcript.decode(idx)?;
-        let Some(text) = entry_text(&entry, &value) else {
+        let Some(blocks) = message_text_blocks(&value) else {
             continue;
         };
-        let cleaned = clean(&text);
+        let cleaned = clean_blocks(&blocks);
         if cleaned.text.trim().is_empty() {
             continue;
         }
@@ -364,5 +364,24 @@ fn omitted_by_context_edits<'a>(
 fn add_counts(counts: &mut BTreeMap<SecretKind, u64>, redacted: &Redacted) {
     for (kind, count) in redacted.counts() {
         *counts.entry(kind).or_insert(0) += count;
+    }
+}
+
+/// Returns the text blocks of a message entry's content (a string is one block), or `None`
+/// when it has none. The blocks are kept apart so that redaction can see a token split
+/// between two of them.
+fn message_text_blocks(value: &serde_json::Value) -> Option<Vec<&str>> {
+    use serde_json::Value;
+    match value.get("message")?.get("content")? {
+        Value::String(text) => Some(vec![text.as_str()]),
+        Value::Array(blocks) => {
+            let texts: Vec<&str> = blocks
+                .iter()
+                .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|block| block.get("text").and_then(Value::as_str))
+                .collect();
+            (!texts.is_empty()).then_some(texts)
+        }
+        _ => None,
     }
 }

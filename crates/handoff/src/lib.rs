@@ -58,5 +58,5 @@ pub use excerpt::{
     MAX_FIELD_BYTES, MAX_MODELS, MAX_WARNINGS, cut_field, handoff, handoff_file,
 };
 pub use file::{ExistingFile, write_file};
-pub use redact::{Redacted, RedactedSpan, SecretKind, clean, redact};
+pub use redact::{Redacted, RedactedSpan, SecretKind, clean, clean_blocks, redact};
 pub use shell::{resume_command, shell_quote};
