@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pi_retrospect_handoff::{Handoff, HandoffError, HandoffOptions};
+use pi_retrospect_handoff::{ExistingFile, Handoff, HandoffError, HandoffOptions};
 
 use crate::env::Environment;
 use crate::error::{AppError, error_chain};
@@ -37,72 +37,43 @@ pub fn handoff(request: &HandoffRequest, env: &Environment) -> Result<Handoff, A
 fn handoff_error(error: HandoffError) -> AppError {
     match error {
         HandoffError::Transcript(error) => error.into(),
-        HandoffError::Exists { .. } => AppError::usage(error_chain(&error)),
+        HandoffError::Exists { .. } | HandoffError::Refused { .. } => {
+            AppError::usage(error_chain(&error))
+        }
         other => AppError::io(error_chain(&other)),
     }
 }
 
-/// Checks that `out`, where a rendered handoff is about to be written, is neither inside a
-/// session store nor a session file, whatever `--force` says: the tool never writes to the
-/// store, and a handoff written over a session would destroy its history.
+/// Writes a rendered handoff to `out` (taken from the current directory when relative),
+/// replacing an existing regular file only when `force` says so.
 ///
-/// The stores are the ones `flags` resolve to (as for the SESSION argument), plus Pi's default
-/// sessions root when it can be found. `out` is taken from the current directory when
-/// relative; its parent directory is resolved with symlinks followed and must not be a store
-/// root or lie below one. An existing `out` is resolved too (a symlink is judged by its
-/// target), and refused when its target lies in a store or its first line is a valid session
-/// header, wherever it is. The error names the path and the reason.
-pub fn check_handoff_output(
+/// Whatever `force` says, nothing is written inside a session store (the stores `flags`
+/// resolve to, as for the SESSION argument, plus Pi's default sessions root when it exists;
+/// compared by device and inode from the opened target directory up), over a session file,
+/// through or over a symbolic link, or to a FIFO, socket, device or directory, which are
+/// refused at once without being opened (see [`pi_retrospect_handoff::write_file`]). The
+/// error names the path and the reason.
+pub fn write_handoff(
     out: &Path,
+    document: &[u8],
+    force: bool,
     flags: &StoreFlags,
     env: &Environment,
 ) -> Result<(), AppError> {
     let absolute = env.cwd.join(out);
     let (stores, _) = resolve_stores(flags, env)?;
-    let mut roots: Vec<(String, PathBuf)> = stores
+    let mut protected: Vec<PathBuf> = stores
         .iter()
-        .filter_map(|store| {
-            std::fs::canonicalize(&store.root)
-                .ok()
-                .map(|real| (store.root.clone(), real))
-        })
+        .map(|store| PathBuf::from(&store.root))
         .collect();
-    if let Ok(default_root) = env.agent_dir().map(|dir| dir.join("sessions"))
-        && let Ok(real) = std::fs::canonicalize(&default_root)
-    {
-        roots.push((default_root.display().to_string(), real));
+    if let Ok(default_root) = env.agent_dir().map(|dir| dir.join("sessions")) {
+        protected.push(default_root);
     }
-    let in_store = |dir: &Path| -> Option<String> {
-        roots
-            .iter()
-            .find(|(_, real)| dir.starts_with(real))
-            .map(|(root, _)| root.clone())
+    let existing = if force {
+        ExistingFile::Replace
+    } else {
+        ExistingFile::Refuse
     };
-    let refuse = |reason: String| {
-        Err(AppError::usage(format!(
-            "--out {}: {reason}; a handoff is never written into the session store or over a \
-             session, even with --force",
-            absolute.display()
-        )))
-    };
-    let parent = absolute.parent().unwrap_or(&absolute);
-    if let Ok(real_parent) = std::fs::canonicalize(parent)
-        && let Some(root) = in_store(&real_parent)
-    {
-        return refuse(format!("it is inside the session store {root}"));
-    }
-    if std::fs::symlink_metadata(&absolute).is_ok()
-        && let Ok(real) = std::fs::canonicalize(&absolute)
-    {
-        if let Some(root) = real.parent().and_then(in_store) {
-            return refuse(format!(
-                "it resolves to {}, inside the session store {root}",
-                real.display()
-            ));
-        }
-        if pi_retrospect_header::read_header(&real).is_ok() {
-            return refuse("it is a Pi session file (its first line is a session header)".into());
-        }
-    }
-    Ok(())
+    pi_retrospect_handoff::write_file(&absolute, document, existing, &protected)
+        .map_err(handoff_error)
 }

@@ -32,7 +32,7 @@ mod when;
 pub use confine::confine_to_stores;
 pub use env::Environment;
 pub use error::{AppError, ErrorKind};
-pub use handoff::{HandoffRequest, check_handoff_output, handoff};
+pub use handoff::{HandoffRequest, handoff, write_handoff};
 pub use list::{ListRequest, ListResult, PathMap, list, list_unordered, read_summaries};
 pub use pi_retrospect_transcript::{Lineage, RunInfo};
 pub use read::{

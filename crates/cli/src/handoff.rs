@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use pi_retrospect_app::{Environment, HandoffRequest};
-use pi_retrospect_handoff::{ExistingFile, HandoffOptions};
+use pi_retrospect_handoff::HandoffOptions;
 use pi_retrospect_render::handoff::{MarkdownOptions, write_json, write_markdown};
 
 use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
@@ -30,7 +30,10 @@ ends in `… [cut: N bytes]`; at most 16 models and 20 warnings are listed (with
 counts); the whole document is at most 192 KiB (or twice --max-bytes plus 64 KiB, if \
 larger), the oldest messages dropped to fit.
 
---out never writes inside a session store or over a session file, even with --force.
+--out writes only the regular file named: never inside a session store or over a session \
+file, never through or over a symbolic link, never to a FIFO, socket, device or directory \
+(refused at once), even with --force. The document is written to a temporary file in the \
+same directory and renamed into place, so a reader never sees half of it.
 
 Examples:
   pi-retrospect handoff latest --goal \"finish the parser\"
@@ -74,7 +77,8 @@ pub struct HandoffArgs {
     pub color: ColorChoice,
 
     /// Write the document to FILE instead of stdout (`-`: stdout). Never over an existing
-    /// file, and never inside a session store or over a session file, even with --force.
+    /// file, and never inside a session store, over a session file, through a symbolic link
+    /// or to a FIFO or device, even with --force.
     #[arg(long, short = 'o', value_name = "FILE", help_heading = "Output")]
     pub out: Option<PathBuf>,
 
@@ -115,21 +119,7 @@ pub fn run(args: &HandoffArgs, env: &Environment, out: &mut dyn Write) -> anyhow
     {
         None => out.write_all(&document)?,
         Some(path) => {
-            pi_retrospect_app::check_handoff_output(path, &args.store.flags(), env)?;
-            let existing = if args.force {
-                ExistingFile::Replace
-            } else {
-                ExistingFile::Refuse
-            };
-            let path = env.cwd.join(path);
-            pi_retrospect_handoff::write_file(&path, &document, existing).map_err(|error| {
-                match error {
-                    pi_retrospect_handoff::HandoffError::Exists { .. } => {
-                        anyhow::Error::from(crate::UsageError(format!("{error}")))
-                    }
-                    other => anyhow::Error::from(other),
-                }
-            })?;
+            pi_retrospect_app::write_handoff(path, &document, args.force, &args.store.flags(), env)?
         }
     }
     Ok(())

@@ -1,5 +1,6 @@
-//! Issue 15: `pi-retrospect handoff` end to end: the Markdown and JSON documents, redaction,
-//! the schema, and `--out` that never replaces a file unless forced.
+//! `pi-retrospect handoff` end to end: the Markdown and JSON documents, redaction, the
+//! schema, and `--out` that never replaces a file unless forced and never writes anything but
+//! the regular file asked for.
 
 mod common;
 
@@ -98,8 +99,8 @@ fn out_never_replaces_a_file_unless_forced() {
     );
 }
 
-/// Finding H2 (review of issues 14/15): `--out --force` must never write into a session
-/// store or over a session file, so a typo cannot destroy a session's history.
+/// `--out --force` never writes into a session store or over a session file, so a typo
+/// cannot destroy a session's history.
 #[test]
 fn out_never_writes_into_the_store_or_over_a_session() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -120,7 +121,7 @@ fn out_never_writes_into_the_store_or_over_a_session() {
         (path.as_str(), "inside the session store"),
         (new_in_store.as_str(), "inside the session store"),
         (outside_text.as_str(), "is a Pi session file"),
-        (link_text.as_str(), "inside the session store"),
+        (link_text.as_str(), "symbolic link"),
     ] {
         let output = binary()
             .args([
@@ -155,7 +156,7 @@ fn out_never_writes_into_the_store_or_over_a_session() {
     assert!(!dir.path().join("-").exists());
 }
 
-/// Findings M2 and L5: a file that is not a session is refused as `show` refuses it (exit 1,
+/// A file that is not a session is refused as `show` refuses it (exit 1,
 /// "not a session file"), and `--max-messages 0` is refused as MCP's `maxMessages: 0` is.
 #[test]
 fn not_a_session_and_zero_limits_are_refused() {
@@ -182,4 +183,87 @@ fn not_a_session_and_zero_limits_are_refused() {
             .expect("run");
         assert_eq!(output.status.code(), Some(2), "{flag}");
     }
+}
+
+/// `--out FIFO --force` is refused at once (opening a FIFO for writing would wait for a
+/// reader forever), as are a socket and a device.
+#[test]
+fn out_refuses_a_fifo_or_device_without_blocking() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = session(dir.path());
+    let fifo = dir.path().join("fifo");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(status.success());
+    for (out, words) in [
+        (fifo.display().to_string(), "a FIFO"),
+        ("/dev/null".to_owned(), "a character device"),
+    ] {
+        let output = binary()
+            .args(["handoff", &path, "--out", &out, "--force"])
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{out}: {stderr}");
+        assert!(stderr.contains(&out) && stderr.contains(words), "{stderr}");
+    }
+}
+
+/// While another process flips `--out`'s target between a regular file and a symbolic link to
+/// a session file, `handoff --out --force` runs again and again: the session is never changed.
+#[test]
+fn out_flipped_to_a_symlink_never_reaches_the_session() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = dir.path().join("store");
+    let project = store.join("--w--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let path = session(&project);
+    let original = std::fs::read(&path).expect("read");
+    let target = dir.path().join("handoff.md");
+    let is_done = Arc::new(AtomicBool::new(false));
+    let flipper = {
+        let is_done = Arc::clone(&is_done);
+        let target = target.clone();
+        let session = std::path::PathBuf::from(&path);
+        std::thread::spawn(move || {
+            while !is_done.load(Ordering::Relaxed) {
+                let _ = std::fs::remove_file(&target);
+                let _ = std::os::unix::fs::symlink(&session, &target);
+                let _ = std::fs::remove_file(&target);
+                let _ = std::fs::write(&target, "plain");
+            }
+        })
+    };
+    let target_text = target.display().to_string();
+    let root_text = store.display().to_string();
+    for _ in 0..60 {
+        let output = binary()
+            .args([
+                "handoff",
+                "--sessions-root",
+                &root_text,
+                &path,
+                "--out",
+                &target_text,
+                "--force",
+            ])
+            .output()
+            .expect("run");
+        // Written over the plain file, or refused at the link: never anything else.
+        assert!(
+            matches!(output.status.code(), Some(0 | 2)),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(std::fs::read(&path).expect("read"), original);
+    }
+    is_done.store(true, Ordering::Relaxed);
+    flipper.join().expect("flipper");
+    assert_eq!(std::fs::read(&path).expect("read"), original);
+    assert_eq!(std::fs::read_dir(&project).expect("list").count(), 1);
 }

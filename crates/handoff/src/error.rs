@@ -32,6 +32,17 @@ pub enum HandoffError {
         /// The output file.
         path: PathBuf,
     },
+    /// The output path is one a handoff is never written to: inside a session store, a
+    /// session file, a symbolic link, a FIFO, a socket, a device or a directory.
+    #[error(
+        "refusing to write {path}: {reason}; a handoff is written only to a regular file outside the session stores, even with --force"
+    )]
+    Refused {
+        /// The output path.
+        path: PathBuf,
+        /// Why it is refused.
+        reason: String,
+    },
     /// Writing the output file failed.
     #[error("cannot write {path}")]
     Write {

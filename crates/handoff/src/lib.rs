@@ -16,8 +16,10 @@
 //!
 //! The document types live here; their Markdown and JSON writers and the JSON Schema live in
 //! `pi_retrospect_render::handoff`, the one presentation layer; [`write_file`] writes a
-//! rendered document without replacing an existing file unless told to. Nothing here writes
-//! to the session store, prints, or reads the environment.
+//! rendered document to the one regular file asked for: never through a symbolic link, never
+//! inside the session stores or over a session, a FIFO or a device, through a temporary file
+//! renamed into place, and over an existing file only when told to. Nothing here writes to
+//! the session store, prints, or reads the environment.
 //!
 //! A front end is a few calls:
 //!
@@ -34,7 +36,8 @@
 //! let handoff = handoff_file(session, &options)?;
 //! // A front end renders it with `pi_retrospect_render::handoff::write_markdown`.
 //! let document = serde_json::to_vec(&handoff)?;
-//! write_file(Path::new("handoff.json"), &document, ExistingFile::Refuse)?;
+//! let stores = [Path::new("/home/me/.pi/agent/sessions").to_path_buf()];
+//! write_file(Path::new("handoff.json"), &document, ExistingFile::Refuse, &stores)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
