@@ -14,21 +14,26 @@ use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
 pub const HANDOFF_HELP: &str = "\
 Prints a Markdown document to paste into a new Pi session so the work can go on with a \
 clean context: where the session is (path, id, cwd, name, models, first and last activity), \
-the goal when given, the command that resumes it (`pi --session PATH`), and the most recent \
-user and assistant text messages of its active branch, newest last.
+the goal when given, the original task (the first user message), the command that resumes \
+it (`pi --session PATH`), the latest compaction summary, the files edit and write calls \
+touched, the failures of the last three turns with their error text (failed, aborted and \
+cut-off replies, tool errors with the call that failed, `!` commands that failed), and the \
+most recent user and assistant text messages of its active branch, newest last.
 
-Never included: tool calls and results, images, thinking, system and custom messages, \
-custom entries, compaction and branch summaries. Common credentials (provider API keys, \
-GitHub/GitLab/Slack tokens, AWS keys, bearer tokens, JWTs, private keys, passwords in URLs, \
+Never included: images, thinking, system and custom messages, custom entries, branch \
+summaries, other tool calls and results. Common credentials (provider and vendor API keys, \
+GitHub/GitLab/Slack/npm/Stripe/... tokens, AWS keys, bearer tokens, JWTs, private keys, \
+key and cookie headers, passwords in URLs, on command lines and after \"password is\", \
 KEY=value lines naming a secret) are replaced by `[redacted: KIND]` and counted in the \
 header; terminal control and bidi characters are removed. Redaction is by shape: best \
 effort, not a guarantee. Messages removed from the model's context by a context edit are \
 left out.
 
-Bounds: every one-line field (name, cwd, id, each model, times) is cut at 512 bytes and \
-ends in `… [cut: N bytes]`; at most 16 models and 20 warnings are listed (with their \
-counts); the whole document is at most 192 KiB (or twice --max-bytes plus 64 KiB, if \
-larger), the oldest messages dropped to fit.
+Bounds: every one-line field (name, cwd, id, each model, times, paths) is cut at 512 bytes \
+and ends in `… [cut: N bytes]`; at most 16 models, 20 warnings, 50 files and 8 failures are \
+listed (with their counts); the task is cut at 2 KiB, the compaction summary at 4 KiB, each \
+failure's text at 1 KiB; the whole document is at most 192 KiB (or twice --max-bytes plus \
+64 KiB, if larger), files, then the oldest messages, then failures dropped to fit.
 
 --out writes only the regular file named: never inside a session store or over a session \
 file, never through or over a symbolic link, never to a FIFO, socket, device or directory \

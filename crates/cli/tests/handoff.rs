@@ -267,3 +267,133 @@ fn out_flipped_to_a_symlink_never_reaches_the_session() {
     assert_eq!(std::fs::read(&path).expect("read"), original);
     assert_eq!(std::fs::read_dir(&project).expect("list").count(), 1);
 }
+
+/// A session of work as Pi writes it: a task, an edit, a compaction, a failing tool call, a
+/// failed `!` command and a failed last reply.
+fn work_session(project: &std::path::Path) -> String {
+    let path = project.join("2026-11-30T19-15-37-102Z_01a22de2-540d-7602-8b63-cd7f53f64b36.jsonl");
+    let usage = r#""usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#;
+    let lines = [
+        r#"{"type":"session","version":3,"id":"01a22de2-540d-7602-8b63-cd7f53f64b36","timestamp":"2026-11-30T19:15:37.102Z","cwd":"/w"}"#.to_owned(),
+        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-11-30T19:15:38.000Z","message":{"role":"user","content":[{"type":"text","text":"Fix the webhook; X-API-Key: 7f3a9c2e1b4d"}],"timestamp":1796066138000}}"#.to_owned(),
+        format!(r#"{{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-11-30T19:15:39.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c1","name":"edit","arguments":{{"path":"src/hook.rs","edits":[{{"oldText":"a","newText":"b"}}]}}}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5",{usage},"stopReason":"toolUse","timestamp":1796066139000}}}}"#),
+        r#"{"type":"message","id":"t1","parentId":"a1","timestamp":"2026-11-30T19:15:40.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"edit","content":[{"type":"text","text":"Edited"}],"details":{},"isError":false,"timestamp":1796066140000}}"#.to_owned(),
+        r###"{"type":"compaction","id":"k1","parentId":"t1","timestamp":"2026-11-30T19:15:41.000Z","summary":"## Goal\nFix the webhook.","firstKeptEntryId":"u1","tokensBefore":9000}"###.to_owned(),
+        r#"{"type":"message","id":"u2","parentId":"k1","timestamp":"2026-11-30T19:15:42.000Z","message":{"role":"user","content":"Test it.","timestamp":1796066142000}}"#.to_owned(),
+        format!(r#"{{"type":"message","id":"a2","parentId":"u2","timestamp":"2026-11-30T19:15:43.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c2","name":"bash","arguments":{{"command":"cargo test"}}}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5",{usage},"stopReason":"toolUse","timestamp":1796066143000}}}}"#),
+        r#"{"type":"message","id":"t2","parentId":"a2","timestamp":"2026-11-30T19:15:44.000Z","message":{"role":"toolResult","toolCallId":"c2","toolName":"bash","content":[{"type":"text","text":"test hook ... FAILED\n\nCommand exited with code 101"}],"details":{},"isError":true,"timestamp":1796066144000}}"#.to_owned(),
+        r#"{"type":"message","id":"b1","parentId":"t2","timestamp":"2026-11-30T19:15:45.000Z","message":{"role":"bashExecution","command":"mysql -uroot -pS3cr3tPass -e 'select 1'","output":"ERROR 2002 (HY000): Can't connect\n","exitCode":1,"cancelled":false,"truncated":false,"timestamp":1796066145000}}"#.to_owned(),
+        format!(r#"{{"type":"message","id":"a3","parentId":"b1","timestamp":"2026-11-30T19:15:46.000Z","message":{{"role":"assistant","content":[],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5",{usage},"stopReason":"error","errorMessage":"529 overloaded_error","timestamp":1796066146000}}}}"#),
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").expect("write");
+    path.display().to_string()
+}
+
+/// The text, `--json` and MCP `session_handoff` carry the same work: the task, the compaction
+/// summary, the files touched and the failures with their error text, redacted alike.
+#[test]
+fn text_json_and_mcp_carry_the_same_work() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("sessions");
+    let project = root.join("--w--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let path = work_session(&project);
+    let root_text = root.display().to_string();
+    let json = stdout_of(
+        &binary()
+            .args(["handoff", "--sessions-root", &root_text, &path, "--json"])
+            .output()
+            .expect("run"),
+    );
+    let document: Value = serde_json::from_str(&json).expect("JSON");
+    let schema: Value = serde_json::from_str(&stdout_of(
+        &binary().args(["schema", "handoff"]).output().expect("run"),
+    ))
+    .expect("schema JSON");
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    assert!(validator.is_valid(&document), "{json}");
+    assert_eq!(
+        document["task"]["text"],
+        "Fix the webhook; X-API-Key: [redacted: api-key-header]"
+    );
+    assert_eq!(document["compaction"]["text"], "## Goal\nFix the webhook.");
+    assert_eq!(document["filesTouched"][0]["path"], "src/hook.rs");
+    let failures: Vec<(&str, &str)> = document["failures"]
+        .as_array()
+        .expect("failures")
+        .iter()
+        .map(|failure| {
+            (
+                failure["kind"].as_str().unwrap_or(""),
+                failure["text"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        failures,
+        [
+            (
+                "toolError",
+                "test hook ... FAILED\n\nCommand exited with code 101"
+            ),
+            ("commandFailed", "ERROR 2002 (HY000): Can't connect\n"),
+            ("replyError", "529 overloaded_error"),
+        ]
+    );
+    assert_eq!(
+        document["failures"][1]["call"],
+        "!mysql -uroot -p[redacted: command-line-password] -e 'select 1'"
+    );
+    assert!(!json.contains("S3cr3tPass") && !json.contains("7f3a9c2e1b4d"));
+
+    let text = stdout_of(
+        &binary()
+            .args(["handoff", "--sessions-root", &root_text, &path])
+            .output()
+            .expect("run"),
+    );
+    for expected in [
+        "## Original task\n",
+        "> Fix the webhook; X-API-Key: [redacted: api-key-header]\n",
+        "## Latest compaction summary\n",
+        "- `src/hook.rs` (edit)\n",
+        "### tool error (bash), ",
+        "- Call: `bash command=\"cargo test\"`\n",
+        "### command failed, ",
+        "- Exit code: 1\n",
+        "### reply failed, ",
+        "> 529 overloaded_error\n",
+    ] {
+        assert!(text.contains(expected), "{expected:?} not in {text}");
+    }
+    assert!(!text.contains("S3cr3tPass") && !text.contains("7f3a9c2e1b4d"));
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let structured = runtime.block_on(async {
+        let mut command = common::binary();
+        command.arg("mcp").arg("--sessions-root").arg(&root);
+        let transport =
+            rmcp::transport::TokioChildProcess::new(tokio::process::Command::from(command))
+                .expect("spawn the server");
+        let client = ().serve(transport).await.expect("MCP handshake");
+        let arguments = match serde_json::json!({ "sessionPath": path }) {
+            Value::Object(object) => object,
+            _ => unreachable!("a JSON object literal"),
+        };
+        let result = client
+            .call_tool(
+                CallToolRequestParams::new("session_handoff".to_owned()).with_arguments(arguments),
+            )
+            .await
+            .expect("session_handoff");
+        let _ = client.cancel().await;
+        result.structured_content.expect("structured content")
+    });
+    assert_eq!(structured, document);
+}

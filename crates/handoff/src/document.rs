@@ -17,8 +17,26 @@ pub struct Handoff {
     /// The shell command that resumes the source session: `pi --session PATH`, with the path
     /// quoted for a POSIX shell when it needs quoting.
     pub resume_command: String,
-    /// How many credentials were redacted in the goal, the name and the excerpt shown.
+    /// How many credentials were redacted in everything the document shows: the goal, the
+    /// name, the task, the compaction summary, the files, the failures and the excerpt.
     pub redactions: RedactionCounts,
+    /// The original task: the first user message with text on the active branch, stripped,
+    /// redacted and cut like a message of the excerpt (to the goal's byte limit).
+    pub task: Option<HandoffMessage>,
+    /// The summary of the latest compaction on the active branch: what Pi's model was told
+    /// of the work before it.
+    pub compaction: Option<HandoffSummary>,
+    /// The files the session's `edit` and `write` tool calls on the active branch touched,
+    /// least recently touched first: at most the last 50.
+    pub files_touched: Vec<HandoffFile>,
+    /// How many files were touched in all.
+    pub n_files_touched: usize,
+    /// What failed in the last turns (since the third-last user message of the active
+    /// branch), oldest first: failed, aborted or cut-off assistant replies, tool errors and
+    /// `!` commands that failed; at most the last 8.
+    pub failures: Vec<HandoffFailure>,
+    /// How many failures there were in those turns.
+    pub n_failures: usize,
     /// The most recent user and assistant text messages, newest last.
     pub excerpt: Excerpt,
     /// Damage found in the session file (lines skipped or repaired), in the order found: at
@@ -148,4 +166,91 @@ pub struct HandoffWarning {
     pub line_no: Option<u64>,
     /// What is wrong, stripped of terminal controls.
     pub message: String,
+}
+
+/// The summary of a compaction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HandoffSummary {
+    /// The compaction entry's id.
+    pub entry_id: String,
+    /// The entry timestamp, as stored.
+    pub timestamp: Option<String>,
+    /// The summary: controls stripped, credentials redacted, cut on a character boundary
+    /// (never inside a marker).
+    pub text: String,
+    /// Whether anything was cut off.
+    pub is_cut: bool,
+    /// The length in bytes of the cleaned summary before the cut.
+    pub n_bytes: usize,
+}
+
+/// A file an `edit` or `write` tool call touched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HandoffFile {
+    /// The path as the tool call gave it (relative to the session's cwd when relative),
+    /// stripped, redacted and cut like every one-line field.
+    pub path: String,
+    /// The tools that touched it (`edit`, `write`), in order of first use.
+    pub tools: Vec<String>,
+    /// How many calls touched it.
+    pub n_calls: usize,
+    /// The entry of the last call that touched it.
+    pub last_entry_id: String,
+}
+
+/// What kind of failure a [`HandoffFailure`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum FailureKind {
+    /// An assistant reply that stopped with an error (`stopReason: "error"`).
+    ReplyError,
+    /// An assistant reply the user or Pi stopped (`stopReason: "aborted"`).
+    ReplyAborted,
+    /// An assistant reply cut off at the model's output limit (`stopReason: "length"`).
+    ReplyCutOff,
+    /// A tool result with `isError: true`.
+    ToolError,
+    /// A `!` command that exited with a code other than 0 or was cancelled.
+    CommandFailed,
+}
+
+impl FailureKind {
+    /// Returns the kind's name as written in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::ReplyError => "replyError",
+            FailureKind::ReplyAborted => "replyAborted",
+            FailureKind::ReplyCutOff => "replyCutOff",
+            FailureKind::ToolError => "toolError",
+            FailureKind::CommandFailed => "commandFailed",
+        }
+    }
+}
+
+/// One failure of the last turns, with its error text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HandoffFailure {
+    /// The failing entry's handle: its id, or `line:N` in files without ids.
+    pub entry_id: String,
+    /// The entry timestamp, as stored.
+    pub timestamp: Option<String>,
+    /// What failed.
+    pub kind: FailureKind,
+    /// Tool errors: the tool's name.
+    pub tool: Option<String>,
+    /// What was run: a tool call's arguments in one line, or the `!` command; stripped,
+    /// redacted and cut like every one-line field.
+    pub call: Option<String>,
+    /// `!` commands: the exit code, when the command exited.
+    pub exit_code: Option<i64>,
+    /// The error text: the reply's error message (its start kept when cut), or the tool's
+    /// or command's output (its end kept when cut, where errors are); stripped and redacted.
+    pub text: String,
+    /// Whether anything was cut off.
+    pub is_cut: bool,
+    /// The length in bytes of the cleaned text before the cut.
+    pub n_bytes: usize,
 }

@@ -14,6 +14,7 @@ use pi_retrospect_transcript::{EntryKind, Role, Transcript, facts};
 use crate::error::HandoffError;
 use crate::redact::{Redacted, SecretKind, clean, clean_blocks};
 use crate::shell::resume_command;
+use crate::work::read_work;
 
 /// The default number of messages in an excerpt.
 pub const DEFAULT_MAX_MESSAGES: usize = 12;
@@ -58,7 +59,10 @@ pub fn cut_field(text: &str) -> String {
 
 /// Returns the cleaned one-line field `cleaned` cut to [`MAX_FIELD_BYTES`] outside every
 /// redaction marker, with the redactions kept counted into `counts`.
-fn cut_redacted_field(cleaned: &Redacted, counts: &mut BTreeMap<SecretKind, u64>) -> String {
+pub(crate) fn cut_redacted_field(
+    cleaned: &Redacted,
+    counts: &mut BTreeMap<SecretKind, u64>,
+) -> String {
     if cleaned.text.len() <= MAX_FIELD_BYTES {
         add_counts(counts, cleaned);
         return cleaned.text.clone();
@@ -115,7 +119,7 @@ pub fn handoff_file(path: &Path, options: &HandoffOptions) -> Result<Handoff, Ha
 /// without touching the file system) and must be valid UTF-8. The excerpt holds the most
 /// recent `user` and `assistant` messages of the active branch whose content has text,
 /// newest last: only their text blocks, never thinking, tool calls, tool results, images,
-/// system, custom or bash messages, custom entries, or branch and compaction summaries.
+/// system, custom or bash messages, custom entries, or branch summaries.
 /// Each text is stripped of terminal controls, redacted, then cut: first to
 /// `max_message_bytes`, then to what is left of `max_excerpt_bytes` once the newer messages
 /// are counted. The message cut by that budget is the oldest shown; older ones are dropped,
@@ -123,13 +127,25 @@ pub fn handoff_file(path: &Path, options: &HandoffOptions) -> Result<Handoff, Ha
 /// inside a redaction marker, so the bounds hold for the redacted text and no cut shows part
 /// of a secret the rules found.
 ///
+/// Beside the excerpt, the document carries the work (each part cleaned and redacted the
+/// same way, and bounded on its own): the original task (the first user message with text,
+/// cut to [`MAX_TASK_BYTES`](crate::MAX_TASK_BYTES)), the latest compaction's summary (cut to
+/// [`MAX_SUMMARY_BYTES`](crate::MAX_SUMMARY_BYTES)), the files `edit` and `write` calls
+/// touched (the last [`MAX_FILES`](crate::MAX_FILES)), and the failures of the last
+/// [`FAILURE_TURNS`](crate::FAILURE_TURNS) turns with their error text: failed, aborted and
+/// cut-off replies (kept even when they have no text, which the excerpt skips), tool errors
+/// with the call that failed, and `!` commands that failed (the last
+/// [`MAX_FAILURES`](crate::MAX_FAILURES), each text cut to
+/// [`MAX_FAILURE_BYTES`](crate::MAX_FAILURE_BYTES)).
+///
 /// A message that the latest `context_edit` on the active branch omits (`replacement: null`)
-/// is left out, as Pi leaves it out of the model's context: people do that to drop a pasted
-/// secret. A replaced message is shown as stored.
+/// is left out everywhere, as Pi leaves it out of the model's context: people do that to
+/// drop a pasted secret. A replaced message is shown as stored.
 ///
 /// Every one-line field is cut to [`MAX_FIELD_BYTES`] with a marker, at most [`MAX_MODELS`]
-/// models and [`MAX_WARNINGS`] warnings are kept (with their counts), and the oldest messages
-/// are dropped while the compact JSON document exceeds `max_document_bytes`.
+/// models and [`MAX_WARNINGS`] warnings are kept (with their counts), and while the compact
+/// JSON document exceeds `max_document_bytes` the least recently touched files are dropped,
+/// then the oldest messages, then the oldest failures.
 pub fn handoff(
     transcript: &Transcript,
     source_path: &Path,
@@ -167,6 +183,11 @@ pub fn handoff(
 
     let branch = transcript.active_branch();
     let omitted = omitted_by_context_edits(transcript, &branch);
+    let work = read_work(transcript, &branch, &omitted)?;
+    for (kind, count) in &work.counts {
+        *counts.entry(*kind).or_insert(0) += count;
+    }
+    let (file_counts, failure_counts) = (work.file_counts, work.failure_counts);
     let with_text: Vec<usize> = branch
         .into_iter()
         .filter(|&idx| {
@@ -239,9 +260,13 @@ pub fn handoff(
     }
     messages.reverse();
     message_counts.reverse();
-    let redactions_of = |n_dropped: usize| {
+    let redactions_of = |dropped: Dropped| {
         let mut counts = counts.clone();
-        for kept in &message_counts[n_dropped..] {
+        for kept in message_counts[dropped.n_messages..]
+            .iter()
+            .chain(&file_counts[dropped.n_files..])
+            .chain(&failure_counts[dropped.n_failures..])
+        {
             for (kind, count) in kept {
                 *counts.entry(*kind).or_insert(0) += count;
             }
@@ -254,7 +279,7 @@ pub fn handoff(
                 .collect(),
         }
     };
-    let redactions = redactions_of(0);
+    let redactions = redactions_of(Dropped::default());
     let n_bytes = messages.iter().map(|message| message.text.len()).sum();
     let field = |text: Option<String>| text.map(|text| cut_field(&text));
     let all_warnings = transcript.warnings();
@@ -277,6 +302,12 @@ pub fn handoff(
         goal,
         resume_command: resume_command(&path),
         redactions,
+        task: work.task,
+        compaction: work.compaction,
+        files_touched: work.files_touched,
+        n_files_touched: work.n_files_touched,
+        failures: work.failures,
+        n_failures: work.n_failures,
         excerpt: Excerpt {
             messages,
             n_available: with_text.len(),
@@ -299,26 +330,49 @@ pub fn handoff(
             })
             .collect(),
     };
-    let n_dropped = fit_document(&mut handoff, options.max_document_bytes);
-    if n_dropped > 0 {
-        handoff.redactions = redactions_of(n_dropped);
+    let dropped = fit_document(&mut handoff, options.max_document_bytes);
+    if dropped != Dropped::default() {
+        handoff.redactions = redactions_of(dropped);
     }
     Ok(handoff)
 }
 
-/// Drops the oldest messages of `handoff` while its compact JSON is longer than `max_bytes`,
-/// and returns how many it dropped.
-fn fit_document(handoff: &mut Handoff, max_bytes: usize) -> usize {
-    let message_len = |message: &HandoffMessage| json_len(message) + 1;
-    let mut n_bytes = json_len(handoff);
+/// How many of each list [`fit_document`] dropped from the front.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Dropped {
+    n_messages: usize,
+    n_files: usize,
+    n_failures: usize,
+}
+
+/// Returns how many leading items of `items` to drop, each `len(item)` bytes of JSON long (a
+/// separating comma included), to bring `n_bytes` down to `max_bytes`, and lowers `n_bytes`
+/// by what they weigh.
+fn n_to_drop<T: serde::Serialize>(items: &[T], n_bytes: &mut usize, max_bytes: usize) -> usize {
     let mut n_dropped = 0;
-    let messages = &handoff.excerpt.messages;
-    while n_bytes > max_bytes && n_dropped < messages.len() {
-        n_bytes -= message_len(&messages[n_dropped]);
+    while *n_bytes > max_bytes && n_dropped < items.len() {
+        *n_bytes -= json_len(&items[n_dropped]) + 1;
         n_dropped += 1;
     }
-    if n_dropped > 0 {
-        handoff.excerpt.messages.drain(..n_dropped);
+    n_dropped
+}
+
+/// Drops, while the compact JSON of `handoff` is longer than `max_bytes`, the least recently
+/// touched files, then the oldest messages, then the oldest failures, and returns how many it
+/// dropped of each: the list of files is the easiest to read again from the session, the
+/// failures of the last turns the hardest to do without.
+fn fit_document(handoff: &mut Handoff, max_bytes: usize) -> Dropped {
+    let mut n_bytes = json_len(handoff);
+    let n_files = n_to_drop(&handoff.files_touched, &mut n_bytes, max_bytes);
+    let n_messages = n_to_drop(&handoff.excerpt.messages, &mut n_bytes, max_bytes);
+    let n_failures = n_to_drop(&handoff.failures, &mut n_bytes, max_bytes);
+    let dropped = Dropped {
+        n_messages,
+        n_files,
+        n_failures,
+    };
+    if dropped.n_messages > 0 {
+        handoff.excerpt.messages.drain(..dropped.n_messages);
         handoff.excerpt.n_bytes = handoff
             .excerpt
             .messages
@@ -326,7 +380,9 @@ fn fit_document(handoff: &mut Handoff, max_bytes: usize) -> usize {
             .map(|message| message.text.len())
             .sum();
     }
-    n_dropped
+    handoff.files_touched.drain(..dropped.n_files);
+    handoff.failures.drain(..dropped.n_failures);
+    dropped
 }
 
 /// Returns the length of `value` as compact JSON.
@@ -370,7 +426,7 @@ fn add_counts(counts: &mut BTreeMap<SecretKind, u64>, redacted: &Redacted) {
 /// Returns the text blocks of a message entry's content (a string is one block), or `None`
 /// when it has none. The blocks are kept apart so that redaction can see a token split
 /// between two of them.
-fn message_text_blocks(value: &serde_json::Value) -> Option<Vec<&str>> {
+pub(crate) fn message_text_blocks(value: &serde_json::Value) -> Option<Vec<&str>> {
     use serde_json::Value;
     match value.get("message")?.get("content")? {
         Value::String(text) => Some(vec![text.as_str()]),

@@ -2,17 +2,20 @@
 //! to paste into a new session or an agent to read through a tool.
 //!
 //! [`handoff`] reads a parsed session into a [`Handoff`]: the source's header facts, the
-//! goal, the command that resumes the source (`pi --session PATH`), and the most recent user
-//! and assistant text messages of the active branch, newest last, bounded per message and in
-//! total (by default 12 messages, 2 KiB each, 16 KiB together). Every one-line field is cut
-//! to [`MAX_FIELD_BYTES`] with a marker, and at most [`MAX_MODELS`] models and
-//! [`MAX_WARNINGS`] warnings are kept, and the oldest messages are dropped while the whole
-//! JSON document exceeds `max_document_bytes` (192 KiB by default), so the document is
-//! bounded whatever the session holds. Tool calls and results,
-//! images, thinking, system and custom messages, custom entries and summaries are never
-//! included. Text is stripped of terminal controls, then common credentials are replaced by
-//! `[redacted: KIND]` ([`redact`]), then cut: a cut never shows half a secret, and the byte
-//! bounds hold for the redacted text.
+//! goal, the command that resumes the source (`pi --session PATH`), the work (the original
+//! task, the latest compaction summary, the files `edit` and `write` calls touched, and the
+//! failures of the last turns with their error text), and the most recent user and assistant
+//! text messages of the active branch, newest last, bounded per message and in total (by
+//! default 12 messages, 2 KiB each, 16 KiB together). Every one-line field is cut to
+//! [`MAX_FIELD_BYTES`] with a marker, at most [`MAX_MODELS`] models, [`MAX_WARNINGS`]
+//! warnings, [`MAX_FILES`] files and [`MAX_FAILURES`] failures are kept, and while the whole
+//! JSON document exceeds `max_document_bytes` (192 KiB by default) files, then the oldest
+//! messages, then failures are dropped, so the document is bounded whatever the session
+//! holds. Images, thinking, system and custom messages, custom entries, branch summaries and
+//! tool calls and results other than the paths of file edits and the calls and output of
+//! what failed are never included. Text is stripped of terminal controls, then common
+//! credentials are replaced by `[redacted: KIND]` ([`redact`], [`clean_blocks`]), then cut:
+//! a cut never shows half a secret, and the byte bounds hold for the redacted text.
 //!
 //! The document types live here; their Markdown and JSON writers and the JSON Schema live in
 //! `pi_retrospect_render::handoff`, the one presentation layer; [`write_file`] writes a
@@ -49,10 +52,11 @@ mod excerpt;
 mod file;
 mod redact;
 mod shell;
+mod work;
 
 pub use document::{
-    Excerpt, ExcerptLimits, Handoff, HandoffMessage, HandoffRole, HandoffSource, HandoffText,
-    HandoffWarning, RedactionCounts,
+    Excerpt, ExcerptLimits, FailureKind, Handoff, HandoffFailure, HandoffFile, HandoffMessage,
+    HandoffRole, HandoffSource, HandoffSummary, HandoffText, HandoffWarning, RedactionCounts,
 };
 pub use error::HandoffError;
 pub use excerpt::{
@@ -63,3 +67,6 @@ pub use excerpt::{
 pub use file::{ExistingFile, write_file};
 pub use redact::{Redacted, RedactedSpan, SecretKind, clean, clean_blocks, redact};
 pub use shell::{resume_command, shell_quote};
+pub use work::{
+    FAILURE_TURNS, MAX_FAILURE_BYTES, MAX_FAILURES, MAX_FILES, MAX_SUMMARY_BYTES, MAX_TASK_BYTES,
+};

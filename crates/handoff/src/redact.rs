@@ -224,6 +224,37 @@ impl Redacted {
     }
 }
 
+impl Redacted {
+    /// Returns the longest suffix of this text of at most `max_bytes` bytes that starts on a
+    /// character boundary and outside every marker, with the markers it holds whole: the end
+    /// of a command's output, where its error is.
+    pub fn cut_tail(&self, max_bytes: usize) -> Redacted {
+        if self.text.len() <= max_bytes {
+            return self.clone();
+        }
+        let mut start = ceil_char_boundary(&self.text, self.text.len() - max_bytes);
+        if let Some(span) = self
+            .spans
+            .iter()
+            .find(|span| span.range.start < start && start < span.range.end)
+        {
+            start = span.range.end;
+        }
+        Redacted {
+            text: self.text[start..].to_owned(),
+            spans: self
+                .spans
+                .iter()
+                .filter(|span| span.range.start >= start)
+                .map(|span| RedactedSpan {
+                    kind: span.kind,
+                    range: span.range.start - start..span.range.end - start,
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Returns `text` stripped of terminal control sequences, C0/C1 controls other than newline
 /// and tab, and bidi controls (as [`sanitize_for_terminal`] does), then redacted.
 ///
@@ -2009,6 +2040,28 @@ mod tests {
             assert_eq!(cut.text, expected, "max {max_bytes}");
             assert_eq!(cut.spans.len(), n_spans, "max {max_bytes}");
             assert_eq!(cut.cut(max_bytes), cut, "max {max_bytes}");
+        }
+    }
+
+    #[test]
+    fn the_tail_cut_never_splits_a_marker_or_a_character() {
+        let redacted = redact("é ghp_0123456789abcdefghij0123456789abcdef ab");
+        assert_eq!(redacted.text, "é [redacted: github-token] ab");
+        for (max_bytes, expected, n_spans) in [
+            (0, "", 0),
+            (3, " ab", 0),
+            (4, " ab", 0),
+            (27, "[redacted: github-token] ab", 1),
+            (28, " [redacted: github-token] ab", 1),
+            (29, " [redacted: github-token] ab", 1),
+            (30, "é [redacted: github-token] ab", 1),
+        ] {
+            let cut = redacted.cut_tail(max_bytes);
+            assert_eq!(cut.text, expected, "max {max_bytes}");
+            assert_eq!(cut.spans.len(), n_spans, "max {max_bytes}");
+            for span in &cut.spans {
+                assert_eq!(&cut.text[span.range.clone()], "[redacted: github-token]");
+            }
         }
     }
 

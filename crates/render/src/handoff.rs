@@ -11,8 +11,8 @@ use std::io::{self, Write};
 use pi_retrospect_core::sanitize::{escape_for_terminal, sanitize_for_terminal};
 use pi_retrospect_core::timestamp;
 pub use pi_retrospect_handoff::{
-    Excerpt, ExcerptLimits, Handoff, HandoffMessage, HandoffRole, HandoffSource, HandoffText,
-    HandoffWarning, RedactionCounts,
+    Excerpt, ExcerptLimits, FailureKind, Handoff, HandoffFailure, HandoffFile, HandoffMessage,
+    HandoffRole, HandoffSource, HandoffSummary, HandoffText, HandoffWarning, RedactionCounts,
 };
 
 /// Options for [`write_markdown`].
@@ -23,8 +23,9 @@ pub struct MarkdownOptions {
 }
 
 /// Writes the handoff as a Markdown document: a header naming the source, the goal, the
-/// resume command and the redaction count, then the messages, each under a heading with its
-/// role and time, its text quoted so that no message can forge a heading of its own.
+/// original task, the resume command and the redaction count, the latest compaction summary,
+/// the files touched, the failures of the last turns, then the messages, each under a heading
+/// with its role and time; every text is quoted so that none can forge a heading of its own.
 pub fn write_markdown(
     out: &mut dyn Write,
     handoff: &Handoff,
@@ -102,6 +103,17 @@ pub fn write_markdown(
         }
     }
 
+    if let Some(task) = &handoff.task {
+        document.push_str("\n## Original task\n\n");
+        document.push_str(&format!(
+            "The first user message, {}:\n\n",
+            describe_time(task.timestamp.as_deref(), &options.zone)
+        ));
+        push_quoted(&mut document, &task.text);
+        if task.is_cut {
+            push_cut_marker(&mut document, task.text.len(), task.n_bytes);
+        }
+    }
     document.push_str("\n## Resume\n\n");
     let fence = fence_for(&handoff.resume_command);
     document.push_str(&fence);
@@ -110,6 +122,8 @@ pub fn write_markdown(
     document.push('\n');
     document.push_str(&fence);
     document.push('\n');
+
+    push_work(&mut document, handoff, options);
 
     let excerpt = &handoff.excerpt;
     document.push_str("\n## Recent messages\n\n");
@@ -146,6 +160,120 @@ pub fn write_markdown(
         }
     }
     out.write_all(document.as_bytes())
+}
+
+/// Appends the compaction summary, the files touched and the failures of the last turns.
+fn push_work(document: &mut String, handoff: &Handoff, options: &MarkdownOptions) {
+    if let Some(summary) = &handoff.compaction {
+        document.push_str("\n## Latest compaction summary\n\n");
+        document.push_str(&format!(
+            "What the model was told of the work before the compaction of {}:\n\n",
+            describe_time(summary.timestamp.as_deref(), &options.zone)
+        ));
+        push_quoted(document, &summary.text);
+        if summary.is_cut {
+            push_cut_marker(document, summary.text.len(), summary.n_bytes);
+        }
+    }
+    if !handoff.files_touched.is_empty() {
+        document.push_str("\n## Files touched\n\n");
+        let n_files = handoff.n_files_touched.max(handoff.files_touched.len());
+        let noun = if n_files == 1 { "file" } else { "files" };
+        document.push_str(&format!(
+            "{n_files} {noun} touched by edit and write calls, least recently touched first:\n\n"
+        ));
+        for file in &handoff.files_touched {
+            let times = if file.n_calls == 1 {
+                String::new()
+            } else {
+                format!(", {} calls", file.n_calls)
+            };
+            document.push_str(&format!(
+                "- {} ({}{times})\n",
+                code_span(&escape_for_terminal(&file.path)),
+                escape_for_terminal(&file.tools.join(", "))
+            ));
+        }
+        if n_files > handoff.files_touched.len() {
+            document.push_str(&format!(
+                "- and {} more\n",
+                n_files - handoff.files_touched.len()
+            ));
+        }
+    }
+    if !handoff.failures.is_empty() {
+        document.push_str("\n## Failures in the last turns\n\n");
+        let n_failures = handoff.n_failures.max(handoff.failures.len());
+        document.push_str(&format!(
+            "The last {} of {n_failures} failures since the third-last user message, oldest first.\n",
+            handoff.failures.len()
+        ));
+        for failure in &handoff.failures {
+            document.push_str("\n### ");
+            document.push_str(describe_failure(failure.kind));
+            if let Some(tool) = &failure.tool {
+                document.push_str(" (");
+                document.push_str(&escape_for_terminal(tool));
+                document.push(')');
+            }
+            document.push_str(", ");
+            document.push_str(&describe_time(failure.timestamp.as_deref(), &options.zone));
+            document.push_str("\n\n");
+            push_field(
+                document,
+                "Call",
+                failure
+                    .call
+                    .as_deref()
+                    .map(|call| code_span(&escape_for_terminal(call)))
+                    .as_deref(),
+            );
+            push_field(
+                document,
+                "Exit code",
+                failure.exit_code.map(|code| code.to_string()).as_deref(),
+            );
+            if failure.call.is_some() || failure.exit_code.is_some() {
+                document.push('\n');
+            }
+            if failure.text.is_empty() {
+                document.push_str("> (no error text recorded)\n");
+            } else {
+                push_quoted(document, &failure.text);
+            }
+            if failure.is_cut {
+                // Output keeps its end, where the error is; a reply's error its start.
+                let part = match failure.kind {
+                    FailureKind::ToolError | FailureKind::CommandFailed => "last",
+                    _ => "first",
+                };
+                document.push_str(&format!(
+                    ">\n> [… the {part} {} of {} bytes shown]\n",
+                    failure.text.len(),
+                    failure.n_bytes
+                ));
+            }
+        }
+    }
+}
+
+/// Returns what a failure kind is, in words.
+fn describe_failure(kind: FailureKind) -> &'static str {
+    match kind {
+        FailureKind::ReplyError => "reply failed",
+        FailureKind::ReplyAborted => "reply aborted",
+        FailureKind::ReplyCutOff => "reply cut off at the output limit",
+        FailureKind::ToolError => "tool error",
+        FailureKind::CommandFailed => "command failed",
+    }
+}
+
+/// Returns a stored timestamp shown in `zone`, or `time unknown`.
+fn describe_time(stored: Option<&str>, zone: &jiff::tz::TimeZone) -> String {
+    stored.map_or_else(
+        || "time unknown".to_owned(),
+        |stored| format_time(stored, zone),
+    )
 }
 
 /// Writes the handoff as pretty-printed JSON (two-space indentation) with a final newline.
@@ -257,10 +385,10 @@ pub const HANDOFF_SCHEMA: &str = r##"{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "https://pi-retrospect.invalid/schema/handoff.json",
   "title": "pi-retrospect handoff --json",
-  "description": "A bounded, redacted excerpt of where a Pi session stood (every one-line field cut to 512 bytes, ending in '… [cut: N bytes]'; the whole document at most 192 KiB of compact JSON by default, the oldest messages dropped to fit): the source's header facts, the goal, the command that resumes it, and the most recent user and assistant text messages of its active branch, newest last. Never tool arguments or results, images, thinking, system messages, custom entries or summaries.",
+  "description": "A bounded, redacted excerpt of where a Pi session stood (every one-line field cut to 512 bytes, ending in '… [cut: N bytes]'; the whole document at most 192 KiB of compact JSON by default, files, then the oldest messages, then failures dropped to fit): the source's header facts, the goal, the command that resumes it, the original task, the latest compaction summary, the files edit and write calls touched, the failures of the last turns with their error text, and the most recent user and assistant text messages of its active branch, newest last. Never thinking, images, system messages, custom entries, branch summaries, or tool arguments and results other than the paths of edit and write calls and the calls and output of what failed.",
   "type": "object",
   "additionalProperties": false,
-  "required": ["source", "goal", "resumeCommand", "redactions", "excerpt", "warnings", "nWarnings"],
+  "required": ["source", "goal", "resumeCommand", "redactions", "task", "compaction", "filesTouched", "nFilesTouched", "failures", "nFailures", "excerpt", "warnings", "nWarnings"],
   "properties": {
     "source": { "$ref": "#/$defs/Source" },
     "goal": {
@@ -269,6 +397,26 @@ pub const HANDOFF_SCHEMA: &str = r##"{
     },
     "resumeCommand": { "type": "string", "description": "`pi --session PATH`, the path quoted for a POSIX shell when it needs quoting." },
     "redactions": { "$ref": "#/$defs/RedactionCounts" },
+    "task": {
+      "description": "The original task: the first user message with text on the active branch, cleaned, redacted and cut to 2 KiB; null when there is none.",
+      "anyOf": [{ "$ref": "#/$defs/Message" }, { "type": "null" }]
+    },
+    "compaction": {
+      "description": "The summary of the latest compaction on the active branch, cleaned, redacted and cut to 4 KiB; null when there is none.",
+      "anyOf": [{ "$ref": "#/$defs/Summary" }, { "type": "null" }]
+    },
+    "filesTouched": {
+      "type": "array",
+      "description": "Files that edit and write tool calls on the active branch touched, least recently touched first: at most the last 50.",
+      "items": { "$ref": "#/$defs/File" }
+    },
+    "nFilesTouched": { "type": "integer", "minimum": 0, "description": "How many files were touched in all." },
+    "failures": {
+      "type": "array",
+      "description": "Failures since the third-last user message of the active branch, oldest first: at most the last 8.",
+      "items": { "$ref": "#/$defs/Failure" }
+    },
+    "nFailures": { "type": "integer", "minimum": 0, "description": "How many failures there were in those turns." },
     "excerpt": { "$ref": "#/$defs/Excerpt" },
     "warnings": {
       "type": "array",
@@ -351,6 +499,45 @@ pub const HANDOFF_SCHEMA: &str = r##"{
         "nBytes": { "type": "integer", "minimum": 0, "description": "Length in bytes of the cleaned text before the cut." }
       }
     },
+    "Summary": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["entryId", "timestamp", "text", "isCut", "nBytes"],
+      "properties": {
+        "entryId": { "type": "string", "description": "The compaction entry's id." },
+        "timestamp": { "type": ["string", "null"], "description": "Entry timestamp, as stored." },
+        "text": { "type": "string", "description": "The summary; controls stripped, credentials redacted as [redacted: KIND], cut on a character boundary." },
+        "isCut": { "type": "boolean" },
+        "nBytes": { "type": "integer", "minimum": 0, "description": "Length in bytes of the cleaned summary before the cut." }
+      }
+    },
+    "File": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["path", "tools", "nCalls", "lastEntryId"],
+      "properties": {
+        "path": { "type": "string", "description": "The path as the tool call gave it; cleaned, redacted, cut to 512 bytes." },
+        "tools": { "type": "array", "items": { "type": "string" }, "description": "The tools that touched it (edit, write), in order of first use." },
+        "nCalls": { "type": "integer", "minimum": 1 },
+        "lastEntryId": { "type": "string", "description": "The entry of the last call that touched it." }
+      }
+    },
+    "Failure": {
+      "type": "object",
+      "additionalProperties": false,
+      "required": ["entryId", "timestamp", "kind", "tool", "call", "exitCode", "text", "isCut", "nBytes"],
+      "properties": {
+        "entryId": { "type": "string", "description": "The entry id, or line:N in files without ids." },
+        "timestamp": { "type": ["string", "null"], "description": "Entry timestamp, as stored." },
+        "kind": { "enum": ["replyError", "replyAborted", "replyCutOff", "toolError", "commandFailed"] },
+        "tool": { "type": ["string", "null"], "description": "Tool errors: the tool's name." },
+        "call": { "type": ["string", "null"], "description": "The tool call's arguments in one line, or the ! command; cleaned, redacted, cut to 512 bytes." },
+        "exitCode": { "type": ["integer", "null"], "description": "! commands: the exit code, when the command exited." },
+        "text": { "type": "string", "description": "The error text: the reply's error message (its start kept when cut), or the output (its end kept when cut); at most 1 KiB, redacted." },
+        "isCut": { "type": "boolean" },
+        "nBytes": { "type": "integer", "minimum": 0, "description": "Length in bytes of the cleaned text before the cut." }
+      }
+    },
     "Warning": {
       "type": "object",
       "additionalProperties": false,
@@ -391,6 +578,62 @@ mod tests {
                 total: 1,
                 by_kind: std::collections::BTreeMap::from([("github-token".to_owned(), 1)]),
             },
+            task: Some(HandoffMessage {
+                entry_id: "aa".into(),
+                role: HandoffRole::User,
+                timestamp: Some("2026-11-30T07:00:59.245Z".into()),
+                model: None,
+                text: "Make the parser fast".into(),
+                is_cut: false,
+                n_bytes: 20,
+            }),
+            compaction: Some(HandoffSummary {
+                entry_id: "k1".into(),
+                timestamp: Some("2026-11-30T07:30:00.000Z".into()),
+                text: "Parsed a file; next: tests".into(),
+                is_cut: true,
+                n_bytes: 5000,
+            }),
+            files_touched: vec![
+                HandoffFile {
+                    path: "src/a`b.rs".into(),
+                    tools: vec!["write".into(), "edit".into()],
+                    n_calls: 3,
+                    last_entry_id: "bb".into(),
+                },
+                HandoffFile {
+                    path: "README.md".into(),
+                    tools: vec!["edit".into()],
+                    n_calls: 1,
+                    last_entry_id: "bb".into(),
+                },
+            ],
+            n_files_touched: 3,
+            failures: vec![
+                HandoffFailure {
+                    entry_id: "t1".into(),
+                    timestamp: Some("2026-11-30T07:40:00.000Z".into()),
+                    kind: FailureKind::ToolError,
+                    tool: Some("bash".into()),
+                    call: Some("bash command=\"cargo test\"".into()),
+                    exit_code: None,
+                    text: "test parse ... FAILED\n### not a heading".into(),
+                    is_cut: true,
+                    n_bytes: 4000,
+                },
+                HandoffFailure {
+                    entry_id: "a9".into(),
+                    timestamp: None,
+                    kind: FailureKind::ReplyAborted,
+                    tool: None,
+                    call: None,
+                    exit_code: None,
+                    text: String::new(),
+                    is_cut: false,
+                    n_bytes: 0,
+                },
+            ],
+            n_failures: 2,
             excerpt: Excerpt {
                 messages: vec![
                     HandoffMessage {
@@ -455,11 +698,50 @@ mod tests {
 
 > Finish the parser
 
+## Original task
+
+The first user message, 2026-11-30 07:00:59 +00:00:
+
+> Make the parser fast
+
 ## Resume
 
 ```sh
 pi --session /s/--p--/2026_x.jsonl
 ```
+
+## Latest compaction summary
+
+What the model was told of the work before the compaction of 2026-11-30 07:30:00 +00:00:
+
+> Parsed a file; next: tests
+>
+> [… cut: 26 of 5000 bytes shown]
+
+## Files touched
+
+3 files touched by edit and write calls, least recently touched first:
+
+- ``src/a`b.rs`` (write, edit, 3 calls)
+- `README.md` (edit)
+- and 1 more
+
+## Failures in the last turns
+
+The last 2 of 2 failures since the third-last user message, oldest first.
+
+### tool error (bash), 2026-11-30 07:40:00 +00:00
+
+- Call: `bash command=\"cargo test\"`
+
+> test parse ... FAILED
+> ### not a heading
+>
+> [… the last 39 of 4000 bytes shown]
+
+### reply aborted, time unknown
+
+> (no error text recorded)
 
 ## Recent messages
 
@@ -492,7 +774,21 @@ The last 2 of 7 user and assistant text messages on the active branch, newest la
         handoff.source.name = None;
         handoff.source.models.clear();
         handoff.source.n_models = 0;
+        handoff.task = None;
+        handoff.compaction = None;
+        handoff.files_touched.clear();
+        handoff.n_files_touched = 0;
+        handoff.failures.clear();
+        handoff.n_failures = 0;
         let text = markdown(&handoff);
+        for section in [
+            "## Original task",
+            "## Latest compaction",
+            "## Files",
+            "## Failures",
+        ] {
+            assert!(!text.contains(section), "{section} in {text}");
+        }
         assert!(!text.contains("## Goal"), "{text}");
         assert!(!text.contains("- Name"), "{text}");
         assert!(!text.contains("- Models"), "{text}");
@@ -667,6 +963,10 @@ The last 2 of 7 user and assistant text messages on the active branch, newest la
         bare.source.last_activity = None;
         bare.warnings[0].line_no = None;
         bare.redactions = RedactionCounts::default();
+        bare.task = None;
+        bare.compaction = None;
+        bare.files_touched.clear();
+        bare.failures[0].exit_code = Some(1);
         for handoff in [sample(), bare] {
             let mut out = Vec::new();
             write_json(&mut out, &handoff).expect("write");

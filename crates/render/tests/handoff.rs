@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use pi_retrospect_handoff::{
-    Handoff, HandoffError, HandoffOptions, HandoffRole, handoff, handoff_file,
+    FailureKind, Handoff, HandoffError, HandoffOptions, HandoffRole, handoff, handoff_file,
 };
 use pi_retrospect_render::handoff::{MarkdownOptions, write_json, write_markdown};
 use pi_retrospect_transcript::Transcript;
@@ -104,9 +104,14 @@ fn forbidden_strings(lines: &[Value]) -> Vec<String> {
     forbidden
 }
 
-/// Asserts that nothing in the handoff's JSON holds a forbidden string.
+/// Asserts that nothing in the handoff's JSON holds a forbidden string, outside the parts
+/// that carry the work on purpose: the latest compaction summary and the failures (whose
+/// output and call are tool results and arguments), checked by their own tests.
 fn assert_excludes(handoff: &Handoff, forbidden: &[String], about: &str) {
-    let document = serde_json::to_string(handoff).expect("serialize");
+    let mut without_work = handoff.clone();
+    without_work.compaction = None;
+    without_work.failures.clear();
+    let document = serde_json::to_string(&without_work).expect("serialize");
     let texts: Vec<&str> = handoff
         .excerpt
         .messages
@@ -209,7 +214,115 @@ fn real_pi_sessions_show_only_user_and_assistant_text_of_the_active_branch() {
         assert!(source.first_activity <= source.last_activity, "{key}");
         assert_eq!(handoff.redactions.total, 0, "{key}");
         assert!(handoff.goal.is_none());
+
+        // The task is the first user message of Pi's active branch.
+        let first_user = facts["activeBranchIds"]
+            .as_array()
+            .expect("ids")
+            .iter()
+            .filter_map(|id| lines.iter().find(|line| line["id"] == *id))
+            .find(|line| {
+                line["message"]["role"] == "user"
+                    && content_text(&line["message"]["content"]).is_some()
+            });
+        assert_eq!(
+            handoff.task.as_ref().map(|task| task.entry_id.as_str()),
+            first_user.and_then(|line| line["id"].as_str()),
+            "{key}"
+        );
+        // The compaction summary is the latest compaction's on Pi's active branch.
+        let latest_compaction = facts["activeBranchIds"]
+            .as_array()
+            .expect("ids")
+            .iter()
+            .filter_map(|id| lines.iter().find(|line| line["id"] == *id))
+            .rfind(|line| line["type"] == "compaction");
+        assert_eq!(
+            handoff
+                .compaction
+                .as_ref()
+                .map(|summary| (summary.entry_id.as_str(), summary.text.as_str())),
+            latest_compaction.map(|line| (
+                line["id"].as_str().unwrap_or(""),
+                line["summary"].as_str().unwrap_or("")
+            )),
+            "{key}"
+        );
+        // Every failure listed is an entry of the file that failed.
+        for failure in &handoff.failures {
+            let line = lines
+                .iter()
+                .find(|line| line["id"] == failure.entry_id.as_str())
+                .expect("failure entry in file");
+            let message = &line["message"];
+            let is_failed = matches!(
+                message["stopReason"].as_str(),
+                Some("error" | "aborted" | "length")
+            ) || message["isError"] == true
+                || message["exitCode"].as_i64().is_some_and(|code| code != 0)
+                || message["cancelled"] == true;
+            assert!(is_failed, "{key}: {line}");
+        }
     }
+}
+
+/// Pi's own session whose last three replies failed (a provider error, an abort, a reply cut
+/// off at the output limit): the handoff lists all three with the error text, where the
+/// excerpt, which holds text only, shows none of them.
+#[test]
+fn the_failed_last_replies_of_a_real_session_are_carried() {
+    let path = pi_real_root().join(
+        "sessions/--tmp-pi-real-fixture-home-user-project--/2026-11-30T19-15-37-102Z_01a22de2-540d-7602-8b63-cd7f53f64b36.jsonl",
+    );
+    let handoff = handoff_file(&path, &HandoffOptions::default()).expect("handoff");
+    let failures: Vec<(&str, FailureKind, &str)> = handoff
+        .failures
+        .iter()
+        .map(|failure| {
+            (
+                failure.entry_id.as_str(),
+                failure.kind,
+                failure.text.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        failures,
+        [
+            (
+                "d3f326d9",
+                FailureKind::ReplyError,
+                "429 Too Many Requests: rate limit exceeded, retry after 30s"
+            ),
+            ("d6004df0", FailureKind::ReplyAborted, ""),
+            ("afb68071", FailureKind::ReplyCutOff, ""),
+        ]
+    );
+    assert_eq!(handoff.n_failures, 3);
+    // The earlier tool errors and the failed `!ls no-such-dir` are more than three turns back.
+    assert!(
+        handoff
+            .failures
+            .iter()
+            .all(|failure| failure.kind != FailureKind::ToolError)
+    );
+    let options = MarkdownOptions {
+        zone: jiff::tz::TimeZone::UTC,
+    };
+    let mut out = Vec::new();
+    write_markdown(&mut out, &handoff, &options).expect("render");
+    let text = String::from_utf8(out).expect("utf-8");
+    assert!(
+        text.contains("### reply failed, ")
+            && text.contains("> 429 Too Many Requests")
+            && text.contains("### reply aborted, ")
+            && text.contains("### reply cut off at the output limit, "),
+        "{text}"
+    );
+    assert_eq!(
+        handoff.task.as_ref().map(|task| task.text.as_str()),
+        Some("Show me config.toml.")
+    );
 }
 
 #[test]
@@ -289,11 +402,26 @@ fn the_tree_session_leaves_out_the_abandoned_branch_and_the_summaries() {
 
 > Add a second test
 
+## Original task
+
+The first user message, 2026-11-30 07:00:59 +00:00:
+
+> Plan a change to main.rs.
+
 ## Resume
 
 ```sh
 pi --session [ROOT]/2026-11-30T07-00-59-489Z_01a22b41-c1e1-73ac-b3e0-09602166f4c8.jsonl
 ```
+
+## Latest compaction summary
+
+What the model was told of the work before the compaction of 2026-11-30 07:00:59 +00:00:
+
+> ## Goal
+> Change main.rs.
+> ## Progress
+> Approach B (a test) done; A abandoned.
 
 ## Recent messages
 
@@ -486,13 +614,22 @@ fn excluded_content_never_appears() {
         "ghp_",
         "BASH-",
         "CUSTOM-",
-        "COMPACTION-",
+        "COMPACTION-MESSAGE",
         "BRANCH-SUMMARY",
         "ONLY-THINKING",
     ] {
         assert!(!document.contains(marker), "{marker} in {document}");
     }
     assert_eq!(handoff.redactions.total, 0);
+    // The latest compaction's summary is carried apart from the messages.
+    assert_eq!(
+        handoff
+            .compaction
+            .as_ref()
+            .map(|summary| summary.text.as_str()),
+        Some("COMPACTION-SUMMARY-TEXT")
+    );
+    assert!(handoff.failures.is_empty() && handoff.files_touched.is_empty());
 }
 
 #[test]
@@ -539,8 +676,10 @@ fn secrets_are_redacted_and_counted() {
     let counts = serde_json::to_value(&handoff.redactions).expect("counts");
     assert_eq!(
         counts,
-        json!({ "total": 5, "byKind": {
-            "aws-access-key-id": 1, "github-token": 1, "secret-assignment": 2, "url-password": 1,
+        // The first message is shown twice, as the task and in the excerpt: the counts are
+        // of the markers the document holds.
+        json!({ "total": 6, "byKind": {
+            "aws-access-key-id": 1, "github-token": 2, "secret-assignment": 2, "url-password": 1,
         }})
     );
 }

@@ -31,13 +31,16 @@ const MAX_EXCERPT_BYTES: usize = 64 * 1024;
 const DESCRIPTION: &str = "\
 Returns a bounded summary of where one session stood, to continue its work in a new session: \
 the source (path, id, cwd, name, models, first and last activity), the goal when given, the \
-command that resumes it (`pi --session PATH`), and the most recent user and assistant text \
-messages of its active branch, newest last (default at most 12 messages, 2 KiB each, 16 KiB \
-in all; maxBytes at most 64 KiB). Every one-line field (name, cwd, each model, ...) is cut \
+command that resumes it (`pi --session PATH`), the original task (first user message, 2 KiB), \
+the latest compaction summary (4 KiB), the files edit and write calls touched (last 50), the \
+failures of the last three turns with their error text (failed, aborted or cut-off replies, \
+tool errors with their call, failed `!` commands with the exit code; last 8, 1 KiB each), and \
+the most recent user and assistant text messages of its active branch, newest last (default \
+at most 12 messages, 2 KiB each, 16 KiB in all; maxBytes at most 64 KiB). Every one-line field (name, cwd, each model, ...) is cut \
 at 512 bytes ending in `… [cut: N bytes]`; at most 16 models and 20 warnings are kept \
 (nModels, nWarnings count all); the whole document stays under 192 KiB, older messages \
-dropped first. Never included: tool calls and results, images, thinking, system and custom \
-messages, summaries, messages a context edit removed. Common credentials are always replaced \
+dropped first. Never included: images, thinking, system and custom messages, branch \
+summaries, other tool calls and results, messages a context edit removed. Common credentials are always replaced \
 by `[redacted: KIND]` and counted (by shape: best effort). sessionPath is a `path` from \
 list_sessions (a session file of the stores). Never writes.";
 
