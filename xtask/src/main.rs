@@ -11,8 +11,11 @@
 //!   `stats --by day` and search counts against ripgrep (see `xtask::bench`).
 //! - `cargo xtask man [--out DIR]` writes the manual pages (`pi-retrospect.1` and one per
 //!   command, generated from the flags by clap_mangen) into DIR, by default `target/man`.
+//! - `cargo xtask pi-package` puts the release binary, the skill and the tool list into
+//!   `pi-package/` and packs it with `npm pack` (see `pi_package.rs`).
 //! - `cargo xtask pi-e2e [--bin PATH]` registers the MCP server with the real Pi and calls
-//!   every tool through Pi's MCP client from a codemode script (needs Node 22 and Pi 1.6;
+//!   every tool through Pi's MCP client from a codemode script, then installs the packed Pi
+//!   package with `pi install` and calls every tool through it (needs Node 22 and Pi 1.6;
 //!   see `pi_e2e.rs`).
 
 use std::fs;
@@ -20,6 +23,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 mod pi_e2e;
+mod pi_package;
 
 use anyhow::{Context, bail};
 use xtask::bench::{self, BenchOptions, Section};
@@ -33,8 +37,10 @@ const USAGE: &str = "usage:
   cargo xtask man [--out DIR]
     (the transcript section compares with Pi when it finds Node 22 and Pi's SDK: env PI_NODE,
     ORACLE_CACHE, default /tmp/oracle-cache)
+  cargo xtask pi-package
+    (the Pi package with the host's release binary, packed into target/pi-package/ by npm pack)
   cargo xtask pi-e2e [--bin PATH]
-    (the MCP server through the real Pi 1.6: same PI_NODE and ORACLE_CACHE)";
+    (the MCP server and the Pi package through the real Pi 1.6: same PI_NODE and ORACLE_CACHE)";
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -89,6 +95,7 @@ fn main() -> anyhow::Result<()> {
                 .map_or_else(|| workspace.join("target/man"), PathBuf::from);
             man(&workspace, &out)
         }
+        Some("pi-package") if args.len() == 1 => pi_package::run(&workspace),
         Some("pi-e2e") => pi_e2e::run(&workspace, &args[1..]),
         _ => bail!("{USAGE}"),
     }

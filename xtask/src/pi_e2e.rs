@@ -14,7 +14,16 @@
 //!    script that calls every tool through Pi's MCP client (including a confinement escape
 //!    and a bad argument);
 //! 3. compares what the script received with the CLI's `--json` output on the same store;
-//! 4. installs `skills/pi-retrospect` with `pi install` and checks Pi loads the skill cleanly.
+//! 4. packs the Pi package (`pi-package/` with this binary, as `cargo xtask pi-package` does,
+//!    in a staging copy), installs the tarball with `pi install` (npm offline) into a second
+//!    agent directory holding a copy of the same store, and starts a session through Pi's SDK
+//!    with no `pi-retrospect` on `PATH`, so the package's own binary serves. A first turn
+//!    gives the session some history; the second is a codemode script that calls every tool the
+//!    server lists through the package (no `sessionPath` for the reading tools) and through Pi's
+//!    MCP client with the current session made explicit. The two must agree, and the known
+//!    tools must agree with the CLI's `--json` for the current session; `list_sessions` must
+//!    leave the current session out. Pi's SDK must list every tool as codemode and read-only,
+//!    and the skill; `/retro` must show the CLI's text without adding to the conversation.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,8 +31,9 @@ use std::process::Command;
 use anyhow::{Context, bail, ensure};
 use serde_json::{Value, json};
 
-/// The Node script that drives a Pi session: it prints the codemode tool result's text and the
-/// skills Pi loaded, as JSON.
+use crate::pi_package;
+
+/// The Node script that drives a Pi session: it prints the codemode tool result's text as JSON.
 const DRIVER: &str = r#"
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -69,11 +79,8 @@ try {
   if (results.length !== 1) {
     throw new Error(`expected one tool result, got ${JSON.stringify(results)}`);
   }
-  const { skills, diagnostics } = resourceLoader.getSkills();
   process.stdout.write(JSON.stringify({
     toolResult: results[0].message.content.map((block) => block.text ?? "").join(""),
-    skills: skills.map((skill) => skill.name),
-    skillDiagnostics: diagnostics,
   }));
 } catch (error) {
   console.error(error);
@@ -169,10 +176,19 @@ pub fn run(workspace: &Path, args: &[String]) -> anyhow::Result<()> {
     let store = std::fs::canonicalize(workspace.join("fixtures/pi-real/sessions"))
         .context("fixtures/pi-real/sessions")?;
     let dir = std::env::temp_dir().join(format!("pi-retrospect-e2e-{}", std::process::id()));
-    let result = check(workspace, &pi, &binary, &store, &dir);
+    let result = check(&pi, &binary, &store, &dir).and_then(|n_checks| {
+        check_package(workspace, &pi, &binary, &dir.join("package")).map(|names| (n_checks, names))
+    });
     let _ = std::fs::remove_dir_all(&dir);
-    let n_checks = result?;
+    let (n_checks, package_checks) = result?;
     println!("pi-e2e: ok ({n_checks} checks through Pi's MCP client and codemode)");
+    println!(
+        "pi-e2e: package ok ({} checks through the installed Pi package):",
+        package_checks.len()
+    );
+    for name in package_checks {
+        println!("  - {name}");
+    }
     Ok(())
 }
 
@@ -245,12 +261,13 @@ fn stdout_of(command: &mut Command, what: &str) -> anyhow::Result<String> {
     String::from_utf8(output.stdout).with_context(|| format!("{what}: output is not UTF-8"))
 }
 
-/// Counts checks and fails on the first one that does not hold.
-struct Checks(usize);
+/// Counts checks (naming them) and fails on the first one that does not hold.
+struct Checks(usize, Vec<String>);
 
 impl Checks {
     fn equal(&mut self, what: &str, actual: &Value, expected: &Value) -> anyhow::Result<()> {
         self.0 += 1;
+        self.1.push(what.to_owned());
         ensure!(
             actual == expected,
             "{what} differs\n  through Pi: {actual}\n  CLI:        {expected}"
@@ -260,23 +277,18 @@ impl Checks {
 
     fn holds(&mut self, what: &str, is_true: bool, detail: &Value) -> anyhow::Result<()> {
         self.0 += 1;
+        self.1.push(what.to_owned());
         ensure!(is_true, "{what} does not hold: {detail}");
         Ok(())
     }
 }
 
-fn check(
-    workspace: &Path,
-    pi: &Pi,
-    binary: &Path,
-    store: &Path,
-    dir: &Path,
-) -> anyhow::Result<usize> {
+fn check(pi: &Pi, binary: &Path, store: &Path, dir: &Path) -> anyhow::Result<usize> {
     for sub in ["home", "agent", "project"] {
         std::fs::create_dir_all(dir.join(sub))
             .with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let mut checks = Checks(0);
+    let mut checks = Checks(0, Vec::new());
     let pi_command = |args: &[&str]| {
         let mut command = isolated(&pi.node, dir);
         command.arg(pi.cli()).args(args);
@@ -317,13 +329,6 @@ fn check(
         ]),
     )?;
 
-    // The skill, installed as a Pi package from the working tree.
-    let skill = workspace.join("skills/pi-retrospect").display().to_string();
-    stdout_of(
-        &mut pi_command(&["install", &skill]),
-        "pi install the skill",
-    )?;
-
     let script = dir.join("script.js");
     let driver = dir.join("driver.mjs");
     std::fs::write(&script, SCRIPT).context("write the script")?;
@@ -337,16 +342,6 @@ fn check(
         "the Pi session",
     )?;
     let session: Value = serde_json::from_str(&output).context("the Pi session's output")?;
-    checks.equal(
-        "the skills Pi loads",
-        &session["skills"],
-        &json!(["pi-retrospect"]),
-    )?;
-    checks.equal(
-        "the skill's diagnostics",
-        &session["skillDiagnostics"],
-        &json!([]),
-    )?;
     let output = session["toolResult"].as_str().unwrap_or("");
     let got = output
         .split("<<<E2E>>>")
@@ -490,4 +485,524 @@ fn check(
         &json!(1),
     )?;
     Ok(checks.0)
+}
+
+/// The Node script that drives the package's Pi session: one plain turn, the codemode turn,
+/// then `/retro`; it prints what the checks need as JSON.
+const PACKAGE_DRIVER: &str = r#"
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { readFileSync, statSync } from "node:fs";
+
+const NODE_MODULES = process.env.PI_NODE_MODULES;
+const CWD = process.env.E2E_CWD;
+const AGENT_DIR = process.env.PI_CODING_AGENT_DIR;
+const SCRIPT = readFileSync(process.env.E2E_SCRIPT, "utf8");
+const load = (rel) => import(pathToFileURL(join(NODE_MODULES, rel)).href);
+const pi = await load("@earendil-works/pi-coding-agent/dist/index.js");
+const ai = await load("@earendil-works/pi-ai/dist/index.js");
+const { createAgentSession, createCodemodeExtension, createMcpExtension, DefaultResourceLoader,
+  ModelRuntime, SessionManager, SettingsManager } = pi;
+const { fauxProvider, fauxAssistantMessage, fauxToolCall } = ai;
+
+const faux = fauxProvider({ api: "faux", provider: "faux", models: [{ id: "faux-e2e",
+  name: "Faux", reasoning: false, input: ["text"], contextWindow: 200000, maxTokens: 8192 }] });
+const modelRuntime = await ModelRuntime.create({ authPath: join(AGENT_DIR, "auth.json"),
+  modelsPath: null, refreshOnCreate: false });
+modelRuntime.registerNativeProvider(faux.provider);
+// The session file's size when the codemode call starts and when it ends: the tools read the
+// file as it was then, and the checks read it back at that size.
+const sizes = [];
+const sizeOf = (ctx) => statSync(ctx.sessionManager.getSessionFile()).size;
+const watchCodemode = (api) => {
+  api.on("tool_call", (event, ctx) => { if (event.toolName === "codemode") sizes.push(sizeOf(ctx)); });
+  api.on("tool_result", (event, ctx) => { if (event.toolName === "codemode") sizes.push(sizeOf(ctx)); });
+};
+// The installed packages load from AGENT_DIR/settings.json; MCP reads AGENT_DIR/mcp.json.
+const resourceLoader = new DefaultResourceLoader({ cwd: CWD, agentDir: AGENT_DIR,
+  extensionFactories: [createCodemodeExtension({ mode: "on" }), createMcpExtension(), watchCodemode] });
+await resourceLoader.reload();
+const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false },
+  retry: { enabled: false } });
+settingsManager.applyOverrides({ defaultTools: ["+codemode"] });
+// A session saved to a file in the agent directory's store, as the CLI's sessions are.
+const sessionManager = SessionManager.create(CWD);
+const { session } = await createAgentSession({ cwd: CWD, agentDir: AGENT_DIR,
+  model: faux.getModel(), modelRuntime, resourceLoader, sessionManager, settingsManager });
+const notes = [];
+const extensionErrors = [];
+// A UI that records notifications: what /retro shows a person.
+const uiContext = Object.fromEntries(["select", "confirm", "input", "onTerminalInput", "setStatus",
+  "setWorkingMessage", "setWorkingVisible", "setWorkingIndicator", "setHiddenThinkingLabel",
+  "setWidget", "setFooter", "setHeader", "setTitle", "custom", "pasteToEditor", "setEditorText",
+  "getEditorText", "editor", "addAutocompleteProvider", "setEditorComponent",
+  "getEditorComponent", "getAllThemes", "getTheme", "setTheme", "getToolsExpanded",
+  "setToolsExpanded"].map((name) => [name, () => undefined]));
+uiContext.notify = (message, type) => notes.push({ message, type: type ?? "info" });
+try {
+  await session.bindExtensions({ uiContext, mode: "tui",
+    onError: (error) => extensionErrors.push(error) });
+  faux.setResponses([fauxAssistantMessage("hello from the first turn")]);
+  await session.prompt("Say hello.");
+  const script = SCRIPT.replaceAll("__CURRENT__", JSON.stringify(sessionManager.getSessionFile()));
+  faux.setResponses([
+    fauxAssistantMessage([fauxToolCall("codemode", { code: script }, { id: "call_codemode_1" })],
+      { stopReason: "toolUse" }),
+    fauxAssistantMessage("done"),
+  ]);
+  await session.prompt("Look back at this session.");
+  const results = sessionManager.getEntries()
+    .filter((entry) => entry.type === "message" && entry.message.role === "toolResult");
+  if (results.length !== 1) {
+    throw new Error(`expected one tool result, got ${JSON.stringify(results)}`);
+  }
+  const nEntries = sessionManager.getEntries().length;
+  for (const command of ["/retro stats", "/retro search hello", "/retro failures", "/retro nonsense"]) {
+    await session.prompt(command);
+  }
+  const { skills, diagnostics } = resourceLoader.getSkills();
+  process.stdout.write(JSON.stringify({
+    sessionFile: sessionManager.getSessionFile(),
+    sizes,
+    toolResult: results[0].message.content.map((block) => block.text ?? "").join(""),
+    nEntriesBeforeRetro: nEntries,
+    nEntriesAfterRetro: sessionManager.getEntries().length,
+    notes,
+    tools: session.getAllTools().map((tool) => ({ name: tool.name, exposure: tool.exposure,
+      readOnlyHint: tool.annotations?.readOnlyHint ?? null, source: tool.sourceInfo?.source ?? null,
+      required: tool.parameters?.required ?? [],
+      properties: Object.keys(tool.parameters?.properties ?? {}) })),
+    skills: skills.map((skill) => skill.name),
+    skillDiagnostics: diagnostics,
+    extensionErrors: [...resourceLoader.getExtensions().errors, ...extensionErrors],
+  }));
+} catch (error) {
+  console.error(error);
+  process.exitCode = 1;
+} finally {
+  session.dispose();
+}
+process.stdout.write("", () => process.exit(process.exitCode ?? 0));
+"#;
+
+/// The package's codemode script: every tool the server lists (`__TOOLS__`), through the
+/// package with the host's defaults and through Pi's MCP client with them made explicit.
+const PACKAGE_SCRIPT: &str = r#"// @options: {"max_output_tokens": 400000}
+const CURRENT = __CURRENT__;
+const SERVER_TOOLS = __TOOLS__;
+const READING = new Set(["session_entries", "inspect_session", "session_handoff", "session_failures",
+  "session_stats"]);
+// What a tool needs besides the session; a tool not named here is called with {}.
+const ARGS = { search_sessions: { pattern: "hello", limit: 200 }, inspect_session: { view: "overview" } };
+const settle = async (call) => {
+  try {
+    return { value: await call };
+  } catch (error) {
+    return { rejected: String(error) };
+  }
+};
+const out = { calls: {} };
+for (const name of SERVER_TOOLS) {
+  const args = ARGS[name] ?? {};
+  const explicit = READING.has(name) ? { ...args, sessionPath: CURRENT }
+    : name === "list_sessions" ? { ...args, excludeSessionPath: CURRENT } : args;
+  const viaPackage = await settle(tools[name](args));
+  const viaMcp = await settle(tools[`mcp__retrospect__${name}`](explicit));
+  out.calls[name] = { viaPackage, viaMcp: viaMcp.value ? { value: viaMcp.value.structuredContent,
+    isError: viaMcp.value.isError === true } : viaMcp };
+}
+out.listIncluding = await settle(tools.list_sessions({ includeCurrentSession: true }));
+out.badArgument = await settle(tools.inspect_session({ view: "read" }));
+// The marker is built so the script's own text (which the current session holds, and
+// session_entries returns) never contains it.
+const MARK = "<<<" + "E2E>>>";
+text(MARK + JSON.stringify(out) + MARK);
+"#;
+
+/// The reading tools: they read the current session when no `sessionPath` is given.
+const READING_TOOLS: &[&str] = &[
+    "session_entries",
+    "inspect_session",
+    "session_handoff",
+    "session_failures",
+    "session_stats",
+];
+
+/// Packs and installs the Pi package in `dir` and checks it through a Pi session; returns the
+/// names of the checks.
+fn check_package(
+    workspace: &Path,
+    pi: &Pi,
+    binary: &Path,
+    dir: &Path,
+) -> anyhow::Result<Vec<String>> {
+    for sub in ["home", "agent", "project", "stage", "packed"] {
+        std::fs::create_dir_all(dir.join(sub))
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let mut checks = Checks(0, Vec::new());
+    let stage = dir.join("stage");
+    pi_package::stage(workspace, &stage)?;
+    pi_package::assemble(workspace, binary, &stage)?;
+    let tarball = pi_package::npm_pack(&stage, &dir.join("packed"))?;
+    let (server_tools, _) = pi_package::list_tools(binary)?;
+    let tool_names: Vec<String> = server_tools
+        .iter()
+        .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
+        .collect();
+
+    // The store: a copy of the real Pi fixture in this Pi's agent directory; the session the
+    // test runs is written beside it.
+    let agent = dir.join("agent");
+    pi_package::copy_tree(
+        &workspace.join("fixtures/pi-real/sessions"),
+        &agent.join("sessions"),
+    )?;
+    let sessions_root = agent.join("sessions").display().to_string();
+    // No pi-retrospect of the caller's may serve: the package's own binary must be found.
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let path = std::env::join_paths(
+        std::env::split_paths(&path).filter(|dir| !dir.join("pi-retrospect").exists()),
+    )
+    .context("PATH")?;
+    let pi_command = |args: &[&str]| {
+        let mut command = isolated(&pi.node, dir);
+        command
+            .arg(pi.cli())
+            .args(args)
+            .env("PATH", &path)
+            .env_remove("PI_RETROSPECT_BIN");
+        command
+    };
+    let spec = format!("npm:pi-retrospect@file:{}", tarball.display());
+    stdout_of(
+        // npm offline: installing the tarball must download nothing.
+        pi_command(&["install", &spec])
+            .env("npm_config_offline", "true")
+            .env("npm_config_cache", dir.join("npm-cache")),
+        "pi install the packed package",
+    )?;
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(agent.join("settings.json")).context("Pi's settings.json")?,
+    )
+    .context("Pi's settings.json")?;
+    checks.equal(
+        "pi install records the packed package",
+        &settings["packages"],
+        &json!([spec]),
+    )?;
+    // The same server through Pi's MCP client, on the store Pi would use (no store flags).
+    let binary_text = binary.display().to_string();
+    stdout_of(
+        &mut pi_command(&["mcp", "add", "retrospect", "--", &binary_text, "mcp"]),
+        "pi mcp add",
+    )?;
+
+    let script = dir.join("script.js");
+    let driver = dir.join("driver.mjs");
+    let script_text = PACKAGE_SCRIPT.replace("__TOOLS__", &serde_json::to_string(&tool_names)?);
+    std::fs::write(&script, script_text).context("write the script")?;
+    std::fs::write(&driver, PACKAGE_DRIVER).context("write the driver")?;
+    let output = stdout_of(
+        isolated(&pi.node, dir)
+            .arg(&driver)
+            .env("PATH", &path)
+            .env_remove("PI_RETROSPECT_BIN")
+            .env("PI_NODE_MODULES", &pi.node_modules)
+            .env("E2E_CWD", dir.join("project"))
+            .env("E2E_SCRIPT", &script),
+        "the Pi session with the package",
+    )?;
+    let session: Value = serde_json::from_str(&output).context("the Pi session's output")?;
+    checks.equal(
+        "the extension loads and runs without errors",
+        &session["extensionErrors"],
+        &json!([]),
+    )?;
+    checks.equal(
+        "the skills Pi loads from the package",
+        &session["skills"],
+        &json!(["pi-retrospect"]),
+    )?;
+    checks.equal(
+        "the skill's diagnostics",
+        &session["skillDiagnostics"],
+        &json!([]),
+    )?;
+    let registered = session["tools"].as_array().context("the tools Pi lists")?;
+    for name in &tool_names {
+        let tool = registered
+            .iter()
+            .find(|tool| tool["name"] == json!(name))
+            .unwrap_or(&Value::Null);
+        checks.holds(
+            &format!("Pi lists {name} from the package as codemode and read-only"),
+            tool["exposure"] == json!("codemode")
+                && tool["readOnlyHint"] == json!(true)
+                && tool["source"] == json!(spec),
+            tool,
+        )?;
+        if READING_TOOLS.contains(&name.as_str()) {
+            checks.holds(
+                &format!("{name}'s sessionPath is optional in the package"),
+                tool["properties"]
+                    .as_array()
+                    .is_some_and(|names| names.contains(&json!("sessionPath")))
+                    && !tool["required"]
+                        .as_array()
+                        .is_some_and(|names| names.contains(&json!("sessionPath"))),
+                tool,
+            )?;
+        }
+    }
+    let list_tool = registered
+        .iter()
+        .find(|tool| tool["name"] == json!("list_sessions"))
+        .unwrap_or(&Value::Null);
+    checks.holds(
+        "list_sessions takes includeCurrentSession",
+        list_tool["properties"]
+            .as_array()
+            .is_some_and(|names| names.contains(&json!("includeCurrentSession"))),
+        list_tool,
+    )?;
+
+    let current = session["sessionFile"]
+        .as_str()
+        .context("the session file")?
+        .to_owned();
+    let project = dir.join("project");
+    let cli = |args: &[&str], session_file: Option<&str>| {
+        let mut command = isolated(binary, dir);
+        command.current_dir(&project).args(args);
+        if let Some(file) = session_file {
+            command.env("PI_SESSION_FILE", file);
+        }
+        command
+    };
+
+    // `/retro`, against the CLI on the session as it is now (finished).
+    let notes = session["notes"].as_array().context("notifications")?;
+    checks.equal(
+        "/retro adds nothing the model sees",
+        &session["nEntriesAfterRetro"],
+        &session["nEntriesBeforeRetro"],
+    )?;
+    checks.equal("/retro notifications", &json!(notes.len()), &json!(4))?;
+    for (note, (what, args)) in notes.iter().zip([
+        ("/retro stats", vec!["stats", "--here", "--color", "never"]),
+        (
+            "/retro search hello",
+            vec!["search", "--here", "--color", "never", "--", "hello"],
+        ),
+        (
+            "/retro failures",
+            vec!["failures", "--here", "--color", "never"],
+        ),
+    ]) {
+        let mut full = vec![args[0], "--sessions-root", &sessions_root];
+        full.extend(&args[1..]);
+        let run = cli(&full, None)
+            .output()
+            .with_context(|| format!("cannot run pi-retrospect {}", args[0]))?;
+        let stdout = String::from_utf8_lossy(&run.stdout).trim_end().to_owned();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        if run.status.success() {
+            checks.equal(
+                &format!("{what} shows the CLI's text"),
+                note,
+                &json!({ "message": stdout, "type": "info" }),
+            )?;
+        } else {
+            // A command this binary does not have (yet) is shown as the CLI's error.
+            let first = stderr.lines().next().unwrap_or("").trim();
+            checks.holds(
+                &format!("{what} shows the CLI's error"),
+                note["type"] == json!("error")
+                    && note["message"]
+                        .as_str()
+                        .is_some_and(|text| !first.is_empty() && text.contains(first)),
+                note,
+            )?;
+        }
+    }
+    checks.holds(
+        "/retro with an unknown command shows its usage",
+        notes[3]["type"] == json!("warning")
+            && notes[3]["message"]
+                .as_str()
+                .is_some_and(|text| text.contains("usage: /retro")),
+        &notes[3],
+    )?;
+
+    // The tools read the session in the middle of the codemode turn; Pi has since appended
+    // the tool result and the last reply. Cut the file (this test's own copy of a store) back
+    // to the bytes the tools saw, so the CLI reads the same session.
+    let sizes = session["sizes"].as_array().context("sizes")?;
+    checks.holds(
+        "the session file did not change while the script ran",
+        sizes.len() == 2 && sizes[0] == sizes[1],
+        &session["sizes"],
+    )?;
+    let seen = sizes[0].as_u64().context("a size")?;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&current)
+        .and_then(|file| file.set_len(seen))
+        .with_context(|| format!("cannot cut {current} back"))?;
+
+    let output = session["toolResult"].as_str().unwrap_or("");
+    let got = output
+        .split("<<<E2E>>>")
+        .nth(1)
+        .with_context(|| format!("the codemode script did not complete:\n{output}"))?;
+    let got: Value = serde_json::from_str(got).context("the script's output")?;
+    let calls = &got["calls"];
+    for name in &tool_names {
+        let call = &calls[name];
+        checks.holds(
+            &format!("{name} answers through the package"),
+            call["viaPackage"].get("value").is_some(),
+            call,
+        )?;
+        checks.equal(
+            &format!("{name} through the package equals the server with the host's arguments"),
+            &call["viaPackage"]["value"],
+            &call["viaMcp"]["value"],
+        )?;
+    }
+
+    let cli_json = |args: &[&str], session_file: Option<&str>| -> anyhow::Result<Value> {
+        let text = stdout_of(
+            &mut cli(args, session_file),
+            &format!("pi-retrospect {}", args.join(" ")),
+        )?;
+        serde_json::from_str(&text).context("the CLI's JSON")
+    };
+    let list = &calls["list_sessions"]["viaPackage"]["value"];
+    checks.equal(
+        "list_sessions({}) is list --json without the current session",
+        list,
+        &cli_json(
+            &[
+                "list",
+                "--json",
+                "--sessions-root",
+                &sessions_root,
+                "--exclude-current",
+            ],
+            Some(&current),
+        )?,
+    )?;
+    let has_current = |list: &Value| {
+        list["sessions"]
+            .as_array()
+            .is_some_and(|rows| rows.iter().any(|row| row["path"] == json!(current)))
+    };
+    checks.holds(
+        "list_sessions({}) leaves the current session out",
+        !has_current(list)
+            && list["sessions"]
+                .as_array()
+                .is_some_and(|rows| !rows.is_empty()),
+        list,
+    )?;
+    checks.holds(
+        "list_sessions({includeCurrentSession: true}) lists it",
+        has_current(&got["listIncluding"]["value"]),
+        &got["listIncluding"],
+    )?;
+    let entries = cli_json(&["entries", &current, "--raw", "--json"], None)?;
+    checks.equal(
+        "session_entries({}) reads the current session (entries --json)",
+        &calls["session_entries"]["viaPackage"]["value"]["entries"],
+        &entries["entries"],
+    )?;
+    let without_counts = |value: &Value| {
+        let mut value = value.clone();
+        if let Some(object) = value.as_object_mut() {
+            object.remove("nWarnings");
+            object.remove("nextStartLineNo");
+        }
+        value
+    };
+    checks.equal(
+        "inspect_session({view: overview}) reads the current session (inspect --json)",
+        &without_counts(&calls["inspect_session"]["viaPackage"]["value"]),
+        &cli_json(&["inspect", &current, "overview", "--json"], None)?,
+    )?;
+    checks.equal(
+        "session_handoff({}) hands over the current session (handoff --json)",
+        &calls["session_handoff"]["viaPackage"]["value"],
+        &cli_json(
+            &[
+                "handoff",
+                &current,
+                "--json",
+                "--sessions-root",
+                &sessions_root,
+            ],
+            None,
+        )?,
+    )?;
+    checks.equal(
+        "session_stats({}) counts the current session (stats --session --json)",
+        &as_floats(&calls["session_stats"]["viaPackage"]["value"]["total"]),
+        &as_floats(
+            &cli_json(
+                &[
+                    "stats",
+                    "--session",
+                    &current,
+                    "--json",
+                    "--sessions-root",
+                    &sessions_root,
+                ],
+                None,
+            )?["total"],
+        ),
+    )?;
+    checks.equal(
+        "search_sessions hits (search --json)",
+        &calls["search_sessions"]["viaPackage"]["value"]["hits"],
+        &cli_json(
+            &[
+                "search",
+                "hello",
+                "--json",
+                "--limit",
+                "200",
+                "--sessions-root",
+                &sessions_root,
+            ],
+            None,
+        )?["hits"],
+    )?;
+    let bad = &got["badArgument"];
+    checks.holds(
+        "a bad argument through the package is an error naming it",
+        bad["rejected"]
+            .as_str()
+            .is_some_and(|text| text.contains("entryId")),
+        bad,
+    )?;
+    Ok(checks.1)
+}
+
+/// Returns `value` with every number as a float: JavaScript writes the CLI's `0.0` as `0`.
+fn as_floats(value: &Value) -> Value {
+    match value {
+        Value::Number(number) => number
+            .as_f64()
+            .and_then(serde_json::Number::from_f64)
+            .map_or(Value::Null, Value::Number),
+        Value::Array(items) => Value::Array(items.iter().map(as_floats).collect()),
+        Value::Object(object) => Value::Object(
+            object
+                .iter()
+                .map(|(key, item)| (key.clone(), as_floats(item)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }

@@ -1,0 +1,257 @@
+// The pi-retrospect extension: registers every tool `pi-retrospect mcp` lists as a codemode
+// tool of the same name, forwards calls to one server per Pi process (started on the first
+// call, restarted after it dies, ended with Pi), completes calls with the current session, and
+// adds `/retro` for a person at the TUI.
+//
+// Tools must exist when the extension loads (the codemode tool lists them with their schemas),
+// but a server must not run for an invocation that never calls one. So the factory asks the
+// binary for its tool list with a short-lived `pi-retrospect mcp` (initialize, tools/list, close:
+// a few milliseconds) and the serving process starts on the first call. Without a binary the
+// list packed beside the extension (`tools.json`, generated from the packed binary) names the
+// tools, and each answers how to install the binary.
+
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { getAgentDir } from "@earendil-works/pi-coding-agent";
+
+import {
+  LEAVING_OUT_TOOLS,
+  READING_TOOLS,
+  adaptTool,
+  childEnv,
+  findBinary,
+  prepareArguments,
+  retroCommand,
+  retroResult,
+  storeArgs,
+} from "./host.js";
+import { McpServer } from "./mcp-client.js";
+
+const PACKAGE_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
+
+/** How long loading waits for the binary's tool list before falling back to the packed one. */
+const LIST_TIMEOUT_MS = 10_000;
+
+/** The namespace the tools are listed under in codemode. */
+const NAMESPACE = "pi_retrospect";
+
+/**
+ * One server per Pi process, shared by the extension instances Pi creates when it replaces
+ * the session runtime (`/new`, `/resume`, `/fork`, `/reload`).
+ */
+const STATE_KEY = Symbol.for("pi-retrospect.extension.state");
+const state = (globalThis[STATE_KEY] ??= {
+  server: undefined,
+  serverKey: undefined,
+  starting: undefined,
+  listed: new Map(),
+  exitHook: false,
+});
+
+export default async function piRetrospect(pi) {
+  const agentDir = getAgentDir();
+  const found = findBinary({ packageDir: PACKAGE_DIR });
+  let tools;
+  let listError;
+  if (found.path) {
+    try {
+      tools = await listedTools(found.path, agentDir);
+    } catch (error) {
+      listError = `${found.path} mcp could not list its tools: ${messageOf(error)}`;
+    }
+  }
+  let instructions = tools ? state.listed.get(found.path)?.instructions : undefined;
+  if (!tools) {
+    const packed = readPackedTools();
+    tools = packed?.tools ?? [...LEAVING_OUT_TOOLS, ...READING_TOOLS].map((name) => ({ name }));
+    instructions = packed?.instructions;
+  }
+  const registered = new Map();
+  const register = (list, serverInstructions) => {
+    const namespace = namespaceOf(serverInstructions);
+    for (const tool of list) {
+      const key = JSON.stringify(tool);
+      if (registered.get(tool.name)?.key === key) continue;
+      const adapted = adaptTool(tool);
+      registered.set(tool.name, { key, adapted });
+      pi.registerTool({
+        name: adapted.name,
+        label: adapted.label,
+        description: adapted.description,
+        parameters: adapted.parameters,
+        ...(adapted.outputSchema ? { outputSchema: adapted.outputSchema } : {}),
+        annotations: { ...(adapted.annotations ?? {}), readOnlyHint: adapted.annotations?.readOnlyHint === true },
+        exposure: "codemode",
+        ...(namespace ? { namespace } : {}),
+        execute: (_toolCallId, params, signal, _onUpdate, ctx) =>
+          callTool(registered.get(tool.name).adapted, params, signal, ctx, register),
+      });
+    }
+  };
+  register(tools, instructions);
+
+  pi.on("session_start", (_event, ctx) => {
+    const problem = found.error ?? listError;
+    if (problem && ctx.hasUI) ctx.ui.notify(`pi-retrospect: ${problem}`, "warning");
+  });
+
+  pi.on("session_shutdown", (event) => {
+    // The next runtime of this process keeps using the server; only quitting ends it.
+    if (event.reason === "quit") stopServer();
+  });
+
+  pi.registerCommand("retro", {
+    description: "The current project's failures, search hits or tokens and cost (pi-retrospect)",
+    getArgumentCompletions: (prefix) => {
+      const items = ["failures", "search ", "stats"]
+        .filter((value) => value.startsWith(prefix))
+        .map((value) => ({ value, label: value.trim() }));
+      return items.length > 0 ? items : null;
+    },
+    handler: async (args, ctx) => {
+      const shown = await runRetro(args, ctx);
+      if (ctx.hasUI) ctx.ui.notify(shown.text, shown.level);
+      else process.stderr.write(`${shown.text}\n`);
+    },
+  });
+}
+
+/** The tools the binary at `binary` lists, asked once per process and binary. */
+async function listedTools(binary, agentDir) {
+  const cached = state.listed.get(binary);
+  if (cached) return cached.tools;
+  const lister = new McpServer({
+    command: binary,
+    args: ["mcp", ...storeArgs({ agentDir })],
+    env: childEnv(process.env, agentDir),
+  });
+  try {
+    await lister.start({ timeoutMs: LIST_TIMEOUT_MS });
+    const tools = await lister.listTools({ timeoutMs: LIST_TIMEOUT_MS });
+    state.listed.set(binary, { tools, instructions: lister.instructions });
+    return tools;
+  } finally {
+    lister.close();
+  }
+}
+
+/** The tool list `cargo xtask pi-package` wrote beside the extension, if any. */
+function readPackedTools() {
+  try {
+    const packed = JSON.parse(readFileSync(join(PACKAGE_DIR, "tools.json"), "utf8"));
+    return Array.isArray(packed?.tools) ? packed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function namespaceOf(instructions) {
+  if (!instructions) return undefined;
+  const [first] = instructions.split("\n");
+  return { name: NAMESPACE, aliases: ["pi-retrospect"], description: first, instructions };
+}
+
+/** Forwards one call to the server, completing it with the current session. */
+async function callTool(tool, params, signal, ctx, register) {
+  const currentFile = ctx.sessionManager.getSessionFile();
+  const prepared = prepareArguments(tool, params, currentFile);
+  if (prepared.error) throw new Error(prepared.error);
+  const server = await serverFor(ctx, register);
+  let result;
+  try {
+    result = await server.callTool(tool.name, prepared.args, signal);
+  } catch (error) {
+    if (!server.alive) {
+      throw new Error(`${messageOf(error)} (it is started again on the next call)`);
+    }
+    throw error;
+  }
+  const content = Array.isArray(result?.content) ? result.content : [];
+  return {
+    content: content.length > 0 ? content : [{ type: "text", text: "" }],
+    ...(result?.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
+    ...(result?.isError === true ? { isError: true } : {}),
+    // The document is already in structuredContent; keeping a second copy in the session
+    // file would only grow it.
+    details: undefined,
+  };
+}
+
+/** The running server for this store, started (or restarted) when needed. */
+async function serverFor(ctx, register) {
+  const found = findBinary({ packageDir: PACKAGE_DIR });
+  if (found.error) throw new Error(found.error);
+  const agentDir = getAgentDir();
+  const args = ["mcp", ...storeArgs({ agentDir, sessionDir: ctx.sessionManager.getSessionDir() })];
+  const key = JSON.stringify([found.path, args]);
+  if (state.server?.alive && state.serverKey === key) return state.server;
+  if (state.starting?.key === key) return state.starting.promise;
+  stopServer();
+  const promise = (async () => {
+    const server = new McpServer({
+      command: found.path,
+      args,
+      cwd: ctx.cwd,
+      env: childEnv(process.env, agentDir),
+      onToolsChanged: () => {
+        server.listTools().then((tools) => register(tools, server.instructions), () => {});
+      },
+    });
+    await server.start({ timeoutMs: LIST_TIMEOUT_MS });
+    // The serving binary may be newer than the one listed at load (PI_RETROSPECT_BIN changed,
+    // a reinstall): register what it has.
+    register(await server.listTools({ timeoutMs: LIST_TIMEOUT_MS }), server.instructions);
+    return server;
+  })();
+  state.starting = { key, promise };
+  try {
+    const server = await promise;
+    state.server = server;
+    state.serverKey = key;
+    if (!state.exitHook) {
+      state.exitHook = true;
+      process.once("exit", () => state.server?.kill());
+    }
+    return server;
+  } finally {
+    if (state.starting?.promise === promise) state.starting = undefined;
+  }
+}
+
+function stopServer() {
+  state.server?.close();
+  state.server = undefined;
+  state.serverKey = undefined;
+}
+
+/** Runs `/retro ARGS` with the CLI for the current project and returns what to show. */
+async function runRetro(text, ctx) {
+  const parsed = retroCommand(text);
+  if (parsed.usage) return { level: "warning", text: parsed.usage };
+  const found = findBinary({ packageDir: PACKAGE_DIR });
+  if (found.error) return { level: "error", text: found.error };
+  const agentDir = getAgentDir();
+  const args = [...parsed.args.slice(0, 1), ...storeArgs({ agentDir, sessionDir: ctx.sessionManager.getSessionDir() }), ...parsed.args.slice(1)];
+  const command = `pi-retrospect ${parsed.args[0]}`;
+  const run = await new Promise((resolve) => {
+    execFile(
+      found.path,
+      args,
+      { cwd: ctx.cwd, env: childEnv(process.env, agentDir), maxBuffer: 64 * 1024 * 1024, encoding: "utf8" },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : null) : 0;
+        const spawnError = error && typeof error.code !== "number" ? messageOf(error) : "";
+        resolve({ command, code, stdout: stdout ?? "", stderr: stderr || spawnError });
+      },
+    );
+  });
+  return retroResult(run);
+}
+
+function messageOf(error) {
+  return error instanceof Error ? error.message : String(error);
+}
+

@@ -1,0 +1,250 @@
+// A small Model Context Protocol client over a child process's stdio: newline-delimited
+// JSON-RPC 2.0, as `pi-retrospect mcp` speaks it. Only what the extension needs: initialize,
+// tools/list (following cursors), tools/call with cancellation, answering the server's pings,
+// and ending the child. It has no dependencies, so the package installs offline.
+
+import { spawn } from "node:child_process";
+
+/** The MCP protocol version the client asks for; the server answers with the one it speaks. */
+export const PROTOCOL_VERSION = "2025-06-18";
+
+/** How much of the server's stderr is kept to explain an exit. */
+const STDERR_TAIL_BYTES = 4096;
+
+/** How long a closed server gets to exit before it is sent SIGTERM, then SIGKILL. */
+const EXIT_GRACE_MS = 2000;
+
+/** A running `pi-retrospect mcp` and the requests waiting for its answers. */
+export class McpServer {
+  /**
+   * @param {{command: string, args: string[], cwd?: string, env?: NodeJS.ProcessEnv,
+   *   onExit?: (error: Error) => void, onToolsChanged?: () => void}} options
+   */
+  constructor(options) {
+    this.options = options;
+    this.child = undefined;
+    this.nextId = 1;
+    /** @type {Map<number, {resolve: (value: any) => void, reject: (error: Error) => void}>} */
+    this.pending = new Map();
+    this.stderrTail = "";
+    this.exited = undefined;
+    this.instructions = undefined;
+  }
+
+  /** Whether the process is running and has not been told to stop. */
+  get alive() {
+    return this.child !== undefined && this.exited === undefined && !this.closing;
+  }
+
+  /**
+   * Starts the process and performs the MCP handshake.
+   * @param {{timeoutMs?: number}} [options]
+   */
+  async start(options = {}) {
+    const { command, args, cwd, env } = this.options;
+    const child = spawn(command, args, { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+    this.child = child;
+    child.stdin.on("error", () => {
+      // A server that exits while a request is written: the exit handler reports it.
+    });
+    let buffer = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk) => {
+      buffer += chunk;
+      let newline;
+      while ((newline = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, newline).trim();
+        buffer = buffer.slice(newline + 1);
+        if (line) this.receive(line);
+      }
+    });
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_BYTES);
+    });
+    const started = new Promise((resolve, reject) => {
+      child.once("spawn", resolve);
+      child.once("error", reject);
+    });
+    child.on("error", (error) => this.finish(error));
+    child.on("exit", (code, signal) => {
+      const how = signal ? `was killed by ${signal}` : `exited with status ${code}`;
+      const tail = this.stderrTail.trim();
+      this.finish(new Error(`${command} mcp ${how}${tail ? `: ${tail}` : ""}`));
+    });
+    await started;
+    const initialize = this.request("initialize", {
+      protocolVersion: PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: { name: "pi-retrospect-extension", version: "1" },
+    });
+    const result = await withTimeout(initialize, options.timeoutMs, "the MCP handshake");
+    this.instructions = typeof result?.instructions === "string" ? result.instructions : undefined;
+    this.notify("notifications/initialized");
+    this.updateRef();
+    return result;
+  }
+
+  /** Every tool the server lists, following `nextCursor`. */
+  async listTools(options = {}) {
+    const tools = [];
+    let cursor;
+    do {
+      const page = await withTimeout(
+        this.request("tools/list", cursor === undefined ? {} : { cursor }),
+        options.timeoutMs,
+        "tools/list",
+      );
+      tools.push(...(page?.tools ?? []));
+      cursor = typeof page?.nextCursor === "string" && page.nextCursor ? page.nextCursor : undefined;
+    } while (cursor !== undefined);
+    return tools;
+  }
+
+  /**
+   * Calls a tool and returns its `CallToolResult`.
+   * @param {string} name
+   * @param {Record<string, unknown>} args
+   * @param {AbortSignal} [signal]
+   */
+  callTool(name, args, signal) {
+    return this.request("tools/call", { name, arguments: args }, signal);
+  }
+
+  /**
+   * Sends a request and resolves with its result; rejects with the server's error, when the
+   * process exits first, or when `signal` aborts (the server is told to cancel).
+   */
+  request(method, params, signal) {
+    if (this.exited) return Promise.reject(this.exited);
+    if (signal?.aborted) return Promise.reject(new Error("cancelled"));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        if (!this.pending.delete(id)) return;
+        this.notify("notifications/cancelled", { requestId: id, reason: "cancelled by Pi" });
+        this.updateRef();
+        reject(new Error("cancelled"));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.pending.set(id, {
+        resolve: (value) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(value);
+        },
+        reject: (error) => {
+          signal?.removeEventListener("abort", onAbort);
+          reject(error);
+        },
+      });
+      this.updateRef();
+      this.send({ jsonrpc: "2.0", id, method, params });
+    });
+  }
+
+  /** Sends a notification (no answer). */
+  notify(method, params) {
+    this.send(params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params });
+  }
+
+  send(message) {
+    if (!this.child || this.exited || this.closing) return;
+    this.child.stdin.write(`${JSON.stringify(message)}\n`);
+  }
+
+  /** Handles one line from the server. */
+  receive(line) {
+    let message;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      // The server writes only protocol messages; anything else is ignored rather than fatal.
+      return;
+    }
+    if (message === null || typeof message !== "object") return;
+    if (typeof message.method === "string") {
+      if (message.id !== undefined) {
+        // A request from the server: it may ping; the client offers nothing else.
+        if (message.method === "ping") {
+          this.send({ jsonrpc: "2.0", id: message.id, result: {} });
+        } else {
+          this.send({
+            jsonrpc: "2.0",
+            id: message.id,
+            error: { code: -32601, message: `${message.method} is not supported by this client` },
+          });
+        }
+      } else if (message.method === "notifications/tools/list_changed") {
+        this.options.onToolsChanged?.();
+      }
+      return;
+    }
+    const waiting = this.pending.get(message.id);
+    if (!waiting) return;
+    this.pending.delete(message.id);
+    this.updateRef();
+    if (message.error) {
+      const error = new Error(String(message.error.message ?? "MCP error"));
+      error.code = message.error.code;
+      waiting.reject(error);
+    } else {
+      waiting.resolve(message.result);
+    }
+  }
+
+  /** Records the exit and fails every waiting request with its reason. */
+  finish(error) {
+    if (this.exited) return;
+    this.exited = error;
+    for (const waiting of this.pending.values()) waiting.reject(error);
+    this.pending.clear();
+    if (!this.closing) this.options.onExit?.(error);
+  }
+
+  /**
+   * Keeps Pi's event loop alive only while a request waits, so an idle server never keeps Pi
+   * from exiting (the server ends when its stdin closes with Pi).
+   */
+  updateRef() {
+    const child = this.child;
+    if (!child || this.exited) return;
+    const busy = this.pending.size > 0;
+    for (const handle of [child, child.stdin, child.stdout, child.stderr]) {
+      if (busy) handle?.ref?.();
+      else handle?.unref?.();
+    }
+  }
+
+  /** Ends the server: closes its stdin, then signals it if it has not exited. */
+  close() {
+    const child = this.child;
+    if (!child || this.exited || this.closing) return;
+    this.closing = true;
+    for (const waiting of this.pending.values()) waiting.reject(new Error("the server was stopped"));
+    this.pending.clear();
+    child.stdin.end();
+    const term = setTimeout(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      const kill = setTimeout(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      }, EXIT_GRACE_MS);
+      kill.unref();
+    }, EXIT_GRACE_MS);
+    term.unref();
+  }
+
+  /** Ends the server at once (used when the Node process itself exits). */
+  kill() {
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+  }
+}
+
+function withTimeout(promise, timeoutMs, what) {
+  if (!timeoutMs) return promise;
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
