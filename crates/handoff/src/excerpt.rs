@@ -427,17 +427,5 @@ fn add_counts(counts: &mut BTreeMap<SecretKind, u64>, redacted: &Redacted) {
 /// when it has none. The blocks are kept apart so that redaction can see a token split
 /// between two of them.
 pub(crate) fn message_text_blocks(value: &serde_json::Value) -> Option<Vec<&str>> {
-    use serde_json::Value;
-    match value.get("message")?.get("content")? {
-        Value::String(text) => Some(vec![text.as_str()]),
-        Value::Array(blocks) => {
-            let texts: Vec<&str> = blocks
-                .iter()
-                .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
-                .filter_map(|block| block.get("text").and_then(Value::as_str))
-                .collect();
-            (!texts.is_empty()).then_some(texts)
-        }
-        _ => None,
-    }
+    pi_retrospect_transcript::content_text_blocks(value.get("message")?.get("content")?)
 }

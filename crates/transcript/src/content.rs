@@ -206,15 +206,21 @@ pub struct EntryContent {
 
 /// Returns the text of `content` given as a string or an array of blocks (text blocks only).
 pub(crate) fn content_text(content: &Value) -> Option<String> {
+    content_text_blocks(content).map(|texts| texts.join("\n"))
+}
+
+/// Returns the text blocks of `content` given as a string (one block) or an array of blocks
+/// (text blocks only, kept apart), or `None` when it has no text block.
+pub fn content_text_blocks(content: &Value) -> Option<Vec<&str>> {
     match content {
-        Value::String(text) => Some(text.clone()),
+        Value::String(text) => Some(vec![text.as_str()]),
         Value::Array(blocks) => {
             let texts: Vec<&str> = blocks
                 .iter()
                 .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
                 .filter_map(|block| block.get("text").and_then(Value::as_str))
                 .collect();
-            (!texts.is_empty()).then(|| texts.join("\n"))
+            (!texts.is_empty()).then_some(texts)
         }
         _ => None,
     }

@@ -39,7 +39,8 @@ pub use activity::{
 };
 pub use content::{
     EntryContent, Failure, MessageFacts, MessageStatus, SearchField, SearchScope, ToolCall,
-    entry_content, entry_text, message_facts, message_status, search_texts, summarize_arguments,
+    content_text_blocks, entry_content, entry_text, message_facts, message_status, search_texts,
+    summarize_arguments,
 };
 pub use context::{Context, ContextEdit, ContextMessage, ContextMessageKind, ModelRef};
 pub use entries::{EntriesFilter, EntryRow, entries, for_each_entry_row};
