@@ -52,23 +52,31 @@ fn handoff_error(error: HandoffError) -> AppError {
 /// compared by device and inode from the opened target directory up), over a session file,
 /// through or over a symbolic link, or to a FIFO, socket, device or directory, which are
 /// refused at once without being opened (see [`pi_retrospect_handoff::write_file`]). The
-/// error names the path and the reason.
+/// archive beside each of those roots is a store too, whether or not it was asked for, and
+/// so is the store holding `session`, the file the handoff was read from, which a path
+/// outside every resolved store may name. The error names the path and the reason.
 pub fn write_handoff(
     out: &Path,
     document: &[u8],
     force: bool,
+    session: &Path,
     flags: &StoreFlags,
     env: &Environment,
 ) -> Result<(), AppError> {
     let absolute = env.cwd.join(out);
     let (stores, _) = resolve_stores(flags, env)?;
-    let mut protected: Vec<PathBuf> = stores
+    let mut roots: Vec<PathBuf> = stores
         .iter()
         .map(|store| PathBuf::from(&store.root))
         .collect();
     if let Ok(default_root) = env.agent_dir().map(|dir| dir.join("sessions")) {
-        protected.push(default_root);
+        roots.push(default_root);
     }
+    let mut protected: Vec<PathBuf> = roots
+        .iter()
+        .flat_map(|root| [root.clone(), root.with_file_name("sessions-archive")])
+        .collect();
+    protected.extend(store_of_session(&env.cwd.join(session)));
     let existing = if force {
         ExistingFile::Replace
     } else {
@@ -76,4 +84,17 @@ pub fn write_handoff(
     };
     pi_retrospect_handoff::write_file(&absolute, document, existing, &protected)
         .map_err(handoff_error)
+}
+
+/// Returns the store directory that holds the session file `session` when it sits in Pi's
+/// layout: the parent of the nearest `--<cwd-slug>--` project directory above it (a run file
+/// sits a few levels below its project directory). A loose session file names no store.
+fn store_of_session(session: &Path) -> Option<PathBuf> {
+    let project = session.ancestors().skip(1).take(4).find(|ancestor| {
+        ancestor
+            .file_name()
+            .and_then(|name| name.to_str())
+            .is_some_and(|name| name.len() > 4 && name.starts_with("--") && name.ends_with("--"))
+    })?;
+    project.parent().map(Path::to_path_buf)
 }

@@ -123,9 +123,14 @@ pub fn run(args: &HandoffArgs, env: &Environment, out: &mut dyn Write) -> anyhow
         .filter(|path| *path != std::path::Path::new("-"))
     {
         None => out.write_all(&document)?,
-        Some(path) => {
-            pi_retrospect_app::write_handoff(path, &document, args.force, &args.store.flags(), env)?
-        }
+        Some(path) => pi_retrospect_app::write_handoff(
+            path,
+            &document,
+            args.force,
+            std::path::Path::new(&handoff.source.path),
+            &args.store.flags(),
+            env,
+        )?,
     }
     Ok(())
 }

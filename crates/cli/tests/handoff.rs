@@ -156,6 +156,54 @@ fn out_never_writes_into_the_store_or_over_a_session() {
     assert!(!dir.path().join("-").exists());
 }
 
+/// The store (in Pi's layout) a session path is read from is protected even when no store flag
+/// names it, and
+/// so is the archive beside a store, whether or not `--include-archive` was given.
+#[test]
+fn out_never_writes_into_the_store_of_the_session_read_or_an_archive() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let elsewhere = dir.path().join("elsewhere");
+    let project = elsewhere.join("--w--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let path = session(&project);
+    let root = dir.path().join("store");
+    std::fs::create_dir_all(root.join("--w--")).expect("mkdir");
+    let archive = dir.path().join("sessions-archive");
+    std::fs::create_dir_all(&archive).expect("mkdir");
+    let root_text = root.display().to_string();
+    let targets = [
+        project.join("evil.jsonl"),
+        elsewhere.join("beside.md"),
+        archive.join("archived.md"),
+    ];
+    for target in &targets {
+        let target_text = target.display().to_string();
+        let output = binary()
+            .env("HOME", dir.path())
+            .args(["handoff", "-q", "--sessions-root", &root_text, &path])
+            .args(["--out", &target_text])
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{target_text}: {stderr}");
+        assert!(
+            stderr.contains("inside the session store"),
+            "{target_text}: {stderr}"
+        );
+        assert!(!target.exists(), "{target_text}");
+    }
+    // Beside the stores is still fine.
+    let fine = dir.path().join("handoff.md");
+    let output = binary()
+        .env("HOME", dir.path())
+        .args(["handoff", "-q", "--sessions-root", &root_text, &path])
+        .args(["--out", &fine.display().to_string()])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(fine.exists());
+}
+
 /// A file that is not a session is refused as `show` refuses it (exit 1,
 /// "not a session file"), and `--max-messages 0` is refused as MCP's `maxMessages: 0` is.
 #[test]

@@ -81,6 +81,9 @@ pub fn write_file(
             root.display()
         )));
     }
+    // A replaced file's permissions carry over to the new one, so a private handoff stays
+    // private when it is written again.
+    let mut replaced_mode = None;
     match rustix::fs::statat(&directory, name, AtFlags::SYMLINK_NOFOLLOW) {
         Err(Errno::NOENT) => {}
         Err(errno) => return Err(write_error(errno.into())),
@@ -96,6 +99,7 @@ pub fn write_file(
                         "it is a Pi session file (its first line is a session header)".to_owned(),
                     ));
                 }
+                replaced_mode = Some(Mode::from_raw_mode(stat.st_mode & 0o7777));
             }
             FileType::Symlink => {
                 let target = rustix::fs::readlinkat(&directory, name, Vec::new())
@@ -114,8 +118,10 @@ pub fn write_file(
         },
     }
     let (temporary, file) = create_temporary(directory.as_fd()).map_err(write_error)?;
-    let written = write_all(file, contents)
-        .map_err(write_error)
+    let written = replaced_mode
+        .map_or(Ok(()), |mode| rustix::fs::fchmod(&file, mode))
+        .map_err(|errno| write_error(errno.into()))
+        .and_then(|()| write_all(file, contents).map_err(write_error))
         .and_then(|()| {
             match existing {
                 // `link` fails when the name exists, so a file that appeared since the check is
@@ -272,6 +278,19 @@ mod tests {
             .map(|entry| entry.expect("entry").file_name())
             .collect();
         assert_eq!(names, [OsStr::new("handoff.md")]);
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("private.md");
+        std::fs::write(&path, b"old").expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+        write_file(&path, b"new", ExistingFile::Replace, &[]).expect("forced");
+        assert_eq!(std::fs::read(&path).expect("read"), b"new");
+        let mode = std::fs::metadata(&path).expect("stat").permissions().mode();
+        assert_eq!(mode & 0o7777, 0o600);
     }
 
     #[test]
