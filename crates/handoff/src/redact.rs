@@ -624,7 +624,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule(
             SecretKind::AnthropicApiKey,
-            r"(?-u:\b)sk-ant-[A-Za-z0-9_-]{20,}",
+            r"sk-ant-[A-Za-z0-9_-]{20,}",
             0,
             always,
             (
@@ -724,7 +724,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule(
             SecretKind::GithubToken,
-            r"(?-u:\b)(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|(?-u:\b)github_pat_[A-Za-z0-9_]{30,}",
+            r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}",
             0,
             always,
             (
@@ -783,7 +783,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule(
             SecretKind::StripeKey,
-            r"(?-u:\b)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}|(?-u:\b)whsec_[A-Za-z0-9]{20,}",
+            r"(?-u:\b)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{20,}",
             0,
             always,
             (
@@ -823,7 +823,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule(
             SecretKind::PypiToken,
-            r"(?-u:\b)pypi-[A-Za-z0-9_-]{50,}",
+            r"pypi-[A-Za-z0-9_-]{50,}",
             0,
             always,
             (
@@ -833,7 +833,7 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule(
             SecretKind::DockerToken,
-            r"(?-u:\b)dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}",
+            r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}",
             0,
             always,
             (
@@ -2327,6 +2327,19 @@ mod tests {
     #[test]
     fn more_credential_shapes_are_redacted() {
         for (input, expected) in [
+            // A token glued to a word: its prefix and length are distinctive enough.
+            (
+                "cat cfg/token_ghp_16C7e42F292c6925E7a3b5f9c8d1e0f2a4b6.txt",
+                "cat cfg/token_[redacted: github-token].txt",
+            ),
+            (
+                "pre_whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                "pre_[redacted: stripe-key]",
+            ),
+            (
+                "my_dckr_pat_2b3c4d5e6f7g8h9i0j1k2l3m4n5",
+                "my_[redacted: docker-token]",
+            ),
             // Keys that end in a password word, or glue one on.
             (
                 "PGPASSWORD=Zq8vLm3xR1 psql",
