@@ -13,7 +13,6 @@ use pi_retrospect_transcript::{
     DEFAULT_MAX_LINE_BYTES, OutputLimit, ReadLimits, Role, Transcript, for_each_line,
     head_and_tail, read_summary,
 };
-use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::decode::{self, Recorded, RecordedCall};
@@ -81,19 +80,30 @@ pub fn files_of(sessions: &[Session]) -> Vec<ScanFile> {
         .collect()
 }
 
-/// Scans `files` on the current rayon pool and returns every failure (and repeat) selected,
-/// newest first, with a warning for every file or line that could not be read.
-pub fn scan(files: &[ScanFile], options: &ScanOptions) -> FailuresReport {
-    let results: Vec<FileResult> = files.par_iter().map(|file| scan_file(file, options)).collect();
-    let mut report = FailuresReport {
-        n_files: files.len() as u64,
-        ..FailuresReport::default()
-    };
-    for result in results {
-        report.n_files_decoded += u64::from(result.is_decoded);
-        report.failures.extend(result.failures);
-        report.repeats.extend(result.repeats);
-        report.warnings.extend(result.warnings);
+/// Scans one file and returns its failures (and repeats) with its warnings; [`merge`]
+/// puts the reports of many files together. The caller chooses the threads (the layers that
+/// render these types never pull in a thread pool).
+pub fn scan_one(file: &ScanFile, options: &ScanOptions) -> FailuresReport {
+    let result = scan_file(file, options);
+    FailuresReport {
+        failures: result.failures,
+        repeats: result.repeats,
+        n_files: 1,
+        n_files_decoded: u64::from(result.is_decoded),
+        warnings: result.warnings,
+    }
+}
+
+/// Returns the reports of many files as one, rows newest first (see
+/// [`FailureRow::sort_key`]), warnings sorted.
+pub fn merge(reports: Vec<FailuresReport>) -> FailuresReport {
+    let mut report = FailuresReport::default();
+    for one in reports {
+        report.n_files += one.n_files;
+        report.n_files_decoded += one.n_files_decoded;
+        report.failures.extend(one.failures);
+        report.repeats.extend(one.repeats);
+        report.warnings.extend(one.warnings);
     }
     report
         .failures
@@ -107,6 +117,11 @@ pub fn scan(files: &[ScanFile], options: &ScanOptions) -> FailuresReport {
     });
     report.warnings.sort();
     report
+}
+
+/// Scans `files` one after the other (see [`scan_one`]).
+pub fn scan(files: &[ScanFile], options: &ScanOptions) -> FailuresReport {
+    merge(files.iter().map(|file| scan_one(file, options)).collect())
 }
 
 #[derive(Default)]

@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod entries;
+pub mod failures;
 pub mod handoff;
 pub mod inspect;
 pub mod jsonl;

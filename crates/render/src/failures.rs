@@ -1,0 +1,194 @@
+//! The `failures` writers: text grouped under each session (as `search` groups hits), the
+//! `--json` document, `--jsonl` rows, the grouped table, and the document's JSON Schema.
+
+use std::io::{self, Write};
+
+use pi_retrospect_core::Warning;
+use pi_retrospect_core::sanitize::escape_for_terminal;
+use pi_retrospect_failures::{FailureGroup, FailureRow, FailuresReport, RepeatRow};
+use serde_json::json;
+
+use crate::text::one_line;
+
+const MAGENTA: &str = "\u{1b}[35m";
+const GREEN: &str = "\u{1b}[32m";
+const BOLD_RED: &str = "\u{1b}[1;31m";
+const DIM: &str = "\u{1b}[2m";
+const RESET: &str = "\u{1b}[0m";
+
+/// Lines of a failure's message shown in text.
+const TEXT_MESSAGE_LINES: usize = 6;
+
+/// How text output looks: colour and the width lines are fitted to (`None`: whole lines).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TextOptions {
+    /// Colour with ANSI escapes.
+    pub is_color: bool,
+    /// Fit lines to this many characters.
+    pub width: Option<usize>,
+}
+
+fn paint(options: TextOptions, color: &str, text: &str) -> String {
+    if options.is_color {
+        format!("{color}{text}{RESET}")
+    } else {
+        text.to_owned()
+    }
+}
+
+fn fit(options: TextOptions, text: &str, indent: usize) -> String {
+    match options.width {
+        Some(width) => one_line(text, width.saturating_sub(indent).max(20)),
+        None => one_line(text, usize::MAX / 2),
+    }
+}
+
+/// Writes the failures as text: under each session (the one with the newest failure first),
+/// one header line per failure, the failing call and the first lines of the message.
+pub fn write_text(out: &mut dyn Write, failures: &[FailureRow], options: TextOptions) -> io::Result<()> {
+    let mut order: Vec<&str> = Vec::new();
+    for failure in failures {
+        if !order.contains(&failure.path.as_str()) {
+            order.push(&failure.path);
+        }
+    }
+    for (n_session, path) in order.iter().enumerate() {
+        let rows: Vec<&FailureRow> = failures.iter().filter(|row| row.path == *path).collect();
+        let first = rows[0];
+        if n_session > 0 {
+            writeln!(out)?;
+        }
+        let mut header = paint(options, MAGENTA, &escape_for_terminal(path));
+        if first.depth > 0 {
+            header.push_str(&format!("  (subagent run, depth {})", first.depth));
+        }
+        writeln!(out, "{header}")?;
+        let about = match &first.title {
+            Some(title) => format!("{} · {title}", first.cwd),
+            None => first.cwd.clone(),
+        };
+        writeln!(out, "{}", paint(options, DIM, &fit(options, &about, 0)))?;
+        for row in rows {
+            let mut line = format!(
+                "{} [{}] {}",
+                paint(options, GREEN, &row.timestamp),
+                escape_for_terminal(&row.entry_id),
+                paint(options, BOLD_RED, row.failure_kind.as_str()),
+            );
+            if let Some(tool) = &row.tool_name {
+                line.push_str(&format!("({})", escape_for_terminal(tool)));
+            }
+            if let Some(code) = row.exit_code {
+                line.push_str(&format!(" exit {code}"));
+            }
+            if !row.on_active_branch {
+                line.push(' ');
+                line.push_str(&paint(options, DIM, "(off branch)"));
+            }
+            writeln!(out, "{line}")?;
+            let call = row.command.as_deref().or(row.arguments.as_deref());
+            if let Some(call) = call {
+                writeln!(out, "  $ {}", fit(options, call, 4))?;
+            }
+            let lines: Vec<&str> = row.message.lines().filter(|l| !l.trim().is_empty()).collect();
+            for message_line in lines.iter().take(TEXT_MESSAGE_LINES) {
+                writeln!(out, "  {}", fit(options, message_line, 2))?;
+            }
+            if lines.len() > TEXT_MESSAGE_LINES {
+                writeln!(out, "  {}", paint(options, DIM, &format!("… {} more lines", lines.len() - TEXT_MESSAGE_LINES)))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes the repeated calls as text, one line each.
+pub fn write_repeats_text(out: &mut dyn Write, repeats: &[RepeatRow], options: TextOptions) -> io::Result<()> {
+    for repeat in repeats {
+        writeln!(
+            out,
+            "{} [{}] {}×{} {}",
+            paint(options, MAGENTA, &escape_for_terminal(&repeat.path)),
+            escape_for_terminal(&repeat.entry_id),
+            repeat.n_calls,
+            escape_for_terminal(&repeat.tool_name),
+            fit(options, &repeat.arguments, 40),
+        )?;
+    }
+    Ok(())
+}
+
+/// Writes the groups as text: count, sessions, first and last seen, the key, and the example
+/// handle (`PATH ENTRY`, which `show` and `inspect read` open).
+pub fn write_groups_text(out: &mut dyn Write, groups: &[FailureGroup], options: TextOptions) -> io::Result<()> {
+    for group in groups {
+        let repeated = group
+            .repeated_calls
+            .map_or_else(String::new, |n| format!("  repeated calls {n}"));
+        writeln!(
+            out,
+            "{:>6}  {:>4} sessions  {} .. {}{repeated}",
+            group.count, group.n_sessions, group.first_seen, group.last_seen
+        )?;
+        writeln!(out, "  {}", paint(options, BOLD_RED, &fit(options, &group.key, 2)))?;
+        writeln!(
+            out,
+            "  {}",
+            paint(
+                options,
+                DIM,
+                &format!(
+                    "e.g. {} {}",
+                    escape_for_terminal(&group.example_path),
+                    escape_for_terminal(&group.example_entry_id)
+                )
+            )
+        )?;
+    }
+    Ok(())
+}
+
+fn warning_value(warning: &Warning) -> serde_json::Value {
+    json!({ "path": warning.path, "reason": warning.reason })
+}
+
+/// Writes the `--json` document (`pi-retrospect schema failures`).
+pub fn write_json(
+    out: &mut dyn Write,
+    report: &FailuresReport,
+    groups: Option<&[FailureGroup]>,
+) -> io::Result<()> {
+    let mut document = json!({
+        "nFailures": report.failures.len(),
+        "nFiles": report.n_files,
+        "nFilesDecoded": report.n_files_decoded,
+        "failures": report.failures,
+        "repeats": report.repeats,
+        "warnings": report.warnings.iter().map(warning_value).collect::<Vec<_>>(),
+    });
+    if let Some(groups) = groups {
+        document["groups"] = json!(groups);
+    }
+    serde_json::to_writer_pretty(&mut *out, &document)?;
+    writeln!(out)
+}
+
+/// Writes one `--jsonl` row: `value` with a `type` member first.
+pub fn write_jsonl_row(out: &mut dyn Write, row_type: &str, value: &impl serde::Serialize) -> io::Result<()> {
+    let mut row = serde_json::Map::new();
+    row.insert("type".to_owned(), json!(row_type));
+    if let serde_json::Value::Object(members) = serde_json::to_value(value)? {
+        row.extend(members);
+    }
+    serde_json::to_writer(&mut *out, &row)?;
+    writeln!(out)
+}
+
+/// Writes a warning as a `--jsonl` row.
+pub fn write_warning_jsonl(out: &mut dyn Write, warning: &Warning) -> io::Result<()> {
+    write_jsonl_row(out, "warning", &warning_value(warning))
+}
+
+/// The JSON Schema of the `failures --json` document; `$defs/Failure`, `$defs/Repeat` and
+/// `$defs/Group` are also the `--jsonl` rows of type `failure`, `repeat` and `group`.
+pub const FAILURES_SCHEMA: &str = include_str!("failures.schema.json");
