@@ -10,6 +10,7 @@
 mod args;
 mod completions;
 mod entries;
+mod failures;
 mod handoff;
 mod inspect;
 mod list;
@@ -31,6 +32,7 @@ use pi_retrospect_app::{AppError, Environment, ErrorKind};
 
 use crate::completions::{COMPLETIONS_HELP, CompletionsArgs, ManArgs};
 use crate::entries::{ENTRIES_HELP, EntriesArgs};
+use crate::failures::{FAILURES_HELP, FailuresArgs};
 use crate::handoff::{HANDOFF_HELP, HandoffArgs};
 use crate::inspect::{INSPECT_HELP, InspectArgs};
 use crate::list::{LIST_HELP, ListArgs};
@@ -81,6 +83,9 @@ enum Command {
     /// Count tokens and cost as Pi does, by session, project, model, day, week or month.
     #[command(after_long_help = STATS_HELP)]
     Stats(Box<StatsArgs>),
+    /// List what failed across sessions: tool errors, provider errors, aborted and cut-off replies, failed ! commands.
+    #[command(after_long_help = FAILURES_HELP)]
+    Failures(Box<FailuresArgs>),
     /// Print a bounded, redacted summary of where a session stood, to continue it elsewhere.
     #[command(after_long_help = HANDOFF_HELP)]
     Handoff(Box<HandoffArgs>),
@@ -130,7 +135,7 @@ fn main() -> ExitCode {
         _ => Box::new(io::BufWriter::new(output::Stdout(stdout.lock()))),
     };
     // `search` exits as ripgrep does: 1 when nothing matched, 2 on any error.
-    let is_search = matches!(opts.command, Command::Search(_));
+    let is_search = matches!(opts.command, Command::Search(_) | Command::Failures(_));
     let result = Environment::from_process()
         .map_err(anyhow::Error::from)
         .and_then(|env| run(opts, &env, &mut *out))
@@ -163,8 +168,12 @@ fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<u8>
         let outcome = search::run(args, env, out)?;
         return Ok(if outcome.is_match { 0 } else { 1 });
     }
+    if let Command::Failures(args) = &opts.command {
+        let is_found = failures::run(args, env, out)?;
+        return Ok(if is_found { 0 } else { 1 });
+    }
     match opts.command {
-        Command::Search(_) => Ok(()),
+        Command::Search(_) | Command::Failures(_) => Ok(()),
         Command::List(args) => list::run(&args, env, out),
         Command::Show(args) => show::run(&args, env, out),
         Command::Inspect(args) => inspect::run(&args, env, out),

@@ -29,6 +29,8 @@ pub enum SchemaDocument {
     Stats,
     /// The `search --json` document; `$defs` hold one `--jsonl` hit.
     Search,
+    /// The `failures --json` document; `$defs` hold the `--jsonl` rows.
+    Failures,
 }
 
 /// Runs `schema` with `args`, writing to `out`.
@@ -41,6 +43,7 @@ pub fn run(args: &SchemaArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         SchemaDocument::Handoff => pi_retrospect_render::handoff::HANDOFF_SCHEMA,
         SchemaDocument::Stats => pi_retrospect_render::stats::STATS_SCHEMA,
         SchemaDocument::Search => pi_retrospect_render::search::SEARCH_SCHEMA,
+        SchemaDocument::Failures => pi_retrospect_render::failures::FAILURES_SCHEMA,
     };
     out.write_all(schema.as_bytes())?;
     Ok(())

@@ -89,8 +89,14 @@ mod tests {
     #[test]
     fn recognises_the_byte_runs_pi_writes_and_nothing_else() {
         check(r#"{"message":{"role":"toolResult","isError":true}}"#, true);
-        check(r#"{"message":{"role":"toolResult","isError":false}}"#, false);
-        check(r#"{"message":{"stopReason":"error","errorMessage":"x"}}"#, true);
+        check(
+            r#"{"message":{"role":"toolResult","isError":false}}"#,
+            false,
+        );
+        check(
+            r#"{"message":{"stopReason":"error","errorMessage":"x"}}"#,
+            true,
+        );
         check(r#"{"message":{"stopReason":"aborted"}}"#, true);
         check(r#"{"message":{"stopReason":"length"}}"#, true);
         check(r#"{"message":{"stopReason":"toolUse"}}"#, false);
@@ -103,7 +109,10 @@ mod tests {
         check(r#"{"message":{"exitCode":null}}"#, false);
         check(r#"{"message":{"isError" :true}}"#, false);
         check(r#"{"message":{"isError": true}}"#, true);
-        check(r#"{"message":{"isError":false,"x":{"isError":true}}}"#, true);
+        check(
+            r#"{"message":{"isError":false,"x":{"isError":true}}}"#,
+            true,
+        );
         // A tool that printed the bytes: inside a string every quote is escaped.
         check(r#"{"text":"{\"isError\":true,\"exitCode\":1}"}"#, false);
         check(r#"{"text":"stopReason error"}"#, false);

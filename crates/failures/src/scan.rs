@@ -63,9 +63,18 @@ pub fn files_of(sessions: &[Session]) -> Vec<ScanFile> {
     let mut pending: Vec<(&Session, u32)> = sessions.iter().rev().map(|s| (s, 0)).collect();
     while let Some((session, depth)) = pending.pop() {
         all.push((session, depth));
-        pending.extend(session.subagent_sessions.iter().rev().map(|s| (s, depth + 1)));
+        pending.extend(
+            session
+                .subagent_sessions
+                .iter()
+                .rev()
+                .map(|s| (s, depth + 1)),
+        );
     }
-    let paths: HashSet<&str> = all.iter().map(|(session, _)| session.path.as_str()).collect();
+    let paths: HashSet<&str> = all
+        .iter()
+        .map(|(session, _)| session.path.as_str())
+        .collect();
     all.into_iter()
         .map(|(session, depth)| ScanFile {
             path: session.path.clone(),
@@ -168,9 +177,7 @@ fn scan_file(file: &ScanFile, options: &ScanOptions) -> FileResult {
     let mut found: Vec<Found> = Vec::new();
     let mut calls: Vec<Call> = Vec::new();
     let mut failed_calls: HashSet<String> = HashSet::new();
-    let is_copied = |instant: Option<Timestamp>| {
-        matches!((file.copied_before, instant), (Some(start), Some(at)) if at < start)
-    };
+    let is_copied = |instant: Option<Timestamp>| matches!((file.copied_before, instant), (Some(start), Some(at)) if at < start);
     let read = for_each_line(&handle, metadata.len(), DEFAULT_MAX_LINE_BYTES, |line| {
         if let Some(length) = line.over_long {
             result.warnings.push(warning(
@@ -356,7 +363,11 @@ fn row(
 /// Returns the arguments (and bash command) of the call `call_id`, from the assistant
 /// message above the tool result `idx` (tool results of one reply are chained one under
 /// the other, below the reply).
-fn find_call(transcript: &Transcript, idx: usize, call_id: &str) -> Option<(String, Option<String>)> {
+fn find_call(
+    transcript: &Transcript,
+    idx: usize,
+    call_id: &str,
+) -> Option<(String, Option<String>)> {
     let mut current = transcript.parent(idx);
     for _ in 0..MAX_PARENT_STEPS {
         let parent = current?;

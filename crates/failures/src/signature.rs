@@ -25,14 +25,19 @@ fn rules() -> &'static Rules {
     static RULES: OnceLock<Rules> = OnceLock::new();
     // The patterns are constants checked by the table test; a failure to compile one is a
     // bug in this file, never input.
-    #[expect(clippy::unwrap_used, reason = "constant patterns, compiled by every test")]
+    #[expect(
+        clippy::unwrap_used,
+        reason = "constant patterns, compiled by every test"
+    )]
     RULES.get_or_init(|| Rules {
         quoted_path: Regex::new(r#"'[^'\n]*/[^'\n]*'|"[^"\n]*/[^"\n]*"|`[^`\n]*/[^`\n]*`"#)
             .unwrap(),
         bare_path: Regex::new(r"(^|[\s(=\[])((?:~|\.\.?)?/[A-Za-z0-9_.@+\-/]+)").unwrap(),
         position: Regex::new(r":\d+(?::\d+)?\b|(?i)\b(line|column|col|row)\s+\d+").unwrap(),
-        uuid: Regex::new(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
-            .unwrap(),
+        uuid: Regex::new(
+            r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
+        )
+        .unwrap(),
         hex: Regex::new(r"\b0x[0-9a-fA-F]+\b").unwrap(),
         word_id: Regex::new(r"\b[A-Za-z0-9_\-]{8,}\b").unwrap(),
         number: Regex::new(r"\d+(?:\.\d+)?").unwrap(),
@@ -51,12 +56,12 @@ pub fn normalize_error(text: &str) -> String {
         .unwrap_or("");
     let text = rules.quoted_path.replace_all(line, "<path>");
     let text = rules.bare_path.replace_all(&text, "${1}<path>");
-    let text = rules.position.replace_all(&text, |captures: &Captures<'_>| {
-        match captures.get(1) {
+    let text = rules
+        .position
+        .replace_all(&text, |captures: &Captures<'_>| match captures.get(1) {
             Some(word) => format!("{} <pos>", word.as_str()),
             None => ":<pos>".to_owned(),
-        }
-    });
+        });
     let text = rules.uuid.replace_all(&text, "<id>");
     let text = rules.hex.replace_all(&text, "<hex>");
     let text = rules.word_id.replace_all(&text, |captures: &Captures<'_>| {

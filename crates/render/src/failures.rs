@@ -45,7 +45,11 @@ fn fit(options: TextOptions, text: &str, indent: usize) -> String {
 
 /// Writes the failures as text: under each session (the one with the newest failure first),
 /// one header line per failure, the failing call and the first lines of the message.
-pub fn write_text(out: &mut dyn Write, failures: &[FailureRow], options: TextOptions) -> io::Result<()> {
+pub fn write_text(
+    out: &mut dyn Write,
+    failures: &[FailureRow],
+    options: TextOptions,
+) -> io::Result<()> {
     let mut order: Vec<&str> = Vec::new();
     for failure in failures {
         if !order.contains(&failure.path.as_str()) {
@@ -86,16 +90,31 @@ pub fn write_text(out: &mut dyn Write, failures: &[FailureRow], options: TextOpt
                 line.push_str(&paint(options, DIM, "(off branch)"));
             }
             writeln!(out, "{line}")?;
-            let call = row.command.as_deref().or(row.arguments.as_deref());
-            if let Some(call) = call {
-                writeln!(out, "  $ {}", fit(options, call, 4))?;
+            match (&row.command, &row.arguments) {
+                (Some(command), _) => writeln!(out, "  $ {}", fit(options, command, 4))?,
+                (None, Some(arguments)) => {
+                    writeln!(out, "  args {}", fit(options, arguments, 7))?;
+                }
+                (None, None) => {}
             }
-            let lines: Vec<&str> = row.message.lines().filter(|l| !l.trim().is_empty()).collect();
+            let lines: Vec<&str> = row
+                .message
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .collect();
             for message_line in lines.iter().take(TEXT_MESSAGE_LINES) {
                 writeln!(out, "  {}", fit(options, message_line, 2))?;
             }
             if lines.len() > TEXT_MESSAGE_LINES {
-                writeln!(out, "  {}", paint(options, DIM, &format!("… {} more lines", lines.len() - TEXT_MESSAGE_LINES)))?;
+                writeln!(
+                    out,
+                    "  {}",
+                    paint(
+                        options,
+                        DIM,
+                        &format!("… {} more lines", lines.len() - TEXT_MESSAGE_LINES)
+                    )
+                )?;
             }
         }
     }
@@ -103,7 +122,11 @@ pub fn write_text(out: &mut dyn Write, failures: &[FailureRow], options: TextOpt
 }
 
 /// Writes the repeated calls as text, one line each.
-pub fn write_repeats_text(out: &mut dyn Write, repeats: &[RepeatRow], options: TextOptions) -> io::Result<()> {
+pub fn write_repeats_text(
+    out: &mut dyn Write,
+    repeats: &[RepeatRow],
+    options: TextOptions,
+) -> io::Result<()> {
     for repeat in repeats {
         writeln!(
             out,
@@ -120,7 +143,11 @@ pub fn write_repeats_text(out: &mut dyn Write, repeats: &[RepeatRow], options: T
 
 /// Writes the groups as text: count, sessions, first and last seen, the key, and the example
 /// handle (`PATH ENTRY`, which `show` and `inspect read` open).
-pub fn write_groups_text(out: &mut dyn Write, groups: &[FailureGroup], options: TextOptions) -> io::Result<()> {
+pub fn write_groups_text(
+    out: &mut dyn Write,
+    groups: &[FailureGroup],
+    options: TextOptions,
+) -> io::Result<()> {
     for group in groups {
         let repeated = group
             .repeated_calls
@@ -130,7 +157,11 @@ pub fn write_groups_text(out: &mut dyn Write, groups: &[FailureGroup], options: 
             "{:>6}  {:>4} sessions  {} .. {}{repeated}",
             group.count, group.n_sessions, group.first_seen, group.last_seen
         )?;
-        writeln!(out, "  {}", paint(options, BOLD_RED, &fit(options, &group.key, 2)))?;
+        writeln!(
+            out,
+            "  {}",
+            paint(options, BOLD_RED, &fit(options, &group.key, 2))
+        )?;
         writeln!(
             out,
             "  {}",
@@ -173,8 +204,12 @@ pub fn write_json(
     writeln!(out)
 }
 
-/// Writes one `--jsonl` row: `value` with a `type` member first.
-pub fn write_jsonl_row(out: &mut dyn Write, row_type: &str, value: &impl serde::Serialize) -> io::Result<()> {
+/// Writes one `--jsonl` row: `value`'s members and a `type` member naming the row.
+pub fn write_jsonl_row(
+    out: &mut dyn Write,
+    row_type: &str,
+    value: &impl serde::Serialize,
+) -> io::Result<()> {
     let mut row = serde_json::Map::new();
     row.insert("type".to_owned(), json!(row_type));
     if let serde_json::Value::Object(members) = serde_json::to_value(value)? {

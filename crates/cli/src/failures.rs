@@ -1,0 +1,216 @@
+//! `pi-retrospect failures`: flags -> `app::failures` -> `render::failures`.
+
+use std::io::Write;
+
+use clap::{Args, ValueEnum};
+use pi_retrospect_app::{Environment, FailuresRequest, ListRequest};
+use pi_retrospect_failures::{FailureKind, GroupBy};
+use pi_retrospect_render::failures::{self as render, TextOptions};
+
+use crate::UsageError;
+use crate::args::{ColorChoice, SessionFilterArgs, StoreArgs};
+
+/// The long help of `failures`.
+pub const FAILURES_HELP: &str = "\
+Lists what failed in every selected session (subagent runs included), newest first: tool \
+results with `isError` (tool_error), replies that ended with `stopReason` `error` \
+(api_error, with the provider's errorMessage), `aborted` (aborted) or `length` (cut_off), \
+and `!` commands that exited non-zero (command_exit). Each row names the session file and \
+entry (a handle `show` and `inspect read` open), its time, cwd and title, whether it is on \
+the active branch, the run depth, the tool and the failing call's arguments (the whole bash \
+command), and the error text, bounded (head and tail kept) and free of terminal controls.
+
+A line is decoded only when its raw bytes hold a failure's key and value, so a store is \
+read about as fast as `rg` reads it. Entries a fork copied from its parent are counted once, \
+in the parent, when both are selected. --since/--until bound each failure's own timestamp.
+
+--by signature groups the same failure across sessions: the tool (or kind) and the first \
+line of the error with numbers, hex ids, paths and line/column positions replaced. --repeats \
+lists the same tool called with the same arguments three or more times in a row (failing or \
+not); --by session counts those calls per session (repeatedCalls). Exit status: 0 when some \
+failure was found, 1 when none was, 2 on an error.
+
+Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
+  pi-retrospect failures --sessions-root $R
+  pi-retrospect failures --sessions-root $R --kind tool_error,command_exit --json
+  pi-retrospect failures --sessions-root $R --by signature
+  pi-retrospect failures --sessions-root $R --by session --since 2026-11-30
+  pi-retrospect failures --sessions-root $R --session latest --repeats --jsonl
+  pi-retrospect failures --sessions-root $R --count";
+
+/// The groupings of `--by`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ByArg {
+    /// The tool (or kind) plus the normalised error text.
+    Signature,
+    /// The tool, or the kind without one.
+    Tool,
+    /// The session file.
+    Session,
+    /// The session's cwd.
+    Project,
+    /// The UTC day.
+    Day,
+}
+
+/// Flags of `failures`.
+#[derive(Debug, Args)]
+pub struct FailuresArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Only these kinds, comma-separated: tool_error, api_error, aborted, command_exit, cut_off.
+    #[arg(long, value_name = "KINDS", help_heading = "Filters")]
+    pub kind: Option<String>,
+
+    /// Only this session (a path, an id or unique prefix, or `latest`) with its runs.
+    #[arg(long, value_name = "SESSION", help_heading = "Filters")]
+    pub session: Option<String>,
+
+    #[command(flatten)]
+    pub filters: SessionFilterArgs,
+
+    /// Sessions whose id starts with PREFIX (repeatable).
+    #[arg(long, value_name = "PREFIX", help_heading = "Filters")]
+    pub id: Vec<String>,
+
+    /// Sessions whose name contains TEXT, case-insensitively.
+    #[arg(long, value_name = "TEXT", help_heading = "Filters")]
+    pub name: Option<String>,
+
+    /// Failures at or after WHEN (a date, a date-time, RFC 3339, or an age like 3d).
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub since: Option<String>,
+
+    /// Failures at or before WHEN.
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub until: Option<String>,
+
+    /// Group the failures.
+    #[arg(long, value_enum, value_name = "KEY", help_heading = "Grouping")]
+    pub by: Option<ByArg>,
+
+    /// Also list runs of the same call repeated three or more times in a row.
+    #[arg(long, help_heading = "Grouping")]
+    pub repeats: bool,
+
+    /// Print only the number of failures.
+    #[arg(long, short = 'c', help_heading = "Output")]
+    pub count: bool,
+
+    /// One JSON document (`pi-retrospect schema failures`).
+    #[arg(long, conflicts_with = "jsonl", help_heading = "Output")]
+    pub json: bool,
+
+    /// One row per line as JSON (`type`: failure, repeat, group or warning).
+    #[arg(long, help_heading = "Output")]
+    pub jsonl: bool,
+
+    /// When to colour.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
+    pub color: ColorChoice,
+
+    /// Worker threads (at most 256; default: one per core).
+    #[arg(long, value_name = "N", help_heading = "Output")]
+    pub threads: Option<usize>,
+}
+
+/// Returns the kinds a `--kind` list names.
+fn parse_kinds(text: &str) -> Result<Vec<FailureKind>, UsageError> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(|name| {
+            FailureKind::from_name(name).ok_or_else(|| {
+                UsageError(format!(
+                    "--kind: unknown kind {name:?} (expected tool_error, api_error, aborted, command_exit or cut_off)"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Runs `failures`; returns whether some failure was found.
+pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<bool> {
+    let kinds = match &args.kind {
+        Some(text) => parse_kinds(text)?,
+        None => Vec::new(),
+    };
+    let session = args
+        .session
+        .as_deref()
+        .map(|session| args.store.target(session, env))
+        .transpose()?;
+    let group_by = args.by.map(|by| match by {
+        ByArg::Signature => GroupBy::Signature,
+        ByArg::Tool => GroupBy::Tool,
+        ByArg::Session => GroupBy::Session,
+        ByArg::Project => GroupBy::Project,
+        ByArg::Day => GroupBy::Day,
+    });
+    let request = FailuresRequest {
+        sessions: args.filters.apply(ListRequest {
+            stores: args.store.flags(),
+            id_prefixes: args.id.clone(),
+            name_contains: args.name.clone(),
+            threads: crate::args::threads(args.threads)?,
+            ..ListRequest::default()
+        }),
+        session,
+        kinds,
+        since: args.since.clone(),
+        until: args.until.clone(),
+        group_by,
+        repeats: args.repeats,
+        is_count_only: args.count && group_by.is_none() && !args.repeats,
+    };
+    let result = pi_retrospect_app::failures(&request, env)?;
+    let report = &result.report;
+    let is_found = !report.failures.is_empty();
+    if args.json {
+        render::write_json(out, report, result.groups.as_deref())?;
+        return Ok(is_found);
+    }
+    if args.jsonl {
+        for warning in &report.warnings {
+            render::write_warning_jsonl(out, warning)?;
+        }
+        match &result.groups {
+            Some(groups) => {
+                for group in groups {
+                    render::write_jsonl_row(out, "group", group)?;
+                }
+            }
+            None => {
+                for failure in &report.failures {
+                    render::write_jsonl_row(out, "failure", failure)?;
+                }
+            }
+        }
+        for repeat in &report.repeats {
+            render::write_jsonl_row(out, "repeat", repeat)?;
+        }
+        return Ok(is_found);
+    }
+    crate::output::print_listing_warnings(&report.warnings);
+    if args.count {
+        writeln!(out, "{}", report.failures.len())?;
+        return Ok(is_found);
+    }
+    let options = TextOptions {
+        is_color: crate::term::use_color(args.color),
+        width: crate::term::fit_width(),
+    };
+    match &result.groups {
+        Some(groups) => render::write_groups_text(out, groups, options)?,
+        None => render::write_text(out, &report.failures, options)?,
+    }
+    if !report.repeats.is_empty() {
+        if is_found {
+            writeln!(out)?;
+        }
+        writeln!(out, "repeated calls:")?;
+        render::write_repeats_text(out, &report.repeats, options)?;
+    }
+    Ok(is_found)
+}
