@@ -1,0 +1,287 @@
+//! The failure scan over session files written the way Pi 1.6 writes them: every kind, a
+//! fork that copies a failure, a subagent run's failure, a failure on an abandoned branch;
+//! and the raw-byte recognition held to decoding every line.
+
+use std::path::Path;
+
+use pi_retrospect_failures::{
+    FailureKind, ScanFile, ScanOptions, decoded_failure_kind, may_record_failure, scan,
+};
+use proptest::prelude::*;
+
+const HEADER: &str = r#"{"type":"session","version":3,"id":"01a22de2-540d-7602-8b63-cd7f53f64b36","timestamp":"2026-11-30T19:15:37.102Z","cwd":"/home/user/project"}"#;
+const FORK_HEADER: &str = r#"{"type":"session","version":3,"id":"01a22de2-6000-7602-8b63-cd7f53f64b36","timestamp":"2026-11-30T20:00:00.000Z","cwd":"/home/user/project","parentSession":"PARENT"}"#;
+
+/// The body of a session with every kind of failure, in the shapes Pi 1.6 writes (taken from
+/// `fixtures/pi-real`), and a branch that was left: `b1` and its failed result hang off `a1`
+/// beside the active `a2`.
+fn body() -> Vec<String> {
+    [
+        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-11-30T19:15:37.110Z","message":{"role":"user","content":[{"type":"text","text":"Check the config"}],"timestamp":1796066137110}}"#,
+        r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-11-30T19:15:37.139Z","message":{"role":"assistant","content":[{"type":"text","text":"Let me check."},{"type":"toolCall","id":"call_read","name":"read","arguments":{"path":"config.toml"}},{"type":"toolCall","id":"call_bash","name":"bash","arguments":{"command":"cat config.toml && echo read-ok"}}],"api":"faux","provider":"faux","model":"faux-reasoner","usage":{"input":0,"output":26,"cacheRead":0,"cacheWrite":0,"totalTokens":26,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":1796066137109}}"#,
+        r#"{"type":"message","id":"t1","parentId":"a1","timestamp":"2026-11-30T19:15:37.173Z","message":{"role":"toolResult","toolCallId":"call_read","toolName":"read","content":[{"type":"text","text":"ENOENT: no such file or directory, access '/home/user/project/config.toml'"}],"details":{},"isError":true,"timestamp":1796066137173}}"#,
+        r#"{"type":"message","id":"t2","parentId":"t1","timestamp":"2026-11-30T19:15:37.174Z","message":{"role":"toolResult","toolCallId":"call_bash","toolName":"bash","content":[{"type":"text","text":"cat: config.toml: No such file or directory\n\nCommand exited with code 1"}],"isError":true,"timestamp":1796066137174}}"#,
+        r#"{"type":"message","id":"b1","parentId":"u1","timestamp":"2026-11-30T19:15:37.175Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"call_ls","name":"bash","arguments":{"command":"ls /nope"}}],"api":"faux","provider":"faux","model":"faux-reasoner","usage":{"input":0,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":1,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":1796066137175}}"#,
+        r#"{"type":"message","id":"b2","parentId":"b1","timestamp":"2026-11-30T19:15:37.176Z","message":{"role":"toolResult","toolCallId":"call_ls","toolName":"bash","content":[{"type":"text","text":"ls: cannot access '/nope'"}],"isError":true,"timestamp":1796066137176}}"#,
+        r#"{"type":"message","id":"x1","parentId":"t2","timestamp":"2026-11-30T19:15:37.183Z","message":{"role":"bashExecution","command":"ls no-such-dir","output":"ls: cannot access 'no-such-dir': No such file or directory\n","exitCode":2,"cancelled":false,"truncated":false,"timestamp":1796066137183}}"#,
+        r#"{"type":"message","id":"x2","parentId":"x1","timestamp":"2026-11-30T19:15:37.184Z","message":{"role":"bashExecution","command":"true","output":"","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1796066137184}}"#,
+        r#"{"type":"message","id":"e1","parentId":"x2","timestamp":"2026-11-30T19:15:37.602Z","message":{"role":"assistant","content":[],"api":"faux","provider":"faux","model":"faux-reasoner","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"error","errorMessage":"429 Too Many Requests: rate limit exceeded","timestamp":1796066137602}}"#,
+        r#"{"type":"message","id":"e2","parentId":"e1","timestamp":"2026-11-30T19:15:37.606Z","message":{"role":"assistant","content":[],"api":"faux","provider":"faux","model":"faux-reasoner","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"aborted","timestamp":1796066137606}}"#,
+        r#"{"type":"message","id":"e3","parentId":"e2","timestamp":"2026-11-30T19:15:37.608Z","message":{"role":"assistant","content":[{"type":"text","text":"The build starts with cargo, then"}],"api":"faux","provider":"faux","model":"faux-reasoner","usage":{"input":0,"output":9,"cacheRead":0,"cacheWrite":0,"totalTokens":9,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"length","timestamp":1796066137608}}"#,
+    ]
+    .into_iter()
+    .map(str::to_owned)
+    .collect()
+}
+
+fn write(dir: &Path, name: &str, header: &str, lines: &[String]) -> String {
+    let path = dir.join(name);
+    let mut text = format!("{header}\n");
+    for line in lines {
+        text.push_str(line);
+        text.push('\n');
+    }
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn file(path: &str, depth: u32) -> ScanFile {
+    ScanFile {
+        path: path.to_owned(),
+        cwd: "/home/user/project".to_owned(),
+        depth,
+        copied_before: None,
+    }
+}
+
+fn detailed() -> ScanOptions {
+    ScanOptions {
+        is_detailed: true,
+        ..ScanOptions::default()
+    }
+}
+
+#[test]
+fn every_kind_is_found_newest_first_with_its_call_and_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.jsonl", HEADER, &body());
+    let report = scan(&[file(&path, 0)], &detailed());
+    let rows: Vec<(&str, FailureKind, bool)> = report
+        .failures
+        .iter()
+        .map(|row| {
+            (
+                row.entry_id.as_str(),
+                row.failure_kind,
+                row.on_active_branch,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("e3", FailureKind::CutOff, true),
+            ("e2", FailureKind::Aborted, true),
+            ("e1", FailureKind::ApiError, true),
+            ("x1", FailureKind::CommandExit, true),
+            ("b2", FailureKind::ToolError, false),
+            ("t2", FailureKind::ToolError, true),
+            ("t1", FailureKind::ToolError, true),
+        ]
+    );
+    let by_id = |id: &str| {
+        report
+            .failures
+            .iter()
+            .find(|row| row.entry_id == id)
+            .unwrap()
+    };
+    assert_eq!(
+        by_id("t2").command.as_deref(),
+        Some("cat config.toml && echo read-ok")
+    );
+    assert_eq!(
+        by_id("t1").arguments.as_deref(),
+        Some(r#"{"path":"config.toml"}"#)
+    );
+    assert_eq!(by_id("t1").tool_name.as_deref(), Some("read"));
+    assert_eq!(by_id("b2").command.as_deref(), Some("ls /nope"));
+    assert_eq!(by_id("x1").exit_code, Some(2));
+    assert_eq!(by_id("x1").command.as_deref(), Some("ls no-such-dir"));
+    assert_eq!(
+        by_id("e1").message,
+        "429 Too Many Requests: rate limit exceeded"
+    );
+    assert_eq!(by_id("t1").title.as_deref(), Some("Check the config"));
+    assert_eq!(report.n_files_decoded, 1);
+}
+
+#[test]
+fn kinds_and_time_bounds_select() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.jsonl", HEADER, &body());
+    let options = ScanOptions {
+        kinds: vec![FailureKind::ToolError, FailureKind::CutOff],
+        since: pi_retrospect_core::timestamp::parse("2026-11-30T19:15:37.174Z"),
+        until: pi_retrospect_core::timestamp::parse("2026-11-30T19:15:37.607Z"),
+        ..ScanOptions::default()
+    };
+    let ids: Vec<String> = scan(&[file(&path, 0)], &options)
+        .failures
+        .into_iter()
+        .map(|row| row.entry_id)
+        .collect();
+    assert_eq!(ids, ["b2", "t2"]);
+}
+
+#[test]
+fn a_file_without_candidate_bytes_is_never_decoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = body().into_iter().take(2).collect();
+    let path = write(dir.path(), "s.jsonl", HEADER, &lines);
+    let report = scan(&[file(&path, 0)], &detailed());
+    assert!(report.failures.is_empty());
+    assert_eq!((report.n_files, report.n_files_decoded), (1, 0));
+}
+
+#[test]
+fn a_fork_counts_a_copied_failure_once_in_the_parent_and_a_run_keeps_its_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    let parent = write(dir.path(), "parent.jsonl", HEADER, &body());
+    // The fork copies the parent's entries verbatim, then fails on its own after it started.
+    let mut fork_lines = body();
+    fork_lines.push(r#"{"type":"message","id":"f1","parentId":"e3","timestamp":"2026-11-30T20:00:01.000Z","message":{"role":"bashExecution","command":"make","output":"make: *** No targets.","exitCode":2,"cancelled":false,"truncated":false,"timestamp":1796068801000}}"#.to_owned());
+    let fork = write(
+        dir.path(),
+        "fork.jsonl",
+        &FORK_HEADER.replace("PARENT", &parent),
+        &fork_lines,
+    );
+    let run = write(dir.path(), "run.jsonl", HEADER, &body()[..4]);
+    let mut fork_file = file(&fork, 0);
+    fork_file.copied_before = pi_retrospect_core::timestamp::parse("2026-11-30T20:00:00.000Z");
+    let report = scan(
+        &[file(&parent, 0), fork_file, file(&run, 1)],
+        &ScanOptions::default(),
+    );
+    let in_file = |path: &str| {
+        report
+            .failures
+            .iter()
+            .filter(|row| row.path == path)
+            .count()
+    };
+    assert_eq!(in_file(&parent), 7);
+    assert_eq!(in_file(&fork), 1);
+    assert_eq!(in_file(&run), 2);
+    assert!(
+        report
+            .failures
+            .iter()
+            .filter(|row| row.path == run)
+            .all(|row| row.depth == 1)
+    );
+}
+
+#[test]
+fn the_same_call_three_times_in_a_row_is_a_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let call = |id: &str, n: u32| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":null,"timestamp":"2026-11-30T19:16:0{n}.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c{n}","name":"bash","arguments":{{"command":"cargo test"}}}}],"stopReason":"toolUse","timestamp":1}}}}"#
+        )
+    };
+    let result = |n: u32, is_error: bool| {
+        format!(
+            r#"{{"type":"message","id":"r{n}","parentId":null,"timestamp":"2026-11-30T19:16:0{n}.500Z","message":{{"role":"toolResult","toolCallId":"c{n}","toolName":"bash","content":[{{"type":"text","text":"fail"}}],"isError":{is_error},"timestamp":1}}}}"#
+        )
+    };
+    let lines = vec![
+        call("a1", 1),
+        result(1, true),
+        call("a2", 2),
+        result(2, true),
+        call("a3", 3),
+        result(3, false),
+    ];
+    let path = write(dir.path(), "s.jsonl", HEADER, &lines);
+    let options = ScanOptions {
+        find_repeats: true,
+        ..ScanOptions::default()
+    };
+    let report = scan(&[file(&path, 0)], &options);
+    assert_eq!(report.repeats.len(), 1);
+    assert_eq!(
+        (report.repeats[0].n_calls, report.repeats[0].n_failed),
+        (3, 2)
+    );
+    assert_eq!(report.repeats[0].entry_id, "a1");
+    // Two calls in a row are not a loop.
+    let short = write(dir.path(), "t.jsonl", HEADER, &lines[..4]);
+    assert!(scan(&[file(&short, 0)], &options).repeats.is_empty());
+}
+
+/// One entry line of the kinds Pi writes, with values that make it a failure or not, and
+/// text that holds the needles' words inside strings.
+fn entry_line() -> impl Strategy<Value = String> {
+    let text = prop::sample::select(vec![
+        "ok",
+        "\"isError\":true",
+        "stopReason error",
+        "{\"exitCode\":1}",
+        "line\nbreak",
+        "\u{2028}",
+    ]);
+    (0..4u8, any::<bool>(), 0..6u8, -2i64..3, text, any::<bool>()).prop_map(
+        |(role, is_error, stop, exit_code, text, is_spaced)| {
+            let stop = ["stop", "toolUse", "error", "aborted", "length", "other"][stop as usize];
+            let text = serde_json::to_string(text).unwrap();
+            let message = match role {
+                0 => format!(
+                    r#"{{"role":"toolResult","toolCallId":"c","toolName":"bash","content":[{{"type":"text","text":{text}}}],"isError":{is_error}}}"#
+                ),
+                1 => format!(
+                    r#"{{"role":"assistant","content":[{{"type":"text","text":{text}}}],"stopReason":"{stop}"}}"#
+                ),
+                2 => format!(
+                    r#"{{"role":"bashExecution","command":{text},"output":"","exitCode":{exit_code},"cancelled":false}}"#
+                ),
+                _ => format!(r#"{{"role":"user","content":{text}}}"#),
+            };
+            let line = format!(
+                r#"{{"type":"message","id":"x","parentId":null,"timestamp":"2026-11-30T19:15:37.110Z","message":{message}}}"#
+            );
+            if is_spaced { line.replace("\":", "\": ") } else { line }
+        },
+    )
+}
+
+proptest! {
+    /// The raw-byte recognition never says no to a line whose decoding is a failure.
+    #[test]
+    fn recognition_agrees_with_decoding_every_line(line in entry_line()) {
+        if decoded_failure_kind(line.as_bytes()).is_some() {
+            prop_assert!(may_record_failure(line.as_bytes()), "{}", line);
+        }
+    }
+
+    /// The scan with its fast recognition finds what decoding every line finds.
+    #[test]
+    fn the_scan_finds_what_decoding_every_line_finds(lines in prop::collection::vec(entry_line(), 0..12)) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), "s.jsonl", HEADER, &lines);
+        let mut found: Vec<FailureKind> = scan(&[file(&path, 0)], &ScanOptions::default())
+            .failures
+            .into_iter()
+            .map(|row| row.failure_kind)
+            .collect();
+        let mut expected: Vec<FailureKind> = lines
+            .iter()
+            .filter_map(|line| decoded_failure_kind(line.as_bytes()))
+            .collect();
+        // Every generated line has the same time and id, so only the multiset is compared.
+        found.sort();
+        expected.sort();
+        prop_assert_eq!(found, expected);
+    }
+}
