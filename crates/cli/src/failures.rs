@@ -35,7 +35,7 @@ Examples (on the committed fixtures, from the repository root, with R=fixtures/p
   pi-retrospect failures --sessions-root $R --kind tool_error,command_exit --json
   pi-retrospect failures --sessions-root $R --by signature
   pi-retrospect failures --sessions-root $R --by session --since 2026-11-30
-  pi-retrospect failures --sessions-root $R --session latest --repeats --jsonl
+  pi-retrospect failures --sessions-root $R --session 01a22de2-540d --repeats --jsonl
   pi-retrospect failures --sessions-root $R --count";
 
 /// The groupings of `--by`.

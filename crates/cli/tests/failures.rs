@@ -1,0 +1,125 @@
+//! `pi-retrospect failures` end to end on the files the real Pi wrote: every kind found, the
+//! document valid against `schema failures`, the count, grouping, and the exit statuses.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{binary, stdout_of};
+use serde_json::Value;
+
+fn sessions() -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/pi-real/sessions");
+    std::fs::canonicalize(&root)
+        .unwrap_or(PathBuf::from(root))
+        .display()
+        .to_string()
+}
+
+fn run(args: &[&str]) -> (Option<i32>, String) {
+    let output = binary()
+        .arg("failures")
+        .arg("--sessions-root")
+        .arg(sessions())
+        .args(args)
+        .output()
+        .expect("run");
+    // `stdout_of` wants a success; exit 1 (nothing found) is one of the statuses checked.
+    (
+        output.status.code(),
+        String::from_utf8(output.stdout).expect("utf-8"),
+    )
+}
+
+#[test]
+fn every_kind_pi_wrote_is_a_row_and_the_document_has_its_schema() {
+    let (code, stdout) = run(&["--json"]);
+    assert_eq!(code, Some(0));
+    let document: Value = serde_json::from_str(&stdout).expect("JSON");
+    let schema_out = binary().args(["schema", "failures"]).output().expect("run");
+    let schema: Value = serde_json::from_str(&stdout_of(&schema_out)).expect("schema");
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    assert!(validator.is_valid(&document), "{document:#}");
+    let mut kinds: Vec<&str> = document["failures"]
+        .as_array()
+        .expect("failures")
+        .iter()
+        .map(|row| row["failureKind"].as_str().expect("kind"))
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    assert_eq!(
+        kinds,
+        [
+            "aborted",
+            "api_error",
+            "command_exit",
+            "cut_off",
+            "tool_error"
+        ]
+    );
+    let bash = document["failures"]
+        .as_array()
+        .expect("failures")
+        .iter()
+        .find(|row| row["failureKind"] == "tool_error" && row["toolName"] == "bash")
+        .expect("a failed bash call");
+    assert_eq!(bash["command"], "cat config.toml && echo read-ok");
+}
+
+#[test]
+fn count_kind_and_exit_status() {
+    let (code, all) = run(&["--count"]);
+    assert_eq!(code, Some(0));
+    let (_, jsonl) = run(&["--jsonl"]);
+    let n_rows = jsonl
+        .lines()
+        .filter(|line| line.contains(r#""type":"failure""#))
+        .count();
+    assert_eq!(all.trim().parse::<usize>().expect("a number"), n_rows);
+    let (code, api) = run(&["--kind", "api_error", "--count"]);
+    assert_eq!((code, api.trim()), (Some(0), "1"));
+    let (code, none) = run(&["--since", "2099-01-01", "--count"]);
+    assert_eq!((code, none.trim()), (Some(1), "0"));
+    let (code, _) = run(&["--kind", "no_such_kind"]);
+    assert_eq!(code, Some(2));
+}
+
+#[test]
+fn grouped_by_signature_each_group_has_an_example_handle() {
+    let (code, stdout) = run(&["--by", "signature", "--json"]);
+    assert_eq!(code, Some(0));
+    let document: Value = serde_json::from_str(&stdout).expect("JSON");
+    let groups = document["groups"].as_array().expect("groups");
+    assert!(!groups.is_empty());
+    let read = groups
+        .iter()
+        .find(|group| {
+            group["key"]
+                .as_str()
+                .is_some_and(|key| key.starts_with("read: "))
+        })
+        .expect("the read failure");
+    assert_eq!(
+        read["key"],
+        "read: ENOENT: no such file or directory, access <path>"
+    );
+    let path = read["examplePath"].as_str().expect("path");
+    let entry = read["exampleEntryId"].as_str().expect("entry");
+    let shown = binary()
+        .args(["inspect", path, "read", entry])
+        .output()
+        .expect("run");
+    assert!(
+        shown.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+}
+
+#[test]
+fn text_never_colours_a_pipe() {
+    let (_, stdout) = run(&[]);
+    assert!(stdout.contains("tool_error(read)"), "{stdout}");
+    assert!(!stdout.contains('\u{1b}'));
+}
