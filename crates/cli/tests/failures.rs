@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::{binary, stdout_of};
 use serde_json::Value;
@@ -11,7 +11,7 @@ use serde_json::Value;
 fn sessions() -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/pi-real/sessions");
     std::fs::canonicalize(&root)
-        .unwrap_or(PathBuf::from(root))
+        .unwrap_or(root)
         .display()
         .to_string()
 }

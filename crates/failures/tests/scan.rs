@@ -41,7 +41,7 @@ fn write(dir: &Path, name: &str, header: &str, lines: &[String]) -> String {
         text.push_str(line);
         text.push('\n');
     }
-    std::fs::write(&path, text).unwrap();
+    std::fs::write(&path, text).expect("test setup");
     path.display().to_string()
 }
 
@@ -63,7 +63,7 @@ fn detailed() -> ScanOptions {
 
 #[test]
 fn every_kind_is_found_newest_first_with_its_call_and_branch() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("test setup");
     let path = write(dir.path(), "s.jsonl", HEADER, &body());
     let report = scan(&[file(&path, 0)], &detailed());
     let rows: Vec<(&str, FailureKind, bool)> = report
@@ -94,7 +94,7 @@ fn every_kind_is_found_newest_first_with_its_call_and_branch() {
             .failures
             .iter()
             .find(|row| row.entry_id == id)
-            .unwrap()
+            .expect("test setup")
     };
     assert_eq!(
         by_id("t2").command.as_deref(),
@@ -118,7 +118,7 @@ fn every_kind_is_found_newest_first_with_its_call_and_branch() {
 
 #[test]
 fn kinds_and_time_bounds_select() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("test setup");
     let path = write(dir.path(), "s.jsonl", HEADER, &body());
     let options = ScanOptions {
         kinds: vec![FailureKind::ToolError, FailureKind::CutOff],
@@ -136,7 +136,7 @@ fn kinds_and_time_bounds_select() {
 
 #[test]
 fn a_file_without_candidate_bytes_is_never_decoded() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("test setup");
     let lines: Vec<String> = body().into_iter().take(2).collect();
     let path = write(dir.path(), "s.jsonl", HEADER, &lines);
     let report = scan(&[file(&path, 0)], &detailed());
@@ -146,7 +146,7 @@ fn a_file_without_candidate_bytes_is_never_decoded() {
 
 #[test]
 fn a_fork_counts_a_copied_failure_once_in_the_parent_and_a_run_keeps_its_depth() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("test setup");
     let parent = write(dir.path(), "parent.jsonl", HEADER, &body());
     // The fork copies the parent's entries verbatim, then fails on its own after it started.
     let mut fork_lines = body();
@@ -185,7 +185,7 @@ fn a_fork_counts_a_copied_failure_once_in_the_parent_and_a_run_keeps_its_depth()
 
 #[test]
 fn the_same_call_three_times_in_a_row_is_a_repeat() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().expect("test setup");
     let call = |id: &str, n: u32| {
         format!(
             r#"{{"type":"message","id":"{id}","parentId":null,"timestamp":"2026-11-30T19:16:0{n}.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c{n}","name":"bash","arguments":{{"command":"cargo test"}}}}],"stopReason":"toolUse","timestamp":1}}}}"#
@@ -235,7 +235,7 @@ fn entry_line() -> impl Strategy<Value = String> {
     (0..4u8, any::<bool>(), 0..6u8, -2i64..3, text, any::<bool>()).prop_map(
         |(role, is_error, stop, exit_code, text, is_spaced)| {
             let stop = ["stop", "toolUse", "error", "aborted", "length", "other"][stop as usize];
-            let text = serde_json::to_string(text).unwrap();
+            let text = serde_json::to_string(text).expect("test setup");
             let message = match role {
                 0 => format!(
                     r#"{{"role":"toolResult","toolCallId":"c","toolName":"bash","content":[{{"type":"text","text":{text}}}],"isError":{is_error}}}"#
@@ -268,7 +268,7 @@ proptest! {
     /// The scan with its fast recognition finds what decoding every line finds.
     #[test]
     fn the_scan_finds_what_decoding_every_line_finds(lines in prop::collection::vec(entry_line(), 0..12)) {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = tempfile::tempdir().expect("test setup");
         let path = write(dir.path(), "s.jsonl", HEADER, &lines);
         let mut found: Vec<FailureKind> = scan(&[file(&path, 0)], &ScanOptions::default())
             .failures
