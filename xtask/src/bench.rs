@@ -2,7 +2,7 @@
 //! opening one 128 MiB session against Pi itself (the `transcript` section, in
 //! `bench/transcript.rs`); then `stats --by day` against `rg -c -F` (the `stats` section, in
 //! `bench/stats.rs`); and counting hits of a pattern in the 10k store against ripgrep
-//! (`bench/search.rs`). `--only list|transcript|stats|search` runs one section.
+//! (`bench/search.rs`). `--only list|transcript|stats|search|failures` runs one section.
 //!
 //! It builds the release binaries (`pi-retrospect` and `io_floor`), generates the benchmark
 //! stores under `target/bench-store/` when they are missing, checks that `list` sees every
@@ -17,6 +17,7 @@
 //! `list --jsonl` (which read every session's body facts); then the targets of the
 //! performance issues, each with its ratio and PASS or MISS.
 
+mod failures;
 mod search;
 mod stats;
 mod transcript;
@@ -66,6 +67,8 @@ pub enum Section {
     Stats,
     /// Counting hits in the largest store against ripgrep.
     Search,
+    /// `failures --count` on the largest store against `rg -c -F`.
+    Failures,
 }
 
 impl Section {
@@ -76,6 +79,7 @@ impl Section {
             "transcript" => Some(Section::Transcript),
             "stats" => Some(Section::Stats),
             "search" => Some(Section::Search),
+            "failures" => Some(Section::Failures),
             _ => None,
         }
     }
@@ -94,6 +98,7 @@ impl Default for BenchOptions {
                 Section::Transcript,
                 Section::Stats,
                 Section::Search,
+                Section::Failures,
             ],
             pi_node: None,
             oracle_cache: None,
@@ -253,7 +258,8 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
     let has_list = options.sections.contains(&Section::List);
     let has_transcript = options.sections.contains(&Section::Transcript);
     let has_stats = options.sections.contains(&Section::Stats);
-    let has_search = options.sections.contains(&Section::Search);
+    let has_search = options.sections.contains(&Section::Search)
+        || options.sections.contains(&Section::Failures);
     if options.n_runs == 0
         || (!has_transcript && !has_stats && !has_search && (!has_list || options.sizes.is_empty()))
     {
@@ -308,6 +314,9 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
             Section::Stats => report.push_str(&stats::run(workspace, options, n_cores)?),
             Section::Search => {
                 report.push_str(&search::run(workspace, options, &cli()?, n_cores)?);
+            }
+            Section::Failures => {
+                report.push_str(&failures::run(workspace, options, &cli()?, n_cores)?);
             }
         }
     }

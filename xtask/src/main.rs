@@ -6,7 +6,7 @@
 //! - `cargo xtask fixtures --big-session OUT [--seed S] [--bytes N]` writes one large session
 //!   file.
 //! - `cargo xtask bench [--runs N] [--sizes 1000,10000] [--wide N] [--seed S]
-//!   [--list-bin PATH] [--only list|transcript|stats|search]` measures `list --json` against the
+//!   [--list-bin PATH] [--only list|transcript|stats|search|failures]` measures `list --json` against the
 //!   I/O floor, opening a 128 MiB session against Pi (`PI_NODE`, `ORACLE_CACHE`), and
 //!   `stats --by day` and search counts against ripgrep (see `xtask::bench`).
 //! - `cargo xtask man [--out DIR]` writes the manual pages (`pi-retrospect.1` and one per
@@ -33,7 +33,7 @@ const USAGE: &str = "usage:
   cargo xtask fixtures --big N [--seed S] --out DIR
   cargo xtask fixtures --big-session OUT [--seed S] [--bytes N]
   cargo xtask bench [--runs N] [--sizes 1000,10000] [--wide N] [--seed S] [--list-bin PATH]
-                    [--only list|transcript|stats|search]
+                    [--only list|transcript|stats|search|failures]
   cargo xtask man [--out DIR]
     (the transcript section compares with Pi when it finds Node 22 and Pi's SDK: env PI_NODE,
     ORACLE_CACHE, default /tmp/oracle-cache)
@@ -72,7 +72,7 @@ fn main() -> anyhow::Result<()> {
                     "--list-bin" => options.list_binary = Some(PathBuf::from(value)),
                     "--only" => {
                         let section = Section::from_name(value).with_context(|| {
-                            format!("--only needs list, transcript, stats or search, not {value:?}")
+                            format!("--only needs list, transcript, stats, search or failures, not {value:?}")
                         })?;
                         options.sections = vec![section];
                     }

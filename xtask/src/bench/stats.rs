@@ -240,7 +240,7 @@ fn build_example(workspace: &Path) -> anyhow::Result<PathBuf> {
 }
 
 /// Returns the first executable named `name` in `PATH`.
-fn find_on_path(name: &str) -> Option<PathBuf> {
+pub(super) fn find_on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|dir| dir.join(name))
         .find(|path| path.is_file())
