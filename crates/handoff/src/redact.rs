@@ -8,16 +8,16 @@
 //! Hugging Face and age; AWS access key ids and the secret keys written next to them; bearer
 //! and basic credentials and the credential of an `Authorization` header in any scheme, key
 //! headers (`X-API-Key:`, `PRIVATE-TOKEN:`, ...) and `Cookie:` headers; JWTs; private keys
-//! (PEM blocks in four- or five-dash armour, unterminated or without their BEGIN line,
-//! OpenSSH bodies, PuTTY's private lines); Azure SAS signatures (`sig=`); passwords in URLs
+//! (PEM blocks in four- or five-dash armour, unterminated or without their BEGIN line, bare
+//! RSA, PKCS #8 and EC bodies without either line, OpenSSH bodies, PuTTY's private lines); Azure SAS signatures (`sig=`); passwords in URLs
 //! (up to the last `@` before the host), on command lines (`mysql -pSECRET`,
-//! `curl -u user:SECRET`, `sshpass -p SECRET`) and in prose after "password is"; and the
+//! `curl -u user:SECRET`, `sshpass -p SECRET`) and in prose after "password is" (quoted with blanks too); and the
 //! values of `KEY=value` / `KEY: value` assignments whose key names a secret (`PASSWORD`,
 //! `PGPASSWORD`, `DB_PASS`, `SECRET`, `TOKEN`, `API_KEY`, `accessToken`, ...; a
 //! `KEY: pass phrase` alone on its line to the end of the line; JSON quoted inside a string,
 //! `{\"password\":\"...\"}`) or may name one when the value looks random (`MISTRAL_KEY`,
 //! Azure's `AccountKey`, docker's `"auth"`). [`clean_blocks`] also finds a token split
-//! across two text blocks of a message.
+//! across two or more text blocks of a message, keeping the text around it as it was.
 //!
 //! The rules are one table: each carries a sample and what redacting it gives, and a test
 //! checks every sample, so a rule is never without the text that proves it.
