@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use pi_retrospect_handoff::{ExistingFile, Handoff, HandoffError, HandoffOptions};
+use pi_retrospect_handoff::{ExistingFile, Handoff, HandoffError, HandoffOptions, Protected};
 
 use crate::env::Environment;
 use crate::error::{AppError, error_chain};
@@ -54,7 +54,8 @@ fn handoff_error(error: HandoffError) -> AppError {
 /// refused at once without being opened (see [`pi_retrospect_handoff::write_file`]). The
 /// archive beside each of those roots is a store too, whether or not it was asked for, and
 /// so is the store holding `session`, the file the handoff was read from, which a path
-/// outside every resolved store may name. The error names the path and the reason.
+/// outside every resolved store may name; a session file outside Pi's layout protects its own
+/// directory (not the directories below it). The error names the path and the reason.
 pub fn write_handoff(
     out: &Path,
     document: &[u8],
@@ -72,11 +73,21 @@ pub fn write_handoff(
     if let Ok(default_root) = env.agent_dir().map(|dir| dir.join("sessions")) {
         roots.push(default_root);
     }
-    let mut protected: Vec<PathBuf> = roots
+    let mut protected: Vec<Protected> = roots
         .iter()
         .flat_map(|root| [root.clone(), root.with_file_name("sessions-archive")])
+        .map(Protected::Store)
         .collect();
-    protected.extend(store_of_session(&env.cwd.join(session)));
+    let session = env.cwd.join(session);
+    match store_of_session(&session) {
+        Some(store) => protected.push(Protected::Store(store)),
+        // A loose session's directory may hold other sessions that no store names.
+        None => protected.extend(
+            session
+                .parent()
+                .map(|directory| Protected::SessionDirectory(directory.to_path_buf())),
+        ),
+    }
     let existing = if force {
         ExistingFile::Replace
     } else {

@@ -23,7 +23,7 @@ pub enum SessionRef {
     Id(String),
     /// The most recently active top-level session (newest last entry, as `list --sort
     /// activity` orders them) whose cwd is the current directory (else the nearest directory
-    /// above it with sessions), leaving out the session running the command
+    /// above it with sessions, else the whole store, with a note), leaving out the session running the command
     /// (`$PI_SESSION_FILE`, matched by file identity); `back` more steps into the past
     /// (`latest~N`).
     Latest {
@@ -270,6 +270,55 @@ fn flatten(sessions: Vec<Session>, out: &mut Vec<Session>) {
     }
 }
 
+/// Returns the session whose name (as Pi shows it, set anywhere in the file) is `word`, or
+/// else starts with it, ignoring case; `None` when no name matches, and an error listing the
+/// candidates when several do. Only a word that is no id or id prefix costs this, since the
+/// names are read from the files.
+fn find_by_name(word: &str, all: &[Session]) -> Result<Option<PathBuf>, AppError> {
+    let paths: Vec<&str> = all.iter().map(|session| session.path.as_str()).collect();
+    let summaries = crate::list::read_summaries(&paths);
+    let wanted = word.to_lowercase();
+    let named: Vec<(&Session, String)> = all
+        .iter()
+        .zip(summaries)
+        .filter_map(|(session, summary)| Some((session, summary.ok()?.name?)))
+        .collect();
+    let exact: Vec<&(&Session, String)> = named
+        .iter()
+        .filter(|(_, name)| name.to_lowercase() == wanted)
+        .collect();
+    let candidates = if exact.is_empty() {
+        named
+            .iter()
+            .filter(|(_, name)| name.to_lowercase().starts_with(&wanted))
+            .collect()
+    } else {
+        exact
+    };
+    match candidates.as_slice() {
+        [] => Ok(None),
+        [(one, _)] => Ok(Some(PathBuf::from(&one.path))),
+        several => {
+            let list: Vec<String> = several
+                .iter()
+                .map(|(session, name)| {
+                    format!(
+                        "  {:?} {} ({})",
+                        escape_for_terminal(name),
+                        escape_for_terminal(&session.path),
+                        escape_for_terminal(&session.id)
+                    )
+                })
+                .collect();
+            Err(AppError::usage(format!(
+                "the name {word:?} matches {} sessions; give more of the name, an id or a path:\n{}",
+                several.len(),
+                list.join("\n")
+            )))
+        }
+    }
+}
+
 fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBuf, AppError> {
     let Walked {
         sessions,
@@ -286,6 +335,11 @@ fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBu
     } else {
         exact
     };
+    if candidates.is_empty()
+        && let Some(path) = find_by_name(id, &all)?
+    {
+        return Ok(path);
+    }
     match candidates.as_slice() {
         [] => {
             let mut hints = hints;
@@ -301,7 +355,8 @@ fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBu
             }
             Err(AppError::not_found(with_hints(
                 format!(
-                    "no session has the id or id prefix {id:?} (searched {})",
+                    "no session has the id or id prefix, or the name or name prefix, {id:?} \
+                     (searched {})",
                     escape_for_terminal(&roots.join(", "))
                 ),
                 &hints,
@@ -479,6 +534,36 @@ fn latest(back: usize, stores: &StoreFlags, env: &Environment) -> Result<Located
             escape_for_terminal(&cwd),
             escape_for_terminal(&session.path)
         )));
+    }
+    // No session ran here or above: the newest of the whole store, said in a note, so that
+    // `latest` works from any directory.
+    let everywhere: Vec<&Session> = sessions
+        .iter()
+        .filter(|session| !is_running(session))
+        .collect();
+    if !everywhere.is_empty() {
+        let n_sessions = everywhere.len();
+        let (everywhere, _) = latest_active_first(everywhere);
+        let Some(session) = everywhere.get(back) else {
+            return Err(AppError::not_found(format!(
+                "{latest_name}: no session ran in {} or above it, and the stores hold only {} \
+                 other session{} (searched {})",
+                escape_for_terminal(&cwd),
+                n_sessions,
+                if n_sessions == 1 { "" } else { "s" },
+                escape_for_terminal(&roots.join(", "))
+            )));
+        };
+        return Ok(LocatedSession {
+            path: PathBuf::from(&session.path),
+            notes: vec![format!(
+                "{latest_name}: no session ran in {} or any directory above it; using the \
+                 most recently active session of the stores, {} (cwd {})",
+                escape_for_terminal(&cwd),
+                escape_for_terminal(&session.path),
+                escape_for_terminal(&session.cwd)
+            )],
+        });
     }
     Err(AppError::not_found(with_hints(
         format!(

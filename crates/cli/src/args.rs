@@ -14,8 +14,11 @@ session id or a unique prefix of one (looked up in the store the way `list` find
 subagent runs included), or `latest`. A word with a /, ending in .jsonl or starting with ~ \
 is a path; any other word is a path when a file of that name is in the current directory \
 (the file wins, and a note names the stored session when the word is also an id or id \
-prefix), else an id. `latest` is the most recently active top-level session (newest \
-last entry, as `list --sort activity` orders them) whose cwd is the current directory, leaving \
+prefix), else an id; a word that is no id or id prefix is a session's name or the start of \
+one, any case (quote it: \"Debug flaky webhook\"; several matching names are a usage error \
+listing them). `latest` is the most recently active top-level session (newest \
+last entry, as `list --sort activity` orders them) whose cwd is the current directory (else \
+the nearest directory above with sessions, else the whole store, with a note), leaving \
 out $PI_SESSION_FILE; `latest~N` goes N sessions further back. An id only the archive holds \
 fails with a hint to add --include-archive. A prefix that matches several sessions is a usage error \
 (exit 2) listing their paths; a session that cannot be found or opened, or a file whose \

@@ -117,11 +117,12 @@ pub struct SearchArgs {
     #[command(flatten)]
     pub filters: SessionFilterArgs,
 
-    /// Sessions that started at or after WHEN.
+    /// Hits in entries written at or after WHEN (each entry's own time, as `entries` and
+    /// `stats` filter).
     #[arg(long, value_name = "WHEN", help_heading = "Filters")]
     pub since: Option<String>,
 
-    /// Sessions that started at or before WHEN.
+    /// Hits in entries written at or before WHEN.
     #[arg(long, value_name = "WHEN", help_heading = "Filters")]
     pub until: Option<String>,
 
@@ -320,11 +321,15 @@ fn request(args: &SearchArgs, env: &Environment) -> anyhow::Result<SearchRequest
         }
     }
     let mut query = Query::new(pattern);
+    let (since, until) =
+        pi_retrospect_app::time_range(args.since.as_deref(), args.until.as_deref(), env)?;
     query.scope = Scope {
         kinds,
         roles: args.role.clone(),
         tools: args.tool.clone(),
         models: args.model.clone(),
+        since,
+        until,
     };
     query.context_chars = args.context;
     let session = args
@@ -335,8 +340,9 @@ fn request(args: &SearchArgs, env: &Environment) -> anyhow::Result<SearchRequest
     Ok(SearchRequest {
         sessions: args.filters.apply(ListRequest {
             stores: args.store.flags(),
-            since: args.since.clone(),
-            until: args.until.clone(),
+            // Only a session active in the range can hold an entry written in it.
+            active_since: args.since.clone(),
+            active_until: args.until.clone(),
             threads: crate::args::threads(args.threads)?,
             ..ListRequest::default()
         }),

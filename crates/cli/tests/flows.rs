@@ -1201,7 +1201,7 @@ fn small_messages_name_what_went_wrong() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = stderr_of(&output);
     assert!(
-        stderr.starts_with("pi-retrospect: no session has the id or id prefix \"real\"")
+        stderr.starts_with("pi-retrospect: no session has the id or id prefix, or the name or name prefix, \"real\"")
             && stderr.contains("\npi-retrospect: note: did you mean ./real?"),
         "{stderr}"
     );

@@ -67,10 +67,63 @@ fn markdown_and_json_are_redacted_and_bounded() {
     assert_eq!(one["excerpt"]["messages"].as_array().map(Vec::len), Some(1));
 }
 
+/// Returns a new directory `loose` in `dir`, for a session file outside every store (whose
+/// own directory `--out` refuses).
+fn loose(dir: &std::path::Path) -> std::path::PathBuf {
+    let loose = dir.join("loose");
+    std::fs::create_dir_all(&loose).expect("mkdir");
+    loose
+}
+
+/// A loose session file's own directory is refused by `--out`, whatever the flags.
+#[test]
+fn out_never_writes_beside_a_loose_session() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = session(dir.path());
+    let out = dir.path().join("handoff.md");
+    let output = binary()
+        .args([
+            "handoff",
+            &path,
+            "--out",
+            &out.display().to_string(),
+            "--force",
+        ])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("beside the session file"), "{stderr}");
+    assert!(!out.exists());
+}
+
+/// `--out NAME/` asks for a directory: over a regular file it is refused, not written.
+#[test]
+fn out_with_a_trailing_slash_never_writes_the_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = session(&loose(dir.path()));
+    let out = dir.path().join("e2.md");
+    std::fs::write(&out, "keep me").expect("write");
+    let output = binary()
+        .args([
+            "handoff",
+            &path,
+            "--out",
+            &format!("{}/", out.display()),
+            "--force",
+        ])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("e2.md/"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&out).expect("read"), "keep me");
+}
+
 #[test]
 fn out_never_replaces_a_file_unless_forced() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = session(dir.path());
+    let path = session(&loose(dir.path()));
     let out = dir.path().join("handoff.md");
     std::fs::write(&out, "keep me").expect("write");
     let output = binary()
@@ -238,7 +291,7 @@ fn not_a_session_and_zero_limits_are_refused() {
 #[test]
 fn out_refuses_a_fifo_or_device_without_blocking() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = session(dir.path());
+    let path = session(&loose(dir.path()));
     let fifo = dir.path().join("fifo");
     let status = std::process::Command::new("mkfifo")
         .arg(&fifo)

@@ -855,9 +855,21 @@ fn latest_is_the_newest_session_in_the_current_directory() {
         .map(|line| serde_json::from_str(line).expect("row"))
         .collect();
     assert_eq!(rows[0]["text"], "new-here");
+    // Where no session ran (here or above), the newest of the whole store, with a note.
     let output = latest(dir.path());
-    assert_eq!(output.status.code(), Some(1));
-    assert!(stderr_of(&output).contains("latest: no session ran in"));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let rows: Vec<Value> = stdout_of(&output)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("row"))
+        .collect();
+    assert_eq!(rows[0]["text"], "newest-elsewhere");
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("latest: no session ran in")
+            && stderr.contains("most recently active session of the stores")
+            && stderr.contains("/elsewhere"),
+        "{stderr}"
+    );
 
     // --session-dir: a flat custom directory, searched with the default root.
     let custom = dir.path().join("custom");
@@ -1776,4 +1788,62 @@ fn show_jsonl_rows_are_the_document_one_per_line() {
             assert_eq!(warnings, expected_warnings, "{args:?}");
         }
     }
+}
+
+/// SESSION may be a session's name or a prefix of it (set anywhere in the file, any case): a
+/// unique one reads that session, an ambiguous one is an error listing the candidates.
+#[test]
+fn a_session_is_found_by_its_name_or_name_prefix() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = dir.path().join("store");
+    let named = |file: &str, id: &str, name: &str| {
+        let info = format!(
+            r#"{{"type":"session_info","id":"n-{id}","parentId":"u0","timestamp":"2026-01-01T00:00:02.000Z","name":"{name}"}}"#
+        );
+        write_file(
+            &store,
+            &format!("--w--/{file}.jsonl"),
+            &[header(id, "/w"), message("u0", None, 0, "user", id), info],
+        )
+    };
+    named("a", "webhook-session", "Debug flaky webhook");
+    named("b", "login-session", "Debug login page");
+    named("c", "other-session", "Write the docs");
+    let store_text = store.display().to_string();
+    let first_text = |session: &str| -> Output {
+        binary()
+            .args([
+                "entries",
+                session,
+                "--jsonl",
+                "--sessions-root",
+                &store_text,
+            ])
+            .current_dir(dir.path())
+            .output()
+            .expect("run")
+    };
+    for (session, expected) in [
+        ("Debug flaky webhook", "webhook-session"),
+        ("debug FLAKY", "webhook-session"),
+        ("Write", "other-session"),
+    ] {
+        let output = first_text(session);
+        let rows: Vec<Value> = stdout_of(&output)
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("row"))
+            .collect();
+        assert_eq!(rows[0]["text"], expected, "{session}");
+    }
+    let output = first_text("Debug");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("matches 2 sessions")
+            && stderr.contains("Debug flaky webhook")
+            && stderr.contains("Debug login page")
+            && !stderr.contains("Write the docs"),
+        "{stderr}"
+    );
+    assert_eq!(first_text("Nothing like it").status.code(), Some(1));
 }

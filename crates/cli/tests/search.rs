@@ -135,3 +135,48 @@ fn no_progress_line_when_stderr_is_not_a_terminal() {
         );
     }
 }
+
+/// `--since`/`--until` bound each hit's own entry time, not when its session started: a
+/// session begun in January and continued in March has its March hit in a March range and
+/// its January hit in a January one.
+#[test]
+fn since_and_until_bound_each_hits_entry_time() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("--w--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let lines = [
+        r#"{"type":"session","version":3,"id":"0199aaaa-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"needle in january"}}"#,
+        r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-03-05T10:00:00.000Z","message":{"role":"user","content":"needle in march"}}"#,
+    ];
+    std::fs::write(
+        project.join("2026-01-01T00-00-00-000Z_0199aaaa-0000-7000-8000-000000000001.jsonl"),
+        lines.join("\n") + "\n",
+    )
+    .expect("write");
+    let root = dir.path().display().to_string();
+    let snippets = |range: &[&str]| -> Vec<String> {
+        let output = binary()
+            .env("TZ", "UTC")
+            .args(["search", "needle", "--json", "--sessions-root", &root])
+            .args(range)
+            .output()
+            .expect("run");
+        // Exit 1 says nothing matched, as ripgrep's does; the document is printed either way.
+        assert!(matches!(output.status.code(), Some(0 | 1)), "{output:?}");
+        let document: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+        document["hits"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .map(|hit| hit["snippet"].as_str().unwrap_or("").to_owned())
+            .collect()
+    };
+    assert_eq!(snippets(&["--since", "2026-03-01"]), ["needle in march"]);
+    assert_eq!(snippets(&["--until", "2026-01-31"]), ["needle in january"]);
+    assert_eq!(
+        snippets(&["--since", "2026-02-01", "--until", "2026-02-28"]),
+        Vec::<String>::new()
+    );
+    assert_eq!(snippets(&[]).len(), 2);
+}

@@ -30,6 +30,24 @@ pub enum ExistingFile {
     Replace,
 }
 
+/// A directory that `--out` never writes into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Protected {
+    /// A session store's root: nothing is written in it or anywhere below it.
+    Store(PathBuf),
+    /// The directory of a session file outside every store: nothing is written beside the
+    /// session (its subdirectories, which may be anything, are not refused).
+    SessionDirectory(PathBuf),
+}
+
+impl Protected {
+    fn path(&self) -> &Path {
+        match self {
+            Protected::Store(path) | Protected::SessionDirectory(path) => path,
+        }
+    }
+}
+
 /// How many `..` steps the ancestry walk takes at most: far more than any real path is deep,
 /// so that a loop in a broken file system ends.
 const MAX_ANCESTORS: usize = 4096;
@@ -39,20 +57,21 @@ const MAX_ANCESTORS: usize = 4096;
 const MAX_TEMPORARY_NAMES: u32 = 64;
 
 /// Writes `contents` to `path`, creating the file; an existing file is handled as `existing`
-/// says. `protected` are the session stores' root directories: a `path` whose directory is
-/// one of them or lies below one (by device and inode, whatever the path says) is refused.
+/// says. A `path` whose directory is one of `protected` or lies below a [`Protected::Store`]
+/// (by device and inode, whatever the path says) is refused.
 ///
 /// Refused before anything is written, even with [`ExistingFile::Replace`]: a symbolic link
 /// (dangling or not), a directory, a FIFO, a socket or a device (examined without being
 /// opened, so a FIFO cannot block), a Pi session file (its first line is a session header),
-/// and a path naming no file (`dir/..`). The document is written whole to a temporary file
+/// a path naming no file (`dir/..`) and a path ending in `/` (which names a directory, so
+/// `e2.md/` never writes `e2.md`). The document is written whole to a temporary file
 /// beside the target and then put in place in one step, so a reader never sees half of it
 /// and a failed write leaves the target as it was.
 pub fn write_file(
     path: &Path,
     contents: &[u8],
     existing: ExistingFile,
-    protected: &[PathBuf],
+    protected: &[Protected],
 ) -> Result<(), HandoffError> {
     let refuse = |reason: String| HandoffError::Refused {
         path: path.to_owned(),
@@ -65,6 +84,25 @@ pub fn write_file(
     let Some(Component::Normal(name)) = path.components().next_back() else {
         return Err(refuse("it names no file".to_owned()));
     };
+    // `components` forgets a trailing slash, which asks for a directory: `e2.md/` must not
+    // write the file `e2.md`.
+    if names_a_directory(path) {
+        let without_slash: PathBuf = path.components().collect();
+        let reason = match rustix::fs::stat(&without_slash) {
+            Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::Directory => {
+                "it is a directory, not a regular file".to_owned()
+            }
+            Ok(stat) => format!(
+                "it ends in `/`, which asks for a directory, and it is {}",
+                match FileType::from_raw_mode(stat.st_mode) {
+                    FileType::RegularFile => "a regular file",
+                    other => describe_file_type(other),
+                }
+            ),
+            Err(_) => "it ends in `/`, which names a directory, not a file to write".to_owned(),
+        };
+        return Err(refuse(reason));
+    }
     let parent = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
@@ -75,11 +113,20 @@ pub fn write_file(
         Mode::empty(),
     )
     .map_err(|errno| write_error(errno.into()))?;
-    if let Some(root) = store_holding(directory.as_fd(), protected).map_err(write_error)? {
-        return Err(refuse(format!(
-            "it is inside the session store {}",
-            root.display()
-        )));
+    match store_holding(directory.as_fd(), protected).map_err(write_error)? {
+        Some(Protected::Store(root)) => {
+            return Err(refuse(format!(
+                "it is inside the session store {}",
+                root.display()
+            )));
+        }
+        Some(Protected::SessionDirectory(directory)) => {
+            return Err(refuse(format!(
+                "it is beside the session file read, in {}",
+                directory.display()
+            )));
+        }
+        None => {}
     }
     // A replaced file's permissions carry over to the new one, so a private handoff stays
     // private when it is written again.
@@ -147,13 +194,24 @@ pub fn write_file(
     written
 }
 
-/// Returns the protected root whose directory is `directory` or one of its ancestors, by
-/// device and inode, walking up from the opened descriptor (so no path is resolved twice).
-fn store_holding(directory: BorrowedFd<'_>, protected: &[PathBuf]) -> io::Result<Option<PathBuf>> {
-    let roots: Vec<((u64, u64), &PathBuf)> = protected
+/// Returns whether a path ends in `/` or `/.`, asking for a directory.
+fn names_a_directory(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    bytes.ends_with(b"/") || bytes.ends_with(b"/.")
+}
+
+/// Returns the protected directory that is `directory`, or the store that is one of its
+/// ancestors, by device and inode, walking up from the opened descriptor (so no path is
+/// resolved twice).
+fn store_holding(
+    directory: BorrowedFd<'_>,
+    protected: &[Protected],
+) -> io::Result<Option<Protected>> {
+    let roots: Vec<((u64, u64), &Protected)> = protected
         .iter()
         .filter_map(|root| {
-            let stat = rustix::fs::stat(root).ok()?;
+            let stat = rustix::fs::stat(root.path()).ok()?;
             (FileType::from_raw_mode(stat.st_mode) == FileType::Directory)
                 .then(|| (identity(&stat), root))
         })
@@ -163,10 +221,13 @@ fn store_holding(directory: BorrowedFd<'_>, protected: &[PathBuf]) -> io::Result
     }
     let mut current: Option<OwnedFd> = None;
     let mut previous = None;
-    for _ in 0..MAX_ANCESTORS {
+    for step in 0..MAX_ANCESTORS {
         let fd = current.as_ref().map_or(directory, AsFd::as_fd);
         let here = identity(&rustix::fs::fstat(fd)?);
-        if let Some((_, root)) = roots.iter().find(|(id, _)| *id == here) {
+        if let Some((_, root)) = roots
+            .iter()
+            .find(|(id, root)| *id == here && (step == 0 || matches!(root, Protected::Store(_))))
+        {
             return Ok(Some((*root).clone()));
         }
         if previous == Some(here) {
@@ -371,7 +432,7 @@ mod tests {
         std::fs::create_dir_all(&project).expect("mkdir");
         let alias = dir.path().join("alias");
         std::os::unix::fs::symlink(&project, &alias).expect("symlink");
-        let protected = [store.clone()];
+        let protected = [Protected::Store(store.clone())];
         for path in [
             store.join("handoff.md"),
             project.join("handoff.md"),
@@ -393,6 +454,49 @@ mod tests {
             &protected,
         )
         .expect("outside the store");
+    }
+
+    /// A path ending in `/` asks for a directory: over a regular file it writes nothing.
+    #[test]
+    fn a_trailing_slash_never_writes_the_file_before_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("e2.md");
+        std::fs::write(&file, "keep").expect("write");
+        for path in [
+            format!("{}/", file.display()),
+            format!("{}/.", file.display()),
+        ] {
+            let refused = write(Path::new(&path), ExistingFile::Replace);
+            assert!(
+                matches!(&refused, Err(HandoffError::Refused { reason, .. }) if reason.contains("a regular file")),
+                "{path}: {refused:?}"
+            );
+        }
+        assert_eq!(std::fs::read_to_string(&file).expect("read"), "keep");
+        let missing = format!("{}/", dir.path().join("new.md").display());
+        assert!(write(Path::new(&missing), ExistingFile::Refuse).is_err());
+        assert!(!dir.path().join("new.md").exists());
+    }
+
+    /// The directory of a loose session file is refused, and its subdirectories are not.
+    #[test]
+    fn nothing_is_written_beside_a_loose_session() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).expect("mkdir");
+        let protected = [Protected::SessionDirectory(dir.path().to_path_buf())];
+        let refused = write_file(
+            &dir.path().join("h.md"),
+            b"x",
+            ExistingFile::Refuse,
+            &protected,
+        );
+        assert!(
+            matches!(&refused, Err(HandoffError::Refused { reason, .. }) if reason.contains("beside the session file")),
+            "{refused:?}"
+        );
+        assert!(!dir.path().join("h.md").exists());
+        write_file(&sub.join("h.md"), b"x", ExistingFile::Refuse, &protected).expect("below");
     }
 
     #[test]
@@ -425,7 +529,7 @@ mod tests {
         let out_dir = dir.path().join("out");
         std::fs::create_dir(&out_dir).expect("mkdir");
         let target = out_dir.join("handoff.md");
-        let protected = [dir.path().join("store")];
+        let protected = [Protected::Store(dir.path().join("store"))];
 
         let is_done = Arc::new(AtomicBool::new(false));
         let flipper = {

@@ -29,7 +29,7 @@
 //! ```no_run
 //! use std::path::Path;
 //!
-//! use pi_retrospect_handoff::{ExistingFile, HandoffOptions, handoff_file, write_file};
+//! use pi_retrospect_handoff::{ExistingFile, HandoffOptions, Protected, handoff_file, write_file};
 //!
 //! let options = HandoffOptions {
 //!     goal: Some("finish the parser".into()),
@@ -39,7 +39,7 @@
 //! let handoff = handoff_file(session, &options)?;
 //! // A front end renders it with `pi_retrospect_render::handoff::write_markdown`.
 //! let document = serde_json::to_vec(&handoff)?;
-//! let stores = [Path::new("/home/me/.pi/agent/sessions").to_path_buf()];
+//! let stores = [Protected::Store("/home/me/.pi/agent/sessions".into())];
 //! write_file(Path::new("handoff.json"), &document, ExistingFile::Refuse, &stores)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -64,7 +64,7 @@ pub use excerpt::{
     DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_MESSAGES, FIELD_CUT_MARKER, HandoffOptions,
     MAX_FIELD_BYTES, MAX_MODELS, MAX_WARNINGS, cut_field, handoff, handoff_file,
 };
-pub use file::{ExistingFile, write_file};
+pub use file::{ExistingFile, Protected, write_file};
 pub use redact::{Redacted, RedactedSpan, SecretKind, clean, clean_blocks, redact};
 pub use shell::{resume_command, shell_quote};
 pub use work::{

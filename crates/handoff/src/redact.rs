@@ -8,16 +8,16 @@
 //! Hugging Face and age; AWS access key ids and the secret keys written next to them; bearer
 //! and basic credentials and the credential of an `Authorization` header in any scheme, key
 //! headers (`X-API-Key:`, `PRIVATE-TOKEN:`, ...) and `Cookie:` headers; JWTs; private keys
-//! (PEM blocks in four- or five-dash armour, unterminated or without their BEGIN line,
-//! OpenSSH bodies, PuTTY's private lines); Azure SAS signatures (`sig=`); passwords in URLs
+//! (PEM blocks in four- or five-dash armour, unterminated or without their BEGIN line, bare
+//! RSA, PKCS #8 and EC bodies without either line, OpenSSH bodies, PuTTY's private lines); Azure SAS signatures (`sig=`); passwords in URLs
 //! (up to the last `@` before the host), on command lines (`mysql -pSECRET`,
-//! `curl -u user:SECRET`, `sshpass -p SECRET`) and in prose after "password is"; and the
+//! `curl -u user:SECRET`, `sshpass -p SECRET`) and in prose after "password is" (quoted with blanks too); and the
 //! values of `KEY=value` / `KEY: value` assignments whose key names a secret (`PASSWORD`,
 //! `PGPASSWORD`, `DB_PASS`, `SECRET`, `TOKEN`, `API_KEY`, `accessToken`, ...; a
 //! `KEY: pass phrase` alone on its line to the end of the line; JSON quoted inside a string,
 //! `{\"password\":\"...\"}`) or may name one when the value looks random (`MISTRAL_KEY`,
 //! Azure's `AccountKey`, docker's `"auth"`). [`clean_blocks`] also finds a token split
-//! across two text blocks of a message.
+//! across two or more text blocks of a message, keeping the text around it as it was.
 //!
 //! The rules are one table: each carries a sample and what redacting it gives, and a test
 //! checks every sample, so a rule is never without the text that proves it.
@@ -267,69 +267,169 @@ pub fn clean(text: &str) -> Redacted {
 /// Returns the text blocks of one message joined by newlines, each stripped as [`clean`]
 /// strips, then redacted.
 ///
-/// A model's reply can arrive in several text blocks with a token split between two of them
-/// (`ghp_0123` | `4567...`); joined by a newline, neither half has the shape of a key. Where
-/// gluing the end of one block to the start of the next shows a credential that the
-/// newline hides, the two blocks are joined without it, so the whole token is redacted.
+/// A model's reply can arrive in several text blocks with a token split between them
+/// (`ghp_0123` | `4567...`, or over three blocks); joined by newlines, no piece has the shape
+/// of a key. So the blocks are also glued without separators, and a credential of the glued
+/// text that reaches across a junction is redacted whole, the newlines it spans included.
+/// Everything outside such a token stays as the newline-joined text has it: a block's own
+/// complete token followed by a word in the next block (`ghp_...` | `Done`) does not take
+/// the word. The one junction left without its newline is where a credential starts the next
+/// block and only the end of the previous one makes it one (`Bearer ` | `abc123...`): that
+/// is one line cut in two.
 pub fn clean_blocks<S: AsRef<str>>(blocks: &[S]) -> Redacted {
     let cleaned: Vec<String> = blocks
         .iter()
         .map(|block| sanitize_for_terminal(block.as_ref()).into_owned())
         .collect();
-    let mut joined = String::with_capacity(cleaned.iter().map(String::len).sum::<usize>() + 8);
-    for (idx, block) in cleaned.iter().enumerate() {
-        if idx > 0 && !is_split_secret(&cleaned[idx - 1], block) {
-            joined.push('\n');
-        }
-        joined.push_str(block);
+    if cleaned.len() < 2 {
+        return redact(&cleaned.concat());
     }
-    redact(&joined)
-}
-
-/// How much of each side of a junction between two blocks is looked at for a split secret:
-/// more than the longest key shape, so that a split anywhere in one is seen.
-const JUNCTION_WINDOW_BYTES: usize = 512;
-
-/// Returns whether a credential reaches across the end of `left` into the start of `right`
-/// when they are glued, that joining them with a newline does not show.
-fn is_split_secret(left: &str, right: &str) -> bool {
-    let tail = &left[floor_char_boundary(left, left.len().saturating_sub(JUNCTION_WINDOW_BYTES))..];
-    let head = &right[..floor_char_boundary(right, JUNCTION_WINDOW_BYTES)];
-    if tail.is_empty() || head.is_empty() {
-        return false;
-    }
-    let junction = tail.len();
-    let glued = format!("{tail}{head}");
-    let with_newline = format!("{tail}\n{head}");
-    // The secrets of the newline-joined text, in the glued text's offsets.
-    let seen: Vec<Range<usize>> = find(&with_newline)
-        .into_iter()
-        .map(|found| {
-            let shift = |offset: usize| {
-                if offset > junction {
-                    offset - 1
-                } else {
-                    offset
-                }
-            };
-            shift(found.range.start)..shift(found.range.end)
+    let glued = cleaned.concat();
+    // Where each block but the last ends in the glued text.
+    let junctions: Vec<usize> = cleaned[..cleaned.len() - 1]
+        .iter()
+        .scan(0, |end, block| {
+            *end += block.len();
+            Some(*end)
         })
         .collect();
-    // A token is one word: a match holding a blank is prose that ran on into the next
-    // block (a passphrase to the end of its line), not a split token.
-    find(&glued).into_iter().any(|found| {
-        found.range.end > junction
-            && !glued[found.range.clone()].contains(char::is_whitespace)
-            && (found.range.start < junction || !seen.contains(&found.range))
-    })
+    let glued_found = find(&glued);
+
+    let all_newlines = Joining::new(&cleaned, &junctions, &[]);
+    let all_seen = all_newlines.seen();
+    let cut_lines: Vec<usize> = glued_found
+        .iter()
+        .filter(|found| {
+            let range = found.range.clone();
+            junctions.contains(&range.start)
+                && all_newlines.crossed(&range).is_empty()
+                && !glued[range.clone()].contains(char::is_whitespace)
+                && !covers(&all_seen, &all_newlines.to_joined(&range))
+        })
+        .map(|found| found.range.start)
+        .collect();
+
+    let joining = Joining::new(&cleaned, &junctions, &cut_lines);
+    let mut split: Vec<Found> = Vec::new();
+    for found in glued_found {
+        let mut range = found.range.clone();
+        // A token is one word: a match holding a blank is prose that ran on into the next
+        // block (a passphrase to the end of its line), not a split token.
+        if glued[range.clone()].contains(char::is_whitespace) {
+            continue;
+        }
+        // A whole credential that ran on into a plain word of the next block (`ghp_...` |
+        // `Done`), or that a plain word of the previous block ran into, is the credential
+        // alone: the word stays.
+        if let Some(&last) = joining.crossed(&range).last()
+            && is_plain_word(&glued[last..range.end])
+            && is_whole_credential(&glued[range.start..last])
+        {
+            range.end = last;
+        }
+        if let Some(&first) = joining.crossed(&range).first()
+            && is_plain_word(&glued[range.start..first])
+            && is_whole_credential(&glued[first..range.end])
+        {
+            range.start = first;
+        }
+        if joining.crossed(&range).is_empty() {
+            continue;
+        }
+        split.push(Found {
+            range: joining.to_joined(&range),
+            priority: found.priority,
+            kind: found.kind,
+        });
+    }
+    if split.is_empty() {
+        return redact(&joining.text);
+    }
+    redact_further(rebuild(&joining.text, merge(split)))
+}
+
+/// The blocks of a message joined by a newline at each junction but the ones given, and how
+/// an offset of the blocks glued without separators maps into it.
+struct Joining {
+    text: String,
+    /// The glued offsets of the junctions that hold a newline, in order.
+    newlines: Vec<usize>,
+}
+
+impl Joining {
+    /// Returns the blocks joined by a newline at every junction not in `glued_at`.
+    fn new(blocks: &[String], junctions: &[usize], glued_at: &[usize]) -> Self {
+        let newlines: Vec<usize> = junctions
+            .iter()
+            .copied()
+            .filter(|junction| !glued_at.contains(junction))
+            .collect();
+        let mut text = String::with_capacity(junctions.last().copied().unwrap_or(0) + 64);
+        for (idx, block) in blocks.iter().enumerate() {
+            if idx > 0 && newlines.contains(&junctions[idx - 1]) {
+                text.push('\n');
+            }
+            text.push_str(block);
+        }
+        Joining { text, newlines }
+    }
+
+    /// Returns the ranges of the credentials the rules find in the joined text.
+    fn seen(&self) -> Vec<Range<usize>> {
+        find(&self.text)
+            .into_iter()
+            .map(|found| found.range)
+            .collect()
+    }
+
+    /// Returns the newline junctions strictly inside a glued range.
+    fn crossed(&self, range: &Range<usize>) -> &[usize] {
+        &self.newlines[self.newlines.partition_point(|&j| j <= range.start)
+            ..self.newlines.partition_point(|&j| j < range.end)]
+    }
+
+    /// Returns a glued range in the joined text: a start at a junction is after its newline,
+    /// an end at one before it.
+    fn to_joined(&self, range: &Range<usize>) -> Range<usize> {
+        let start = range.start + self.newlines.partition_point(|&j| j <= range.start);
+        let end = range.end + self.newlines.partition_point(|&j| j < range.end);
+        start..end.max(start)
+    }
+}
+
+/// Returns whether the rules find a credential that is all of `text`.
+fn is_whole_credential(text: &str) -> bool {
+    find(text)
+        .iter()
+        .any(|found| found.range == (0..text.len()))
+}
+
+/// Returns whether one of `ranges` holds all of `piece`.
+fn covers(ranges: &[Range<usize>], piece: &Range<usize>) -> bool {
+    ranges
+        .iter()
+        .any(|range| range.start <= piece.start && range.end >= piece.end)
+}
+
+/// Returns whether a piece of text reads as an ordinary word (`Done`, `next`, `OK`): a few
+/// letters, cased as words are. A generated token's piece mixes cases or holds digits.
+fn is_plain_word(piece: &str) -> bool {
+    let letters = piece.bytes().all(|byte| byte.is_ascii_alphabetic());
+    let tail_lower = piece.bytes().skip(1).all(|byte| byte.is_ascii_lowercase());
+    let all_upper = piece.bytes().all(|byte| byte.is_ascii_uppercase());
+    !piece.is_empty() && piece.len() <= 15 && letters && (tail_lower || all_upper)
 }
 
 /// Returns `text` with every credential the rules find replaced by `[redacted: KIND]`.
 pub fn redact(text: &str) -> Redacted {
-    let mut redacted = Redacted {
+    redact_further(Redacted {
         text: text.to_owned(),
         spans: Vec::new(),
-    };
+    })
+}
+
+/// Returns `redacted` with every credential the rules find outside its markers replaced too.
+fn redact_further(mut redacted: Redacted) -> Redacted {
     // Replacing a secret can bring the text that a context rule looks for (an access key id,
     // the word `aws`) nearer to another candidate, so passes repeat until one finds nothing
     // new; that makes redaction idempotent. Every pass replaces at least one non-empty range
@@ -535,8 +635,9 @@ fn is_url_password(text: &str, range: Range<usize>) -> bool {
 
 static MARKER: LazyLock<Regex> = LazyLock::new(|| compile(r"\[redacted: [a-z-]+\]"));
 
-static AWS_ACCESS_KEY_ID: LazyLock<Regex> =
-    LazyLock::new(|| compile(r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?-u:\b)"));
+static AWS_ACCESS_KEY_ID: LazyLock<Regex> = LazyLock::new(|| {
+    compile(r"(?:\A|[^A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?:\z|[^A-Za-z0-9])")
+});
 
 static AWS_SECRET_CONTEXT: LazyLock<Regex> = LazyLock::new(|| compile(r"(?i)aws|secret"));
 
@@ -587,6 +688,20 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             (
                 "tail of it:\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0\n-----END RSA PRIVATE KEY-----",
                 "tail of it:\n[redacted: private-key]",
+            ),
+        ),
+        // A bare key body, without its BEGIN and END lines: the DER of a private key starts
+        // with a version number that a public key or a certificate does not have (RSA's and
+        // PKCS #8's `30 82 .. .. 02 01 00`, EC's `30 77 02 01 01 04`, Ed25519's PKCS #8), so
+        // its base64 starts in a way theirs never does.
+        rule(
+            SecretKind::PrivateKey,
+            r"(?-u:\b)(?:MII[A-Za-z0-9+/]{2}[AQgw]IBA[AD]|MHcCAQEE|MC4CAQAwBQYDK2Vw|MIGHAgEAMBMGByqGSM49)[A-Za-z0-9+/=]*(?:\r?\n[A-Za-z0-9+/=]{8,})*",
+            0,
+            always,
+            (
+                "the key body:\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0\nthat is all",
+                "the key body:\n[redacted: private-key]\nthat is all",
             ),
         ),
         // An OpenSSH key body: its base64 starts with the encoding of `openssh-key-v1`, which
@@ -885,12 +1000,12 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule(
             SecretKind::AwsAccessKeyId,
-            r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?-u:\b)",
-            0,
+            r"(?:\A|[^A-Z0-9])((?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?:\z|[^A-Za-z0-9])",
+            1,
             always,
             (
-                "id AKIAIOSFODNN7EXAMPLE",
-                "id [redacted: aws-access-key-id]",
+                "id AKIAIOSFODNN7EXAMPLE and a_AKIAIOSFODNN7EXAMPLE",
+                "id [redacted: aws-access-key-id] and a_[redacted: aws-access-key-id]",
             ),
         ),
         rule(
@@ -1022,6 +1137,18 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             (
                 "the staging password is Tr0ub4dor&3, don't share it",
                 "the staging password is [redacted: prose-password], don't share it",
+            ),
+        ),
+        // A quoted password in prose is all that the quotes hold, blanks included (never a
+        // bracket, so that a marker inside quotes is not taken for one).
+        rule(
+            SecretKind::ProsePassword,
+            r#"(?i)(?-u:\b)(?:password|passphrase|passcode|passwd|pw|pin)(?:[ \t]+for[ \t]+[^\s]+)?[ \t]+(?:is|was):?[ \t]+(?:now[ \t]+|still[ \t]+|just[ \t]+|set[ \t]+to[ \t]+|literally[ \t]+)?["“`]([^"“”`\n\[\]]{1,80})["”`]"#,
+            1,
+            is_not_reference,
+            (
+                "the password is \"hunter two\" for now",
+                "the password is \"[redacted: prose-password]\" for now",
             ),
         ),
     ]
@@ -1622,6 +1749,27 @@ mod tests {
     /// Credential shapes written the ways people and tools write them, each with what the
     /// redacted text must be.
     const ADVERSARIAL: &[(&str, &str)] = &[
+        // Glued to a word, quoted with blanks, a key body without its armour.
+        (
+            "export X_AKIAIOSFODNN7EXAMPLE=1 and a_AKIAIOSFODNN7EXAMPLE",
+            "export X_[redacted: aws-access-key-id]=1 and a_[redacted: aws-access-key-id]",
+        ),
+        (
+            "my password is \"hunter two\" so type it",
+            "my password is \"[redacted: prose-password]\" so type it",
+        ),
+        (
+            "the wifi password is “correct horse battery”.",
+            "the wifi password is “[redacted: prose-password]”.",
+        ),
+        (
+            "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nVJTUt9Us8cKjMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuictGeurT\nend",
+            "[redacted: private-key]\nend",
+        ),
+        (
+            "pasted:\nMHcCAQEEIBYu7nBmOFuzG8hHNPQ0k9Yqn1Ks5Tr8cHq0Ls0Yd3q0oAoGCCqGSM49\nAwEHoUQDQgAE\n",
+            "pasted:\n[redacted: private-key]\n",
+        ),
         // Vendor prefixes.
         (
             "STRIPE_WEBHOOK_SECRET=whsec_AbC123dEf456GhI789jKl012MnO345pQ",
@@ -1931,6 +2079,29 @@ mod tests {
                 vec!["ghp_0123456789abcdefghijABCDEFGHIJ012345", ""],
                 "[redacted: github-token]\n",
             ),
+            (
+                vec!["use ghp_01234567", "89abcdefghijABCD", "EFGHIJ012345 now"],
+                "use [redacted: github-token] now",
+            ),
+            (
+                vec![
+                    "token ghp_0123456789abcdefghijABCDEFGHIJ012345",
+                    "Done with it",
+                ],
+                "token [redacted: github-token]\nDone with it",
+            ),
+            (
+                vec!["see ghp_0123456789abcdefghijABCDEFGHIJ012345", "next line"],
+                "see [redacted: github-token]\nnext line",
+            ),
+            (
+                vec![
+                    "first line\nghp_0123456789",
+                    "abcdefghijABCDEFGHIJ012345\nlast line",
+                ],
+                "first line\n[redacted: github-token]\nlast line",
+            ),
+            (vec!["one", "two", "three"], "one\ntwo\nthree"),
         ] {
             let cleaned = clean_blocks(&blocks);
             assert_eq!(cleaned.text, expected, "{blocks:?}");
@@ -1969,6 +2140,11 @@ mod tests {
         "the pin is set",
         "spin is 3, pwd is /home/me and the pw is ~/.pw",
         "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n----END CERTIFICATE----",
+        "MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\nRTESMBAGA1UEChMJQmFsdGltb3JlMRMwEQYDVQQLEwpDeWJlclRydXN0",
+        "git show 3f786850e387550fdab836ed7e6dc881de23001b and 3f78685",
+        "id 01a22b41-c0ec-73ac-b3e0-0959dd92f796 in https://example.com/blob/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08/x",
+        "ASIAN food and AKIA alone and XAKIAIOSFODNN7EXAMPLEX",
+        "the password is \"\" and the password is `$DB_PASSWORD`",
     ];
 
     #[test]

@@ -377,7 +377,13 @@ fn read_failures(
                         .unwrap_or("")
                         .to_owned()
                 };
-                let call = Some(format!("!{}", field("command")));
+                // `!!` runs a command kept out of the model's context; the mark says which.
+                let bang = if status.exclude_from_context {
+                    "!!"
+                } else {
+                    "!"
+                };
+                let call = Some(format!("{bang}{}", field("command")));
                 let mut text = field("output");
                 if status.cancelled && text.trim().is_empty() {
                     text = "(cancelled)".to_owned();

@@ -308,6 +308,27 @@ fn a_message_a_context_edit_omits_is_left_out_of_the_work_too() {
     );
 }
 
+/// A failed `!!` command (kept out of the model's context) keeps its `!!` mark, and a failed
+/// `!` command its `!`.
+#[test]
+fn a_failed_command_keeps_its_bang_mark() {
+    let mut session = Session::new();
+    session.user("Build it.");
+    session.command("make", "make: *** [all] Error 2\n", Some(2));
+    session.message(json!({
+        "role": "bashExecution", "command": "ls /nope", "output": "ls: cannot access '/nope'\n",
+        "exitCode": 2, "cancelled": false, "truncated": false, "excludeFromContext": true,
+        "timestamp": 1796066137500u64,
+    }));
+    let handoff = session.handoff(&HandoffOptions::default());
+    let calls: Vec<Option<&str>> = handoff
+        .failures
+        .iter()
+        .map(|failure| failure.call.as_deref())
+        .collect();
+    assert_eq!(calls, [Some("!make"), Some("!!ls /nope")]);
+}
+
 #[test]
 fn each_part_of_the_work_is_bounded() {
     let mut session = Session::new();

@@ -105,6 +105,16 @@ impl Entry {
         };
     }
 
+    /// Returns the text the filter `query` is matched against: the whole haystack when the
+    /// query looks like an id (four or more hex digits and dashes), else the haystack without
+    /// the id, whose random hex letters would match nearly any short word.
+    pub fn filter_text(&self, query: &str) -> &str {
+        if looks_like_id(query) {
+            return &self.haystack;
+        }
+        self.haystack[..char_to_byte(&self.haystack, self.fields.id.start)].trim_end()
+    }
+
     /// Returns the text of a field of the haystack.
     pub fn text(&self, range: &Range<usize>) -> &str {
         let start = char_to_byte(&self.haystack, range.start);
@@ -146,6 +156,16 @@ fn title(text: &str) -> String {
 }
 
 /// Returns the byte offset of character `n_chars` of `text` (its length past the end).
+/// Returns whether a filter query looks like (a prefix of) a session id: at least four
+/// characters, all hex digits or dashes.
+pub(crate) fn looks_like_id(query: &str) -> bool {
+    let query = query.trim();
+    query.chars().count() >= 4
+        && query
+            .chars()
+            .all(|character| character.is_ascii_hexdigit() || character == '-')
+}
+
 fn char_to_byte(text: &str, n_chars: usize) -> usize {
     text.char_indices()
         .nth(n_chars)
@@ -294,6 +314,33 @@ pub(crate) mod tests {
         let a1 = index.find("/s/a1.jsonl").expect("a1");
         assert_eq!(index.entries[a1].depth, 1);
         assert_eq!(index.entries[a1].parent, index.find("/s/a.jsonl"));
+    }
+
+    /// The fuzzy filter looks at the id only when the query looks like one, so a short word
+    /// does not match the random hex of every id.
+    #[test]
+    fn the_id_is_filtered_only_by_a_query_that_looks_like_one() {
+        let mut index = Index::from_listing(&Listing {
+            sessions: vec![session("0199abcd-ef01", 1, "/w", vec![])],
+            warnings: Vec::new(),
+        });
+        index.set_summary(
+            "/s/0199abcd-ef01.jsonl",
+            &SessionSummary {
+                name: Some("fix the parser".to_owned()),
+                ..SessionSummary::default()
+            },
+        );
+        let entry = &index.entries[0];
+        for (query, expected) in [
+            ("bad", "fix the parser  /w"),
+            ("abc", "fix the parser  /w"),
+            ("fix", "fix the parser  /w"),
+            ("0199ab", "fix the parser  /w 0199abcd-ef01"),
+            ("abcd-ef", "fix the parser  /w 0199abcd-ef01"),
+        ] {
+            assert_eq!(entry.filter_text(query), expected, "{query}");
+        }
     }
 
     #[test]

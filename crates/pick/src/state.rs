@@ -400,7 +400,7 @@ impl State {
         let entry = &self.index.entries[idx];
         let own = match &self.full_text {
             Some(full_text) => full_text.matched.contains(&idx).then_some(0),
-            None => fuzzy.score(&entry.haystack),
+            None => fuzzy.score(entry.filter_text(&self.query)),
         };
         let at = rows.len();
         rows.push(Row {
@@ -447,7 +447,7 @@ impl State {
         for row in &self.rows[self.offset..end] {
             if !self.highlights.contains_key(&row.entry) {
                 let indices = fuzzy
-                    .indices(&self.index.entries[row.entry].haystack)
+                    .indices(self.index.entries[row.entry].filter_text(&self.query))
                     .unwrap_or_default();
                 self.highlights.insert(row.entry, indices);
             }

@@ -93,6 +93,11 @@ pub struct Scope {
     /// Models to keep: assistant messages (text, thinking, tool-call arguments) whose `model`,
     /// or `provider/model`, is one of these.
     pub models: Vec<String>,
+    /// Keep entries written at or after this instant (by each entry's own timestamp; an
+    /// entry without a valid one is left out when a bound is set).
+    pub since: Option<pi_retrospect_core::Timestamp>,
+    /// Keep entries written at or before this instant.
+    pub until: Option<pi_retrospect_core::Timestamp>,
 }
 
 impl Scope {

@@ -633,6 +633,17 @@ impl FileScan<'_> {
             return;
         };
         let scope = &self.searcher.scope;
+        if (scope.since.is_some() || scope.until.is_some())
+            && !facts
+                .timestamp
+                .and_then(pi_retrospect_core::timestamp::parse)
+                .is_some_and(|instant| {
+                    scope.since.is_none_or(|since| instant >= since)
+                        && scope.until.is_none_or(|until| instant <= until)
+                })
+        {
+            return;
+        }
         for text in texts {
             if !scope.roles.is_empty()
                 && !context_role(&facts, text.kind).is_some_and(|role| contains(&scope.roles, role))

@@ -215,6 +215,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         roles: params.roles.into_names(),
         tools: params.tools.into_vec(),
         models: params.models.into_vec(),
+        ..Scope::default()
     };
     let session = params
         .session_path
