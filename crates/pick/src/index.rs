@@ -106,7 +106,7 @@ impl Entry {
     }
 
     /// Returns the text the filter `query` is matched against: the whole haystack when the
-    /// query looks like an id (four or more hex digits and dashes), else the haystack without
+    /// query names an id (a word of four or more hex digits and dashes), else the haystack without
     /// the id, whose random hex letters would match nearly any short word.
     pub fn filter_text(&self, query: &str) -> &str {
         if looks_like_id(query) {
@@ -156,14 +156,16 @@ fn title(text: &str) -> String {
 }
 
 /// Returns the byte offset of character `n_chars` of `text` (its length past the end).
-/// Returns whether a filter query looks like (a prefix of) a session id: at least four
-/// characters, all hex digits or dashes.
+/// Returns whether a filter query looks like it names a session id: one of its words, without
+/// fzf's operators (`'exact`, `^prefix`, `suffix$`), is at least four hex digits and dashes.
 pub(crate) fn looks_like_id(query: &str) -> bool {
-    let query = query.trim();
-    query.chars().count() >= 4
-        && query
-            .chars()
-            .all(|character| character.is_ascii_hexdigit() || character == '-')
+    query.split_whitespace().any(|word| {
+        let word = word.trim_start_matches(['\'', '^']).trim_end_matches('$');
+        word.chars().count() >= 4
+            && word
+                .chars()
+                .all(|character| character.is_ascii_hexdigit() || character == '-')
+    })
 }
 
 fn char_to_byte(text: &str, n_chars: usize) -> usize {
@@ -338,6 +340,8 @@ pub(crate) mod tests {
             ("fix", "fix the parser  /w"),
             ("0199ab", "fix the parser  /w 0199abcd-ef01"),
             ("abcd-ef", "fix the parser  /w 0199abcd-ef01"),
+            ("'abcd", "fix the parser  /w 0199abcd-ef01"),
+            ("fix ^0199", "fix the parser  /w 0199abcd-ef01"),
         ] {
             assert_eq!(entry.filter_text(query), expected, "{query}");
         }
