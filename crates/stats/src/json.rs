@@ -260,6 +260,37 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Reads an array element by element: `element` must read each value. Returns `false`,
+    /// having skipped the value, when the value is not an array.
+    pub(crate) fn array(
+        &mut self,
+        mut element: impl FnMut(&mut Reader<'a>) -> Result<()>,
+    ) -> Result<bool> {
+        if self.peek()? != b'[' {
+            self.skip_value()?;
+            return Ok(false);
+        }
+        self.enter()?;
+        self.at += 1;
+        if self.peek()? == b']' {
+            self.at += 1;
+            self.depth -= 1;
+            return Ok(true);
+        }
+        loop {
+            element(self)?;
+            match self.peek()? {
+                b',' => self.at += 1,
+                b']' => {
+                    self.at += 1;
+                    self.depth -= 1;
+                    return Ok(true);
+                }
+                _ => return Err(self.error(Problem::ArraySeparator)),
+            }
+        }
+    }
+
     /// Reads a value that is kept only when it is a string (decoded like Pi decodes a file:
     /// bytes that are not UTF-8 become replacement characters).
     #[inline]

@@ -201,7 +201,7 @@ fn a_missing_parent_counts_everything_and_says_so() {
     assert_eq!(
         reasons,
         [
-            "fork parent /gone/--work-app--/2025-12-01T00-00-00-000Z_gone.jsonl could not be read (No such file or directory): every entry is counted as this session's own"
+            "fork parent /gone/--work-app--/2025-12-01T00-00-00-000Z_gone.jsonl is not a session file in the stores: it is not read, and entries are deduplicated only against other forks of it"
         ]
     );
     assert!(report.warnings[0].path.ends_with(F));
@@ -218,7 +218,7 @@ fn a_moved_store_finds_the_parent_by_its_file_name() {
 
 #[test]
 fn a_parent_outside_the_listing_is_read_for_its_entries_only() {
-    let (_dir, full) = store(parent_path);
+    let (dir, full) = store(parent_path);
     // Only the fork is selected (as `--since` on the header or `--id` would select it).
     let only_fork = Listing {
         sessions: full
@@ -229,7 +229,9 @@ fn a_parent_outside_the_listing_is_read_for_its_entries_only() {
             .collect(),
         warnings: Vec::new(),
     };
-    let report = report_of(&only_fork, &[GroupKey::Session]);
+    let mut in_store = options(&[GroupKey::Session]);
+    in_store.store_roots = vec![canonical_root(dir.path())];
+    let report = report(&only_fork, &in_store);
     assert_eq!(report.warnings, Vec::<Warning>::new());
     assert_eq!(report.total.input, 300, "only the fork's own call");
     assert_eq!(by_session(&report).len(), 1);
@@ -286,4 +288,12 @@ fn parents_that_name_each_other_still_count_every_call() {
             .reason
             .contains("is not older than this session")
     );
+}
+
+/// Returns a directory as the application passes a store root: canonical, as text.
+fn canonical_root(dir: &std::path::Path) -> String {
+    std::fs::canonicalize(dir)
+        .expect("canonical temp dir")
+        .display()
+        .to_string()
 }

@@ -198,6 +198,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
                 rollup: params.rollup,
                 color: false,
                 id_prefixes: Some(&id_prefixes),
+                width: None,
             },
         )
     })?;
