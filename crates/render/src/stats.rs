@@ -359,7 +359,11 @@ fn fact_cells(row: &StatsRow) -> [String; 4] {
     let description = if title.is_empty() {
         field(&session.cwd).into_owned()
     } else {
-        format!("{}  {}", field(&session.cwd), crate::text::one_line(title, 4096))
+        format!(
+            "{}  {}",
+            field(&session.cwd),
+            crate::text::one_line(title, 4096)
+        )
     };
     [
         format_count(facts.n_turns),

@@ -469,9 +469,9 @@ impl<'l> StatsPlan<'l> {
                             .launcher
                             .map(|launcher| self.sessions[launcher].session.path.clone()),
                         fork_of: fork_of[*idx].clone(),
-                        facts: scans.get(*idx).map_or_else(SessionFacts::default, |scan| {
-                            scan.facts.clone()
-                        }),
+                        facts: scans
+                            .get(*idx)
+                            .map_or_else(SessionFacts::default, |scan| scan.facts.clone()),
                     });
                 }
                 KeyPart::Text(text) => {
@@ -601,10 +601,7 @@ fn own_figures(scan: &FileScan, parent: Option<&FileScan>) -> Vec<Usage> {
 fn own_figures_once<'s>(scan: &'s FileScan, counted: &mut HashSet<&'s str>) -> Vec<Usage> {
     let mut own = vec![Usage::default(); scan.buckets.len()];
     for record in &scan.records {
-        let is_new = record
-            .key
-            .as_deref()
-            .is_none_or(|key| counted.insert(key));
+        let is_new = record.key.as_deref().is_none_or(|key| counted.insert(key));
         if is_new {
             own[record.bucket].add(&record.usage);
         }
@@ -641,7 +638,9 @@ fn bound_warnings(warnings: &mut Vec<Warning>) {
     }
     let n_more = warnings.len() - (MAX_REPORT_WARNINGS - 1);
     warnings.truncate(MAX_REPORT_WARNINGS - 1);
-    let path = warnings.last().map_or_else(String::new, |last| last.path.clone());
+    let path = warnings
+        .last()
+        .map_or_else(String::new, |last| last.path.clone());
     warnings.push(Warning::new(
         &path,
         format!("… and {n_more} more warnings in this report"),

@@ -25,8 +25,8 @@ use std::path::Path;
 
 use jiff::civil::Date;
 use memchr::memmem::Finder;
-use pi_retrospect_core::stats::{MAX_FACT_CHARS, MAX_TOOL_NAMES, SessionFacts, Usage};
 use pi_retrospect_core::path::normalize_absolute;
+use pi_retrospect_core::stats::{MAX_FACT_CHARS, MAX_TOOL_NAMES, SessionFacts, Usage};
 use pi_retrospect_core::{Timestamp as HeaderInstant, Warning, timestamp};
 use pi_retrospect_header::{
     HeaderError, MAX_HEADER_LINE_BYTES, Symlinks, describe_io, open_regular, parse_header,
@@ -300,8 +300,9 @@ impl<'a> Scanner<'a> {
             match pi_retrospect_transcript::read_summary_from(path, &file) {
                 Ok(summary) => {
                     self.scan.facts.name = summary.name;
-                    self.scan.facts.first_user_message =
-                        summary.first_user_message.map(|text| cut_chars(text, MAX_FACT_CHARS));
+                    self.scan.facts.first_user_message = summary
+                        .first_user_message
+                        .map(|text| cut_chars(text, MAX_FACT_CHARS));
                 }
                 Err(error) => self.warn(error.to_string()),
             }
@@ -1043,7 +1044,9 @@ impl<'a> RawMessage<'a> {
                     let mut tool = None;
                     reader.object(|reader, name| {
                         match name {
-                            b"type" => is_tool_call = reader.bytes()?.as_deref() == Some(b"toolCall"),
+                            b"type" => {
+                                is_tool_call = reader.bytes()?.as_deref() == Some(b"toolCall")
+                            }
                             b"name" => tool = reader.text()?,
                             _ => reader.skip_value()?,
                         }
