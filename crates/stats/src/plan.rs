@@ -264,9 +264,10 @@ impl<'l> StatsPlan<'l> {
         let mut total = Usage::default();
         let mut n_warnings: u64 = 0;
         let mut is_saturated = None;
-        // The records already counted in a fork whose parent cannot be used, by that
-        // parent's path: forks of one parent share its copies, which count once.
-        let mut copied_without_parent: HashMap<&str, HashSet<&str>> = HashMap::new();
+        // The records already counted in a fork whose parent cannot be used. Pi copies an
+        // entry into a fork with its `id` and `timestamp`, so forks that hold the same entry
+        // hold copies of one call, whichever parent path their headers name: it counts once.
+        let mut copied_without_parent: HashSet<&str> = HashSet::new();
 
         for (idx, session) in self.sessions.iter().enumerate() {
             if !self.files[idx].is_counted {
@@ -286,7 +287,7 @@ impl<'l> StatsPlan<'l> {
                 let mut found = match parent.file {
                     Some(file) => usable_parent(session, scan, &parent.path, &scans[file]),
                     None => Err(format!(
-                        "fork parent {} is not a session file in the stores: it is not read, and entries are deduplicated only against other forks of it",
+                        "fork parent {} is not a session file in the stores: it is not read, and entries are deduplicated only against other forks whose parent cannot be used",
                         parent.path
                     )),
                 };
@@ -311,12 +312,7 @@ impl<'l> StatsPlan<'l> {
                 }
             });
             let own = match (parent, &session.fork_parent) {
-                (None, Some(unusable)) => own_figures_once(
-                    scan,
-                    copied_without_parent
-                        .entry(unusable.path.as_str())
-                        .or_default(),
-                ),
+                (None, Some(_)) => own_figures_once(scan, &mut copied_without_parent),
                 (parent, _) => own_figures(scan, parent),
             };
             let path = session.session.path.as_str();
@@ -596,8 +592,8 @@ fn own_figures(scan: &FileScan, parent: Option<&FileScan>) -> Vec<Usage> {
 }
 
 /// Returns the own figure per cell of a fork whose parent cannot be used: the records no
-/// earlier fork of the same parent counted (`counted` holds their identities, and gets this
-/// fork's), so copies of that parent count once however many forks hold them.
+/// earlier such fork counted (`counted` holds their identities, and gets this fork's), so a
+/// copied entry counts once however many forks hold it.
 fn own_figures_once<'s>(scan: &'s FileScan, counted: &mut HashSet<&'s str>) -> Vec<Usage> {
     let mut own = vec![Usage::default(); scan.buckets.len()];
     for record in &scan.records {
