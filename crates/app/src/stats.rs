@@ -118,6 +118,9 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsResult, A
     let mut report = pi_retrospect_walk::with_threads(request.sessions.threads, || {
         pi_retrospect_stats::stats(&listing, options)
     });
+    report.n_warnings = report
+        .n_warnings
+        .saturating_add(listing.warnings.len() as u64);
     report.warnings.extend(listing.warnings);
     report.warnings.sort();
     report.warnings.dedup();

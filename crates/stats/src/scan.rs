@@ -781,6 +781,9 @@ fn entry_key(id: &[u8], timestamp: &[u8]) -> EntryKey {
 
 /// Returns a record's figures, or what is wrong with its token counts.
 fn usage_of(raw: &RawUsage) -> Result<Usage, String> {
+    if let Some(name) = raw.not_a_number {
+        return Err(format!("usage.{name} is not a number"));
+    }
     let tokens = |value: Option<Number>, name: &str| -> Result<u64, String> {
         match value {
             None => Ok(0),
@@ -793,10 +796,13 @@ fn usage_of(raw: &RawUsage) -> Result<Usage, String> {
     let output = tokens(raw.output, "output")?;
     let cache_read = tokens(raw.cache_read, "cacheRead")?;
     let cache_write = tokens(raw.cache_write, "cacheWrite")?;
+    // Pi adds these in floating point; a record past the largest count is forged, not
+    // rounded, so it is a warning rather than a total that silently stops.
     let total = input
-        .saturating_add(output)
-        .saturating_add(cache_read)
-        .saturating_add(cache_write);
+        .checked_add(output)
+        .and_then(|sum| sum.checked_add(cache_read))
+        .and_then(|sum| sum.checked_add(cache_write))
+        .ok_or_else(|| format!("usage tokens add up to more than {}", u64::MAX))?;
     // A recorded zero is a known zero (free and local providers; Pi shows $0.00); only a
     // missing or non-finite cost is unknown.
     let cost = raw
@@ -948,6 +954,29 @@ struct RawUsage {
     cache_write: Option<Number>,
     /// `cost.total`, when `cost` is an object holding a number there.
     cost_total: Option<Number>,
+    /// The first token member whose value is neither a number nor `null` (a string, say):
+    /// Pi's sums would turn such a value into text, so the record is not counted.
+    not_a_number: Option<&'static str>,
+}
+
+impl RawUsage {
+    /// Reads the value of the token member `name` (a number, or `null` for none).
+    fn token(
+        &mut self,
+        reader: &mut Reader<'_>,
+        name: &'static str,
+    ) -> Result<Option<Number>, JsonError> {
+        match reader.next_kind()? {
+            b'-' | b'0'..=b'9' => reader.number(),
+            // Only `null` starts with `n`; JavaScript adds it as 0.
+            b'n' => reader.literal().map(|_| None),
+            _ => {
+                reader.skip_value()?;
+                self.not_a_number.get_or_insert(name);
+                Ok(None)
+            }
+        }
+    }
 }
 
 /// Returns whether a header line (already validated once, by the listing) is still a JSON
@@ -1079,10 +1108,10 @@ fn read_run<'a>(
                 let mut raw = RawUsage::default();
                 let is_object = reader.object(|reader, name| {
                     match name {
-                        b"input" => raw.input = reader.number()?,
-                        b"output" => raw.output = reader.number()?,
-                        b"cacheRead" => raw.cache_read = reader.number()?,
-                        b"cacheWrite" => raw.cache_write = reader.number()?,
+                        b"input" => raw.input = raw.token(reader, "input")?,
+                        b"output" => raw.output = raw.token(reader, "output")?,
+                        b"cacheRead" => raw.cache_read = raw.token(reader, "cacheRead")?,
+                        b"cacheWrite" => raw.cache_write = raw.token(reader, "cacheWrite")?,
                         // pi-subagents keeps a run's cost as a number; Pi's shape too.
                         b"cost" => match reader.next_kind()? {
                             b'{' => {
@@ -1184,10 +1213,10 @@ fn read_usage(reader: &mut Reader<'_>) -> Result<UsageField, JsonError> {
             let mut usage = RawUsage::default();
             reader.object(|reader, name| {
                 match name {
-                    b"input" => usage.input = reader.number()?,
-                    b"output" => usage.output = reader.number()?,
-                    b"cacheRead" => usage.cache_read = reader.number()?,
-                    b"cacheWrite" => usage.cache_write = reader.number()?,
+                    b"input" => usage.input = usage.token(reader, "input")?,
+                    b"output" => usage.output = usage.token(reader, "output")?,
+                    b"cacheRead" => usage.cache_read = usage.token(reader, "cacheRead")?,
+                    b"cacheWrite" => usage.cache_write = usage.token(reader, "cacheWrite")?,
                     b"cost" => {
                         let mut total = None;
                         let is_object = reader.object(|reader, name| {
