@@ -113,7 +113,7 @@ pub fn write_table(
 
     let mut widths = column_widths(&lines);
     if shows_facts {
-        // The description is the last column: cut to what the line has left, never wrapped.
+        // The name is the last column: cut to what the line has left, never wrapped.
         let width = options.width.unwrap_or(DEFAULT_WIDTH);
         let n_columns = widths.len();
         let used: usize = widths[..n_columns - 1].iter().map(|width| width + 2).sum();
@@ -125,7 +125,8 @@ pub fn write_table(
         }
         widths = column_widths(&lines);
     }
-    let is_left_aligned = |idx: usize| idx < n_keys || (shows_facts && idx + 1 == widths.len());
+    // Keys, and a session's cwd and name, are text; the rest are figures.
+    let is_left_aligned = |idx: usize| idx < n_keys || (shows_facts && idx + 2 >= widths.len());
     let mut text = String::new();
     let n_lines = lines.len();
     for (line_idx, cells) in lines.iter().enumerate() {
@@ -336,13 +337,17 @@ const FIGURE_TITLES: [&str; 6] = [
 ];
 
 /// The titles of the columns a table grouped by session adds after the figures.
-const FACT_TITLES: [&str; 4] = ["Turns", "Tool calls", "Duration", "Cwd and name"];
+const FACT_TITLES: [&str; 5] = ["Turns", "Tool calls", "Duration", "Cwd", "Name"];
 
-/// The fewest characters the description column is cut to, however narrow the line.
+/// The fewest characters the name column is cut to, however narrow the line.
 const MIN_DESCRIPTION_CHARS: usize = 16;
 
-/// Returns a session row's turns, tool calls, duration and description cells.
-fn fact_cells(row: &StatsRow) -> [String; 4] {
+/// The most characters of a cwd a session table shows (a longer one is cut with `…`), so a
+/// deep path leaves the name room.
+const MAX_CWD_CHARS: usize = 40;
+
+/// Returns a session row's turns, tool calls, duration, cwd and name (or first request) cells.
+fn fact_cells(row: &StatsRow) -> [String; 5] {
     let Some(session) = &row.session else {
         return Default::default();
     };
@@ -356,20 +361,12 @@ fn fact_cells(row: &StatsRow) -> [String; 4] {
         .as_deref()
         .or(facts.first_user_message.as_deref())
         .unwrap_or("");
-    let description = if title.is_empty() {
-        field(&session.cwd).into_owned()
-    } else {
-        format!(
-            "{}  {}",
-            field(&session.cwd),
-            crate::text::one_line(title, 4096)
-        )
-    };
     [
         format_count(facts.n_turns),
         format_count(n_tool_calls),
         facts.duration_ms.map(format_duration).unwrap_or_default(),
-        description,
+        cut_to(&field(&session.cwd), MAX_CWD_CHARS),
+        crate::text::one_line(title, 4096),
     ]
 }
 
@@ -745,7 +742,15 @@ Total       1,520       0           0            0  1,520  $0.2500*
                     depth,
                     launched_by: None,
                     fork_of: fork.then(|| "/s/p.jsonl".to_owned()),
-                    facts: Default::default(),
+                    facts: pi_retrospect_core::stats::SessionFacts {
+                        name: (!fork).then(|| "fix the\nparser".to_owned()),
+                        first_user_message: Some(
+                            "a first request far too long for the line".to_owned(),
+                        ),
+                        n_turns: pi,
+                        tool_calls: [("bash".to_owned(), 2), ("read".to_owned(), 1)].into(),
+                        duration_ms: Some(pi * 1000 + 5),
+                    },
                 }),
                 project: None,
                 model: None,
@@ -776,16 +781,19 @@ Total       1,520       0           0            0  1,520  $0.2500*
                 &report,
                 &TableOptions {
                     rollup: true,
+                    width: Some(150),
                     ..TableOptions::default()
                 },
             )
         });
+        // The name (or else the first request) is folded onto one line and cut with `…` to
+        // the width; the counts are the row's facts.
         assert_eq!(
             text,
             "\
-Session (with runs)  Input  Output  Cache read  Cache write  Total     Cost  Pi total
-0199aaaa-1             750       0           0            0    750  $0.5000
-  0199aaaa-2 (fork)    400       0           0            0    400  $0.5000       700
+Session (with runs)  Input  Output  Cache read  Cache write  Total     Cost  Pi total  Turns  Tool calls  Duration  Cwd and name
+0199aaaa-1             750       0           0            0    750  $0.5000              300           3     5m00s  /w  fix the parser
+  0199aaaa-2 (fork)    400       0           0            0    400  $0.5000       700    700           3    11m40s  /w  a first request far too long …
 Total                  700       0           0            0    700    $1.00
 "
         );
