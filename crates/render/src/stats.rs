@@ -380,11 +380,13 @@ fn cut_to(text: &str, max: usize) -> String {
     cut
 }
 
-/// Returns a duration as `12s`, `3m05s` or `2h07m`.
+/// Returns a duration as `0.2s`, `12s`, `3m05s` or `2h07m`.
 pub fn format_duration(millis: u64) -> String {
     let seconds = millis / 1000;
     match seconds {
-        0..60 => format!("{seconds}s"),
+        // Tenths, cut rather than rounded, so a figure never reads longer than it was.
+        0..10 => format!("{seconds}.{}s", (millis % 1000) / 100),
+        10..60 => format!("{seconds}s"),
         60..3600 => format!("{}m{:02}s", seconds / 60, seconds % 60),
         _ => format!("{}h{:02}m", seconds / 3600, (seconds % 3600) / 60),
     }
@@ -732,6 +734,21 @@ Total       1,520       0           0            0  1,520  $0.2500*
     }
 
     #[test]
+    fn durations_read_in_their_unit() {
+        let cases = [
+            (0, "0.0s"),
+            (206, "0.2s"),
+            (9_999, "9.9s"),
+            (10_000, "10s"),
+            (185_000, "3m05s"),
+            (7_620_000, "2h07m"),
+        ];
+        for (millis, expected) in cases {
+            assert_eq!(format_duration(millis), expected, "{millis}");
+        }
+    }
+
+    #[test]
     fn table_of_sessions_shows_runs_forks_and_what_pi_counts() {
         let session_row =
             |id: &str, depth: usize, fork: bool, pi: u64, own: u64, runs: u64| StatsRow {
@@ -788,12 +805,16 @@ Total       1,520       0           0            0  1,520  $0.2500*
         });
         // The name (or else the first request) is folded onto one line and cut with `…` to
         // the width; the counts are the row's facts.
+        assert!(
+            text.lines().all(|line| line.chars().count() <= 150),
+            "{text}"
+        );
         assert_eq!(
             text,
             "\
-Session (with runs)  Input  Output  Cache read  Cache write  Total     Cost  Pi total  Turns  Tool calls  Duration  Cwd and name
-0199aaaa-1             750       0           0            0    750  $0.5000              300           3     5m00s  /w  fix the parser
-  0199aaaa-2 (fork)    400       0           0            0    400  $0.5000       700    700           3    11m40s  /w  a first request far too long …
+Session (with runs)  Input  Output  Cache read  Cache write  Total     Cost  Pi total  Turns  Tool calls  Duration  Cwd  Name
+0199aaaa-1             750       0           0            0    750  $0.5000              300           3     5m00s  /w   fix the parser
+  0199aaaa-2 (fork)    400       0           0            0    400  $0.5000       700    700           3    11m40s  /w   a first request far too long…
 Total                  700       0           0            0    700    $1.00
 "
         );

@@ -324,7 +324,9 @@ impl<'l> StatsPlan<'l> {
                     saturates |= figures.pi.add_checked(&bucket.usage);
                     saturates |= figures.own.add_checked(own);
                     saturates |= figures.with_runs.add_checked(own);
-                } else {
+                } else if !own.is_empty() {
+                    // A cell only of nested usage counted in the runs' own files adds nothing:
+                    // it is no row.
                     saturates |= groups.entry(rest).or_default().add_checked(own);
                 }
                 if saturates && is_saturated.is_none() {
