@@ -134,6 +134,10 @@ impl fmt::Display for Number {
         match self {
             Number::Unsigned(value) => write!(formatter, "{value}"),
             Number::Signed(value) => write!(formatter, "{value}"),
+            // A forged 1e308 would otherwise be written out in 309 digits, in every warning.
+            Number::Float(value) if value.is_finite() && value.abs() >= 1e16 => {
+                write!(formatter, "{value:e}")
+            }
             Number::Float(value) => write!(formatter, "{value}"),
         }
     }
