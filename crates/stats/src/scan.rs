@@ -584,6 +584,10 @@ impl<'a> Scanner<'a> {
                 return;
             }
         };
+        self.is_saturated |= [usage.output, usage.cache_read, usage.cache_write]
+            .into_iter()
+            .try_fold(usage.input, u64::checked_add)
+            .is_none();
         // A tool result's nested usage is the sum of the subagent runs it launched or waited
         // for. A run whose session file is listed is counted there, call by call with its
         // model and time; only the runs without one are counted here, from their share.
@@ -796,13 +800,12 @@ fn usage_of(raw: &RawUsage) -> Result<Usage, String> {
     let output = tokens(raw.output, "output")?;
     let cache_read = tokens(raw.cache_read, "cacheRead")?;
     let cache_write = tokens(raw.cache_write, "cacheWrite")?;
-    // Pi adds these in floating point; a record past the largest count is forged, not
-    // rounded, so it is a warning rather than a total that silently stops.
+    // A record whose counts add up past the largest count stops there, like every sum; the
+    // scanner says so (see `is_saturated`).
     let total = input
-        .checked_add(output)
-        .and_then(|sum| sum.checked_add(cache_read))
-        .and_then(|sum| sum.checked_add(cache_write))
-        .ok_or_else(|| format!("usage tokens add up to more than {}", u64::MAX))?;
+        .saturating_add(output)
+        .saturating_add(cache_read)
+        .saturating_add(cache_write);
     // A recorded zero is a known zero (free and local providers; Pi shows $0.00); only a
     // missing or non-finite cost is unknown.
     let cost = raw

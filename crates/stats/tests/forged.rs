@@ -105,7 +105,7 @@ fn token_sums_stop_at_their_bound_with_a_warning() {
 }
 
 #[test]
-fn one_record_whose_tokens_add_up_past_the_bound_is_not_counted() {
+fn one_record_whose_tokens_add_up_past_the_bound_stops_there_with_a_warning() {
     let lines = vec![
         header("f", "2026-04-01T00:00:00.000Z", None),
         forged(1, &format!(r#"{{"input":{},"output":1}}"#, u64::MAX)),
@@ -113,10 +113,11 @@ fn one_record_whose_tokens_add_up_past_the_bound_is_not_counted() {
     let dir = tempfile::tempdir().expect("temp dir");
     materialize(dir.path(), &[(F, lines)]);
     let report = report(&listing(dir.path()), &options(&[]));
-    assert_eq!(report.total.total, 0);
+    assert_eq!(report.total.total, u64::MAX);
+    assert_eq!(report.total.output, 1);
     assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
     assert!(
-        report.warnings[0].reason.contains("add up to more than"),
+        report.warnings[0].reason.contains("largest value"),
         "{}",
         report.warnings[0].reason
     );
