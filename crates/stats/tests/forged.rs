@@ -122,3 +122,37 @@ fn one_record_whose_tokens_add_up_past_the_bound_stops_there_with_a_warning() {
         report.warnings[0].reason
     );
 }
+
+#[test]
+fn the_report_holds_a_bounded_number_of_warnings() {
+    const N_FILES: usize = 200;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files: Vec<(String, Vec<String>)> = (0..N_FILES)
+        .map(|file| {
+            let mut lines = vec![header(
+                &format!("f{file}"),
+                "2026-04-01T00:00:00.000Z",
+                None,
+            )];
+            lines.extend((0..10).map(|idx| forged(idx, r#"{"input":-1}"#)));
+            (
+                format!("--work-app--/2026-04-01T00-00-00-000Z_f{file:03}.jsonl"),
+                lines,
+            )
+        })
+        .collect();
+    let borrowed: Vec<(&str, Vec<String>)> = files
+        .iter()
+        .map(|(path, lines)| (path.as_str(), lines.clone()))
+        .collect();
+    materialize(dir.path(), &borrowed);
+    let report = report(&listing(dir.path()), &options(&[]));
+    // Each file: 5 line warnings and one `… and 5 more`, 1,200 in all, held to 1,000.
+    assert_eq!(report.n_warnings, (N_FILES * 10) as u64);
+    assert_eq!(
+        report.warnings.len(),
+        pi_retrospect_core::stats::MAX_REPORT_WARNINGS
+    );
+    let last = report.warnings.last().expect("a last warning");
+    assert_eq!(last.reason, "… and 201 more warnings in this report");
+}
