@@ -104,12 +104,23 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsResult, A
     }
     let mut options = StatsOptions::new(time_zone);
     options.only = only_path;
+    // A fork parent outside these directories is never opened.
+    options.store_roots = crate::store::resolve_stores(&request.sessions.stores, env)
+        .map(|(stores, _)| stores)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|store| std::fs::canonicalize(&store.root).ok())
+        .filter_map(|root| root.to_str().map(str::to_owned))
+        .collect();
     options.group_by = request.group_by.clone();
     options.since = since.map(to_jiff).transpose()?;
     options.until = until.map(to_jiff).transpose()?;
     let mut report = pi_retrospect_walk::with_threads(request.sessions.threads, || {
         pi_retrospect_stats::stats(&listing, options)
     });
+    report.n_warnings = report
+        .n_warnings
+        .saturating_add(listing.warnings.len() as u64);
     report.warnings.extend(listing.warnings);
     report.warnings.sort();
     report.warnings.dedup();

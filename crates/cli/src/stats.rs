@@ -140,6 +140,7 @@ pub fn run(args: &StatsArgs, env: &Environment, out: &mut dyn Write) -> anyhow::
             rollup: args.rollup,
             color,
             id_prefixes: Some(&result.id_prefixes),
+            width: crate::term::fit_width(),
         },
     )?;
     if let Some(width) = crate::term::fit_width() {

@@ -129,3 +129,85 @@ fn color_follows_the_flag_and_no_color() {
         );
     }
 }
+
+#[test]
+fn two_keys_at_once_in_text_and_json() {
+    let sessions = pi_real().join("sessions").display().to_string();
+    for (by, keys, titles) in [
+        ("project,week", ["project", "week"], ["Project", "Week"]),
+        ("model,day", ["model", "day"], ["Model", "Day"]),
+    ] {
+        let report = json(&["stats", "--sessions-root", &sessions, "--by", by, "--json"]);
+        assert_eq!(report["groupBy"], serde_json::json!(keys), "{by}");
+        let rows = report["rows"].as_array().expect("rows");
+        assert!(!rows.is_empty(), "{by}");
+        let mut sum = 0;
+        for row in rows {
+            for key in keys {
+                assert!(row[key].is_string(), "{by}: {row}");
+            }
+            sum += row["usage"]["total"].as_u64().expect("total");
+        }
+        assert_eq!(report["total"]["total"].as_u64(), Some(sum), "{by}");
+
+        let output = binary()
+            .args(["stats", "-q", "--sessions-root", &sessions, "--by", by])
+            .output()
+            .expect("run");
+        let text = stdout_of(&output);
+        let header = text.lines().next().expect("a header line");
+        assert!(
+            header.starts_with(titles[0]) && header.contains(titles[1]),
+            "{by}: {header}"
+        );
+        // One line per JSON row, then the total line.
+        let n_lines = text
+            .lines()
+            .skip(1)
+            .take_while(|line| !line.starts_with("Total"))
+            .count();
+        assert_eq!(n_lines, rows.len(), "{by}:\n{text}");
+    }
+}
+
+#[test]
+fn session_rows_say_what_the_session_was() {
+    let sessions = pi_real().join("sessions").display().to_string();
+    let report = json(&[
+        "stats",
+        "--sessions-root",
+        &sessions,
+        "--by",
+        "session",
+        "--json",
+    ]);
+    let rows = report["rows"].as_array().expect("rows");
+    let named = rows
+        .iter()
+        .find(|row| row["name"] == "Explore the demo project" && row["depth"] == 0)
+        .expect("the named session");
+    assert_eq!(named["cwd"], "/tmp/pi-real-fixture/home/user/project");
+    assert_eq!(
+        named["firstUserMessage"],
+        "What is in this project? Read the README and list the files."
+    );
+    assert_eq!(named["nTurns"], 5);
+    assert_eq!(
+        named["toolCalls"],
+        serde_json::json!({ "bash": 2, "read": 1 })
+    );
+    assert!(named["durationMs"].as_u64().is_some_and(|ms| ms > 0));
+    // By project, the row is the project's cwd.
+    let by_project = json(&[
+        "stats",
+        "--sessions-root",
+        &sessions,
+        "--by",
+        "project",
+        "--json",
+    ]);
+    assert_eq!(
+        by_project["rows"][0]["project"],
+        "/tmp/pi-real-fixture/home/user/project"
+    );
+}

@@ -2,6 +2,8 @@
 //! renderers print them). Field names in JSON are Pi's usage names: `input`, `output`,
 //! `cacheRead`, `cacheWrite`, `total`, `cost`.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::listing::Warning;
@@ -40,14 +42,28 @@ pub struct Usage {
 impl Usage {
     /// Adds `other` to `self`.
     pub fn add(&mut self, other: &Usage) {
-        self.input = self.input.saturating_add(other.input);
-        self.output = self.output.saturating_add(other.output);
-        self.cache_read = self.cache_read.saturating_add(other.cache_read);
-        self.cache_write = self.cache_write.saturating_add(other.cache_write);
-        self.total = self.total.saturating_add(other.total);
-        self.cost = saturating_cost(self.cost + other.cost);
+        self.add_checked(other);
+    }
+
+    /// Adds `other` to `self` and returns whether a sum stopped at its bound (a token count
+    /// at `u64::MAX`, the cost at the largest finite value), so the caller can say so.
+    pub fn add_checked(&mut self, other: &Usage) -> bool {
+        fn add(sum: &mut u64, value: u64) -> bool {
+            let (added, overflowed) = sum.overflowing_add(value);
+            *sum = if overflowed { u64::MAX } else { added };
+            overflowed
+        }
+        let mut saturated = add(&mut self.input, other.input);
+        saturated |= add(&mut self.output, other.output);
+        saturated |= add(&mut self.cache_read, other.cache_read);
+        saturated |= add(&mut self.cache_write, other.cache_write);
+        saturated |= add(&mut self.total, other.total);
+        let cost = self.cost + other.cost;
+        saturated |= !cost.is_finite() && self.cost.is_finite() && other.cost.is_finite();
+        self.cost = saturating_cost(cost);
         self.n_entries = self.n_entries.saturating_add(other.n_entries);
         self.n_cost_unknown = self.n_cost_unknown.saturating_add(other.n_cost_unknown);
+        saturated
     }
 
     /// Returns whether every record added carried a cost.
@@ -143,7 +159,37 @@ pub struct RowSession {
     /// is no fork, and when the parent could not be read (every entry is then `own`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fork_of: Option<String>,
+    /// What the file says about itself, read in the same pass as its usage.
+    #[serde(flatten)]
+    pub facts: SessionFacts,
 }
+
+/// What a session was: its name or first request, its turns, tool calls and duration.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionFacts {
+    /// The session's name as Pi shows it (the latest `session_info` entry's non-empty name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The text of the first user message, at most [`MAX_FACT_CHARS`] characters (a longer
+    /// one is cut and ends in `…`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_user_message: Option<String>,
+    /// Assistant messages in the file (every branch; a fork's copies from its parent too).
+    pub n_turns: u64,
+    /// Tool calls the assistant messages made, by tool name (at most [`MAX_TOOL_NAMES`]
+    /// names; calls of further names are counted under `(other)`).
+    pub tool_calls: BTreeMap<String, u64>,
+    /// Milliseconds from the first entry's timestamp to the last entry's (file order), when
+    /// both are valid.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+}
+
+/// The most characters of a first user message a row keeps.
+pub const MAX_FACT_CHARS: usize = 500;
+/// The most distinct tool names a row counts calls of by name.
+pub const MAX_TOOL_NAMES: usize = 64;
 
 /// The figures of one row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -240,6 +286,13 @@ pub struct StatsReport {
     pub rows: Vec<StatsRow>,
     /// Every record counted once: entries copied into a fork are counted in their parent only.
     pub total: Usage,
-    /// Files and lines that could not be counted, sorted by path then reason.
+    /// Files and lines that could not be counted, sorted by path then reason: per file the
+    /// first few problem lines and one `… and N more` warning, and at most
+    /// [`MAX_REPORT_WARNINGS`] in all (the last then says how many more were left out).
     pub warnings: Vec<Warning>,
+    /// How many problems were found, those summed up by `… and N more` included.
+    pub n_warnings: u64,
 }
+
+/// The most warnings a report holds.
+pub const MAX_REPORT_WARNINGS: usize = 1000;

@@ -806,6 +806,19 @@ fn search_stats_and_handoff_tools() {
         Some(4 + rest["rows"].as_array().map_or(0, Vec::len) as u64)
     );
     assert!(call_err(&server, "session_stats", json!({ "by": ["year"] })).starts_with("by"));
+    // Two keys at once: every row carries both.
+    let two = call_ok(
+        &server,
+        "session_stats",
+        json!({ "by": ["model", "day"], "limit": 500 }),
+    );
+    let rows = two["rows"].as_array().expect("rows");
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter()
+            .all(|row| row["model"].is_string() && row["day"].is_string()),
+        "{two}"
+    );
 
     // Handoff: bounded, redaction always on, confined to the stores.
     let paths = session_paths(&server);

@@ -22,7 +22,14 @@ pub struct TableOptions<'a> {
     /// prefix unique among them too, not only among the rows shown, so it stays a handle
     /// when a filter kept few sessions.
     pub id_prefixes: Option<&'a IdPrefixes>,
+    /// The line width a table grouped by session fits its last column (the session's cwd and
+    /// name or first request) to, cutting it with `…` as `list -l` does; `None` cuts it at
+    /// [`DEFAULT_WIDTH`].
+    pub width: Option<usize>,
 }
+
+/// The line width a session table fits when no width is given.
+pub const DEFAULT_WIDTH: usize = 120;
 
 /// Writes the report as an aligned table: one column per grouped dimension, then `Input`,
 /// `Output`, `Cache read`, `Cache write`, `Total` and `Cost`, one line per row and a `Total`
@@ -68,6 +75,10 @@ pub fn write_table(
     if shows_pi {
         header.push("Pi total".to_owned());
     }
+    let shows_facts = report.group_by.contains(&GroupKey::Session);
+    if shows_facts {
+        header.extend(FACT_TITLES.iter().map(|title| (*title).to_owned()));
+    }
 
     let mut lines = vec![header];
     for row in &report.rows {
@@ -84,6 +95,9 @@ pub fn write_table(
                 _ => String::new(),
             });
         }
+        if shows_facts {
+            cells.extend(fact_cells(row));
+        }
         lines.push(cells);
     }
     let mut total = vec![String::new(); n_keys];
@@ -92,9 +106,27 @@ pub fn write_table(
     if shows_pi {
         total.push(String::new());
     }
+    if shows_facts {
+        total.extend(std::iter::repeat_n(String::new(), FACT_TITLES.len()));
+    }
     lines.push(total);
 
-    let widths = column_widths(&lines);
+    let mut widths = column_widths(&lines);
+    if shows_facts {
+        // The name is the last column: cut to what the line has left, never wrapped.
+        let width = options.width.unwrap_or(DEFAULT_WIDTH);
+        let n_columns = widths.len();
+        let used: usize = widths[..n_columns - 1].iter().map(|width| width + 2).sum();
+        let room = width.saturating_sub(used).max(MIN_DESCRIPTION_CHARS);
+        for cells in &mut lines {
+            if let Some(last) = cells.last_mut() {
+                *last = cut_to(last, room);
+            }
+        }
+        widths = column_widths(&lines);
+    }
+    // Keys, and a session's cwd and name, are text; the rest are figures.
+    let is_left_aligned = |idx: usize| idx < n_keys || (shows_facts && idx + 2 >= widths.len());
     let mut text = String::new();
     let n_lines = lines.len();
     for (line_idx, cells) in lines.iter().enumerate() {
@@ -104,7 +136,7 @@ pub fn write_table(
                 line.push_str("  ");
             }
             let padding = widths[idx].saturating_sub(cell.chars().count());
-            if idx < n_keys {
+            if is_left_aligned(idx) {
                 line.push_str(cell);
                 line.extend(std::iter::repeat_n(' ', padding));
             } else {
@@ -304,6 +336,62 @@ const FIGURE_TITLES: [&str; 6] = [
     "Cost",
 ];
 
+/// The titles of the columns a table grouped by session adds after the figures.
+const FACT_TITLES: [&str; 5] = ["Turns", "Tool calls", "Duration", "Cwd", "Name"];
+
+/// The fewest characters the name column is cut to, however narrow the line.
+const MIN_DESCRIPTION_CHARS: usize = 16;
+
+/// The most characters of a cwd a session table shows (a longer one is cut with `…`), so a
+/// deep path leaves the name room.
+const MAX_CWD_CHARS: usize = 40;
+
+/// Returns a session row's turns, tool calls, duration, cwd and name (or first request) cells.
+fn fact_cells(row: &StatsRow) -> [String; 5] {
+    let Some(session) = &row.session else {
+        return Default::default();
+    };
+    let facts = &session.facts;
+    let n_tool_calls = facts
+        .tool_calls
+        .values()
+        .fold(0u64, |sum, count| sum.saturating_add(*count));
+    let title = facts
+        .name
+        .as_deref()
+        .or(facts.first_user_message.as_deref())
+        .unwrap_or("");
+    [
+        format_count(facts.n_turns),
+        format_count(n_tool_calls),
+        facts.duration_ms.map(format_duration).unwrap_or_default(),
+        cut_to(&field(&session.cwd), MAX_CWD_CHARS),
+        crate::text::one_line(title, 4096),
+    ]
+}
+
+/// Returns `text` cut to at most `max` characters, ending in `…` when it was cut.
+fn cut_to(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+/// Returns a duration as `0.2s`, `12s`, `3m05s` or `2h07m`.
+pub fn format_duration(millis: u64) -> String {
+    let seconds = millis / 1000;
+    match seconds {
+        // Tenths, cut rather than rounded, so a figure never reads longer than it was.
+        0..10 => format!("{seconds}.{}s", (millis % 1000) / 100),
+        10..60 => format!("{seconds}s"),
+        60..3600 => format!("{}m{:02}s", seconds / 60, seconds % 60),
+        _ => format!("{}h{:02}m", seconds / 3600, (seconds % 3600) / 60),
+    }
+}
+
 fn column_title(key: GroupKey, rollup: bool) -> &'static str {
     match key {
         GroupKey::Session if rollup => "Session (with runs)",
@@ -459,10 +547,10 @@ pub const STATS_SCHEMA: &str = r##"{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$id": "https://pi-retrospect.invalid/schema/stats.json",
   "title": "pi-retrospect stats --json",
-  "description": "Tokens and cost counted the way Pi's session statistics count them (assistant messages, usage entries, compaction and branch-summary usage, tool results' nested usage; every entry of every branch once), grouped as asked. Entries a fork copied from its parent are counted once, in the parent; subagent runs are counted once, on their own rows.",
+  "description": "Tokens and cost counted the way Pi's session statistics count them (assistant messages, usage entries, compaction and branch-summary usage, tool results' nested usage; every entry of every branch once), grouped as asked. Entries a fork copied from its parent are counted once, in the parent; subagent runs are counted once, on their own rows (a tool result's nested usage only for runs whose files are not listed).",
   "type": "object",
   "additionalProperties": false,
-  "required": ["groupBy", "timeZone", "rows", "total", "warnings"],
+  "required": ["groupBy", "timeZone", "rows", "total", "warnings", "nWarnings"],
   "properties": {
     "groupBy": {
       "type": "array",
@@ -478,9 +566,10 @@ pub const STATS_SCHEMA: &str = r##"{
       "items": { "$ref": "#/$defs/Row" }
     },
     "total": { "$ref": "#/$defs/Usage", "description": "Every record counted once." },
+    "nWarnings": { "type": "integer", "minimum": 0, "description": "Problems found in all, those summed up by an `… and N more` warning included." },
     "warnings": {
       "type": "array",
-      "description": "Files and lines that could not be counted, sorted by path then reason.",
+      "description": "Files and lines that could not be counted, sorted by path then reason: per file the first 5 problem lines and one `… and N more` warning, at most 1000 in all.",
       "items": {
         "type": "object",
         "additionalProperties": false,
@@ -518,18 +607,23 @@ pub const STATS_SCHEMA: &str = r##"{
         "depth": { "type": "integer", "minimum": 0, "description": "Session: 0 for a top-level session, 1 for its runs, ..." },
         "launchedBy": { "type": "string", "description": "Session: path of the session whose subagent run this file is." },
         "forkOf": { "type": "string", "description": "Session: path of the fork parent whose copied entries own leaves out." },
+        "name": { "type": "string", "description": "Session: its name as Pi shows it (the latest session_info name)." },
+        "firstUserMessage": { "type": "string", "description": "Session: the first user message's text, at most 500 characters (cut with …)." },
+        "nTurns": { "type": "integer", "minimum": 0, "description": "Session: assistant messages in the file, every branch." },
+        "toolCalls": { "type": "object", "additionalProperties": { "type": "integer", "minimum": 0 }, "description": "Session: tool calls by tool name (at most 64 names; the rest under (other))." },
+        "durationMs": { "type": "integer", "minimum": 0, "description": "Session: milliseconds from the first entry's timestamp to the last entry's." },
         "project": { "type": "string", "description": "The cwd of the top-level session the file belongs to." },
         "model": { "type": "string", "description": "provider/model; `unknown` when none is named; `tool:<name>` for a tool result's nested usage." },
         "day": { "type": "string", "pattern": "^([0-9]{4}-[0-9]{2}-[0-9]{2}|unknown)$" },
         "week": { "type": "string", "pattern": "^([0-9]{4}-[0-9]{2}-[0-9]{2}|unknown)$", "description": "The Monday the week starts on." },
         "month": { "type": "string", "pattern": "^([0-9]{4}-[0-9]{2}|unknown)$" },
-        "pi": { "$ref": "#/$defs/Usage", "description": "Session: what Pi's own session statistics report for the file, copies from a fork parent included." },
-        "own": { "$ref": "#/$defs/Usage", "description": "Session: without entries copied from the fork parent; what the row adds to every aggregate." },
+        "pi": { "$ref": "#/$defs/Usage", "description": "Session: what Pi's own session statistics report for the file: copies from a fork parent and tool results' nested subagent usage included." },
+        "own": { "$ref": "#/$defs/Usage", "description": "Session: the model calls made in this file alone: no copies from the fork parent, and a tool result's nested usage only for subagent runs whose session files are not in the listing; what the row adds to every aggregate." },
         "withRuns": { "$ref": "#/$defs/Usage", "description": "Session: own plus the own of every subagent run below it." },
         "usage": { "$ref": "#/$defs/Usage", "description": "Any other row: its records, each counted once." }
       },
       "oneOf": [
-        { "required": ["path", "sessionId", "cwd", "depth", "pi", "own", "withRuns"], "not": { "required": ["usage"] } },
+        { "required": ["path", "sessionId", "cwd", "depth", "nTurns", "toolCalls", "pi", "own", "withRuns"], "not": { "required": ["usage"] } },
         { "required": ["usage"], "not": { "anyOf": [{ "required": ["path"] }, { "required": ["pi"] }, { "required": ["own"] }, { "required": ["withRuns"] }] } }
       ],
       "additionalProperties": false
@@ -585,6 +679,7 @@ mod tests {
             rows,
             total,
             warnings: Vec::new(),
+            n_warnings: 0,
         }
     }
 
@@ -639,6 +734,21 @@ Total       1,520       0           0            0  1,520  $0.2500*
     }
 
     #[test]
+    fn durations_read_in_their_unit() {
+        let cases = [
+            (0, "0.0s"),
+            (206, "0.2s"),
+            (9_999, "9.9s"),
+            (10_000, "10s"),
+            (185_000, "3m05s"),
+            (7_620_000, "2h07m"),
+        ];
+        for (millis, expected) in cases {
+            assert_eq!(format_duration(millis), expected, "{millis}");
+        }
+    }
+
+    #[test]
     fn table_of_sessions_shows_runs_forks_and_what_pi_counts() {
         let session_row =
             |id: &str, depth: usize, fork: bool, pi: u64, own: u64, runs: u64| StatsRow {
@@ -649,6 +759,15 @@ Total       1,520       0           0            0  1,520  $0.2500*
                     depth,
                     launched_by: None,
                     fork_of: fork.then(|| "/s/p.jsonl".to_owned()),
+                    facts: pi_retrospect_core::stats::SessionFacts {
+                        name: (!fork).then(|| "fix the\nparser".to_owned()),
+                        first_user_message: Some(
+                            "a first request far too long for the line".to_owned(),
+                        ),
+                        n_turns: pi,
+                        tool_calls: [("bash".to_owned(), 2), ("read".to_owned(), 1)].into(),
+                        duration_ms: Some(pi * 1000 + 5),
+                    },
                 }),
                 project: None,
                 model: None,
@@ -679,16 +798,23 @@ Total       1,520       0           0            0  1,520  $0.2500*
                 &report,
                 &TableOptions {
                     rollup: true,
+                    width: Some(150),
                     ..TableOptions::default()
                 },
             )
         });
+        // The name (or else the first request) is folded onto one line and cut with `…` to
+        // the width; the counts are the row's facts.
+        assert!(
+            text.lines().all(|line| line.chars().count() <= 150),
+            "{text}"
+        );
         assert_eq!(
             text,
             "\
-Session (with runs)  Input  Output  Cache read  Cache write  Total     Cost  Pi total
-0199aaaa-1             750       0           0            0    750  $0.5000
-  0199aaaa-2 (fork)    400       0           0            0    400  $0.5000       700
+Session (with runs)  Input  Output  Cache read  Cache write  Total     Cost  Pi total  Turns  Tool calls  Duration  Cwd  Name
+0199aaaa-1             750       0           0            0    750  $0.5000              300           3     5m00s  /w   fix the parser
+  0199aaaa-2 (fork)    400       0           0            0    400  $0.5000       700    700           3    11m40s  /w   a first request far too long…
 Total                  700       0           0            0    700    $1.00
 "
         );

@@ -134,6 +134,10 @@ impl fmt::Display for Number {
         match self {
             Number::Unsigned(value) => write!(formatter, "{value}"),
             Number::Signed(value) => write!(formatter, "{value}"),
+            // A forged 1e308 would otherwise be written out in 309 digits, in every warning.
+            Number::Float(value) if value.is_finite() && value.abs() >= 1e16 => {
+                write!(formatter, "{value:e}")
+            }
             Number::Float(value) => write!(formatter, "{value}"),
         }
     }
@@ -256,6 +260,37 @@ impl<'a> Reader<'a> {
                     return Ok(true);
                 }
                 _ => return Err(self.error(Problem::ObjectSeparator)),
+            }
+        }
+    }
+
+    /// Reads an array element by element: `element` must read each value. Returns `false`,
+    /// having skipped the value, when the value is not an array.
+    pub(crate) fn array(
+        &mut self,
+        mut element: impl FnMut(&mut Reader<'a>) -> Result<()>,
+    ) -> Result<bool> {
+        if self.peek()? != b'[' {
+            self.skip_value()?;
+            return Ok(false);
+        }
+        self.enter()?;
+        self.at += 1;
+        if self.peek()? == b']' {
+            self.at += 1;
+            self.depth -= 1;
+            return Ok(true);
+        }
+        loop {
+            element(self)?;
+            match self.peek()? {
+                b',' => self.at += 1,
+                b']' => {
+                    self.at += 1;
+                    self.depth -= 1;
+                    return Ok(true);
+                }
+                _ => return Err(self.error(Problem::ArraySeparator)),
             }
         }
     }

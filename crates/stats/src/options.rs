@@ -23,6 +23,10 @@ pub struct StatsOptions {
     /// context (the sessions that launched it give its depth, its launcher and, for a run in
     /// `forks/`, its fork parent) and is not counted. `None` counts every listed session.
     pub only: Option<String>,
+    /// The canonical root directories of the stores the listing was read from. A fork parent
+    /// that a header names and the listing does not hold is read only when it resolves to a
+    /// `.jsonl` file below one of them; any other path is never opened.
+    pub store_roots: Vec<String>,
 }
 
 impl StatsOptions {
@@ -41,6 +45,7 @@ impl StatsOptions {
             since: None,
             until: None,
             only: None,
+            store_roots: Vec::new(),
         }
     }
 

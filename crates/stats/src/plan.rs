@@ -4,12 +4,14 @@
 //! sessions that launched them and groups the rows.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use jiff::civil::Date;
 use pi_retrospect_core::path::normalize_absolute;
-use pi_retrospect_core::stats::{Figures, GroupKey, RowSession, StatsReport, StatsRow, Usage};
+use pi_retrospect_core::stats::{
+    Figures, GroupKey, MAX_REPORT_WARNINGS, RowSession, SessionFacts, StatsReport, StatsRow, Usage,
+};
 use pi_retrospect_core::{Listing, Session, Warning};
 
 use crate::options::StatsOptions;
@@ -28,6 +30,8 @@ pub struct StatsPlan<'l> {
     /// Files to read: `files[idx]` is `sessions[idx]` for every session, then the fork parents
     /// that are not in the listing (read only for their entries' identities).
     files: Vec<PlannedFile<'l>>,
+    /// The path of every session of the listing.
+    listed: HashSet<&'l str>,
 }
 
 #[derive(Debug, Clone)]
@@ -47,8 +51,9 @@ struct PlannedSession<'l> {
 struct ForkParent {
     /// The parent's normalised path.
     path: String,
-    /// The parent's index in `files`.
-    file: usize,
+    /// The parent's index in `files`; `None` when the path is not a session file in the
+    /// stores, which is then never opened.
+    file: Option<usize>,
     /// A listed session with the same file name, used when `path` cannot be read: a store
     /// that was moved or copied keeps its file names (`<timestamp>_<uuid>.jsonl`) but not the
     /// absolute paths its headers name.
@@ -96,6 +101,10 @@ impl<'l> StatsPlan<'l> {
             flatten(session, &session.cwd, 0, None, &mut sessions);
         }
         let selected = selected_sessions(&sessions, options.only.as_deref());
+        let listed: HashSet<&'l str> = sessions
+            .iter()
+            .map(|planned| planned.session.path.as_str())
+            .collect();
         let mut files: Vec<PlannedFile<'l>> = sessions
             .iter()
             .zip(&selected)
@@ -130,10 +139,11 @@ impl<'l> StatsPlan<'l> {
                 options,
                 sessions,
                 files,
+                listed,
             };
         }
 
-        let listed: HashMap<&str, usize> = sessions
+        let listed_idx: HashMap<&str, usize> = sessions
             .iter()
             .enumerate()
             .map(|(idx, planned)| (planned.session.path.as_str(), idx))
@@ -148,23 +158,25 @@ impl<'l> StatsPlan<'l> {
         let mut unlisted: HashMap<String, usize> = HashMap::new();
         let mut fork_parents = Vec::with_capacity(forks.len());
         for (idx, parent) in forks {
-            let (file, named) = match listed.get(parent.as_str()) {
-                Some(file) => (*file, None),
+            let (file, named) = match listed_idx.get(parent.as_str()) {
+                Some(file) => (Some(*file), None),
                 None => {
                     let named = by_name
                         .get(file_name(&parent))
                         .copied()
                         .flatten()
                         .filter(|named| *named != idx);
-                    let file = *unlisted.entry(parent.clone()).or_insert_with(|| {
-                        files.push(PlannedFile {
-                            path: Cow::Owned(parent.clone()),
-                            listed_instant: None,
-                            is_counted: false,
-                            keeps_records: false,
-                            keeps_keys: false,
-                        });
-                        files.len() - 1
+                    let file = is_in_stores(&parent, &options.store_roots).then(|| {
+                        *unlisted.entry(parent.clone()).or_insert_with(|| {
+                            files.push(PlannedFile {
+                                path: Cow::Owned(parent.clone()),
+                                listed_instant: None,
+                                is_counted: false,
+                                keeps_records: false,
+                                keeps_keys: false,
+                            });
+                            files.len() - 1
+                        })
                     });
                     (file, named)
                 }
@@ -172,7 +184,9 @@ impl<'l> StatsPlan<'l> {
             if let Some(named) = named {
                 files[named].keeps_keys = true;
             }
-            files[file].keeps_keys = true;
+            if let Some(file) = file {
+                files[file].keeps_keys = true;
+            }
             files[idx].keeps_records = true;
             fork_parents.push((
                 idx,
@@ -190,6 +204,7 @@ impl<'l> StatsPlan<'l> {
             options,
             sessions,
             files,
+            listed,
         }
     }
 
@@ -217,6 +232,10 @@ impl<'l> StatsPlan<'l> {
             keeps_records: file.keeps_records,
             keeps_keys: file.keeps_keys,
             listed_instant: file.listed_instant,
+            listed: &self.listed,
+            wants_facts: file.is_counted
+                && file.listed_instant.is_some()
+                && self.options.group_by.contains(&GroupKey::Session),
         };
         scan_file(&file.path, &request)
     }
@@ -243,6 +262,12 @@ impl<'l> StatsPlan<'l> {
         let mut groups: BTreeMap<Vec<KeyPart>, Usage> = BTreeMap::new();
         let mut is_counted = vec![false; self.sessions.len()];
         let mut total = Usage::default();
+        let mut n_warnings: u64 = 0;
+        let mut is_saturated = None;
+        // The records already counted in a fork whose parent cannot be used. Pi copies an
+        // entry into a fork with its `id` and `timestamp`, so forks that hold the same entry
+        // hold copies of one call, whichever parent path their headers name: it counts once.
+        let mut copied_without_parent: HashSet<&str> = HashSet::new();
 
         for (idx, session) in self.sessions.iter().enumerate() {
             if !self.files[idx].is_counted {
@@ -251,15 +276,23 @@ impl<'l> StatsPlan<'l> {
             }
             let scan = &scans[idx];
             if let Some(reason) = &scan.failure {
+                n_warnings = n_warnings.saturating_add(1);
                 warnings.push(Warning::new(&session.session.path, reason.as_str()));
                 continue;
             }
             is_counted[idx] = true;
+            n_warnings = n_warnings.saturating_add(scan.n_warnings);
             warnings.extend(scan.warnings.iter().cloned());
             let parent = session.fork_parent.as_ref().and_then(|parent| {
-                let mut found = usable_parent(session, scan, &parent.path, &scans[parent.file]);
+                let mut found = match parent.file {
+                    Some(file) => usable_parent(session, scan, &parent.path, &scans[file]),
+                    None => Err(format!(
+                        "fork parent {} is not a session file in the stores: it is not read, and entries are deduplicated only against other forks whose parent cannot be used",
+                        parent.path
+                    )),
+                };
                 if let (Err(_), Some(named)) = (&found, parent.by_name)
-                    && scans[parent.file].failure.is_some()
+                    && parent.file.is_none_or(|file| scans[file].failure.is_some())
                 {
                     let named_path = &self.sessions[named].session.path;
                     if let Ok(usable) = usable_parent(session, scan, named_path, &scans[named]) {
@@ -272,24 +305,44 @@ impl<'l> StatsPlan<'l> {
                         Some(parent)
                     }
                     Err(reason) => {
+                        n_warnings = n_warnings.saturating_add(1);
                         warnings.push(Warning::new(&session.session.path, reason));
                         None
                     }
                 }
             });
-            let own = own_figures(scan, parent);
+            let own = match (parent, &session.fork_parent) {
+                (None, Some(_)) => own_figures_once(scan, &mut copied_without_parent),
+                (parent, _) => own_figures(scan, parent),
+            };
+            let path = session.session.path.as_str();
             for (bucket, own) in scan.buckets.iter().zip(&own) {
                 let rest = self.rest_key(session, bucket.model.as_deref(), bucket.day);
-                total.add(own);
+                let mut saturates = total.add_checked(own);
                 if session_position.is_some() {
                     let figures = per_session[idx].entry(rest).or_default();
-                    figures.pi.add(&bucket.usage);
-                    figures.own.add(own);
-                    figures.with_runs.add(own);
-                } else {
-                    groups.entry(rest).or_default().add(own);
+                    saturates |= figures.pi.add_checked(&bucket.usage);
+                    saturates |= figures.own.add_checked(own);
+                    saturates |= figures.with_runs.add_checked(own);
+                } else if !own.is_empty() {
+                    // A cell only of nested usage counted in the runs' own files adds nothing:
+                    // it is no row.
+                    saturates |= groups.entry(rest).or_default().add_checked(own);
+                }
+                if saturates && is_saturated.is_none() {
+                    is_saturated = Some(path);
                 }
             }
+        }
+        if let Some(path) = is_saturated {
+            n_warnings = n_warnings.saturating_add(1);
+            warnings.push(Warning::new(
+                path,
+                format!(
+                    "the report's token or cost sums reached the largest value they can hold ({}) with this file and stopped there",
+                    u64::MAX
+                ),
+            ));
         }
 
         let mut rows = Vec::new();
@@ -314,6 +367,7 @@ impl<'l> StatsPlan<'l> {
                 }
                 let run = std::mem::take(&mut per_session[idx]);
                 for (rest, figures) in &run {
+                    // Saturation here is already said: the launcher's total is at its bound.
                     per_session[launcher]
                         .entry(rest.clone())
                         .or_default()
@@ -338,16 +392,17 @@ impl<'l> StatsPlan<'l> {
             }
             keyed.sort_by(|left, right| left.0.cmp(&right.0));
             for (key, figures) in keyed {
-                rows.push(self.row(&key, figures, &fork_of));
+                rows.push(self.row(&key, figures, &fork_of, &scans));
             }
         } else if !group_by.is_empty() {
             for (key, usage) in groups {
-                rows.push(self.row(&key, Figures::Group { usage }, &fork_of));
+                rows.push(self.row(&key, Figures::Group { usage }, &fork_of, &scans));
             }
         }
 
         warnings.sort();
         warnings.dedup();
+        bound_warnings(&mut warnings);
         StatsReport {
             group_by: group_by.clone(),
             time_zone: self.options.time_zone_name.clone(),
@@ -356,6 +411,7 @@ impl<'l> StatsPlan<'l> {
             rows,
             total,
             warnings,
+            n_warnings,
         }
     }
 
@@ -382,7 +438,13 @@ impl<'l> StatsPlan<'l> {
     }
 
     /// Returns the row for a full key (one part per grouped dimension, in order).
-    fn row(&self, key: &[KeyPart], figures: Figures, fork_of: &[Option<String>]) -> StatsRow {
+    fn row(
+        &self,
+        key: &[KeyPart],
+        figures: Figures,
+        fork_of: &[Option<String>],
+        scans: &[FileScan],
+    ) -> StatsRow {
         let mut row = StatsRow {
             session: None,
             project: None,
@@ -405,6 +467,9 @@ impl<'l> StatsPlan<'l> {
                             .launcher
                             .map(|launcher| self.sessions[launcher].session.path.clone()),
                         fork_of: fork_of[*idx].clone(),
+                        facts: scans
+                            .get(*idx)
+                            .map_or_else(SessionFacts::default, |scan| scan.facts.clone()),
                     });
                 }
                 KeyPart::Text(text) => {
@@ -513,7 +578,7 @@ fn usable_parent<'s>(
 /// does not hold.
 fn own_figures(scan: &FileScan, parent: Option<&FileScan>) -> Vec<Usage> {
     let Some(parent) = parent else {
-        return scan.buckets.iter().map(|bucket| bucket.usage).collect();
+        return scan.buckets.iter().map(|bucket| bucket.own).collect();
     };
     let mut own = vec![Usage::default(); scan.buckets.len()];
     for record in &scan.records {
@@ -526,6 +591,58 @@ fn own_figures(scan: &FileScan, parent: Option<&FileScan>) -> Vec<Usage> {
         }
     }
     own
+}
+
+/// Returns the own figure per cell of a fork whose parent cannot be used: the records no
+/// earlier such fork counted (`counted` holds their identities, and gets this fork's), so a
+/// copied entry counts once however many forks hold it.
+fn own_figures_once<'s>(scan: &'s FileScan, counted: &mut HashSet<&'s str>) -> Vec<Usage> {
+    let mut own = vec![Usage::default(); scan.buckets.len()];
+    for record in &scan.records {
+        let is_new = record.key.as_deref().is_none_or(|key| counted.insert(key));
+        if is_new {
+            own[record.bucket].add(&record.usage);
+        }
+    }
+    own
+}
+
+/// Returns whether `path` (normalised, absolute) is a `.jsonl` file below one of the store
+/// roots, both as written and once every link in it is resolved. Nothing is opened: the path
+/// is checked as text first, so a path outside the stores costs no system call at all, and
+/// every path that fails gives the same answer whether it exists or not.
+fn is_in_stores(path: &str, store_roots: &[String]) -> bool {
+    let is_below = |path: &str| {
+        store_roots.iter().any(|root| {
+            path.strip_prefix(root.as_str())
+                .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
+        })
+    };
+    if !path.starts_with('/') || !path.ends_with(".jsonl") || !is_below(path) {
+        return false;
+    }
+    std::fs::canonicalize(path).is_ok_and(|resolved| {
+        resolved
+            .to_str()
+            .is_some_and(|resolved| resolved.ends_with(".jsonl") && is_below(resolved))
+    })
+}
+
+/// Holds `warnings` to [`MAX_REPORT_WARNINGS`]: the first ones, then one that says how many
+/// more there were.
+fn bound_warnings(warnings: &mut Vec<Warning>) {
+    if warnings.len() <= MAX_REPORT_WARNINGS {
+        return;
+    }
+    let n_more = warnings.len() - (MAX_REPORT_WARNINGS - 1);
+    warnings.truncate(MAX_REPORT_WARNINGS - 1);
+    let path = warnings
+        .last()
+        .map_or_else(String::new, |last| last.path.clone());
+    warnings.push(Warning::new(
+        &path,
+        format!("… and {n_more} more warnings in this report"),
+    ));
 }
 
 /// Returns the label of the period `day` falls in: the day itself, its week's Monday or its

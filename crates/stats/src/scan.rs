@@ -25,7 +25,8 @@ use std::path::Path;
 
 use jiff::civil::Date;
 use memchr::memmem::Finder;
-use pi_retrospect_core::stats::Usage;
+use pi_retrospect_core::path::normalize_absolute;
+use pi_retrospect_core::stats::{MAX_FACT_CHARS, MAX_TOOL_NAMES, SessionFacts, Usage};
 use pi_retrospect_core::{Timestamp as HeaderInstant, Warning, timestamp};
 use pi_retrospect_header::{
     HeaderError, MAX_HEADER_LINE_BYTES, Symlinks, describe_io, open_regular, parse_header,
@@ -36,6 +37,10 @@ use crate::options::StatsOptions;
 
 /// Bytes read at a time; a line that fits is decoded from the buffer in place.
 const READ_BYTES: usize = 1024 * 1024;
+
+/// Problem lines of one file reported one by one; the rest are one `… and N more` warning,
+/// so a file of a million bad lines costs a count, not a million warnings.
+pub(crate) const MAX_LINE_WARNINGS: usize = 5;
 
 /// The substring every line that can carry usage contains.
 const USAGE_NEEDLE: &[u8] = b"\"usage\"";
@@ -62,6 +67,12 @@ pub(crate) struct ScanRequest<'a> {
     /// The header's instant, when the listing has already validated this file's header: line
     /// 1 is then only checked to be a session header, not validated again.
     pub listed_instant: Option<HeaderInstant>,
+    /// The paths of every session file of the listing: a subagent run a tool result names
+    /// is counted from its own file when that file is one of these, and from the tool
+    /// result's nested usage only when it is not.
+    pub listed: &'a HashSet<&'a str>,
+    /// Whether to read what the session was ([`SessionFacts`]), for rows grouped by session.
+    pub wants_facts: bool,
 }
 
 /// The identity of an entry across a fork: its `id` and `timestamp`, which Pi copies verbatim.
@@ -75,8 +86,12 @@ pub(crate) struct Bucket {
     /// The record's calendar day in the report's zone, when rows are keyed by a period;
     /// `None` there means the record had no valid timestamp.
     pub day: Option<Date>,
-    /// The sum of the records in the cell.
+    /// The sum of the records in the cell as Pi counts them (a tool result's nested usage
+    /// whole).
     pub usage: Usage,
+    /// The sum of what the records add to a report: a tool result's nested usage only for
+    /// the subagent runs whose session files are not listed.
+    pub own: Usage,
 }
 
 /// One counted record of a fork, kept until its parent's keys are known.
@@ -86,7 +101,7 @@ pub(crate) struct Record {
     pub key: Option<EntryKey>,
     /// Index of its cell in [`FileScan::buckets`].
     pub bucket: usize,
-    /// Its figures.
+    /// What it adds to a report (see [`Bucket::own`]).
     pub usage: Usage,
 }
 
@@ -105,8 +120,12 @@ pub struct FileScan {
     pub(crate) records: Vec<Record>,
     /// The identity of every record carrying usage, in range or not, when asked for.
     pub(crate) keys: HashSet<EntryKey>,
-    /// Lines that could not be counted.
+    /// Lines that could not be counted (the first few; see [`MAX_LINE_WARNINGS`]).
     pub(crate) warnings: Vec<Warning>,
+    /// How many problems were found, those summed up in one warning included.
+    pub(crate) n_warnings: u64,
+    /// What the session was, when asked for.
+    pub(crate) facts: SessionFacts,
 }
 
 /// Reads the session file at `path` and collects what `request` asks for.
@@ -141,8 +160,21 @@ struct Scanner<'a> {
     days: DayCache,
     n_without_time: u64,
     is_time_bounded: bool,
-    /// Problems found on lines, by the byte offset where the line starts.
+    /// The first few problems found on lines, by the byte offset where the line starts.
     line_warnings: Vec<(u64, String)>,
+    /// How many problem lines there were in all.
+    n_line_problems: u64,
+    /// Whether a sum of the file stopped at its bound.
+    is_saturated: bool,
+    /// Subagent runs named by tool results whose session files are not listed, and the
+    /// first such file named.
+    n_missing_runs: u64,
+    first_missing_run: Option<String>,
+    /// The first and last entry timestamps seen, in file order.
+    first_time: Option<HeaderInstant>,
+    last_time: Option<HeaderInstant>,
+    /// Whether the line after the header has been looked at for the first timestamp.
+    is_first_entry_seen: bool,
 }
 
 impl<'a> Scanner<'a> {
@@ -163,10 +195,39 @@ impl<'a> Scanner<'a> {
             n_without_time: 0,
             is_time_bounded: options.since.is_some() || options.until.is_some(),
             line_warnings: Vec::new(),
+            n_line_problems: 0,
+            is_saturated: false,
+            n_missing_runs: 0,
+            first_missing_run: None,
+            first_time: None,
+            last_time: None,
+            is_first_entry_seen: false,
         }
     }
 
     fn finish(mut self) -> FileScan {
+        if self.n_missing_runs > 0 {
+            let named = match &self.first_missing_run {
+                Some(path) => format!("the first named is {path}"),
+                None => "they name no session file".to_owned(),
+            };
+            self.warn(format!(
+                "{} subagent runs launched here have no session file in the listing ({named}): their usage is counted from this session's tool results",
+                self.n_missing_runs
+            ));
+        }
+        if self.is_saturated {
+            self.warn(format!(
+                "token or cost sums reached the largest value they can hold ({}) and stopped there",
+                u64::MAX
+            ));
+        }
+        if self.request.wants_facts
+            && let (Some(first), Some(last)) = (self.first_time, self.last_time)
+        {
+            let millis = last.as_millis().saturating_sub(first.as_millis());
+            self.scan.facts.duration_ms = u64::try_from(millis).ok();
+        }
         if self.n_without_time > 0 {
             let what = if self.is_time_bounded {
                 "left out of the time range"
@@ -182,6 +243,7 @@ impl<'a> Scanner<'a> {
     }
 
     fn warn(&mut self, reason: String) {
+        self.scan.n_warnings = self.scan.n_warnings.saturating_add(1);
         self.scan.warnings.push(Warning::new(self.path, reason));
     }
 
@@ -189,7 +251,10 @@ impl<'a> Scanner<'a> {
     /// once the file has been read (see [`Scanner::number_lines`]): counting every newline as
     /// the file goes by would cost a pass over all of its bytes for warnings that are rare.
     fn warn_at(&mut self, line_offset: u64, reason: String) {
-        self.line_warnings.push((line_offset, reason));
+        self.n_line_problems += 1;
+        if self.line_warnings.len() < MAX_LINE_WARNINGS {
+            self.line_warnings.push((line_offset, reason));
+        }
     }
 
     /// Turns the problems noted by [`Scanner::warn_at`] into warnings naming their line,
@@ -212,6 +277,16 @@ impl<'a> Scanner<'a> {
             }
             self.warn(format!("line {line_no}: {reason}"));
         }
+        let n_more = self
+            .n_line_problems
+            .saturating_sub(MAX_LINE_WARNINGS as u64);
+        if n_more > 0 {
+            self.warn(format!(
+                "… and {n_more} more lines that could not be counted"
+            ));
+            // The summing-up warning stands for the lines it counts, not for one more.
+            self.scan.n_warnings = self.scan.n_warnings.saturating_add(n_more - 1);
+        }
         Ok(())
     }
 
@@ -220,6 +295,18 @@ impl<'a> Scanner<'a> {
     fn read(&mut self, path: &Path) -> Result<(), String> {
         let (file, metadata) =
             open_regular(path, Symlinks::Refuse).map_err(|error| error.reason())?;
+        if self.request.wants_facts {
+            // The name and first request as `list -l` reads them, from the same descriptor.
+            match pi_retrospect_transcript::read_summary_from(path, &file) {
+                Ok(summary) => {
+                    self.scan.facts.name = summary.name;
+                    self.scan.facts.first_user_message = summary
+                        .first_user_message
+                        .map(|text| cut_chars(text, MAX_FACT_CHARS));
+                }
+                Err(error) => self.warn(error.to_string()),
+            }
+        }
         BUFFER
             .with(|buffer| {
                 let mut buffer = buffer.borrow_mut();
@@ -361,6 +448,9 @@ impl<'a> Scanner<'a> {
             }
             position = (end + 1).min(region.len());
         }
+        if self.request.wants_facts {
+            self.note_entry_times(&region[position..]);
+        }
         let mut next_usage = self.usage_finder.find(&region[position..]);
         let mut next_model_change = self
             .model_change_finder
@@ -388,16 +478,36 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// Notes the timestamp of the first entry of the file (the first line of the first
+    /// `lines` after the header) and of the last line of `lines`: the last one noted is the
+    /// file's last entry, and each costs one decode per read buffer.
+    fn note_entry_times(&mut self, lines: &[u8]) {
+        let lines = lines.strip_suffix(b"\n").unwrap_or(lines);
+        if lines.is_empty() {
+            return;
+        }
+        if !self.is_first_entry_seen {
+            self.is_first_entry_seen = true;
+            let end = memchr::memchr(b'\n', lines).unwrap_or(lines.len());
+            self.first_time = entry_timestamp(&lines[..end]);
+        }
+        let start = memchr::memrchr(b'\n', lines).map_or(0, |newline| newline + 1);
+        if let Some(instant) = entry_timestamp(&lines[start..]) {
+            self.last_time = Some(instant);
+        }
+    }
+
     /// Decodes one line that may carry usage and counts it as Pi would.
     fn on_line(&mut self, line: &[u8], line_offset: u64) {
         let mut entry = RawEntry::default();
         let options = self.request.options;
-        match parse_entry(
-            line,
-            options.needs_model(),
-            options.needs_time(),
-            &mut entry,
-        ) {
+        let wants = Wants {
+            models: options.needs_model(),
+            time: options.needs_time(),
+            facts: self.request.wants_facts,
+            listed: self.request.listed,
+        };
+        match parse_entry(line, &wants, &mut entry) {
             Ok(true) => {}
             Ok(false) => return,
             Err(error) => {
@@ -406,7 +516,7 @@ impl<'a> Scanner<'a> {
             }
         }
         let kind = entry.kind.as_deref().unwrap_or_default();
-        let (usage, model, is_required) = match kind {
+        let (usage, model, is_required, runs) = match kind {
             b"message" => {
                 let Some(message) = &entry.message else {
                     return;
@@ -418,16 +528,21 @@ impl<'a> Scanner<'a> {
                         {
                             self.current_model = Some(name);
                         }
+                        if self.request.wants_facts {
+                            count_turn(&mut self.scan.facts, &message.tool_calls);
+                        }
                         (
                             &message.usage,
                             ModelOf::Pair(&message.provider, &message.model),
                             true,
+                            None,
                         )
                     }
                     Some(b"toolResult") => (
                         &message.usage,
                         ModelOf::Tool(message.tool_name.as_deref()),
                         false,
+                        Some(&message.runs),
                     ),
                     _ => return,
                 }
@@ -436,8 +551,9 @@ impl<'a> Scanner<'a> {
                 &entry.usage,
                 ModelOf::Pair(&entry.provider, &entry.model),
                 true,
+                None,
             ),
-            b"compaction" | b"branch_summary" => (&entry.usage, ModelOf::Current, false),
+            b"compaction" | b"branch_summary" => (&entry.usage, ModelOf::Current, false, None),
             b"model_change" => {
                 if let Some(name) = model_name(&entry.provider, &entry.model_id) {
                     self.current_model = Some(name);
@@ -468,6 +584,39 @@ impl<'a> Scanner<'a> {
                 return;
             }
         };
+        self.is_saturated |= [usage.output, usage.cache_read, usage.cache_write]
+            .into_iter()
+            .try_fold(usage.input, u64::checked_add)
+            .is_none();
+        // A tool result's nested usage is the sum of the subagent runs it launched or waited
+        // for. A run whose session file is listed is counted there, call by call with its
+        // model and time; only the runs without one are counted here, from their share.
+        let own = match runs {
+            Some(runs) if runs.n_listed > 0 => {
+                let mut own = runs.unlisted;
+                own.n_entries = u64::from(runs.n_unlisted > 0);
+                own.n_cost_unknown = own.n_cost_unknown.min(own.n_entries);
+                own
+            }
+            _ => usage,
+        };
+        if let Some(runs) = runs {
+            if runs.n_unlisted > 0 && self.request.is_counted {
+                self.n_missing_runs = self.n_missing_runs.saturating_add(runs.n_unlisted);
+                if self.first_missing_run.is_none() {
+                    self.first_missing_run = runs.first_unlisted.clone();
+                }
+            }
+            if runs.n_bad > 0 {
+                self.warn_at(
+                    line_offset,
+                    format!(
+                        "{} subagent runs in the tool result's details have a usage that is not a token count: not counted",
+                        runs.n_bad
+                    ),
+                );
+            }
+        }
         // An entry's identity is needed only to tell a fork's copies from its own entries.
         let key = match (&entry.id, &entry.timestamp) {
             (Some(id), Some(timestamp))
@@ -504,9 +653,15 @@ impl<'a> Scanner<'a> {
             }
         }
         let bucket = self.bucket_index(day);
-        self.scan.buckets[bucket].usage.add(&usage);
+        let cell = &mut self.scan.buckets[bucket];
+        self.is_saturated |= cell.usage.add_checked(&usage);
+        self.is_saturated |= cell.own.add_checked(&own);
         if self.request.keeps_records {
-            self.scan.records.push(Record { key, bucket, usage });
+            self.scan.records.push(Record {
+                key,
+                bucket,
+                usage: own,
+            });
         }
     }
 
@@ -562,6 +717,7 @@ impl<'a> Scanner<'a> {
             model: model.map(Box::from),
             day,
             usage: Usage::default(),
+            own: Usage::default(),
         });
         self.scan.buckets.len() - 1
     }
@@ -629,6 +785,9 @@ fn entry_key(id: &[u8], timestamp: &[u8]) -> EntryKey {
 
 /// Returns a record's figures, or what is wrong with its token counts.
 fn usage_of(raw: &RawUsage) -> Result<Usage, String> {
+    if let Some(name) = raw.not_a_number {
+        return Err(format!("usage.{name} is not a number"));
+    }
     let tokens = |value: Option<Number>, name: &str| -> Result<u64, String> {
         match value {
             None => Ok(0),
@@ -641,6 +800,8 @@ fn usage_of(raw: &RawUsage) -> Result<Usage, String> {
     let output = tokens(raw.output, "output")?;
     let cache_read = tokens(raw.cache_read, "cacheRead")?;
     let cache_write = tokens(raw.cache_write, "cacheWrite")?;
+    // A record whose counts add up past the largest count stops there, like every sum; the
+    // scanner says so (see `is_saturated`).
     let total = input
         .saturating_add(output)
         .saturating_add(cache_read)
@@ -742,6 +903,36 @@ struct RawMessage<'a> {
     tool_name: Option<Cow<'a, str>>,
     timestamp: Option<Number>,
     usage: UsageField,
+    /// The subagent runs a tool result's `details` names (pi-subagents).
+    runs: RunTally,
+    /// The names of an assistant message's tool calls, when facts are wanted.
+    tool_calls: Vec<Cow<'a, str>>,
+}
+
+/// What to decode of a line.
+struct Wants<'a> {
+    models: bool,
+    time: bool,
+    facts: bool,
+    listed: &'a HashSet<&'a str>,
+}
+
+/// The subagent runs a tool result stands for, as pi-subagents records them: each entry of
+/// `details.results` (a foreground launch) and of `details.completions[].results` (a
+/// background run's completion, delivered by a later wait) has the run's `sessionFile` and
+/// its `usage` (`input`, `output`, `cacheRead`, `cacheWrite`, `cost` in dollars).
+#[derive(Default)]
+struct RunTally {
+    /// Runs whose session file is in the listing.
+    n_listed: u64,
+    /// Runs with usage whose session file is not (or that name none).
+    n_unlisted: u64,
+    /// The sum of their usage.
+    unlisted: Usage,
+    /// The first session file such a run names.
+    first_unlisted: Option<String>,
+    /// Runs whose usage could not be read.
+    n_bad: u64,
 }
 
 /// A `usage` member as JavaScript's truthiness sees it.
@@ -766,6 +957,29 @@ struct RawUsage {
     cache_write: Option<Number>,
     /// `cost.total`, when `cost` is an object holding a number there.
     cost_total: Option<Number>,
+    /// The first token member whose value is neither a number nor `null` (a string, say):
+    /// Pi's sums would turn such a value into text, so the record is not counted.
+    not_a_number: Option<&'static str>,
+}
+
+impl RawUsage {
+    /// Reads the value of the token member `name` (a number, or `null` for none).
+    fn token(
+        &mut self,
+        reader: &mut Reader<'_>,
+        name: &'static str,
+    ) -> Result<Option<Number>, JsonError> {
+        match reader.next_kind()? {
+            b'-' | b'0'..=b'9' => reader.number(),
+            // Only `null` starts with `n`; JavaScript adds it as 0.
+            b'n' => reader.literal().map(|_| None),
+            _ => {
+                reader.skip_value()?;
+                self.not_a_number.get_or_insert(name);
+                Ok(None)
+            }
+        }
+    }
 }
 
 /// Returns whether a header line (already validated once, by the listing) is still a JSON
@@ -790,10 +1004,10 @@ fn is_session_header(line: &[u8]) -> bool {
 /// `wants_models`; other values are checked and passed over.
 fn parse_entry<'a>(
     line: &'a [u8],
-    wants_models: bool,
-    wants_time: bool,
+    wants: &Wants<'_>,
     entry: &mut RawEntry<'a>,
 ) -> Result<bool, JsonError> {
+    let wants_models = wants.models;
     let mut reader = Reader::new(line);
     let is_object = reader.object(|reader, name| {
         match name {
@@ -802,9 +1016,8 @@ fn parse_entry<'a>(
             b"timestamp" => entry.timestamp = reader.bytes()?,
             b"message" => {
                 let message = entry.message.insert(RawMessage::default());
-                let is_object = reader.object(|reader, name| {
-                    message.member(reader, name, wants_models, wants_time)
-                })?;
+                let is_object =
+                    reader.object(|reader, name| message.member(reader, name, wants))?;
                 if !is_object {
                     entry.message = None;
                 }
@@ -826,20 +1039,174 @@ impl<'a> RawMessage<'a> {
         &mut self,
         reader: &mut Reader<'a>,
         name: &[u8],
-        wants_models: bool,
-        wants_time: bool,
+        wants: &Wants<'_>,
     ) -> Result<(), JsonError> {
         match name {
             b"role" => self.role = reader.bytes()?,
-            b"provider" if wants_models => self.provider = reader.text()?,
-            b"model" if wants_models => self.model = reader.text()?,
-            b"toolName" if wants_models => self.tool_name = reader.text()?,
-            b"timestamp" if wants_time => self.timestamp = reader.number()?,
+            b"provider" if wants.models => self.provider = reader.text()?,
+            b"model" if wants.models => self.model = reader.text()?,
+            b"toolName" if wants.models => self.tool_name = reader.text()?,
+            b"timestamp" if wants.time => self.timestamp = reader.number()?,
             b"usage" => self.usage = read_usage(reader)?,
+            b"details" => {
+                let runs = &mut self.runs;
+                reader.object(|reader, name| match name {
+                    b"results" => reader
+                        .array(|reader| read_run(reader, wants.listed, runs))
+                        .map(drop),
+                    b"completions" => reader
+                        .array(|reader| {
+                            reader
+                                .object(|reader, name| match name {
+                                    b"results" => reader
+                                        .array(|reader| read_run(reader, wants.listed, runs))
+                                        .map(drop),
+                                    _ => reader.skip_value(),
+                                })
+                                .map(drop)
+                        })
+                        .map(drop),
+                    _ => reader.skip_value(),
+                })?;
+            }
+            b"content" if wants.facts => {
+                let names = &mut self.tool_calls;
+                reader.array(|reader| {
+                    let mut is_tool_call = false;
+                    let mut tool = None;
+                    reader.object(|reader, name| {
+                        match name {
+                            b"type" => {
+                                is_tool_call = reader.bytes()?.as_deref() == Some(b"toolCall")
+                            }
+                            b"name" => tool = reader.text()?,
+                            _ => reader.skip_value()?,
+                        }
+                        Ok(())
+                    })?;
+                    if is_tool_call {
+                        names.push(tool.unwrap_or(Cow::Borrowed("unknown")));
+                    }
+                    Ok(())
+                })?;
+            }
             _ => reader.skip_value()?,
         }
         Ok(())
     }
+}
+
+/// Reads one subagent run of a tool result's details into `runs`.
+fn read_run<'a>(
+    reader: &mut Reader<'a>,
+    listed: &HashSet<&str>,
+    runs: &mut RunTally,
+) -> Result<(), JsonError> {
+    let mut session_file: Option<Cow<'a, str>> = None;
+    let mut usage = None;
+    reader.object(|reader, name| {
+        match name {
+            b"sessionFile" => session_file = reader.text()?,
+            b"usage" => {
+                let mut raw = RawUsage::default();
+                let is_object = reader.object(|reader, name| {
+                    match name {
+                        b"input" => raw.input = raw.token(reader, "input")?,
+                        b"output" => raw.output = raw.token(reader, "output")?,
+                        b"cacheRead" => raw.cache_read = raw.token(reader, "cacheRead")?,
+                        b"cacheWrite" => raw.cache_write = raw.token(reader, "cacheWrite")?,
+                        // pi-subagents keeps a run's cost as a number; Pi's shape too.
+                        b"cost" => match reader.next_kind()? {
+                            b'{' => {
+                                reader.object(|reader, name| {
+                                    match name {
+                                        b"total" => raw.cost_total = reader.number()?,
+                                        _ => reader.skip_value()?,
+                                    }
+                                    Ok(())
+                                })?;
+                            }
+                            _ => raw.cost_total = reader.number()?,
+                        },
+                        _ => reader.skip_value()?,
+                    }
+                    Ok(())
+                })?;
+                usage = is_object.then(|| usage_of(&raw));
+            }
+            _ => reader.skip_value()?,
+        }
+        Ok(())
+    })?;
+    let is_listed = session_file.as_deref().is_some_and(|path| {
+        listed.contains(path)
+            || (path.starts_with('/') && listed.contains(normalize_absolute(path).as_str()))
+    });
+    if is_listed {
+        runs.n_listed += 1;
+        return Ok(());
+    }
+    match usage {
+        Some(Ok(usage)) if usage.total > 0 || usage.cost != 0.0 => {
+            runs.n_unlisted += 1;
+            runs.unlisted.add(&usage);
+            if runs.first_unlisted.is_none() {
+                runs.first_unlisted = session_file.map(Cow::into_owned);
+            }
+        }
+        Some(Err(_)) => runs.n_bad += 1,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Counts one assistant message and its tool calls into `facts`.
+fn count_turn(facts: &mut SessionFacts, tool_calls: &[Cow<'_, str>]) {
+    facts.n_turns = facts.n_turns.saturating_add(1);
+    for tool in tool_calls {
+        let name = if facts.tool_calls.contains_key(tool.as_ref())
+            || facts.tool_calls.len() < MAX_TOOL_NAMES
+        {
+            tool.as_ref()
+        } else {
+            "(other)"
+        };
+        match facts.tool_calls.get_mut(name) {
+            Some(count) => *count = count.saturating_add(1),
+            None => {
+                facts.tool_calls.insert(name.to_owned(), 1);
+            }
+        }
+    }
+}
+
+/// Returns `text` cut to at most `max` characters, ending in `…` when it was cut.
+fn cut_chars(text: String, max: usize) -> String {
+    match text.char_indices().nth(max.saturating_sub(1)) {
+        Some((end, _)) if text[end..].chars().nth(1).is_some() => {
+            let mut cut = text[..end].to_owned();
+            cut.push('…');
+            cut
+        }
+        _ => text,
+    }
+}
+
+/// Returns the `timestamp` of an entry line, when it is an object with a valid one.
+fn entry_timestamp(line: &[u8]) -> Option<HeaderInstant> {
+    let mut reader = Reader::new(line);
+    let mut found = None;
+    reader
+        .object(|reader, name| {
+            match name {
+                b"timestamp" => found = reader.bytes()?,
+                _ => reader.skip_value()?,
+            }
+            Ok(())
+        })
+        .ok()?;
+    let text = found?;
+    timestamp::parse(std::str::from_utf8(&text).ok()?)
 }
 
 /// Reads a `usage` member, classified the way JavaScript's truthiness and Pi's code see it.
@@ -849,10 +1216,10 @@ fn read_usage(reader: &mut Reader<'_>) -> Result<UsageField, JsonError> {
             let mut usage = RawUsage::default();
             reader.object(|reader, name| {
                 match name {
-                    b"input" => usage.input = reader.number()?,
-                    b"output" => usage.output = reader.number()?,
-                    b"cacheRead" => usage.cache_read = reader.number()?,
-                    b"cacheWrite" => usage.cache_write = reader.number()?,
+                    b"input" => usage.input = usage.token(reader, "input")?,
+                    b"output" => usage.output = usage.token(reader, "output")?,
+                    b"cacheRead" => usage.cache_read = usage.token(reader, "cacheRead")?,
+                    b"cacheWrite" => usage.cache_write = usage.token(reader, "cacheWrite")?,
                     b"cost" => {
                         let mut total = None;
                         let is_object = reader.object(|reader, name| {

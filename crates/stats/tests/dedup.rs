@@ -201,7 +201,7 @@ fn a_missing_parent_counts_everything_and_says_so() {
     assert_eq!(
         reasons,
         [
-            "fork parent /gone/--work-app--/2025-12-01T00-00-00-000Z_gone.jsonl could not be read (No such file or directory): every entry is counted as this session's own"
+            "fork parent /gone/--work-app--/2025-12-01T00-00-00-000Z_gone.jsonl is not a session file in the stores: it is not read, and entries are deduplicated only against other forks whose parent cannot be used"
         ]
     );
     assert!(report.warnings[0].path.ends_with(F));
@@ -218,7 +218,7 @@ fn a_moved_store_finds_the_parent_by_its_file_name() {
 
 #[test]
 fn a_parent_outside_the_listing_is_read_for_its_entries_only() {
-    let (_dir, full) = store(parent_path);
+    let (dir, full) = store(parent_path);
     // Only the fork is selected (as `--since` on the header or `--id` would select it).
     let only_fork = Listing {
         sessions: full
@@ -229,7 +229,9 @@ fn a_parent_outside_the_listing_is_read_for_its_entries_only() {
             .collect(),
         warnings: Vec::new(),
     };
-    let report = report_of(&only_fork, &[GroupKey::Session]);
+    let mut in_store = options(&[GroupKey::Session]);
+    in_store.store_roots = vec![canonical_root(dir.path())];
+    let report = report(&only_fork, &in_store);
     assert_eq!(report.warnings, Vec::<Warning>::new());
     assert_eq!(report.total.input, 300, "only the fork's own call");
     assert_eq!(by_session(&report).len(), 1);
@@ -286,4 +288,101 @@ fn parents_that_name_each_other_still_count_every_call() {
             .reason
             .contains("is not older than this session")
     );
+}
+
+/// Returns a directory as the application passes a store root: canonical, as text.
+fn canonical_root(dir: &std::path::Path) -> String {
+    std::fs::canonicalize(dir)
+        .expect("canonical temp dir")
+        .display()
+        .to_string()
+}
+
+/// A fork whose header names, as its parent, the file at `parent`; its entries are the two
+/// calls of the parent (copied) and one of its own.
+fn fork_naming(name: &str, parent: &str) -> (String, Vec<String>) {
+    let mut lines = vec![header(name, "2026-01-02T00:00:00.000Z", Some(parent))];
+    lines.extend(parent_entries());
+    lines.push(assistant(
+        &format!("{name}-own"),
+        Some("a2"),
+        "2026-01-02T00:00:01.000Z",
+        "m",
+        1000,
+        Some(1.0),
+    ));
+    let relative = format!("--work-app--/2026-01-02T00-00-00-000Z_{name}.jsonl");
+    (relative, lines)
+}
+
+#[test]
+fn a_parent_outside_the_stores_is_never_opened_nor_told_apart() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let outside = tempfile::tempdir().expect("temp dir");
+    let fifo = outside.path().join("fifo.jsonl");
+    // Opening a FIFO with no writer would block the scan forever: the test would hang.
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let real_outside = outside.path().join("real.jsonl");
+    let mut parent = vec![header("p", "2026-01-01T00:00:00.000Z", None)];
+    parent.extend(parent_entries());
+    materialize(outside.path(), &[("real.jsonl", parent)]);
+    let root = dir.path();
+    let link = root.join("--work-app--/2025-01-01T00-00-00-000Z_link.jsonl");
+    let named = [
+        ("a", "/etc/hostname".to_owned()),
+        ("b", "/dev/zero".to_owned()),
+        ("c", fifo.display().to_string()),
+        ("d", real_outside.display().to_string()),
+        (
+            "e",
+            "/nonexistent/2026-01-01T00-00-00-000Z_p.jsonl".to_owned(),
+        ),
+        // Inside the store as written, outside once the link is resolved.
+        ("g", link.display().to_string()),
+        // Inside the store as written, outside once `..` is resolved.
+        ("h", format!("{}/../real.jsonl", root.display())),
+    ];
+    let files: Vec<(String, Vec<String>)> = named
+        .iter()
+        .map(|(name, parent)| fork_naming(name, parent))
+        .collect();
+    let files: Vec<(&str, Vec<String>)> = files
+        .iter()
+        .map(|(path, lines)| (path.as_str(), lines.clone()))
+        .collect();
+    materialize(root, &files);
+    std::os::unix::fs::symlink(&real_outside, &link).expect("symlink");
+    let listing = listing(root);
+    let mut in_store = options(&[GroupKey::Session]);
+    in_store.store_roots = vec![canonical_root(root)];
+    let report = report(&listing, &in_store);
+
+    // Each warning says the same whether the path exists, is a device, a FIFO or a link.
+    let mut reasons: Vec<String> = report
+        .warnings
+        .iter()
+        .filter(|warning| warning.reason.starts_with("fork parent"))
+        .map(|warning| {
+            let (name, parent) = named
+                .iter()
+                .find(|(name, _)| warning.path.ends_with(&format!("_{name}.jsonl")))
+                .expect("a fork's warning");
+            let parent = pi_retrospect_core::path::normalize_absolute(parent);
+            format!("{name}: {}", warning.reason.replace(&parent, "PARENT"))
+        })
+        .collect();
+    reasons.sort();
+    let expected: Vec<String> = named
+        .iter()
+        .map(|(name, _)| {
+            format!("{name}: fork parent PARENT is not a session file in the stores: it is not read, and entries are deduplicated only against other forks whose parent cannot be used")
+        })
+        .collect();
+    assert_eq!(reasons, expected);
+    // The forks hold copies of the same two calls: counted once, not once per fork.
+    assert_eq!(report.total.input, 100 + 200 + 1000 * named.len() as u64);
 }

@@ -34,10 +34,13 @@ const MAX_LIMIT: u64 = 500;
 const DESCRIPTION: &str = "\
 Counts input, output, cache read, cache write and total tokens and cost the way Pi counts a \
 session's totals (assistant usage, `usage` entries, compaction and branch-summary usage, tools' \
-nested usage; every branch, each entry once). Subagent runs are counted once on their own rows \
-(each session row's `withRuns` adds them into their launcher; rollup shows that figure in the \
-text); a fork's copied entries count once in every \
-aggregate, and per session `pi` is what Pi reports for the file while `own` leaves copies out. \
+nested usage; every branch). Each model call counts once in `total` and every row. Per session: \
+`pi` is what Pi's /session shows for the file (fork copies and the nested usage of the subagent \
+runs it launched included); `own` is the calls made in that file alone (a tool result's nested \
+usage only for runs whose session files are missing, with a warning); `withRuns` is own plus \
+every run below it (what the session cost with its delegated work; rollup shows it in the \
+text). Session rows also carry cwd, name, firstUserMessage, nTurns, toolCalls by tool and \
+durationMs. \
 cost is what the provider recorded; nCostUnknown counts records without one. \
 by: any of session, project, model, day, week, month (combined in order); timeZone is an IANA \
 name for the periods (default the server's zone); startTimestamp/endTimestamp bound each \
@@ -198,6 +201,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
                 rollup: params.rollup,
                 color: false,
                 id_prefixes: Some(&id_prefixes),
+                width: None,
             },
         )
     })?;

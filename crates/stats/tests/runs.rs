@@ -1,0 +1,238 @@
+//! Subagent runs counted once: pi-subagents records on the tool result that launched (or
+//! waited for) runs a nested `usage`, the sum of the runs' usage, and in `details` each run's
+//! `sessionFile` and `usage`. Pi's own per-file figure includes that nested usage; every
+//! aggregate counts the run files instead, and the nested usage only of runs whose files are
+//! missing. The lines are written the way pi-subagents writes them (`withAggregatedToolUsage`
+//! for a foreground launch, `completionUsage` for a background run's wait).
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{assistant, header, listing, materialize, options, report, usage, user};
+use pi_retrospect_stats::{Figures, GroupKey, StatsReport};
+
+const P: &str = "--work-app--/2026-03-01T00-00-00-000Z_p.jsonl";
+const RUN_0: &str = "--work-app--/2026-03-01T00-00-00-000Z_p/7a1e/run-0/session.jsonl";
+const RUN_1: &str = "--work-app--/2026-03-01T00-00-00-000Z_p/7a1e/run-1/session.jsonl";
+const BG_RUN: &str = "--work-app--/2026-03-01T00-00-00-000Z_p/b9c2/run-0/session.jsonl";
+/// A run whose file is gone (a deleted run directory): only the tool result tells its usage.
+const GONE_RUN: &str = "--work-app--/2026-03-01T00-00-00-000Z_p/d4f0/run-0/session.jsonl";
+const ARTIFACT: &str =
+    "--work-app--/2026-03-01T00-00-00-000Z_p/subagent-artifacts/7a1e_run-0_session.jsonl";
+
+/// pi-subagents' own usage record of a run (`cost` in dollars, `turns`).
+fn run_usage(input: u64, cost: f64) -> String {
+    format!(
+        r#"{{"input":{input},"output":1,"cacheRead":0,"cacheWrite":0,"cost":{cost},"turns":1}}"#
+    )
+}
+
+/// One `details.results[]` entry of a run: agent, run id, its session file and usage.
+fn run_result(root: &str, run: &str, input: u64, cost: f64) -> String {
+    format!(
+        r#"{{"agent":"worker","task":"t","exitCode":0,"usage":{},"model":"anthropic/m","sessionFile":"{root}/{run}","messages":[{{"role":"assistant","usage":{}}}]}}"#,
+        run_usage(input, cost),
+        usage(input, 1, Some(cost)),
+    )
+}
+
+/// A `subagent` tool result carrying `details` and, when the runs did model work, their sum
+/// as the message's `usage` (Pi's shape: `totalTokens`, `cost.total`).
+fn tool_result(
+    id: &str,
+    timestamp: &str,
+    details: &str,
+    nested: Option<(u64, u64, f64)>,
+) -> String {
+    let nested = nested.map_or(String::new(), |(input, output, cost)| {
+        format!(r#","usage":{}"#, usage(input, output, Some(cost)))
+    });
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":"a1","timestamp":"{timestamp}","message":{{"role":"toolResult","toolCallId":"c-{id}","toolName":"subagent","content":[{{"type":"text","text":"done"}}],"details":{details},"isError":false,"timestamp":1{nested}}}}}"#
+    )
+}
+
+fn run_file(id: &str, timestamp: &str, input: u64, cost: f64) -> Vec<String> {
+    vec![
+        header(id, timestamp, None),
+        user(&format!("{id}-u"), None, timestamp),
+        assistant(
+            &format!("{id}-a"),
+            Some(&format!("{id}-u")),
+            timestamp,
+            "m",
+            input,
+            Some(cost),
+        ),
+    ]
+}
+
+/// The launching session: one call of its own (100 tokens, $0.25); a foreground launch of
+/// two runs (50 and 70 tokens); a background launch completed by a later wait (30 tokens);
+/// and a foreground launch whose run file is missing (40 tokens, $0.5). Run 0 is also copied
+/// into `subagent-artifacts/`.
+fn store() -> (tempfile::TempDir, StatsReport) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().to_str().expect("UTF-8 temp dir").to_owned();
+    let parent = vec![
+        header("p", "2026-03-01T00:00:00.000Z", None),
+        user("u1", None, "2026-03-01T00:00:01.000Z"),
+        assistant(
+            "a1",
+            Some("u1"),
+            "2026-03-01T00:00:02.000Z",
+            "m",
+            100,
+            Some(0.25),
+        ),
+        tool_result(
+            "t1",
+            "2026-03-01T00:10:00.000Z",
+            &format!(
+                r#"{{"mode":"parallel","runId":"7a1e","results":[{},{}]}}"#,
+                run_result(&root, RUN_0, 50, 0.125),
+                run_result(&root, RUN_1, 70, 0.25)
+            ),
+            Some((120, 2, 0.375)),
+        ),
+        tool_result(
+            "t2",
+            "2026-03-01T00:11:00.000Z",
+            r#"{"mode":"single","runId":"b9c2","results":[],"asyncId":"b9c2","asyncDir":"/tmp/x"}"#,
+            None,
+        ),
+        tool_result(
+            "t3",
+            "2026-03-01T00:20:00.000Z",
+            &format!(
+                r#"{{"mode":"management","results":[],"completions":[{{"runId":"b9c2","agent":"worker","state":"complete","results":[{}]}}]}}"#,
+                run_result(&root, BG_RUN, 30, 0.0625)
+            ),
+            Some((30, 1, 0.0625)),
+        ),
+        tool_result(
+            "t4",
+            "2026-03-01T00:30:00.000Z",
+            &format!(
+                r#"{{"mode":"single","runId":"d4f0","results":[{}]}}"#,
+                run_result(&root, GONE_RUN, 40, 0.5)
+            ),
+            Some((40, 1, 0.5)),
+        ),
+    ];
+    let run_0 = run_file("r0", "2026-03-01T00:05:00.000Z", 50, 0.125);
+    materialize(
+        dir.path(),
+        &[
+            (P, parent),
+            (RUN_0, run_0.clone()),
+            (RUN_1, run_file("r1", "2026-03-01T00:06:00.000Z", 70, 0.25)),
+            (
+                BG_RUN,
+                run_file("r2", "2026-03-01T00:12:00.000Z", 30, 0.0625),
+            ),
+            (ARTIFACT, run_0),
+        ],
+    );
+    let listing = listing(dir.path());
+    assert!(listing.warnings.is_empty(), "{:?}", listing.warnings);
+    let report = report(&listing, &options(&[GroupKey::Session]));
+    (dir, report)
+}
+
+/// `session id -> (pi, own, withRuns)` input tokens.
+fn by_session(report: &StatsReport) -> BTreeMap<String, (u64, u64, u64)> {
+    report
+        .rows
+        .iter()
+        .map(|row| {
+            let session = row.session.as_ref().expect("session row");
+            let Figures::Session { pi, own, with_runs } = &row.figures else {
+                panic!("session figures");
+            };
+            (
+                session.session_id.clone(),
+                (pi.input, own.input, with_runs.input),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_run_is_counted_from_its_file_and_the_tool_result_only_for_a_missing_one() {
+    let (dir, report) = store();
+    assert_eq!(
+        by_session(&report),
+        BTreeMap::from([
+            // Pi's figure holds every nested usage; own only the missing run's.
+            (
+                "p".to_owned(),
+                (100 + 120 + 30 + 40, 100 + 40, 100 + 40 + 50 + 70 + 30)
+            ),
+            ("r0".to_owned(), (50, 50, 50)),
+            ("r1".to_owned(), (70, 70, 70)),
+            ("r2".to_owned(), (30, 30, 30)),
+        ])
+    );
+    // Each model call once: a1, the three run files' calls and the missing run's usage.
+    assert_eq!(report.total.input, 100 + 50 + 70 + 30 + 40);
+    assert_eq!(report.total.output, 1 + 1 + 1 + 1 + 1);
+    assert_eq!(report.total.cost, 0.25 + 0.125 + 0.25 + 0.0625 + 0.5);
+    let warnings: Vec<(&str, &str)> = report
+        .warnings
+        .iter()
+        .map(|warning| (warning.path.as_str(), warning.reason.as_str()))
+        .collect();
+    let parent = format!("{}/{P}", dir.path().display());
+    let gone = format!("{}/{GONE_RUN}", dir.path().display());
+    assert_eq!(
+        warnings,
+        [(
+            parent.as_str(),
+            format!(
+                "1 subagent runs launched here have no session file in the listing (the first named is {gone}): their usage is counted from this session's tool results"
+            )
+            .as_str()
+        )]
+    );
+    assert_eq!(report.n_warnings, 1);
+}
+
+#[test]
+fn every_grouping_counts_a_run_once() {
+    let (dir, by_session_report) = store();
+    let listing = listing(dir.path());
+    for group_by in [
+        vec![GroupKey::Project],
+        vec![GroupKey::Model],
+        vec![GroupKey::Day],
+        vec![GroupKey::Project, GroupKey::Week],
+        vec![GroupKey::Model, GroupKey::Day],
+    ] {
+        let grouped = report(&listing, &options(&group_by));
+        let sum: u64 = grouped
+            .rows
+            .iter()
+            .map(|row| row.figures.counted().input)
+            .sum();
+        assert_eq!(sum, 290, "{group_by:?}");
+        assert_eq!(grouped.total, by_session_report.total, "{group_by:?}");
+    }
+    let by_model = report(&listing, &options(&[GroupKey::Model]));
+    let models: BTreeMap<&str, u64> = by_model
+        .rows
+        .iter()
+        .map(|row| {
+            (
+                row.model.as_deref().expect("model"),
+                row.figures.counted().input,
+            )
+        })
+        .collect();
+    // The run files carry the model of each call; only the missing run is the tool's.
+    assert_eq!(
+        models,
+        BTreeMap::from([("anthropic/m", 250), ("tool:subagent", 40)])
+    );
+}
