@@ -20,7 +20,7 @@ use crate::args::{
 };
 use crate::error::ToolError;
 use crate::output::{
-    MAX_WARNINGS, ToolOutput, bounded_text, cut_long_strings, fit_page, json_from_writer,
+    MAX_WARNINGS, ToolOutput, bounded_text, fit_page, json_from_writer, page_budget,
 };
 use crate::server::CallContext;
 use crate::tools::{ToolSpec, input_schema, schema_from_text};
@@ -170,6 +170,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             return Err(ToolError::argument(name, "must not hold an empty name"));
         }
     }
+    let budget = page_budget(params.limit.is_some());
     let limit = bounded("limit", params.limit, DEFAULT_LIMIT, 1, MAX_LIMIT)? as u64;
     // The cursor is the number of hits already delivered, for the same arguments.
     let skip: u64 = match &params.cursor {
@@ -280,23 +281,31 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     document.totals.is_limit_reached = next_cursor.is_some();
     let mut structured =
         json_from_writer(|out| pi_retrospect_render::search::write_json(out, &document))?;
-    // A page over the byte bound (hits with huge fields) ends early; the cursor continues.
-    let n_kept = fit_page(&mut structured, "hits");
-    if n_kept < document.hits.len() {
-        document.hits.truncate(n_kept);
-        next_cursor = Some(format!("hits:{}", skip + n_kept as u64));
-        document.totals.n_hits = n_kept as u64;
-        document.totals.is_limit_reached = true;
-        structured =
-            json_from_writer(|out| pi_retrospect_render::search::write_json(out, &document))?;
-        cut_long_strings(&mut structured);
-    }
-    if let Some(object) = structured.as_object_mut() {
-        object.insert(
-            "nextCursor".to_owned(),
-            next_cursor.clone().map_or(Value::Null, Value::from),
-        );
-    }
+    // A page over the budget (hits with huge fields) ends early; the cursor continues after
+    // the hits it holds and is fitted inside the budget with the totals that say so.
+    let n_page_hits = document.hits.len();
+    let cursor_for = |n_kept: usize| {
+        if n_kept < n_page_hits {
+            Some(format!("hits:{}", skip + n_kept as u64))
+        } else {
+            next_cursor.clone()
+        }
+    };
+    let totals = structured.get("totals").cloned().unwrap_or(Value::Null);
+    let n_kept = fit_page(&mut structured, "hits", budget, &mut |n_kept| {
+        let cursor = cursor_for(n_kept);
+        let mut totals = totals.clone();
+        if let Some(totals) = totals.as_object_mut() {
+            totals.insert("nHits".to_owned(), Value::from(n_kept));
+            totals.insert("isLimitReached".to_owned(), Value::from(cursor.is_some()));
+        }
+        vec![
+            ("totals", totals),
+            ("nextCursor", cursor.map_or(Value::Null, Value::from)),
+        ]
+    });
+    next_cursor = cursor_for(n_kept);
+    document.hits.truncate(n_kept);
     let mut text = Vec::new();
     {
         let mut writer = pi_retrospect_render::search::TextWriter::new(&mut text, false);

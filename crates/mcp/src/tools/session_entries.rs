@@ -13,7 +13,8 @@ use serde_json::Value;
 use crate::args::{EntryType, MessageRole, OneOrMany, check_time_range, parse, session_target};
 use crate::error::ToolError;
 use crate::output::{
-    MAX_PAGE_BYTES, ToolOutput, bound_warnings, bounded_text, json_from_writer, text_from_writer,
+    MAX_PAGE_BYTES, ToolOutput, bound_warnings, bounded_text, fit_page, json_from_writer,
+    page_budget, text_from_writer,
 };
 use crate::server::CallContext;
 use crate::tools::{ToolSpec, input_schema, schema_from_text};
@@ -50,7 +51,7 @@ version 1 files id and parentId are null and `line:N` names an entry in ids/pare
 calls or images. raw is the line's JSON exactly as stored.
 - Filters combine with AND; values within ids, parentIds, types, messageRoles and \
 search.terms OR. search is literal, case-insensitive unless caseSensitive.
-- Pages: at most `limit` rows (default 100, at most 500) and at most 256 KiB of rows; text is \
+- Pages: at most `limit` rows (default 100, at most 500) and at most 32 KiB of JSON (256 KiB when limit is given); text is \
 cut to 8000 characters (isTextTruncated) and raw over 64 KiB is left out (rawBytes gives its \
 size). When nextStartLineNo is not null, call again with the same arguments and startLineNo \
 = nextStartLineNo for the next page.
@@ -173,6 +174,8 @@ struct Filters {
     ids: Vec<String>,
     parent_ids: Vec<String>,
     limit: usize,
+    /// The page budget in bytes.
+    budget: usize,
 }
 
 fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
@@ -186,22 +189,31 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         rows.truncate(page.n_rows);
         is_more = true;
     }
-    let next_start_line_no = if is_more {
-        rows.last().map(|row| row.line_no + 1)
-    } else {
-        None
-    };
     let mut document = json_from_writer(|out| {
         pi_retrospect_render::entries::write_json(out, &session.path, &session.transcript, &rows)
     })?;
     mark_cut_rows(&mut document, &page);
     bound_warnings(&mut document);
-    if let Some(object) = document.as_object_mut() {
-        object.insert(
-            "nextStartLineNo".to_owned(),
-            next_start_line_no.map_or(Value::Null, Value::from),
-        );
-    }
+    // The continuation is fitted inside the budget with the rows, never added after it.
+    let n_rows = rows.len();
+    let next_for = |n_kept: usize| {
+        if n_kept < n_rows || is_more {
+            n_kept
+                .checked_sub(1)
+                .and_then(|idx| rows.get(idx))
+                .map(|row| row.line_no + 1)
+        } else {
+            None
+        }
+    };
+    let n_kept = fit_page(&mut document, "entries", filters.budget, &mut |n_kept| {
+        vec![(
+            "nextStartLineNo",
+            next_for(n_kept).map_or(Value::Null, Value::from),
+        )]
+    });
+    let next_start_line_no = next_for(n_kept);
+    rows.truncate(n_kept);
     // The text shows rows, not their raw JSON (that is in the document).
     for row in &mut rows {
         row.raw = None;
@@ -224,6 +236,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
 /// Checks the arguments and returns the filters; nothing is read yet except to confine
 /// `sessionPath`.
 fn filters(context: &CallContext, params: SessionEntriesParams) -> Result<Filters, ToolError> {
+    let budget = page_budget(params.limit.is_some());
     let limit = params.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(ToolError::argument(
@@ -308,6 +321,7 @@ fn filters(context: &CallContext, params: SessionEntriesParams) -> Result<Filter
         ids,
         parent_ids,
         limit,
+        budget,
     })
 }
 
