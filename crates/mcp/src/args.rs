@@ -472,6 +472,48 @@ mod tests {
             .collect()
     }
 
+    /// Strings are read as the declared type only where they spell it; others stay strings.
+    #[test]
+    fn strings_are_read_as_their_declared_type() {
+        #[derive(Debug, Deserialize, JsonSchema)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct Params {
+            limit: Option<u64>,
+            #[serde(default)]
+            is_on: bool,
+            #[serde(default)]
+            by: OneOrMany<Grouping>,
+            #[serde(default)]
+            names: OneOrMany,
+            label: Option<String>,
+        }
+        let check = |arguments: serde_json::Value| -> Result<Params, String> {
+            let serde_json::Value::Object(arguments) = arguments else {
+                panic!("an object")
+            };
+            parse::<Params>(arguments).map_err(|error| error.to_string())
+        };
+        let params = check(serde_json::json!({
+            "limit": "2", "isOn": "true", "by": "session,model", "names": "a,b", "label": "7"
+        }))
+        .expect("lenient");
+        assert_eq!(params.limit, Some(2));
+        assert!(params.is_on);
+        assert_eq!(params.by.into_names(), ["session", "model"]);
+        assert_eq!(params.names.into_vec(), ["a,b"]);
+        assert_eq!(params.label.as_deref(), Some("7"));
+        let params = check(serde_json::json!({ "names": "[\"a\",\"b\"]" })).expect("array text");
+        assert_eq!(params.names.into_vec(), ["a", "b"]);
+        for (arguments, name) in [
+            (serde_json::json!({ "limit": "2x" }), "limit"),
+            (serde_json::json!({ "isOn": "yes" }), "isOn"),
+            (serde_json::json!({ "by": "session,year" }), "by"),
+        ] {
+            let error = check(arguments).expect_err("garbage is refused");
+            assert!(error.starts_with(name), "{error}");
+        }
+    }
+
     /// The schema enums name exactly the values the CLI's `entries --role/--type` accept.
     #[test]
     fn roles_and_types_are_the_shared_lists() {
