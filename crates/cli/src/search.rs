@@ -355,5 +355,6 @@ fn request(args: &SearchArgs, env: &Environment) -> anyhow::Result<SearchRequest
             Mode::Hits
         },
         limit: args.limit,
+        resume_at: None,
     })
 }
