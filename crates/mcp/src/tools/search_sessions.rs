@@ -323,15 +323,11 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     // the hits it holds and is fitted inside the budget with the totals that say so.
     let n_page_hits = document.hits.len();
     let cursor_for = |n_kept: usize| {
-        if n_kept < n_page_hits || is_more {
-            match n_kept.checked_sub(1) {
-                Some(last) => Some(cursor::encode(TOOL.name, &digest, &keys[last].to_value())),
-                // Not even one hit fits: the page is refused below.
-                None => None,
-            }
-        } else {
-            None
-        }
+        // Not even one hit fitting leaves no cursor: that page is refused below.
+        (n_kept < n_page_hits || is_more)
+            .then(|| n_kept.checked_sub(1))
+            .flatten()
+            .map(|last| cursor::encode(TOOL.name, &digest, &keys[last].to_value()))
     };
     let totals = structured.get("totals").cloned().unwrap_or(Value::Null);
     let n_kept = fit_page(&mut structured, "hits", budget, &mut |n_kept| {
