@@ -482,7 +482,11 @@ fn check(pi: &Pi, binary: &Path, store: &Path, dir: &Path) -> anyhow::Result<usi
     let stats = cli_json(&["stats", "--json", "--sessions-root", &store_text])?;
     checks.equal("session_stats total", &got["statsTotal"], &stats["total"])?;
     let handoff = cli_json(&["handoff", &first, "--json", "--sessions-root", &store_text])?;
-    checks.equal("session_handoff", &without_counts(&got["handoff"]), &handoff)?;
+    checks.equal(
+        "session_handoff",
+        &without_counts(&got["handoff"]),
+        &handoff,
+    )?;
     checks.equal(
         "the server serves after errors",
         &got["afterErrors"],
