@@ -47,7 +47,11 @@ none. Each unreadable file is one warning naming it.
 keeps its runs.
 - The calling session is left out (with its runs) unless includeCurrentSession is true, but \
 only when the server knows it: Pi 1.6.0 does not tell an MCP server which session is calling. \
-Pass your own session file as excludeSessionPath to leave it out.";
+Pass your own session file as excludeSessionPath to leave it out.
+- Pages: at most 32 KiB of JSON (256 KiB when limit is given; limit then counts this page's \
+sessions). When nextCursor is present, repeat the same arguments with cursor = nextCursor: \
+it names the last session's sort key, so sessions written between pages neither shift nor \
+repeat the listing.";
 
 /// The arguments of `list_sessions`: the upstream tool's (`cwds` to `limit`) plus ours.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
