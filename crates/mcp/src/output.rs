@@ -89,8 +89,19 @@ pub(crate) fn fit_page(
     budget: usize,
     continuation: &mut dyn FnMut(usize) -> Vec<(&'static str, Value)>,
 ) -> usize {
-    let budget = budget.saturating_sub(SIZE_FIELDS_BYTES);
     cut_long_strings(document);
+    fit_rows(document, rows_key, budget, continuation)
+}
+
+/// Fits a page as [`fit_page`] does, without cutting long strings: for pages whose rows
+/// bound their own strings (`session_entries` cuts `text` at 8,000 characters and marks it).
+pub(crate) fn fit_rows(
+    document: &mut Value,
+    rows_key: &str,
+    budget: usize,
+    continuation: &mut dyn FnMut(usize) -> Vec<(&'static str, Value)>,
+) -> usize {
+    let budget = budget.saturating_sub(SIZE_FIELDS_BYTES);
     let Some(object) = document.as_object_mut() else {
         return 0;
     };

@@ -14,7 +14,7 @@ use crate::args::{EntryType, MessageRole, OneOrMany, check_time_range, parse, se
 use crate::cursor;
 use crate::error::ToolError;
 use crate::output::{
-    MAX_PAGE_BYTES, ToolOutput, bound_warnings, bounded_text, fit_page, json_from_writer,
+    MAX_PAGE_BYTES, ToolOutput, bound_warnings, bounded_text, fit_rows, json_from_writer,
     page_budget, text_from_writer,
 };
 use crate::server::CallContext;
@@ -260,7 +260,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         };
         cursor::encode(TOOL.name, &digest, &key.to_value())
     };
-    let n_kept = fit_page(&mut document, "entries", filters.budget, &mut |n_kept| {
+    let n_kept = fit_rows(&mut document, "entries", filters.budget, &mut |n_kept| {
         let next = next_for(n_kept);
         vec![
             ("nextStartLineNo", next.map_or(Value::Null, Value::from)),
