@@ -89,7 +89,11 @@ async fn call_ok(client: &Client, tools: &[Tool], tool: &str, arguments: Value) 
             Some(json!(n_bytes)),
             "{tool}: bytes is the page's size"
         );
-        assert!(object.remove("sizeClass").is_some_and(|class| class.is_string()));
+        assert!(
+            object
+                .remove("sizeClass")
+                .is_some_and(|class| class.is_string())
+        );
     }
     structured
 }
