@@ -30,6 +30,11 @@ pub struct SearchRequest {
     pub mode: Mode,
     /// Stop after this many hits in all.
     pub limit: Option<u64>,
+    /// Start at this file, leaving out the files before it in `order`: a paged search
+    /// resumes in the file its previous page ended in. Files are found by path in a fresh
+    /// listing, so sessions written since sort by their own key instead of shifting the
+    /// position. An error when the file is no longer among those searched.
+    pub resume_at: Option<String>,
 }
 
 /// Searches the sessions `request` selects, handing every event to `on_event` in order; the
@@ -92,6 +97,21 @@ pub fn search_with_progress(
                 }
             }
             pi_retrospect_search::files_in_order(&listing.sessions, request.order)
+        }
+    };
+    let files = match &request.resume_at {
+        None => files,
+        Some(path) => {
+            let start = files
+                .iter()
+                .position(|file| &file.path == path)
+                .ok_or_else(|| {
+                    AppError::usage(format!(
+                        "{path}: the session a paged search continues in is no longer among \
+                         the sessions searched"
+                    ))
+                })?;
+            files.into_iter().skip(start).collect()
         }
     };
     let options = RunOptions {

@@ -361,5 +361,6 @@ fn request(args: &SearchArgs, env: &Environment) -> anyhow::Result<SearchRequest
             Mode::Hits
         },
         limit: args.limit,
+        resume_at: None,
     })
 }

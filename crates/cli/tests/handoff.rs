@@ -496,5 +496,19 @@ fn text_json_and_mcp_carry_the_same_work() {
         let _ = client.cancel().await;
         result.structured_content.expect("structured content")
     });
+    // Every MCP result states its own size; the command's document does not.
+    let mut structured = structured;
+    if let Some(object) = structured.as_object_mut() {
+        let n_bytes = object.remove("bytes");
+        assert!(
+            n_bytes.is_some_and(|n| n.is_u64()),
+            "the page states its size"
+        );
+        assert!(
+            object
+                .remove("sizeClass")
+                .is_some_and(|class| class.is_string())
+        );
+    }
     assert_eq!(structured, document);
 }

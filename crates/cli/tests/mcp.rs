@@ -55,10 +55,19 @@ fn text_of(result: &CallToolResult) -> String {
         .collect()
 }
 
+/// Returns the size of a result's `structuredContent` as compact JSON.
+fn result_len(result: &CallToolResult) -> usize {
+    result
+        .structured_content
+        .as_ref()
+        .map_or(0, |value| value.to_string().len())
+}
+
 /// Calls `tool` and returns its `structuredContent`, checked against the declared schema.
 async fn call_ok(client: &Client, tools: &[Tool], tool: &str, arguments: Value) -> Value {
     let result = call(client, tool, arguments.clone()).await;
     assert_ne!(result.is_error, Some(true), "{tool}: {}", text_of(&result));
+    let n_bytes = result_len(&result);
     let structured = result.structured_content.expect("structuredContent");
     let schema = tools
         .iter()
@@ -72,6 +81,20 @@ async fn call_ok(client: &Client, tools: &[Tool], tool: &str, arguments: Value) 
         .map(|error| format!("{error} at {}", error.instance_path()))
         .collect();
     assert!(errors.is_empty(), "{tool} {arguments}: {errors:#?}");
+    // Every result states its own size, which the CLI's documents do not carry.
+    let mut structured = structured;
+    if let Some(object) = structured.as_object_mut() {
+        assert_eq!(
+            object.remove("bytes"),
+            Some(json!(n_bytes)),
+            "{tool}: bytes is the page's size"
+        );
+        assert!(
+            object
+                .remove("sizeClass")
+                .is_some_and(|class| class.is_string())
+        );
+    }
     structured
 }
 
@@ -134,8 +157,24 @@ async fn every_tool_over_stdio_agrees_with_the_cli() {
     {
         assert!(properties.remove("nextCursor").is_some());
         assert!(properties.remove("nWarnings").is_some());
+        assert!(properties.remove("bytes").is_some());
+        assert!(properties.remove("sizeClass").is_some());
     }
-    assert_eq!(declared, Some(list_schema));
+    // The declared schema is `list --json`'s with its references inlined (clients that do
+    // not follow `$ref` show the real shapes): the same top-level fields, no reference left.
+    let declared = declared.expect("a declared output schema");
+    assert!(!declared.to_string().contains("$ref"));
+    let keys = |schema: &Value| -> Vec<String> {
+        schema["properties"]
+            .as_object()
+            .map(|properties| properties.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(keys(&declared), keys(&list_schema));
+    assert_eq!(
+        keys(&declared["properties"]["sessions"]["items"]),
+        keys(&list_schema["$defs"]["SessionMetadata"])
+    );
 
     // list_sessions with {} is `list --json`, its text is `list`'s.
     let document = call_ok(&client, &tools, "list_sessions", json!({})).await;
@@ -156,6 +195,14 @@ async fn every_tool_over_stdio_agrees_with_the_cli() {
         json!({ "sortDirection": "desc", "limit": 1 }),
     )
     .await;
+    // `limit` counts one page's sessions: the older ones continue after its cursor.
+    let mut newest = newest;
+    assert!(
+        newest
+            .as_object_mut()
+            .and_then(|object| object.remove("nextCursor"))
+            .is_some_and(|cursor| cursor.is_string())
+    );
     assert_eq!(
         newest,
         cli_json(&[
@@ -206,7 +253,7 @@ async fn every_tool_over_stdio_agrees_with_the_cli() {
         }
         // A row's text is cut at 8,000 characters (and marked) by the tool; the CLI keeps it
         // whole. Compare whole rows, and cut rows by their prefix.
-        let mut entries = without(entries, &["nextStartLineNo", "nWarnings"]);
+        let mut entries = without(entries, &["nextStartLineNo", "nextCursor", "nWarnings"]);
         let mut whole = cli_json(&["entries", path, "--raw", "--json"]);
         let rows = entries["entries"].as_array_mut().expect("rows");
         let whole_rows = whole["entries"].as_array_mut().expect("rows");

@@ -16,8 +16,12 @@ use crate::server::CallContext;
 /// Returns the tool parameters `arguments` decode to; a wrong type or value names the
 /// argument (`limit: invalid type: string "x", expected u64`), an unknown or missing one is
 /// named by serde's own message.
-pub(crate) fn parse<T: DeserializeOwned>(arguments: JsonObject) -> Result<T, ToolError> {
-    let value = serde_json::Value::Object(arguments);
+pub(crate) fn parse<T: DeserializeOwned + JsonSchema>(
+    arguments: JsonObject,
+) -> Result<T, ToolError> {
+    let mut value = serde_json::Value::Object(arguments);
+    let schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default();
+    coerce(&mut value, &schema, &schema);
     serde_path_to_error::deserialize(value).map_err(|error| {
         let path = error.path().to_string();
         let message = error.into_inner().to_string();
@@ -27,6 +31,87 @@ pub(crate) fn parse<T: DeserializeOwned>(arguments: JsonObject) -> Result<T, Too
             ToolError::argument(path, message)
         }
     })
+}
+
+/// Rewrites, in place, the strings of `value` that stand for an integer, a number, a boolean
+/// or an array where `schema` does not accept a string there (`"2"`, `"true"`, `"[1,2]"`):
+/// many clients (the MCP inspector's CLI among them) send every argument as a string. A
+/// string that does not read as the declared type is left alone, so serde's error names the
+/// argument and the type it expected.
+fn coerce(value: &mut serde_json::Value, schema: &serde_json::Value, root: &serde_json::Value) {
+    use serde_json::Value;
+    let schema = match schema.get("$ref").and_then(Value::as_str) {
+        Some(reference) => reference
+            .strip_prefix('#')
+            .and_then(|pointer| root.pointer(pointer))
+            .unwrap_or(schema),
+        None => schema,
+    };
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(alternatives) = schema.get(key).and_then(Value::as_array) {
+            for alternative in alternatives {
+                coerce(value, alternative, root);
+            }
+        }
+    }
+    let types: Vec<&str> = match schema.get("type") {
+        Some(Value::String(name)) => vec![name.as_str()],
+        Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if let Value::String(text) = value
+        && !types.is_empty()
+        && !types.contains(&"string")
+    {
+        let text = text.trim();
+        let replacement = if types.contains(&"integer") {
+            text.parse::<i64>()
+                .ok()
+                .map(Value::from)
+                .or_else(|| text.parse::<u64>().ok().map(Value::from))
+        } else {
+            None
+        }
+        .or_else(|| {
+            types
+                .contains(&"number")
+                .then(|| text.parse::<f64>().ok().map(Value::from))
+                .flatten()
+        })
+        .or_else(|| match text {
+            "true" if types.contains(&"boolean") => Some(Value::Bool(true)),
+            "false" if types.contains(&"boolean") => Some(Value::Bool(false)),
+            _ => None,
+        })
+        .or_else(|| {
+            let parsed: Value = serde_json::from_str(text).ok()?;
+            let is_wanted = (parsed.is_array() && types.contains(&"array"))
+                || (parsed.is_object() && types.contains(&"object"));
+            is_wanted.then_some(parsed)
+        });
+        if let Some(replacement) = replacement {
+            *value = replacement;
+        }
+    }
+    match value {
+        Value::Object(object) => {
+            if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+                for (key, item) in object.iter_mut() {
+                    if let Some(property) = properties.get(key) {
+                        coerce(item, property, root);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for item in items {
+                    coerce(item, item_schema, root);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// One value or an array of values, for arguments that are naturally repeated: strings, or
@@ -51,11 +136,31 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for OneOrMany<T> {
         // Decoded by shape rather than as serde's untagged enum, so that a wrong value keeps
         // its own message (`unknown variant "wizard", expected one of ...`) instead of
         // "did not match any variant".
-        let value = serde_json::Value::deserialize(deserializer)?;
+        let mut value = serde_json::Value::deserialize(deserializer)?;
+        // An array sent as one string (JSON array text) is the array.
+        if let serde_json::Value::String(text) = &value
+            && text.trim_start().starts_with('[')
+            && let Ok(parsed @ serde_json::Value::Array(_)) = serde_json::from_str(text)
+        {
+            value = parsed;
+        }
         let decoded = if value.is_array() {
             Vec::<T>::deserialize(value).map(OneOrMany::Many)
         } else {
-            T::deserialize(value).map(OneOrMany::One)
+            match T::deserialize(value.clone()) {
+                Ok(one) => Ok(OneOrMany::One(one)),
+                // `a,b` is a list only where one value cannot hold a comma (the fixed
+                // names); a string value with a comma stays one value.
+                Err(error) => match value.as_str().filter(|text| text.contains(',')) {
+                    Some(text) => text
+                        .split(',')
+                        .map(|part| T::deserialize(serde_json::Value::from(part.trim())))
+                        .collect::<Result<Vec<T>, _>>()
+                        .map(OneOrMany::Many)
+                        .map_err(|_| error),
+                    None => Err(error),
+                },
+            }
         };
         decoded.map_err(serde::de::Error::custom)
     }
@@ -365,6 +470,48 @@ mod tests {
             .iter()
             .map(|value| value.as_str().expect("a name").to_owned())
             .collect()
+    }
+
+    /// Strings are read as the declared type only where they spell it; others stay strings.
+    #[test]
+    fn strings_are_read_as_their_declared_type() {
+        #[derive(Debug, Deserialize, JsonSchema)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        struct Params {
+            limit: Option<u64>,
+            #[serde(default)]
+            is_on: bool,
+            #[serde(default)]
+            by: OneOrMany<Grouping>,
+            #[serde(default)]
+            names: OneOrMany,
+            label: Option<String>,
+        }
+        let check = |arguments: serde_json::Value| -> Result<Params, String> {
+            let serde_json::Value::Object(arguments) = arguments else {
+                panic!("an object")
+            };
+            parse::<Params>(arguments).map_err(|error| error.to_string())
+        };
+        let params = check(serde_json::json!({
+            "limit": "2", "isOn": "true", "by": "session,model", "names": "a,b", "label": "7"
+        }))
+        .expect("lenient");
+        assert_eq!(params.limit, Some(2));
+        assert!(params.is_on);
+        assert_eq!(params.by.into_names(), ["session", "model"]);
+        assert_eq!(params.names.into_vec(), ["a,b"]);
+        assert_eq!(params.label.as_deref(), Some("7"));
+        let params = check(serde_json::json!({ "names": "[\"a\",\"b\"]" })).expect("array text");
+        assert_eq!(params.names.into_vec(), ["a", "b"]);
+        for (arguments, name) in [
+            (serde_json::json!({ "limit": "2x" }), "limit"),
+            (serde_json::json!({ "isOn": "yes" }), "isOn"),
+            (serde_json::json!({ "by": "session,year" }), "by"),
+        ] {
+            let error = check(arguments).expect_err("garbage is refused");
+            assert!(error.starts_with(name), "{error}");
+        }
     }
 
     /// The schema enums name exactly the values the CLI's `entries --role/--type` accept.

@@ -25,8 +25,10 @@
 #![deny(missing_docs)]
 
 mod args;
+mod cursor;
 mod error;
 mod output;
+mod schema;
 mod server;
 mod tools;
 

@@ -58,21 +58,132 @@ fn cut_string(text: &mut String) {
     text.push_str(&format!("… [cut: {n_cut} bytes]"));
 }
 
+/// The default page of a paged tool, as compact JSON, in bytes (about 8k tokens): an agent
+/// that does not ask for more gets pages it can afford to read whole; `limit` raises it to
+/// [`MAX_PAGE_BYTES`].
+pub(crate) const DEFAULT_PAGE_BYTES: usize = 32 * 1024;
+
+/// Room kept in every page for the `bytes` and `sizeClass` fields added last
+/// (`,"bytes":262144,"sizeClass":"large"` is 36 bytes).
+const SIZE_FIELDS_BYTES: usize = 64;
+
+/// Returns the byte budget of a page: [`DEFAULT_PAGE_BYTES`] unless the caller gave a
+/// `limit`, which raises it to [`MAX_PAGE_BYTES`].
+pub(crate) fn page_budget(is_limit_given: bool) -> usize {
+    if is_limit_given {
+        MAX_PAGE_BYTES
+    } else {
+        DEFAULT_PAGE_BYTES
+    }
+}
+
 /// Bounds a page whose rows are the array `rows_key` of `document`: long strings cut, then
-/// rows dropped from the end while the page is larger than [`MAX_PAGE_BYTES`]. Returns how
-/// many rows were kept, so the tool's cursor continues after them.
-pub(crate) fn fit_page(document: &mut Value, rows_key: &str) -> usize {
+/// rows dropped from the end until the page WITH its continuation fits in `budget` (less
+/// the room of the size fields). `continuation(n_kept)` returns the fields that continue
+/// after the first `n_kept` rows (a cursor, or null at the end); they are inserted into the
+/// document, so a page can never fit only until its cursor is added. Returns how many rows
+/// were kept.
+pub(crate) fn fit_page(
+    document: &mut Value,
+    rows_key: &str,
+    budget: usize,
+    continuation: &mut dyn FnMut(usize) -> Vec<(&'static str, Value)>,
+) -> usize {
     cut_long_strings(document);
-    let mut n_bytes = json_len(document);
-    let Some(rows) = document.get_mut(rows_key).and_then(Value::as_array_mut) else {
+    fit_rows(document, rows_key, budget, continuation)
+}
+
+/// Fits a page as [`fit_page`] does, without cutting long strings: for pages whose rows
+/// bound their own strings (`session_entries` cuts `text` at 8,000 characters and marks it).
+pub(crate) fn fit_rows(
+    document: &mut Value,
+    rows_key: &str,
+    budget: usize,
+    continuation: &mut dyn FnMut(usize) -> Vec<(&'static str, Value)>,
+) -> usize {
+    let budget = budget.saturating_sub(SIZE_FIELDS_BYTES);
+    let Some(object) = document.as_object_mut() else {
         return 0;
     };
-    while n_bytes > MAX_PAGE_BYTES && !rows.is_empty() {
-        if let Some(row) = rows.pop() {
-            n_bytes -= json_len(&row) + usize::from(!rows.is_empty());
+    let mut n_bytes = json_len_object(object);
+    let Some(rows) = object.get_mut(rows_key).and_then(Value::as_array_mut) else {
+        return 0;
+    };
+    let mut n_kept = rows.len();
+    let mut row_bytes: Vec<usize> = rows.iter().map(json_len).collect();
+    loop {
+        // The fields add `,"key":value` each; a field that replaces one already there
+        // (a cursor set by the writer) is measured as the difference.
+        let fields = continuation(n_kept);
+        let n_field_bytes: usize = fields
+            .iter()
+            .map(|(key, value)| key.len() + 4 + json_len(value))
+            .sum();
+        // One row is always kept when it fits the cap, so a cursor always moves on.
+        let fits = n_bytes + n_field_bytes <= budget
+            || (n_kept == 1 && n_bytes + n_field_bytes <= MAX_PAGE_BYTES - SIZE_FIELDS_BYTES);
+        if fits || n_kept == 0 {
+            break;
+        }
+        n_kept -= 1;
+        let dropped = row_bytes.pop().unwrap_or(0);
+        n_bytes -= dropped + usize::from(n_kept > 0);
+    }
+    if let Some(rows) = document.get_mut(rows_key).and_then(Value::as_array_mut) {
+        rows.truncate(n_kept);
+    }
+    if let Some(object) = document.as_object_mut() {
+        for (key, value) in continuation(n_kept) {
+            object.insert(key.to_owned(), value);
         }
     }
-    rows.len()
+    n_kept
+}
+
+fn json_len_object(object: &serde_json::Map<String, Value>) -> usize {
+    let mut n_bytes = 2;
+    for (idx, (key, value)) in object.iter().enumerate() {
+        n_bytes += usize::from(idx > 0) + key.len() + 3 + json_len(value);
+    }
+    n_bytes
+}
+
+/// How large a page is, for an agent planning its context: `small` up to 8 KiB (about 2k
+/// tokens), `medium` up to [`DEFAULT_PAGE_BYTES`], `large` beyond.
+pub(crate) fn size_class(n_bytes: usize) -> &'static str {
+    if n_bytes <= 8 * 1024 {
+        "small"
+    } else if n_bytes <= DEFAULT_PAGE_BYTES {
+        "medium"
+    } else {
+        "large"
+    }
+}
+
+/// Adds `bytes` (the page's size as compact JSON, these fields included) and `sizeClass` to
+/// an object document.
+pub(crate) fn add_size_fields(document: &mut Value) {
+    let Some(object) = document.as_object_mut() else {
+        return;
+    };
+    object.remove("bytes");
+    object.remove("sizeClass");
+    let base = json_len_object(object);
+    // `,"bytes":N,"sizeClass":"C"`: the number's own digits count, so settle on a length
+    // whose digit count is stable.
+    let mut n_bytes = base;
+    for _ in 0..3 {
+        let class = size_class(n_bytes);
+        let extra = usize::from(!object.is_empty())
+            + r#""bytes":"#.len()
+            + n_bytes.to_string().len()
+            + r#","sizeClass":"#.len()
+            + class.len()
+            + 2;
+        n_bytes = base + extra;
+    }
+    object.insert("bytes".to_owned(), Value::from(n_bytes));
+    object.insert("sizeClass".to_owned(), Value::from(size_class(n_bytes)));
 }
 
 /// A successful tool result.
@@ -206,9 +317,18 @@ mod tests {
         let rows: Vec<Value> = (0..200)
             .map(|_| serde_json::json!({ "model": long, "path": long }))
             .collect();
-        let mut document = serde_json::json!({ "rows": rows, "nextCursor": long });
-        let n_kept = fit_page(&mut document, "rows");
+        let mut document = serde_json::json!({ "rows": rows });
+        let n_kept = fit_page(&mut document, "rows", MAX_PAGE_BYTES, &mut |n_kept| {
+            vec![("nextCursor", Value::from(format!("{long}{n_kept}")))]
+        });
+        add_size_fields(&mut document);
         assert!(json_len(&document) <= MAX_PAGE_BYTES);
+        assert_eq!(document["bytes"], json_len(&document));
+        assert!(
+            document["nextCursor"]
+                .as_str()
+                .is_some_and(|cursor| cursor.ends_with(&n_kept.to_string()))
+        );
         assert!(n_kept > 0 && n_kept < 200);
         let row = &document["rows"][0];
         assert!(
@@ -217,6 +337,20 @@ mod tests {
                 .is_some_and(|model| model.len() <= MAX_STRING_BYTES && model.ends_with(" bytes]"))
         );
         assert_eq!(row["path"].as_str(), Some(long.as_str()));
+    }
+
+    #[test]
+    fn size_fields_state_the_page_size() {
+        for n_chars in [0, 10, 9_000, 40_000, 100_000] {
+            let mut document = serde_json::json!({ "text": "a".repeat(n_chars) });
+            add_size_fields(&mut document);
+            let n_bytes = json_len(&document);
+            assert_eq!(document["bytes"], n_bytes, "{n_chars}");
+            assert_eq!(document["sizeClass"], size_class(n_bytes));
+        }
+        assert_eq!(size_class(100), "small");
+        assert_eq!(size_class(20_000), "medium");
+        assert_eq!(size_class(40_000), "large");
     }
 
     #[test]

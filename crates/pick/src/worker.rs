@@ -183,6 +183,7 @@ impl Workers {
             order: SessionOrder::Newest,
             mode: Mode::FilesWithMatches,
             limit: None,
+            resume_at: None,
         };
         spawn("pick-search", move || {
             let is_current =

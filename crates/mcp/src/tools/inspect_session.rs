@@ -14,8 +14,8 @@ use serde_json::Value;
 use crate::args::{bounded, parse, session_target};
 use crate::error::ToolError;
 use crate::output::{
-    MAX_PAGE_BYTES, ToolOutput, bound_warnings, bounded_text, json_from_writer, json_len,
-    text_from_writer,
+    MAX_PAGE_BYTES, ToolOutput, add_size_fields, bound_warnings, bounded_text, json_from_writer,
+    json_len, page_budget, text_from_writer,
 };
 use crate::server::CallContext;
 use crate::tools::{ToolSpec, input_schema, schema_from_text};
@@ -53,7 +53,7 @@ required. entryId is an entry id or `line:N`.
 - Previews are cut to 240 characters, read text to 2000 per entry; token counts are estimates \
 (characters / 4), not provider usage. Thinking, image data and tool-call arguments are never \
 returned; tool output only with includeToolResults (it can hold sensitive material).
-- Pages: limit results (default 20, at most 50) and at most 256 KiB of JSON (fewer results \
+- Pages: limit results (default 20, at most 50) and at most 32 KiB of JSON (256 KiB when limit is given) (fewer results \
 when needed). When nextCursor is not null, repeat the same arguments with cursor = \
 nextCursor: later pages read the same snapshot of the file even while Pi appends to it.
 - Damage in the file is in warnings (at most 50; nWarnings counts them all).";
@@ -119,6 +119,7 @@ fn output_schema() -> Arc<JsonObject> {
 
 fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
     let params: InspectSessionParams = parse(arguments)?;
+    let budget = page_budget(params.limit.is_some());
     let mut limit = bounded("limit", params.limit, DEFAULT_LIMIT, 1, MAX_LIMIT)?;
     let view = view(&params)?;
     let target = session_target(context, params.session_path)?;
@@ -148,7 +149,11 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             )
         })?;
         bound_warnings(&mut document);
-        if json_len(&document) > MAX_PAGE_BYTES {
+        add_size_fields(&mut document);
+        // The cursor is part of the document, so a page that fits holds its continuation.
+        let n_bytes = json_len(&document);
+        let is_single = limit == 1 || matches!(view, InspectView::Read { .. });
+        if n_bytes > budget && !(is_single && n_bytes <= MAX_PAGE_BYTES) {
             if matches!(view, InspectView::Read { .. }) {
                 return Err(ToolError::Internal(format!(
                     "the read result is larger than {MAX_PAGE_BYTES} bytes; ask for fewer \

@@ -11,9 +11,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::args::{CwdMatch, OneOrMany, SessionFilters, parse};
+use crate::cursor;
 use crate::error::ToolError;
 use crate::output::{
-    MAX_WARNINGS, ToolOutput, bounded_text, fit_page, json_from_writer, text_from_writer,
+    MAX_WARNINGS, ToolOutput, bounded_text, fit_page, json_from_writer, page_budget,
+    text_from_writer,
 };
 use crate::server::CallContext;
 use crate::tools::{ToolSpec, input_schema, schema_from_text};
@@ -45,7 +47,11 @@ none. Each unreadable file is one warning naming it.
 keeps its runs.
 - The calling session is left out (with its runs) unless includeCurrentSession is true, but \
 only when the server knows it: Pi 1.6.0 does not tell an MCP server which session is calling. \
-Pass your own session file as excludeSessionPath to leave it out.";
+Pass your own session file as excludeSessionPath to leave it out.
+- Pages: at most 32 KiB of JSON (256 KiB when limit is given; limit then counts this page's \
+sessions). When nextCursor is present, repeat the same arguments with cursor = nextCursor: \
+it names the last session's sort key, so sessions written between pages neither shift nor \
+repeat the listing.";
 
 /// The arguments of `list_sessions`: the upstream tool's (`cwds` to `limit`) plus ours.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -74,11 +80,13 @@ pub(crate) struct ListSessionsParams {
     /// `asc` (default: oldest first) or `desc` (top level reversed; runs keep launch order).
     #[serde(default)]
     sort_direction: SortDirection,
-    /// Keep at most this many top-level sessions, after sorting.
+    /// Keep at most this many top-level sessions in this page, after sorting; giving it also
+    /// raises the page's byte budget from 32 KiB to 256 KiB.
     #[schemars(range(min = 1))]
     limit: Option<u64>,
     /// The `nextCursor` of the previous page, to continue a listing larger than one page
-    /// (256 KiB); with the same other arguments.
+    /// (32 KiB by default, up to 256 KiB with `limit`); with the same other arguments (only
+    /// `limit` may change).
     cursor: Option<String>,
     /// Keep sessions whose cwd is one of these absolute directories or below it.
     #[serde(default)]
@@ -143,39 +151,83 @@ fn output_schema() -> Arc<JsonObject> {
 }
 
 fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
+    let digest = cursor::digest(&arguments);
     let params: ListSessionsParams = parse(arguments)?;
-    let cursor = params.cursor.clone();
-    let (request, env) = request(context, params)?;
-    let skip: usize = match &cursor {
-        None => 0,
-        Some(cursor) => cursor
-            .strip_prefix("sessions:")
-            .and_then(|number| number.parse().ok())
-            .ok_or_else(|| ToolError::argument("cursor", "not a nextCursor of this tool"))?,
-    };
+    let after = params
+        .cursor
+        .as_deref()
+        .map(|text| {
+            cursor::decode(TOOL.name, &digest, text).and_then(|key| SessionKey::from_value(&key))
+        })
+        .transpose()?;
+    let budget = page_budget(params.limit.is_some());
+    let (mut request, env) = request(context, params)?;
+    // The limit counts the sessions of this page, so it is applied after the cursor's key.
+    let limit = request.limit.take();
+    let (sort, newest_first) = (request.sort, request.newest_first);
     let mut result = pi_retrospect_app::list(&request, &env)?;
     let listing = &mut result.listing;
-    listing.sessions.drain(..skip.min(listing.sessions.len()));
+    if let Some(after) = &after {
+        // The listing is sorted by the key, so the sessions after the cursor are a suffix;
+        // sessions written since the previous page sort by their own key and neither shift
+        // nor repeat the ones already returned.
+        listing.sessions.retain(|session| {
+            let ordering = SessionKey::of(session, sort).cmp(after);
+            if newest_first {
+                ordering.is_lt()
+            } else {
+                ordering.is_gt()
+            }
+        });
+    }
+    let n_after = listing.sessions.len();
+    if let Some(limit) = limit {
+        listing
+            .sessions
+            .truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    }
+    let n_more_after_limit = n_after > listing.sessions.len();
     // The tool's document is the contract's, which does not warn about entries the
     // discovery rules exclude (symlinks, FIFOs).
     listing.warnings.retain(|warning| !warning.is_out_of_scope);
     let n_warnings = listing.warnings.len();
     listing.warnings.truncate(MAX_WARNINGS);
     let mut structured = json_from_writer(|out| pi_retrospect_render::write_json(out, listing))?;
-    // A page over the byte bound ends early, with a cursor after the sessions it holds (a
-    // listing that fits is exactly `list --json`).
-    let n_kept = fit_page(&mut structured, "sessions");
-    let next_cursor =
-        (n_kept < listing.sessions.len()).then(|| format!("sessions:{}", skip + n_kept));
-    listing.sessions.truncate(n_kept);
-    if let Some(object) = structured.as_object_mut() {
-        if let Some(cursor) = &next_cursor {
-            object.insert("nextCursor".to_owned(), Value::from(cursor.clone()));
-        }
-        if n_warnings > MAX_WARNINGS {
-            object.insert("nWarnings".to_owned(), Value::from(n_warnings));
-        }
+    if n_warnings > MAX_WARNINGS
+        && let Some(object) = structured.as_object_mut()
+    {
+        object.insert("nWarnings".to_owned(), Value::from(n_warnings));
     }
+    // The page ends early when the sessions and the cursor after them do not fit the budget
+    // together (a listing that fits is exactly `list --json`).
+    let n_sessions = listing.sessions.len();
+    let sessions = &listing.sessions;
+    let n_kept = fit_page(&mut structured, "sessions", budget, &mut |n_kept| {
+        if n_kept < n_sessions || n_more_after_limit {
+            let key = match n_kept.checked_sub(1) {
+                Some(last) => SessionKey::of(&sessions[last], sort).to_value(),
+                // Not even one session fits: the cursor stays where this page began.
+                None => after.as_ref().map_or(Value::Null, SessionKey::to_value),
+            };
+            vec![(
+                "nextCursor",
+                Value::from(cursor::encode(TOOL.name, &digest, &key)),
+            )]
+        } else {
+            Vec::new()
+        }
+    });
+    if n_kept == 0 && n_sessions > 0 {
+        return Err(ToolError::Internal(format!(
+            "one session is larger than the page ({budget} bytes); give a larger limit or \
+             narrow the request (maxDepth)"
+        )));
+    }
+    listing.sessions.truncate(n_kept);
+    let next_cursor = structured
+        .get("nextCursor")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     let mut text = text_from_writer(|out| pi_retrospect_render::write_text(out, listing))?;
     if let Some(cursor) = &next_cursor {
         text.push_str(&format!(
@@ -192,6 +244,57 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         structured,
         text: bounded_text(text),
     })
+}
+
+/// Where a top-level session sorts in a listing: the sort field (empty for the timestamp
+/// order), then the header instant, then the path, as the core's listing order compares
+/// them. Paths are unique, so no two sessions share a key.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct SessionKey {
+    primary: Vec<u8>,
+    seconds: i64,
+    nanos: u32,
+    path: Vec<u8>,
+}
+
+impl SessionKey {
+    fn of(session: &pi_retrospect_core::listing::Session, sort: SortKey) -> SessionKey {
+        let primary = match sort {
+            SortKey::Cwd => session.cwd.as_bytes(),
+            SortKey::Path => session.path.as_bytes(),
+            SortKey::Id => session.id.as_bytes(),
+            SortKey::Timestamp | SortKey::Activity => &[],
+        };
+        SessionKey {
+            primary: primary.to_vec(),
+            seconds: session.instant.seconds,
+            nanos: session.instant.nanos,
+            path: session.path.as_bytes().to_vec(),
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        serde_json::json!([
+            String::from_utf8_lossy(&self.primary),
+            self.seconds,
+            self.nanos,
+            String::from_utf8_lossy(&self.path)
+        ])
+    }
+
+    fn from_value(value: &Value) -> Result<SessionKey, ToolError> {
+        let bad = || ToolError::argument("cursor", "not a nextCursor of list_sessions");
+        let text = |idx: usize| value[idx].as_str().map(|text| text.as_bytes().to_vec());
+        Ok(SessionKey {
+            primary: text(0).ok_or_else(bad)?,
+            seconds: value[1].as_i64().ok_or_else(bad)?,
+            nanos: value[2]
+                .as_u64()
+                .and_then(|nanos| u32::try_from(nanos).ok())
+                .ok_or_else(bad)?,
+            path: text(3).ok_or_else(bad)?,
+        })
+    }
 }
 
 /// Returns the application request the arguments describe, and the environment to run it in

@@ -69,7 +69,7 @@ impl ToolSpec {
         }
         Tool::new(self.name, self.description, input_schema)
             .with_title(self.title)
-            .with_raw_output_schema((self.output_schema)())
+            .with_raw_output_schema(crate::schema::complete(&(self.output_schema)()))
             .with_annotations(annotations)
     }
 
@@ -84,7 +84,10 @@ impl ToolSpec {
                      (limit) or narrow the request"
                 )))
             }
-            Ok(output) => output.into_result(),
+            Ok(mut output) => {
+                crate::output::add_size_fields(&mut output.structured);
+                output.into_result()
+            }
             Err(error) => error_result(&error),
         }
     }

@@ -18,9 +18,10 @@ use serde_json::Value;
 use crate::args::{
     CwdMatch, MessageRole, OneOrMany, SessionFilters, bounded, parse, session_target,
 };
+use crate::cursor;
 use crate::error::ToolError;
 use crate::output::{
-    MAX_WARNINGS, ToolOutput, bounded_text, cut_long_strings, fit_page, json_from_writer,
+    MAX_WARNINGS, ToolOutput, bounded_text, fit_page, json_from_writer, page_budget,
 };
 use crate::server::CallContext;
 use crate::tools::{ToolSpec, input_schema, schema_from_text};
@@ -52,7 +53,9 @@ worktrees), startTimestamp/endTimestamp (when a session started) and excludeSess
 narrow the sessions as in list_sessions. Sessions newest first \
 (order), hits in file order, each with path, entryId, lineNo, timestamp, role, field, \
 isOnActiveBranch, depth and a snippet with the match's range. Pages: limit hits (default 50, \
-at most 200); when nextCursor is not null, repeat the call with cursor = nextCursor. Never \
+at most 200) and 32 KiB of JSON (256 KiB when limit is given); when nextCursor is not null, \
+repeat the call with cursor = nextCursor (it names the last hit, so sessions written between \
+pages neither shift nor repeat hits). Never \
 writes.";
 
 /// The arguments of `search_sessions`.
@@ -159,6 +162,7 @@ fn output_schema() -> Arc<JsonObject> {
 }
 
 fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
+    let digest = cursor::digest(&arguments);
     let params: SearchSessionsParams = parse(arguments)?;
     if params.pattern.is_empty() {
         return Err(ToolError::argument("pattern", "must not be empty"));
@@ -170,15 +174,18 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             return Err(ToolError::argument(name, "must not hold an empty name"));
         }
     }
+    let budget = page_budget(params.limit.is_some());
     let limit = bounded("limit", params.limit, DEFAULT_LIMIT, 1, MAX_LIMIT)? as u64;
-    // The cursor is the number of hits already delivered, for the same arguments.
-    let skip: u64 = match &params.cursor {
-        None => 0,
-        Some(cursor) => cursor
-            .strip_prefix("hits:")
-            .and_then(|number| number.parse().ok())
-            .ok_or_else(|| ToolError::argument("cursor", "not a nextCursor of this tool"))?,
-    };
+    // The cursor names the last hit delivered: its file, line and place among that line's
+    // hits. Files only grow at their end and the listing order is by key, so resuming there
+    // neither skips nor repeats hits when sessions are written between pages.
+    let after = params
+        .cursor
+        .as_deref()
+        .map(|text| {
+            cursor::decode(TOOL.name, &digest, text).and_then(|key| HitKey::from_value(&key))
+        })
+        .transpose()?;
     let case = match params.case {
         None | Some(Case::Sensitive) => CaseMode::Sensitive,
         Some(Case::Insensitive) => CaseMode::Insensitive,
@@ -238,17 +245,42 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         query,
         order,
         mode: Mode::Hits,
-        // One hit more than the page tells whether another page follows.
-        limit: Some(skip + limit + 1),
+        // The page stops itself (one hit more than the page tells whether another follows),
+        // as the hits skipped in the file it resumes in are not known in advance.
+        limit: None,
+        resume_at: after.as_ref().map(|key| key.path.clone()),
     };
     let mut document = SearchDocument::default();
-    let mut n_seen: u64 = 0;
+    let mut keys: Vec<HitKey> = Vec::new();
+    let mut is_more = false;
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let mut previous: Option<HitKey> = None;
     let totals = pi_retrospect_app::search(&request, &env, &mut |event| {
         match event {
             Event::Hit(hit) => {
-                n_seen += 1;
-                if n_seen > skip && n_seen <= skip + limit {
+                let ordinal = match &previous {
+                    Some(key) if key.path == hit.path && key.line_no == hit.line_no => {
+                        key.ordinal + 1
+                    }
+                    _ => 1,
+                };
+                let key = HitKey {
+                    path: hit.path.clone(),
+                    line_no: hit.line_no,
+                    ordinal,
+                };
+                previous = Some(key.clone());
+                let is_delivered = after.as_ref().is_some_and(|after| {
+                    after.path == key.path
+                        && (key.line_no, key.ordinal) <= (after.line_no, after.ordinal)
+                });
+                if !is_delivered {
+                    if document.hits.len() == limit {
+                        is_more = true;
+                        return ControlFlow::Break(());
+                    }
                     document.hits.push(hit.clone());
+                    keys.push(key);
                 }
             }
             Event::Warning(warning) if document.warnings.len() < MAX_WARNINGS => {
@@ -259,6 +291,14 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         ControlFlow::Continue(())
     })
     .map_err(|error| match error.kind {
+        pi_retrospect_app::ErrorKind::Usage
+            if error.message.contains("a paged search continues") =>
+        {
+            ToolError::argument(
+                "cursor",
+                format!("{}; start again without cursor", error.message),
+            )
+        }
         pi_retrospect_app::ErrorKind::Usage => ToolError::argument("pattern", error.message),
         _ => ToolError::App(error),
     })?;
@@ -275,29 +315,41 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             warning.path, warning.message
         ))));
     }
-    let mut next_cursor = (n_seen > skip + limit).then(|| format!("hits:{}", skip + limit));
     document.totals = totals;
     document.totals.n_hits = document.hits.len() as u64;
-    document.totals.is_limit_reached = next_cursor.is_some();
+    document.totals.is_limit_reached = is_more;
     let mut structured =
         json_from_writer(|out| pi_retrospect_render::search::write_json(out, &document))?;
-    // A page over the byte bound (hits with huge fields) ends early; the cursor continues.
-    let n_kept = fit_page(&mut structured, "hits");
-    if n_kept < document.hits.len() {
-        document.hits.truncate(n_kept);
-        next_cursor = Some(format!("hits:{}", skip + n_kept as u64));
-        document.totals.n_hits = n_kept as u64;
-        document.totals.is_limit_reached = true;
-        structured =
-            json_from_writer(|out| pi_retrospect_render::search::write_json(out, &document))?;
-        cut_long_strings(&mut structured);
+    // A page over the budget (hits with huge fields) ends early; the cursor continues after
+    // the hits it holds and is fitted inside the budget with the totals that say so.
+    let n_page_hits = document.hits.len();
+    let cursor_for = |n_kept: usize| {
+        // Not even one hit fitting leaves no cursor: that page is refused below.
+        (n_kept < n_page_hits || is_more)
+            .then(|| n_kept.checked_sub(1))
+            .flatten()
+            .map(|last| cursor::encode(TOOL.name, &digest, &keys[last].to_value()))
+    };
+    let totals = structured.get("totals").cloned().unwrap_or(Value::Null);
+    let n_kept = fit_page(&mut structured, "hits", budget, &mut |n_kept| {
+        let cursor = cursor_for(n_kept);
+        let mut totals = totals.clone();
+        if let Some(totals) = totals.as_object_mut() {
+            totals.insert("nHits".to_owned(), Value::from(n_kept));
+            totals.insert("isLimitReached".to_owned(), Value::from(cursor.is_some()));
+        }
+        vec![
+            ("totals", totals),
+            ("nextCursor", cursor.map_or(Value::Null, Value::from)),
+        ]
+    });
+    if n_kept == 0 && n_page_hits > 0 {
+        return Err(ToolError::Internal(format!(
+            "one hit is larger than the page ({budget} bytes); give a larger limit"
+        )));
     }
-    if let Some(object) = structured.as_object_mut() {
-        object.insert(
-            "nextCursor".to_owned(),
-            next_cursor.clone().map_or(Value::Null, Value::from),
-        );
-    }
+    let next_cursor = cursor_for(n_kept);
+    document.hits.truncate(n_kept);
     let mut text = Vec::new();
     {
         let mut writer = pi_retrospect_render::search::TextWriter::new(&mut text, false);
@@ -318,4 +370,28 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         structured,
         text: bounded_text(text),
     })
+}
+
+/// Where a hit sits in a paged search: its file, its line, and its place among the hits of
+/// that line (one per matching text), so the next page resumes right after it.
+#[derive(Debug, Clone)]
+struct HitKey {
+    path: String,
+    line_no: u64,
+    ordinal: u64,
+}
+
+impl HitKey {
+    fn to_value(&self) -> Value {
+        serde_json::json!([self.path, self.line_no, self.ordinal])
+    }
+
+    fn from_value(value: &Value) -> Result<HitKey, ToolError> {
+        let bad = || ToolError::argument("cursor", "not a nextCursor of search_sessions");
+        Ok(HitKey {
+            path: value[0].as_str().ok_or_else(bad)?.to_owned(),
+            line_no: value[1].as_u64().ok_or_else(bad)?,
+            ordinal: value[2].as_u64().ok_or_else(bad)?,
+        })
+    }
 }

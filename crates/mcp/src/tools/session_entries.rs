@@ -11,9 +11,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::args::{EntryType, MessageRole, OneOrMany, check_time_range, parse, session_target};
+use crate::cursor;
 use crate::error::ToolError;
 use crate::output::{
-    MAX_PAGE_BYTES, ToolOutput, bound_warnings, bounded_text, json_from_writer, text_from_writer,
+    MAX_PAGE_BYTES, ToolOutput, bound_warnings, bounded_text, fit_rows, json_from_writer,
+    page_budget, text_from_writer,
 };
 use crate::server::CallContext;
 use crate::tools::{ToolSpec, input_schema, schema_from_text};
@@ -50,10 +52,10 @@ version 1 files id and parentId are null and `line:N` names an entry in ids/pare
 calls or images. raw is the line's JSON exactly as stored.
 - Filters combine with AND; values within ids, parentIds, types, messageRoles and \
 search.terms OR. search is literal, case-insensitive unless caseSensitive.
-- Pages: at most `limit` rows (default 100, at most 500) and at most 256 KiB of rows; text is \
+- Pages: at most `limit` rows (default 100, at most 500) and at most 32 KiB of JSON (256 KiB when limit is given); text is \
 cut to 8000 characters (isTextTruncated) and raw over 64 KiB is left out (rawBytes gives its \
-size). When nextStartLineNo is not null, call again with the same arguments and startLineNo \
-= nextStartLineNo for the next page.
+size). When nextCursor is not null, call again with the same arguments and cursor = nextCursor \
+for the next page (or startLineNo = nextStartLineNo, which does not check the file is the same).
 - Damage in the file is in warnings (at most 50; nWarnings counts them all), never a failure.";
 
 /// The arguments of `session_entries`: the upstream tool's.
@@ -87,9 +89,14 @@ pub(crate) struct SessionEntriesParams {
     start_timestamp: Option<String>,
     /// Only entries whose own timestamp is at or before this.
     end_timestamp: Option<String>,
-    /// At most this many rows in this page (default 100, at most 500).
+    /// At most this many rows in this page (default 100, at most 500); giving it also raises
+    /// the page's byte budget from 32 KiB to 256 KiB.
     #[schemars(range(min = 1, max = 500))]
     limit: Option<u64>,
+    /// The nextCursor of the previous page, with the same other arguments (only limit may
+    /// change): continues after its last row in the same file, refused if the file was
+    /// replaced or shrank since.
+    cursor: Option<String>,
 }
 
 /// A text search over the rows' `text`.
@@ -127,6 +134,10 @@ const OUTPUT_SCHEMA: &str = r##"{
       "type": ["integer", "null"],
       "minimum": 2,
       "description": "Pass as startLineNo with the same arguments for the next page; null when no more rows match."
+    },
+    "nextCursor": {
+      "type": ["string", "null"],
+      "description": "Pass as cursor with the same arguments for the next page (it also checks the file is the same one); null when no more rows match."
     },
     "nWarnings": { "type": "integer", "minimum": 0, "description": "How many warnings the file has." },
     "warnings": {
@@ -173,12 +184,50 @@ struct Filters {
     ids: Vec<String>,
     parent_ids: Vec<String>,
     limit: usize,
+    /// The page budget in bytes.
+    budget: usize,
 }
 
 fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
-    let params: SessionEntriesParams = parse(arguments)?;
+    let digest = cursor::digest(&arguments);
+    let mut params: SessionEntriesParams = parse(arguments)?;
+    let after = params
+        .cursor
+        .take()
+        .map(|text| {
+            cursor::decode(TOOL.name, &digest, &text).and_then(|key| FileKey::from_value(&key))
+        })
+        .transpose()?;
+    if let Some(after) = &after {
+        params.start_line_no = Some(params.start_line_no.unwrap_or(0).max(after.next_line_no));
+    }
     let filters = filters(context, params)?;
     let (session, mut rows) = read(context, &filters)?;
+    // The file as it is now: a cursor holds what it was at the first page, so a file
+    // replaced (another inode) or cut shorter is refused rather than paged on as if it were
+    // the same. Appends do not shift lines, so they never repeat or skip rows.
+    let now = FileKey::of(&session.path, 0)?;
+    if let Some(after) = &after {
+        if (after.dev, after.ino) != (now.dev, now.ino) {
+            return Err(ToolError::argument(
+                "cursor",
+                format!(
+                    "{} was replaced since the first page; start again without cursor",
+                    session.path
+                ),
+            ));
+        }
+        if now.size < after.size {
+            return Err(ToolError::argument(
+                "cursor",
+                format!(
+                    "{} is shorter than at the first page ({} < {} bytes); start again without cursor",
+                    session.path, now.size, after.size
+                ),
+            ));
+        }
+    }
+    let first_size = after.as_ref().map_or(now.size, |after| after.size);
     let mut is_more = rows.len() > filters.limit;
     rows.truncate(filters.limit);
     let page = bound_rows(&mut rows);
@@ -186,22 +235,49 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         rows.truncate(page.n_rows);
         is_more = true;
     }
-    let next_start_line_no = if is_more {
-        rows.last().map(|row| row.line_no + 1)
-    } else {
-        None
-    };
     let mut document = json_from_writer(|out| {
         pi_retrospect_render::entries::write_json(out, &session.path, &session.transcript, &rows)
     })?;
     mark_cut_rows(&mut document, &page);
     bound_warnings(&mut document);
-    if let Some(object) = document.as_object_mut() {
-        object.insert(
-            "nextStartLineNo".to_owned(),
-            next_start_line_no.map_or(Value::Null, Value::from),
-        );
+    // The continuation is fitted inside the budget with the rows, never added after it.
+    let n_rows = rows.len();
+    let next_for = |n_kept: usize| {
+        if n_kept < n_rows || is_more {
+            n_kept
+                .checked_sub(1)
+                .and_then(|idx| rows.get(idx))
+                .map(|row| row.line_no + 1)
+        } else {
+            None
+        }
+    };
+    let cursor_for = |line: u64| {
+        let key = FileKey {
+            next_line_no: line,
+            size: first_size,
+            ..now
+        };
+        cursor::encode(TOOL.name, &digest, &key.to_value())
+    };
+    let n_kept = fit_rows(&mut document, "entries", filters.budget, &mut |n_kept| {
+        let next = next_for(n_kept);
+        vec![
+            ("nextStartLineNo", next.map_or(Value::Null, Value::from)),
+            (
+                "nextCursor",
+                next.map_or(Value::Null, |line| Value::from(cursor_for(line))),
+            ),
+        ]
+    });
+    if n_kept == 0 && n_rows > 0 {
+        return Err(ToolError::Internal(format!(
+            "one row is larger than the page ({} bytes); give a larger limit",
+            filters.budget
+        )));
     }
+    let next_start_line_no = next_for(n_kept);
+    rows.truncate(n_kept);
     // The text shows rows, not their raw JSON (that is in the document).
     for row in &mut rows {
         row.raw = None;
@@ -224,6 +300,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
 /// Checks the arguments and returns the filters; nothing is read yet except to confine
 /// `sessionPath`.
 fn filters(context: &CallContext, params: SessionEntriesParams) -> Result<Filters, ToolError> {
+    let budget = page_budget(params.limit.is_some());
     let limit = params.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(ToolError::argument(
@@ -308,6 +385,7 @@ fn filters(context: &CallContext, params: SessionEntriesParams) -> Result<Filter
         ids,
         parent_ids,
         limit,
+        budget,
     })
 }
 
@@ -351,6 +429,48 @@ fn read(
         rows.dedup_by_key(|row| row.line_no);
     }
     Ok((session, rows))
+}
+
+/// Where one session's pages are: the file's identity (device and inode), its size at the
+/// first page, and the line the next page starts at.
+#[derive(Debug, Clone, Copy)]
+struct FileKey {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    next_line_no: u64,
+}
+
+impl FileKey {
+    fn of(path: &str, next_line_no: u64) -> Result<FileKey, ToolError> {
+        use std::os::unix::fs::MetadataExt;
+        let metadata = std::fs::metadata(path)
+            .map_err(|error| ToolError::Internal(format!("{path}: {error}")))?;
+        Ok(FileKey {
+            dev: metadata.dev(),
+            ino: metadata.ino(),
+            size: metadata.len(),
+            next_line_no,
+        })
+    }
+
+    fn to_value(self) -> Value {
+        serde_json::json!([self.dev, self.ino, self.size, self.next_line_no])
+    }
+
+    fn from_value(value: &Value) -> Result<FileKey, ToolError> {
+        let number = |idx: usize| {
+            value[idx]
+                .as_u64()
+                .ok_or_else(|| ToolError::argument("cursor", "not a nextCursor of session_entries"))
+        };
+        Ok(FileKey {
+            dev: number(0)?,
+            ino: number(1)?,
+            size: number(2)?,
+            next_line_no: number(3)?,
+        })
+    }
 }
 
 /// Which rows of a page were cut, and how many rows fit.

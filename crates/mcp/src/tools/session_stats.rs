@@ -11,8 +11,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::args::{CwdMatch, Grouping, OneOrMany, SessionFilters, bounded, parse, session_target};
+use crate::cursor;
 use crate::error::ToolError;
-use crate::output::{ToolOutput, bounded_text, fit_page, json_from_writer, text_from_writer};
+use crate::output::{
+    ToolOutput, bounded_text, fit_page, json_from_writer, page_budget, text_from_writer,
+};
 use crate::server::CallContext;
 use crate::tools::{ToolSpec, input_schema, schema_from_text};
 
@@ -45,8 +48,10 @@ cost is what the provider recorded; nCostUnknown counts records without one. \
 by: any of session, project, model, day, week, month (combined in order); timeZone is an IANA \
 name for the periods (default the server's zone); startTimestamp/endTimestamp bound each \
 record's own time. cwds/cwdPrefix/cwdMatch, id, name and excludeSessionPath choose the \
-sessions as in list_sessions. Rows come in pages: limit (default 100, at most 500) from offset; \
-nextOffset continues, null at the end; `total` is always the whole store's. Never writes.";
+sessions as in list_sessions. Rows come in pages of at most limit rows (default 100, at most \
+500) and 32 KiB of JSON (256 KiB when limit is given): when nextCursor is not null, repeat the \
+call with cursor = nextCursor (nextOffset is the positional alternative, which shifts when \
+sessions are written between pages); `total` is always the whole store's. Never writes.";
 
 /// The arguments of `session_stats`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -92,8 +97,12 @@ pub(crate) struct SessionStatsParams {
     /// Rows per page (default 100, at most 500).
     #[schemars(range(min = 1, max = 500))]
     limit: Option<usize>,
-    /// The first row of the page (a nextOffset).
+    /// The first row of the page (a nextOffset). Offsets shift when sessions are written
+    /// between pages; prefer cursor.
     offset: Option<usize>,
+    /// The nextCursor of the previous page, with the same other arguments (only limit may
+    /// change): continues after the last row returned, by its key.
+    cursor: Option<String>,
 }
 
 fn output_schema() -> Arc<JsonObject> {
@@ -108,12 +117,30 @@ fn output_schema() -> Arc<JsonObject> {
             "nextOffset".to_owned(),
             serde_json::json!({ "type": ["integer", "null"], "minimum": 0 }),
         );
+        properties.insert(
+            "nextCursor".to_owned(),
+            serde_json::json!({ "type": ["string", "null"], "description": "Continues after the last row: pass as cursor with the same arguments; null at the end." }),
+        );
     }
     schema_from_text(&schema.to_string())
 }
 
 fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
+    let digest = cursor::digest(&arguments);
     let params: SessionStatsParams = parse(arguments)?;
+    let budget = page_budget(params.limit.is_some());
+    let params_cursor = params.cursor.clone();
+    let after = params
+        .cursor
+        .as_deref()
+        .map(|text| cursor::decode(TOOL.name, &digest, text))
+        .transpose()?;
+    if after.is_some() && params.offset.is_some() {
+        return Err(ToolError::argument(
+            "offset",
+            "give either offset or cursor, not both",
+        ));
+    }
     let limit = bounded(
         "limit",
         params.limit.map(|limit| limit as u64),
@@ -171,28 +198,62 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         id_prefixes,
     } = pi_retrospect_app::stats(&request, &env)?;
     let n_rows = report.rows.len();
-    let rows: Vec<_> = report.rows.drain(..).skip(offset).take(limit).collect();
-    let next_offset = (offset + rows.len() < n_rows).then_some(offset + rows.len());
+    // A cursor names the last row returned by its group key; the page continues after that
+    // row wherever it now sorts, so rows added since (a session written meanwhile) neither
+    // shift nor repeat the ones already returned.
+    let first = match &after {
+        None => offset.min(n_rows),
+        Some(key) => {
+            let keys: Vec<Value> = report.rows.iter().map(row_key).collect();
+            match keys.iter().position(|row| row == key) {
+                Some(idx) => idx + 1,
+                None => {
+                    return Err(ToolError::argument(
+                        "cursor",
+                        "the row it continues after is gone (the sessions changed); start \
+                         again without cursor",
+                    ));
+                }
+            }
+        }
+    };
+    let rows: Vec<_> = report.rows.drain(..).skip(first).take(limit).collect();
+    let row_keys: Vec<Value> = rows.iter().map(row_key).collect();
+    let n_taken = rows.len();
     report.rows = rows;
     report.warnings.truncate(crate::output::MAX_WARNINGS);
     let mut structured =
         json_from_writer(|out| pi_retrospect_render::stats::write_json(out, &report))?;
-    // A page over the byte bound (rows with huge model ids or paths) ends early; nextOffset
-    // continues after the rows it holds.
-    let n_kept = fit_page(&mut structured, "rows");
-    let next_offset = if n_kept < report.rows.len() {
-        report.rows.truncate(n_kept);
-        Some(offset + n_kept)
-    } else {
-        next_offset
-    };
-    if let Some(object) = structured.as_object_mut() {
-        object.insert("nRows".to_owned(), Value::from(n_rows));
-        object.insert(
-            "nextOffset".to_owned(),
-            next_offset.map_or(Value::Null, Value::from),
-        );
+    // Rows are dropped from the end until they fit the budget with the fields that continue
+    // after them (rows with huge model ids or paths end a page early).
+    let n_kept = fit_page(&mut structured, "rows", budget, &mut |n_kept| {
+        let is_more = first + n_kept < n_rows;
+        let cursor = match n_kept.checked_sub(1) {
+            Some(last) if is_more => {
+                Value::from(cursor::encode(TOOL.name, &digest, &row_keys[last]))
+            }
+            None if is_more => params_cursor.clone().map_or(Value::Null, Value::from),
+            _ => Value::Null,
+        };
+        vec![
+            ("nRows", Value::from(n_rows)),
+            (
+                "nextOffset",
+                if is_more {
+                    Value::from(first + n_kept)
+                } else {
+                    Value::Null
+                },
+            ),
+            ("nextCursor", cursor),
+        ]
+    });
+    if n_kept == 0 && n_taken > 0 {
+        return Err(ToolError::Internal(format!(
+            "one row is larger than the page ({budget} bytes); give a larger limit"
+        )));
     }
+    report.rows.truncate(n_kept);
     let text = text_from_writer(|out| {
         pi_retrospect_render::stats::write_table(
             out,
@@ -209,4 +270,23 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         structured,
         text: bounded_text(text),
     })
+}
+
+/// Returns the identity of a stats row: its group key fields (a session row's path, a
+/// project, model or period), which no two rows of one report share.
+fn row_key(row: &pi_retrospect_core::stats::StatsRow) -> Value {
+    use pi_retrospect_core::stats::GroupKey;
+    Value::Array(
+        [
+            GroupKey::Session,
+            GroupKey::Project,
+            GroupKey::Model,
+            GroupKey::Day,
+            GroupKey::Week,
+            GroupKey::Month,
+        ]
+        .into_iter()
+        .map(|key| row.key_text(key).map_or(Value::Null, Value::from))
+        .collect(),
+    )
 }
