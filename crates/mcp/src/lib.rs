@@ -26,9 +26,12 @@
 
 mod args;
 mod error;
+mod load;
 mod output;
 mod server;
 mod tools;
+mod transport;
 
 pub use error::McpError;
+pub use load::{DEFAULT_CALL_TIMEOUT, LoadLimits};
 pub use server::{Server, ServerOptions, serve_stdio};
