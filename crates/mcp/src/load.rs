@@ -194,7 +194,10 @@ mod tests {
             for _ in 0..10 {
                 tokio::task::yield_now().await;
             }
-            assert!(!waiting.is_finished(), "a call started with the writer full");
+            assert!(
+                !waiting.is_finished(),
+                "a call started with the writer full"
+            );
             drop(answers);
             assert_eq!(waiting.await.expect("no panic"), Ok(()));
         });
