@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use pi_retrospect_app::{Environment, StoreFlags};
+use pi_retrospect_search::Progress;
 use rmcp::ErrorData;
 use rmcp::RoleServer;
 use rmcp::ServerHandler;
@@ -51,6 +52,9 @@ pub(crate) struct CallContext {
     pub stores: StoreFlags,
     /// The environment, `now` set for this call.
     pub env: Environment,
+    /// Set when the call's time budget is spent or the client cancelled it, so that a
+    /// search stops scanning instead of holding its slot until it ends.
+    pub interrupt: Arc<Progress>,
 }
 
 /// The pi-retrospect MCP server: an [`rmcp::ServerHandler`] whose tools are read-only views
@@ -116,6 +120,7 @@ impl Server {
         CallContext {
             stores: self.options.stores.clone(),
             env,
+            interrupt: Arc::new(Progress::default()),
         }
     }
 }
@@ -175,10 +180,12 @@ impl ServerHandler for Server {
             }
         };
         let context = self.call_context();
+        let interrupt = Arc::clone(&context.interrupt);
         // Tools read files and may use every core: they run on the blocking pool so the
         // runtime keeps reading the connection. The slot moves into the task and is given
         // back only when the tool returns, so a call answered early (time budget,
-        // cancellation) still counts against the running bound until its scan has ended.
+        // cancellation) still counts against the running bound until its work has ended (a
+        // search is interrupted then; the other tools run to their end).
         let task = tokio::task::spawn_blocking(move || {
             let result = tool.run(&context, arguments);
             drop(slot);
@@ -191,8 +198,14 @@ impl ServerHandler for Server {
                     tool.name
                 ))])
             }),
-            () = tokio::time::sleep(limits.call_timeout) => timeout_result(tool.name, limits),
-            () = request_context.ct.cancelled() => cancelled_result(tool.name),
+            () = tokio::time::sleep(limits.call_timeout) => {
+                interrupt.interrupt();
+                timeout_result(tool.name, limits)
+            }
+            () = request_context.ct.cancelled() => {
+                interrupt.interrupt();
+                cancelled_result(tool.name)
+            }
         };
         Ok(result.into())
     }

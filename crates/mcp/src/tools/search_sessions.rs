@@ -242,25 +242,26 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     };
     let mut document = SearchDocument::default();
     let mut n_seen: u64 = 0;
-    let totals = pi_retrospect_app::search(&request, &env, &mut |event| {
-        match event {
-            Event::Hit(hit) => {
-                n_seen += 1;
-                if n_seen > skip && n_seen <= skip + limit {
-                    document.hits.push(hit.clone());
+    let totals =
+        pi_retrospect_app::search_with_progress(&request, &env, &context.interrupt, &mut |event| {
+            match event {
+                Event::Hit(hit) => {
+                    n_seen += 1;
+                    if n_seen > skip && n_seen <= skip + limit {
+                        document.hits.push(hit.clone());
+                    }
                 }
+                Event::Warning(warning) if document.warnings.len() < MAX_WARNINGS => {
+                    document.warnings.push(warning.clone());
+                }
+                Event::Warning(_) | Event::FileDone(_) => {}
             }
-            Event::Warning(warning) if document.warnings.len() < MAX_WARNINGS => {
-                document.warnings.push(warning.clone());
-            }
-            Event::Warning(_) | Event::FileDone(_) => {}
-        }
-        ControlFlow::Continue(())
-    })
-    .map_err(|error| match error.kind {
-        pi_retrospect_app::ErrorKind::Usage => ToolError::argument("pattern", error.message),
-        _ => ToolError::App(error),
-    })?;
+            ControlFlow::Continue(())
+        })
+        .map_err(|error| match error.kind {
+            pi_retrospect_app::ErrorKind::Usage => ToolError::argument("pattern", error.message),
+            _ => ToolError::App(error),
+        })?;
     // One named session that cannot be read is a failure, as the CLI's `search --session`
     // exits non-zero on it, never an empty result (review M3).
     if is_one_session
