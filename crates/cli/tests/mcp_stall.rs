@@ -144,7 +144,12 @@ fn three_hundred_calls_of_three_tools_in_flight_are_answered_once_each() {
     while answered.len() < n_calls as usize {
         let answer = server.read();
         let id = answer["id"].as_u64().expect("a numeric id");
-        assert_ne!(answer["result"]["isError"], true, "{id}: {}", text_of(&answer));
+        assert_ne!(
+            answer["result"]["isError"],
+            true,
+            "{id}: {}",
+            text_of(&answer)
+        );
         assert!(answered.insert(id), "call {id} was answered twice");
     }
     assert_eq!(answered, (0..n_calls).collect::<HashSet<u64>>());
@@ -214,8 +219,10 @@ fn a_cancelled_call_is_not_answered_and_the_server_keeps_serving() {
     let mut server = Server::start(root.path(), &[]);
     let arguments = json!({"pattern": "z[a-y]{0,40}q[0-9]", "regex": true, "toolResults": true});
     server.send(&call(1, "search_sessions", &arguments));
-    server.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                        "params": {"requestId": 1, "reason": "test"}}));
+    server.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 1, "reason": "test"}}),
+    );
     server.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
     let answer = server.read();
     assert_eq!(answer["id"], 2, "{answer}");
@@ -232,7 +239,11 @@ fn a_huge_bounded_repetition_is_refused_naming_the_pattern() {
     let root = store(1);
     let mut server = Server::start(root.path(), &[]);
     let pattern = r"[\s\S]{0,3000}q";
-    server.send(&call(1, "search_sessions", &json!({"pattern": pattern, "regex": true})));
+    server.send(&call(
+        1,
+        "search_sessions",
+        &json!({"pattern": pattern, "regex": true}),
+    ));
     let answer = server.read();
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     let text = text_of(&answer);
