@@ -3,8 +3,8 @@
 
 Two cases, each on a fresh server over STORE:
 
-- concurrent: N tools/call requests written at once (list_sessions, search_sessions and
-  session_stats in turn), then every answer read; reports answered / tool errors / busy
+- concurrent: N tools/call requests written at once (list_sessions, a search_sessions page
+  and a newest-first list_sessions in turn), then every answer read; reports answered / tool errors / busy
   refusals, the wall time and the server's peak RSS (VmHWM from /proc).
 - stall: a writer keeps sending list_sessions calls while the client reads nothing for
   STALL seconds; reports VmRSS each second and the peak, then reads every answer.
@@ -78,7 +78,7 @@ def concurrent(binary, store, n_calls):
     server = start(binary, store)
     tools = [("list_sessions", {}),
              ("search_sessions", {"pattern": "error", "limit": 20}),
-             ("session_stats", {})]
+             ("list_sessions", {"sortDirection": "desc", "limit": 50})]
     began = time.monotonic()
     for request_id in range(n_calls):
         tool, arguments = tools[request_id % len(tools)]
@@ -118,6 +118,9 @@ def stall(binary, store, seconds, n_calls):
         peak, now = memory_kib(server.pid)
         samples.append(now)
     peak, now = memory_kib(server.pid)
+    print(f"stall: not reading for {seconds} s with {n_calls} calls written: RSS each second "
+          f"{[round(kib / 1024, 1) for kib in samples]} MB, peak RSS {peak / 1024:.1f} MB",
+          flush=True)
     counts = {}
     seen = set()
     while len(seen) < n_calls:
@@ -128,9 +131,8 @@ def stall(binary, store, seconds, n_calls):
     thread.join()
     server.stdin.close()
     server.wait()
-    print(f"stall: not reading for {seconds} s with {n_calls} calls written: RSS each second "
-          f"{[round(kib / 1024, 1) for kib in samples]} MB, peak RSS {peak / 1024:.1f} MB; "
-          f"then answered {len(seen)} {counts}")
+    peak, _ = memory_kib(server.pid) if server.poll() is None else (peak, now)
+    print(f"stall: then answered {len(seen)} {counts}")
 
 
 def main():
@@ -141,7 +143,8 @@ def main():
     parser.add_argument("--stall", type=int, default=15)
     parser.add_argument("--stall-calls", type=int, default=5000)
     args = parser.parse_args()
-    concurrent(args.binary, args.store, args.calls)
+    if args.calls:
+        concurrent(args.binary, args.store, args.calls)
     stall(args.binary, args.store, args.stall, args.stall_calls)
     return 0
 
