@@ -27,10 +27,13 @@
 mod args;
 mod cursor;
 mod error;
+mod load;
 mod output;
 mod schema;
 mod server;
 mod tools;
+mod transport;
 
 pub use error::McpError;
+pub use load::{DEFAULT_CALL_TIMEOUT, LoadLimits};
 pub use server::{Server, ServerOptions, serve_stdio};

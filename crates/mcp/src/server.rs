@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use pi_retrospect_app::{Environment, StoreFlags};
+use pi_retrospect_search::Progress;
 use rmcp::ErrorData;
 use rmcp::RoleServer;
 use rmcp::ServerHandler;
@@ -14,7 +15,9 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 
 use crate::error::McpError;
+use crate::load::{Load, LoadLimits, NoTurn};
 use crate::tools;
+use crate::transport::BoundedTransport;
 
 /// What the server needs to answer calls: where the stores are and the process environment.
 #[derive(Debug, Clone)]
@@ -49,6 +52,9 @@ pub(crate) struct CallContext {
     pub stores: StoreFlags,
     /// The environment, `now` set for this call.
     pub env: Environment,
+    /// Set when the call's time budget is spent or the client cancelled it, so that a
+    /// search stops scanning instead of holding its slot until it ends.
+    pub interrupt: Arc<Progress>,
 }
 
 /// The pi-retrospect MCP server: an [`rmcp::ServerHandler`] whose tools are read-only views
@@ -56,6 +62,7 @@ pub(crate) struct CallContext {
 #[derive(Debug, Clone)]
 pub struct Server {
     options: Arc<ServerOptions>,
+    load: Arc<Load>,
 }
 
 /// The server's self-description; Pi shows its first line next to the server.
@@ -73,10 +80,17 @@ session files of the stores can be read. Pages are bounded: repeat a call with \
 `nextStartLineNo`, `nextCursor` or `nextOffset` to continue.";
 
 impl Server {
-    /// Returns a server answering with `options`.
+    /// Returns a server answering with `options` within the default [`LoadLimits`].
     pub fn new(options: ServerOptions) -> Server {
+        Server::with_limits(options, LoadLimits::default())
+    }
+
+    /// Returns a server answering with `options` within `limits`.
+    pub fn with_limits(options: ServerOptions, limits: LoadLimits) -> Server {
+        let load = Arc::new(Load::new(limits));
         Server {
             options: Arc::new(options),
+            load,
         }
     }
 
@@ -106,6 +120,7 @@ impl Server {
         CallContext {
             stores: self.options.stores.clone(),
             env,
+            interrupt: Arc::new(Progress::default()),
         }
     }
 }
@@ -134,7 +149,7 @@ impl ServerHandler for Server {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        request_context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(tool) = tools::find(&request.name) else {
             let names: Vec<&str> = tools::ALL.iter().map(|tool| tool.name).collect();
@@ -147,33 +162,90 @@ impl ServerHandler for Server {
                 None,
             ));
         };
-        let context = self.call_context();
         let arguments = request.arguments.unwrap_or_default();
+        let limits = self.load.limits();
+        let slot = tokio::select! {
+            turn = self.load.turn() => turn,
+            () = request_context.ct.cancelled() => return Ok(cancelled_result(tool.name).into()),
+        };
+        let slot = match slot {
+            Ok(slot) => slot,
+            Err(NoTurn::Busy) => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                    "the server is busy: {} calls are already waiting to run; retry this \
+                     call ({}) later",
+                    limits.max_waiting, tool.name
+                ))])
+                .into());
+            }
+        };
+        let context = self.call_context();
+        let interrupt = Arc::clone(&context.interrupt);
         // Tools read files and may use every core: they run on the blocking pool so the
-        // runtime keeps reading the connection. A panic in a tool ends only that call.
-        let result = tokio::task::spawn_blocking(move || tool.run(&context, arguments)).await;
-        Ok(result
-            .unwrap_or_else(|error| {
+        // runtime keeps reading the connection. The slot moves into the task and is given
+        // back only when the tool returns, so a call answered early (time budget,
+        // cancellation) still counts against the running bound until its work has ended (a
+        // search is interrupted then; the other tools run to their end).
+        let task = tokio::task::spawn_blocking(move || {
+            let result = tool.run(&context, arguments);
+            drop(slot);
+            result
+        });
+        let result = tokio::select! {
+            joined = task => joined.unwrap_or_else(|error| {
                 CallToolResult::error(vec![ContentBlock::text(format!(
                     "internal error in {}: {error}",
                     tool.name
                 ))])
-            })
-            .into())
+            }),
+            () = tokio::time::sleep(limits.call_timeout) => {
+                interrupt.interrupt();
+                timeout_result(tool.name, limits)
+            }
+            () = request_context.ct.cancelled() => {
+                interrupt.interrupt();
+                cancelled_result(tool.name)
+            }
+        };
+        Ok(result.into())
     }
+}
+
+/// Returns the tool error of a call stopped by its time budget: what to narrow.
+fn timeout_result(name: &str, limits: LoadLimits) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "{name} ran longer than its time budget of {} s (pi-retrospect mcp --call-timeout) \
+         and was stopped; narrow the request (sessionPath, startTimestamp/endTimestamp, \
+         cwds, or a simpler pattern) or ask for fewer results (limit)",
+        limits.call_timeout.as_secs_f64()
+    ))])
+}
+
+/// Returns the result of a call the client cancelled (rmcp does not send it).
+fn cancelled_result(name: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "{name} was cancelled by the client"
+    ))])
 }
 
 /// Serves MCP on stdin and stdout until the client closes stdin (or the handshake fails).
 ///
-/// Runs its own current-thread runtime; tool calls run on its blocking pool. Nothing but
-/// protocol messages is written to stdout.
-pub fn serve_stdio(options: ServerOptions) -> Result<(), McpError> {
+/// Runs its own current-thread runtime; tool calls run on its blocking pool, within
+/// `limits`, and reading stops while too many answers are unwritten. Nothing
+/// but protocol messages is written to stdout.
+pub fn serve_stdio(options: ServerOptions, limits: LoadLimits) -> Result<(), McpError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(McpError::Runtime)?;
     let result = runtime.block_on(async {
-        let service = rmcp::serve_server(Server::new(options), rmcp::transport::stdio())
+        let server = Server::with_limits(options, limits);
+        let (stdin, stdout) = rmcp::transport::stdio();
+        let transport = BoundedTransport::new(
+            rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout),
+            Arc::clone(&server.load),
+        );
+        let service = rmcp::serve_server(server, transport)
             .await
             .map_err(|error| McpError::Handshake(error.to_string()))?;
         service

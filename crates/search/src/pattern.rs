@@ -18,6 +18,15 @@ use regex_syntax::hir::Hir;
 
 use crate::error::SearchError;
 
+/// The largest compiled program a `-E` pattern may become, in bytes. A bounded repetition
+/// such as `[\s\S]{0,3000}` multiplies the program; past this size the regex crate refuses
+/// it at once, where a larger program would make every search of the store crawl.
+pub const REGEX_SIZE_LIMIT: usize = 2 * (1 << 20);
+
+/// The most memory the lazy DFA of one pattern may use, in bytes; past it the regex crate
+/// falls back to slower engines rather than growing.
+pub const REGEX_DFA_SIZE_LIMIT: usize = 16 * (1 << 20);
+
 /// Returns how the pattern's text is read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Syntax {
@@ -119,8 +128,10 @@ impl Matcher {
         let regex = regex::RegexBuilder::new(&full)
             .case_insensitive(is_case_insensitive)
             .multi_line(true)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
             .build()
-            .map_err(|error| invalid(error.to_string()))?;
+            .map_err(|error| invalid(compile_message(&error)))?;
         let hir = regex_syntax::ParserBuilder::new()
             .case_insensitive(is_case_insensitive)
             .multi_line(true)
@@ -159,6 +170,17 @@ impl Matcher {
     /// Returns the pattern as parsed, for the raw-byte prefilter.
     pub(crate) fn hir(&self) -> &Hir {
         &self.hir
+    }
+}
+
+/// Returns what the regex crate said, said plainly when the pattern is too large.
+fn compile_message(error: &regex::Error) -> String {
+    match error {
+        regex::Error::CompiledTooBig(limit) => format!(
+            "the pattern compiles to more than {limit} bytes (the size limit); use a \
+             smaller repetition count or a narrower character class"
+        ),
+        other => other.to_string(),
     }
 }
 
@@ -324,5 +346,16 @@ mod tests {
             "{error}"
         );
         assert!(Matcher::new(&Pattern::literal("a(")).is_ok());
+    }
+
+    #[test]
+    fn a_pattern_past_the_size_limit_is_an_error_naming_it() {
+        let text = r"[\s\S]{0,3000}q";
+        let error = Matcher::new(&Pattern::regex(text)).expect_err("too large");
+        let message = error.to_string();
+        assert!(message.contains(&format!("{text:?}")), "{message}");
+        assert!(message.contains("size limit"), "{message}");
+        // The same repetition of a small class stays within the limit.
+        assert!(Matcher::new(&Pattern::regex("a{0,3000}q")).is_ok());
     }
 }

@@ -52,7 +52,12 @@ impl Prefilter {
         let encoder = Encoder::new()?;
         let stored = encoder.encode(hir);
         let regex = meta::Regex::builder()
-            .configure(meta::Config::new().utf8_empty(false))
+            .configure(
+                meta::Config::new()
+                    .utf8_empty(false)
+                    .nfa_size_limit(Some(crate::pattern::REGEX_SIZE_LIMIT))
+                    .hybrid_cache_capacity(crate::pattern::REGEX_DFA_SIZE_LIMIT),
+            )
             .build_from_hir(&stored)
             .ok()?;
         Some(Prefilter { regex })

@@ -15,6 +15,7 @@ pub struct Progress {
     n_files_searched: AtomicU64,
     n_bytes_searched: AtomicU64,
     n_hits: AtomicU64,
+    is_interrupted: AtomicBool,
 }
 
 /// Returns one reading of a [`Progress`].
@@ -42,6 +43,22 @@ impl Progress {
             n_bytes_searched: self.n_bytes_searched.load(Ordering::Relaxed),
             n_hits: self.n_hits.load(Ordering::Relaxed),
         }
+    }
+
+    /// Asks the run to stop as soon as it can: no new file is started and files being read
+    /// stop at their next chunk. The run then returns what it has delivered so far.
+    pub fn interrupt(&self) {
+        self.is_interrupted.store(true, Ordering::Relaxed);
+    }
+
+    /// Returns whether [`Progress::interrupt`] was called.
+    pub fn is_interrupted(&self) -> bool {
+        self.is_interrupted.load(Ordering::Relaxed)
+    }
+
+    /// Returns the flag [`Progress::interrupt`] sets, for a scan that checks one flag.
+    pub(crate) fn interrupt_flag(&self) -> &AtomicBool {
+        &self.is_interrupted
     }
 
     /// Records how many files the run will search.

@@ -4,12 +4,13 @@
 //! Workers claim files in order and may run ahead of the consumer by a bounded window of
 //! files (a few dozen per worker when results carry hits; 4096 when they are counts of a
 //! few dozen bytes), so memory holds at most a window's results whatever the number of
-//! files. A limit or the consumer stops the run early: no new file is
+//! files. A limit, the consumer or an interrupt (`Progress::interrupt`) stops the run early: no new file is
 //! started and files being read stop at their next chunk.
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
 
 use pi_retrospect_core::search::{FileCount, SearchHit, SearchTotals, SearchWarning};
 
@@ -50,6 +51,9 @@ const COUNT_WINDOW: usize = 4096;
 /// Results a worker gathers before handing them over, unless the consumer waits for one of
 /// them: one wake-up of the consumer per batch instead of one per file.
 const BATCH: usize = 16;
+
+/// How often the consumer, waiting for a result, looks whether the run was interrupted.
+const INTERRUPT_POLL: Duration = Duration::from_millis(20);
 
 /// Searches `files` in parallel and hands every result to `on_event` on the calling thread,
 /// in the order of `files`; `on_event` returns [`ControlFlow::Break`] to stop the run.
@@ -103,11 +107,18 @@ pub fn search_files_with_progress(
         // One thread, or no pool to be had: the same work on the calling thread.
         None => {
             let mut scratch = Scratch::default();
-            let never = AtomicBool::new(false);
             for file in files {
+                if progress.is_interrupted() {
+                    break;
+                }
                 let max_hits = consumer.remaining();
-                let result =
-                    searcher.search_file_in_run(file, options.mode, max_hits, &mut scratch, &never);
+                let result = searcher.search_file_in_run(
+                    file,
+                    options.mode,
+                    max_hits,
+                    &mut scratch,
+                    progress.interrupt_flag(),
+                );
                 progress.add_file(result.n_bytes);
                 consumer.deliver(file, result);
                 if consumer.is_stopped {
@@ -204,12 +215,15 @@ fn run_parallel(
         drop(tickets);
         let mut waiting: BTreeMap<usize, FileResult> = BTreeMap::new();
         let mut next = 0usize;
-        while next < files.len() && !consumer.is_stopped {
+        while next < files.len() && !consumer.is_stopped && !progress.is_interrupted() {
             let Some(result) = waiting.remove(&next) else {
-                match results.recv() {
+                // Waits in short steps so that an interrupt from another thread is seen
+                // while every worker is busy with a long file.
+                match results.recv_timeout(INTERRUPT_POLL) {
                     Ok(batch) => waiting.extend(batch),
+                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
                     // Every worker is gone (one panicked; the scope re-raises it).
-                    Err(_) => break,
+                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
                 }
                 continue;
             };

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use common::{jsonl, searcher, user};
 use pi_retrospect_search::{
-    Event, Mode, Pattern, RunOptions, Scope, SearchFile, SearchTotals, search_files,
+    Event, Mode, Pattern, Progress, RunOptions, Scope, SearchFile, SearchTotals, search_files,
+    search_files_with_progress,
 };
 
 /// Writes `n_files` sessions under `dir`; file `idx` holds `idx % 4` hits, and every fifth
@@ -244,4 +245,38 @@ fn no_files_is_an_empty_run() {
     let (events, totals) = run(&[], RunOptions::default(), None);
     assert!(events.is_empty());
     assert_eq!(totals, SearchTotals::default());
+}
+
+#[test]
+fn an_interrupt_from_another_party_stops_the_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = store(dir.path(), 200);
+    let searcher = searcher(Pattern::literal("needle"), Scope::default());
+    for threads in [1, 4] {
+        let progress = Progress::default();
+        let mut n_done = 0;
+        search_files_with_progress(
+            &searcher,
+            &files,
+            &RunOptions {
+                mode: Mode::Hits,
+                limit: None,
+                threads,
+            },
+            &progress,
+            &mut |event| {
+                if let Event::FileDone(_) = event {
+                    n_done += 1;
+                    // As the MCP server does from its runtime when a call's budget is spent.
+                    progress.interrupt();
+                }
+                ControlFlow::Continue(())
+            },
+        );
+        assert!(progress.is_interrupted());
+        assert_eq!(
+            n_done, 1,
+            "{threads} threads: files delivered after the interrupt"
+        );
+    }
 }

@@ -255,53 +255,54 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     let mut is_more = false;
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     let mut previous: Option<HitKey> = None;
-    let totals = pi_retrospect_app::search(&request, &env, &mut |event| {
-        match event {
-            Event::Hit(hit) => {
-                let ordinal = match &previous {
-                    Some(key) if key.path == hit.path && key.line_no == hit.line_no => {
-                        key.ordinal + 1
+    let totals =
+        pi_retrospect_app::search_with_progress(&request, &env, &context.interrupt, &mut |event| {
+            match event {
+                Event::Hit(hit) => {
+                    let ordinal = match &previous {
+                        Some(key) if key.path == hit.path && key.line_no == hit.line_no => {
+                            key.ordinal + 1
+                        }
+                        _ => 1,
+                    };
+                    let key = HitKey {
+                        path: hit.path.clone(),
+                        line_no: hit.line_no,
+                        ordinal,
+                    };
+                    previous = Some(key.clone());
+                    let is_delivered = after.as_ref().is_some_and(|after| {
+                        after.path == key.path
+                            && (key.line_no, key.ordinal) <= (after.line_no, after.ordinal)
+                    });
+                    if !is_delivered {
+                        if document.hits.len() == limit {
+                            is_more = true;
+                            return ControlFlow::Break(());
+                        }
+                        document.hits.push(hit.clone());
+                        keys.push(key);
                     }
-                    _ => 1,
-                };
-                let key = HitKey {
-                    path: hit.path.clone(),
-                    line_no: hit.line_no,
-                    ordinal,
-                };
-                previous = Some(key.clone());
-                let is_delivered = after.as_ref().is_some_and(|after| {
-                    after.path == key.path
-                        && (key.line_no, key.ordinal) <= (after.line_no, after.ordinal)
-                });
-                if !is_delivered {
-                    if document.hits.len() == limit {
-                        is_more = true;
-                        return ControlFlow::Break(());
-                    }
-                    document.hits.push(hit.clone());
-                    keys.push(key);
                 }
+                Event::Warning(warning) if document.warnings.len() < MAX_WARNINGS => {
+                    document.warnings.push(warning.clone());
+                }
+                Event::Warning(_) | Event::FileDone(_) => {}
             }
-            Event::Warning(warning) if document.warnings.len() < MAX_WARNINGS => {
-                document.warnings.push(warning.clone());
+            ControlFlow::Continue(())
+        })
+        .map_err(|error| match error.kind {
+            pi_retrospect_app::ErrorKind::Usage
+                if error.message.contains("a paged search continues") =>
+            {
+                ToolError::argument(
+                    "cursor",
+                    format!("{}; start again without cursor", error.message),
+                )
             }
-            Event::Warning(_) | Event::FileDone(_) => {}
-        }
-        ControlFlow::Continue(())
-    })
-    .map_err(|error| match error.kind {
-        pi_retrospect_app::ErrorKind::Usage
-            if error.message.contains("a paged search continues") =>
-        {
-            ToolError::argument(
-                "cursor",
-                format!("{}; start again without cursor", error.message),
-            )
-        }
-        pi_retrospect_app::ErrorKind::Usage => ToolError::argument("pattern", error.message),
-        _ => ToolError::App(error),
-    })?;
+            pi_retrospect_app::ErrorKind::Usage => ToolError::argument("pattern", error.message),
+            _ => ToolError::App(error),
+        })?;
     // One named session that cannot be read is a failure, as the CLI's `search --session`
     // exits non-zero on it, never an empty result (review M3).
     if is_one_session
