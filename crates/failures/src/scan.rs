@@ -71,9 +71,16 @@ pub fn files_of(sessions: &[Session]) -> Vec<ScanFile> {
                 .map(|s| (s, depth + 1)),
         );
     }
+    // A parent is known by its path and also by its project directory and file name: the
+    // header records the absolute path Pi wrote, which no longer matches once the store is
+    // copied, moved or reached through a link, while `<project>/<ts>_<id>.jsonl` is unique.
     let paths: HashSet<&str> = all
         .iter()
-        .map(|(session, _)| session.path.as_str())
+        .flat_map(|(session, _)| {
+            let path = session.path.as_str();
+            [Some(path), session_tail(path)]
+        })
+        .flatten()
         .collect();
     all.into_iter()
         .map(|(session, depth)| ScanFile {
@@ -83,10 +90,25 @@ pub fn files_of(sessions: &[Session]) -> Vec<ScanFile> {
             copied_before: session
                 .parent_session_path
                 .as_deref()
-                .filter(|parent| paths.contains(parent))
+                .filter(|parent| {
+                    paths.contains(parent)
+                        || session_tail(parent).is_some_and(|tail| paths.contains(tail))
+                })
                 .map(|_| session.instant),
         })
         .collect()
+}
+
+/// The last two components of a top-level session path (`<project-dir>/<ts>_<id>.jsonl`),
+/// never starting with `/`, so a tail cannot be mistaken for a listed absolute path.
+fn session_tail(path: &str) -> Option<&str> {
+    let (dir, file) = path.rsplit_once('/')?;
+    // A run's file is always `session.jsonl`: two components do not name it uniquely.
+    if file == "session.jsonl" {
+        return None;
+    }
+    let start = dir.rfind('/').map_or(0, |idx| idx + 1);
+    (start < dir.len() && !path[start..].starts_with('/')).then(|| &path[start..])
 }
 
 /// Scans one file and returns its failures (and repeats) with its warnings; [`merge`]
@@ -195,9 +217,14 @@ fn scan_file(file: &ScanFile, options: &ScanOptions) -> FileResult {
             return;
         }
         result.is_decoded = true;
-        let value: Value = match serde_json::from_slice(line.bytes) {
-            Ok(value) => value,
-            Err(error) => {
+        // Read as Pi reads it: a lone surrogate half (JavaScript writes one when a string is
+        // cut inside an emoji) or invalid UTF-8 is U+FFFD, not a reason to lose the entry.
+        let value: Value = match pi_retrospect_transcript::decode_line(line.bytes) {
+            Some(value) => value,
+            None => {
+                let error = serde_json::from_slice::<Value>(line.bytes)
+                    .err()
+                    .map_or_else(String::new, |error| error.to_string());
                 result.warnings.push(warning(
                     &file.path,
                     format!("line {}: not valid JSON: {error}", line.line_no),

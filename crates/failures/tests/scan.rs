@@ -285,3 +285,17 @@ proptest! {
         prop_assert_eq!(found, expected);
     }
 }
+
+#[test]
+fn a_line_with_a_lone_surrogate_escape_is_read_as_pi_reads_it() {
+    let dir = tempfile::tempdir().expect("test setup");
+    // JavaScript writes half an emoji as a lone `\ud83d` when a string is cut between its
+    // halves; JSON.parse reads it, so the failure on that line must not be lost.
+    let mut lines: Vec<String> = body().into_iter().take(2).collect();
+    lines.push(r#"{"type":"message","id":"s1","parentId":null,"timestamp":"2026-11-30T20:00:01.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"boom \ud83d"}],"isError":true,"timestamp":1796068801000}}"#.to_owned());
+    let path = write(dir.path(), "s.jsonl", HEADER, &lines);
+    let report = scan(&[file(&path, 0)], &detailed());
+    assert_eq!(report.failures.len(), 1, "{:?}", report.warnings);
+    assert!(report.failures[0].message.contains("boom \u{fffd}"));
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+}

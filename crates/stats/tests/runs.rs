@@ -73,8 +73,17 @@ fn run_file(id: &str, timestamp: &str, input: u64, cost: f64) -> Vec<String> {
 /// and a foreground launch whose run file is missing (40 tokens, $0.5). Run 0 is also copied
 /// into `subagent-artifacts/`.
 fn store() -> (tempfile::TempDir, StatsReport) {
+    store_recorded_under(None)
+}
+
+/// [`store`], with the runs' `sessionFile`s recorded under `recorded` instead of the store's
+/// own path (a store copied, moved or reached through a link since pi-subagents wrote it).
+fn store_recorded_under(recorded: Option<&str>) -> (tempfile::TempDir, StatsReport) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let root = dir.path().to_str().expect("UTF-8 temp dir").to_owned();
+    let root = match recorded {
+        Some(recorded) => recorded.to_owned(),
+        None => dir.path().to_str().expect("UTF-8 temp dir").to_owned(),
+    };
     let parent = vec![
         header("p", "2026-03-01T00:00:00.000Z", None),
         user("u1", None, "2026-03-01T00:00:01.000Z"),
@@ -235,4 +244,15 @@ fn every_grouping_counts_a_run_once() {
         models,
         BTreeMap::from([("anthropic/m", 250), ("tool:subagent", 40)])
     );
+}
+
+#[test]
+fn a_run_recorded_under_another_path_of_the_store_is_still_its_file() {
+    let (_dir, moved) = store_recorded_under(Some("/home/someone-else/.pi/agent/sessions"));
+    let (_dir, here) = store();
+    assert_eq!(by_session(&moved), by_session(&here));
+    assert_eq!(moved.total, here.total);
+    assert_eq!(moved.total.input, 100 + 50 + 70 + 30 + 40);
+    // Only the run whose file is missing is warned about, as in place.
+    assert_eq!(moved.n_warnings, 1);
 }

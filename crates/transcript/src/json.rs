@@ -645,6 +645,15 @@ pub(crate) fn decode_lossy(bytes: &[u8]) -> serde_json::Value {
     serde_json::from_str(&repaired).unwrap_or(serde_json::Value::Null)
 }
 
+/// Returns the JSON value of one line read as Pi reads it (see [`decode_lossy`]), or `None`
+/// when it is not JSON even then.
+pub fn decode_line(bytes: &[u8]) -> Option<serde_json::Value> {
+    match decode_lossy(bytes) {
+        serde_json::Value::Null if bytes.trim_ascii() != b"null" => None,
+        value => Some(value),
+    }
+}
+
 /// Returns a line's JSON as strict, single-line JSON text that any JSON reader accepts:
 /// whitespace between tokens is dropped (so no raw CR or TAB survives), invalid UTF-8 and lone
 /// surrogate escapes become U+FFFD, and everything else (key order, duplicate keys, number
