@@ -645,8 +645,8 @@ pub(crate) fn decode_lossy(bytes: &[u8]) -> serde_json::Value {
     serde_json::from_str(&repaired).unwrap_or(serde_json::Value::Null)
 }
 
-/// Returns the JSON value of one line read as Pi reads it (see [`decode_lossy`]), or `None`
-/// when it is not JSON even then.
+/// Returns the JSON value of one line read as Pi reads it (lone surrogates and invalid UTF-8
+/// become U+FFFD, a number too large for a float null), or `None` when it is not JSON even then.
 pub fn decode_line(bytes: &[u8]) -> Option<serde_json::Value> {
     match decode_lossy(bytes) {
         serde_json::Value::Null if bytes.trim_ascii() != b"null" => None,
