@@ -14,16 +14,17 @@ use crate::output::print_listing_warnings;
 pub const STATS_HELP: &str = "\
 Counts tokens (input, output, cache read, cache write, total) and cost the way Pi counts a \
 session's totals: assistant messages' usage, `usage` entries, compaction and branch-summary \
-usage and tool results' nested usage, over every entry of the file (all branches), each \
-entry once. Cost is what Pi recorded (a recorded zero, as free and local providers record, is \
+usage and tool results' nested usage, over every entry of the file (all branches). Cost is what Pi recorded (a recorded zero, as free and local providers record, is \
 $0); where a provider recorded none, tokens still count and the cost is marked unknown \
 (`?`/`*`). Sums saturate rather than wrap on absurd values.
 
-Subagent runs are counted once, on their own rows; --rollup adds each run into the session \
-that launched it. A fork starts with a verbatim copy of its parent's entries: per session, \
-`pi` is what Pi reports for that file and `own` leaves the copied entries out; every \
-aggregate (project, model, period, total) counts each copied entry once. Copies under \
-`subagent-artifacts/` are never read.
+Every model call is counted once. Subagent runs are counted from their own files, on their \
+own rows; the usage pi-subagents also records on the launching tool result is added only for \
+runs whose file is missing (a warning names the launcher). --rollup adds each run into the \
+session that launched it. Per session, `pi` is what Pi reports for that file (nested run \
+usage and a fork's copied entries included), `own` is the calls made in that file alone, and \
+`withRuns` is `own` plus its runs; every aggregate (project, model, period, total) counts \
+each call once. Copies under `subagent-artifacts/` are never read.
 
 --since/--until bound each record's own timestamp (not the session's start). One time zone \
 serves the whole report: --timezone (default: the local zone) sets the days, weeks and months \
