@@ -123,3 +123,50 @@ mod tests {
         }
     }
 }
+
+/// The part of a session path that names it inside its store, whatever the store's own path:
+/// `<launch-id>/run-<n>/session.jsonl` for a subagent run (pi-subagents' layout; the launch
+/// id makes it unique) and `<project-dir>/<ts>_<id>.jsonl` for a top-level session. A path
+/// recorded in a file (a run's `sessionFile`, a header's `parentSession`) names the store as
+/// it was when written; once the store is copied, moved or reached through a link, only this
+/// tail still matches. `None` for a path of neither shape. A tail never starts with `/`, so it
+/// cannot be mistaken for an absolute path kept in the same set.
+pub fn store_tail(path: &str) -> Option<&str> {
+    let (dir, file) = path.rsplit_once('/')?;
+    let start_of = |text: &str| text.rfind('/').map_or(0, |idx| idx + 1);
+    let is_name = |name: &str| !name.is_empty() && name != "." && name != "..";
+    if file == "session.jsonl" {
+        let (before_run, run) = dir.rsplit_once('/')?;
+        let digits = run.strip_prefix("run-")?;
+        if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+            return None;
+        }
+        let start = start_of(before_run);
+        return is_name(&before_run[start..]).then(|| &path[start..]);
+    }
+    let start = start_of(dir);
+    (is_name(&dir[start..]) && file.ends_with(".jsonl")).then(|| &path[start..])
+}
+
+#[cfg(test)]
+mod store_tail_tests {
+    use super::store_tail;
+
+    #[test]
+    fn a_tail_names_a_session_inside_its_store() {
+        let table = [
+            (
+                "/s/--p--/20_a/7a1e/run-0/session.jsonl",
+                Some("7a1e/run-0/session.jsonl"),
+            ),
+            ("/s/--p--/2026_a.jsonl", Some("--p--/2026_a.jsonl")),
+            ("/s/--p--/x/run-/session.jsonl", None),
+            ("/s/../run-1/session.jsonl", None),
+            ("/s/--p--/notes.txt", None),
+            ("plain.jsonl", None),
+        ];
+        for (path, expected) in table {
+            assert_eq!(store_tail(path), expected, "{path}");
+        }
+    }
+}

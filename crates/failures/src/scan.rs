@@ -71,14 +71,14 @@ pub fn files_of(sessions: &[Session]) -> Vec<ScanFile> {
                 .map(|s| (s, depth + 1)),
         );
     }
-    // A parent is known by its path and also by its project directory and file name: the
+    // A parent is known by its path and also by its place in the store (`store_tail`): the
     // header records the absolute path Pi wrote, which no longer matches once the store is
-    // copied, moved or reached through a link, while `<project>/<ts>_<id>.jsonl` is unique.
+    // copied, moved or reached through a link.
     let paths: HashSet<&str> = all
         .iter()
         .flat_map(|(session, _)| {
             let path = session.path.as_str();
-            [Some(path), session_tail(path)]
+            [Some(path), pi_retrospect_core::path::store_tail(path)]
         })
         .flatten()
         .collect();
@@ -92,23 +92,12 @@ pub fn files_of(sessions: &[Session]) -> Vec<ScanFile> {
                 .as_deref()
                 .filter(|parent| {
                     paths.contains(parent)
-                        || session_tail(parent).is_some_and(|tail| paths.contains(tail))
+                        || pi_retrospect_core::path::store_tail(parent)
+                            .is_some_and(|tail| paths.contains(tail))
                 })
                 .map(|_| session.instant),
         })
         .collect()
-}
-
-/// The last two components of a top-level session path (`<project-dir>/<ts>_<id>.jsonl`),
-/// never starting with `/`, so a tail cannot be mistaken for a listed absolute path.
-fn session_tail(path: &str) -> Option<&str> {
-    let (dir, file) = path.rsplit_once('/')?;
-    // A run's file is always `session.jsonl`: two components do not name it uniquely.
-    if file == "session.jsonl" {
-        return None;
-    }
-    let start = dir.rfind('/').map_or(0, |idx| idx + 1);
-    (start < dir.len() && !path[start..].starts_with('/')).then(|| &path[start..])
 }
 
 /// Scans one file and returns its failures (and repeats) with its warnings; [`merge`]

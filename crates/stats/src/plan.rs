@@ -101,15 +101,14 @@ impl<'l> StatsPlan<'l> {
             flatten(session, &session.cwd, 0, None, &mut sessions);
         }
         let selected = selected_sessions(&sessions, options.only.as_deref());
-        // A run is known by its path and also by the tail pi-subagents gives it
-        // (`<launch-id>/run-<n>/session.jsonl`): the launcher records the absolute path it
-        // wrote, which no longer matches once the store is copied, moved or reached through a
-        // link, and the launch id alone makes the tail unique.
+        // A run is known by its path and also by its place in the store (`store_tail`): the
+        // launcher records the absolute path it wrote, which no longer matches once the store
+        // is copied, moved or reached through a link.
         let listed: HashSet<&'l str> = sessions
             .iter()
             .flat_map(|planned| {
                 let path = planned.session.path.as_str();
-                [Some(path), crate::scan::run_tail(path)]
+                [Some(path), pi_retrospect_core::path::store_tail(path)]
             })
             .flatten()
             .collect();

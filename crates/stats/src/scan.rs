@@ -1141,7 +1141,7 @@ fn read_run<'a>(
     let is_listed = session_file.as_deref().is_some_and(|path| {
         listed.contains(path)
             || (path.starts_with('/') && listed.contains(normalize_absolute(path).as_str()))
-            || run_tail(path).is_some_and(|tail| listed.contains(tail))
+            || pi_retrospect_core::path::store_tail(path).is_some_and(|tail| listed.contains(tail))
     });
     if is_listed {
         runs.n_listed += 1;
@@ -1159,24 +1159,6 @@ fn read_run<'a>(
         _ => {}
     }
     Ok(())
-}
-
-/// The last three components of a subagent run's session file as pi-subagents lays it out
-/// (`<launch-id>/run-<n>/session.jsonl`), or `None` for a path of another shape. The tail
-/// never starts with `/`, so it cannot be mistaken for a listed absolute path.
-pub(crate) fn run_tail(path: &str) -> Option<&str> {
-    let rest = path.strip_suffix("/session.jsonl")?;
-    let (before_run, run) = rest.rsplit_once('/')?;
-    let digits = run.strip_prefix("run-")?;
-    if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
-        return None;
-    }
-    let launch_start = before_run.rfind('/').map_or(0, |idx| idx + 1);
-    let launch = &before_run[launch_start..];
-    if launch.is_empty() || launch == "." || launch == ".." {
-        return None;
-    }
-    Some(&path[launch_start..])
 }
 
 /// Counts one assistant message and its tool calls into `facts`.
