@@ -476,7 +476,7 @@ fn find(text: &str) -> Vec<Found> {
         }
     }
     let assignment_priority = RULES.len();
-    for range in assignment_values(text) {
+    for range in assignment_values(text).into_iter().chain(flag_values(text)) {
         found.push(Found {
             range,
             priority: assignment_priority,
@@ -896,6 +896,18 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
                 "//npm.pkg.github.com/:_authToken=[redacted: npm-token]",
             ),
         ),
+        // The same keys set from the command line, the value after a blank:
+        // `npm config set //registry.example.com/:_authToken SECRET`.
+        rule(
+            SecretKind::NpmToken,
+            r#"(?-u:\b)(?:npm|pnpm|yarn)[ \t]+(?:config[ \t]+)?set[ \t]+[^\s]*_(?:authToken|auth|password)[ \t]+["']?([^\s"'`=]+)"#,
+            1,
+            is_not_reference,
+            (
+                "npm config set //npm.test/:_authToken f0e1d2c3b4a59687",
+                "npm config set //npm.test/:_authToken [redacted: npm-token]",
+            ),
+        ),
         rule(
             SecretKind::StripeKey,
             r"(?-u:\b)(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}|whsec_[A-Za-z0-9]{20,}",
@@ -1113,6 +1125,18 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
             (
                 "sshpass -p 'hunter2!' ssh deploy@host",
                 "sshpass -p '[redacted: command-line-password]' ssh deploy@host",
+            ),
+        ),
+        // A registry login: `docker login -u me -p SECRET host` (podman, nerdctl, buildah,
+        // skopeo, helm and oras take the same flags).
+        rule(
+            SecretKind::CommandLinePassword,
+            r#"(?-u:\b)(?:docker|podman|nerdctl|buildah|skopeo|helm|oras)(?:[ \t]+[^\s|;&]+)*?[ \t]+login(?:[ \t]+[^\s|;&]+)*?[ \t]+-p(?:[ \t]+|=)["']?([^\s"'|;&-][^\s"'|;&]*)"#,
+            1,
+            is_not_reference,
+            (
+                "docker login -u ci -p Zq8vLm3x registry.test",
+                "docker login -u ci -p [redacted: command-line-password] registry.test",
             ),
         ),
         // The password of a URL runs to the last `@` that a host (and an optional port)
@@ -1402,6 +1426,82 @@ fn assignment_values(text: &str) -> Vec<Range<usize>> {
     values
 }
 
+/// Finds a long command-line flag; the blank and the value after it are read by hand (the
+/// match stops at the name, so the blank before the next flag is left for its match).
+static FLAG_KEY: LazyLock<Regex> =
+    LazyLock::new(|| compile(r#"(?m)(?:^|[\s"'`(;&|])--([A-Za-z][A-Za-z0-9-]{0,63})"#));
+
+/// A text the flag rule finds a secret in, and that text redacted.
+#[cfg(test)]
+const FLAG_SAMPLE: (&str, &str) = (
+    "gh auth login --with-token --access-token ghx_9f8e7d6c5b4a3210",
+    "gh auth login --with-token --access-token [redacted: secret-assignment]",
+);
+
+/// Returns the ranges of the values of long flags whose name names a secret and whose value
+/// follows after a blank: `--password hunter2!`, `--token 9f8e…`, `--client-secret "…"`.
+/// (`--key=value` is an assignment.) Prose mentions a flag without a value ("pass
+/// `--token` to it"), so a token-like flag's value counts only when it is long or looks
+/// random, a password's only when it is not a word a sentence goes on with; `--no-password`
+/// and `--password-stdin` take no value.
+fn flag_values(text: &str) -> Vec<Range<usize>> {
+    let mut values = Vec::new();
+    for captures in FLAG_KEY.captures_iter(text) {
+        let (Some(key), Some(whole)) = (captures.get(1), captures.get(0)) else {
+            continue;
+        };
+        if key.as_str().starts_with("no-") {
+            continue;
+        }
+        let Some(secrecy) = key_secrecy(key.as_str()) else {
+            continue;
+        };
+        let after = &text[whole.end()..];
+        let n_blank = after.len() - after.trim_start_matches([' ', '\t']).len();
+        if n_blank == 0 {
+            continue;
+        }
+        let value_start = whole.end() + n_blank;
+        let rest = &text[value_start..];
+        let Some(first) = rest.chars().next() else {
+            continue;
+        };
+        let range = if matches!(first, '"' | '\'') {
+            let line_end = rest.find('\n').unwrap_or(rest.len());
+            let inner_start = value_start + 1;
+            let Some(offset) = closing_quote(&text[inner_start..value_start + line_end], first)
+            else {
+                continue;
+            };
+            inner_start..inner_start + offset
+        } else {
+            let end = rest
+                .find(|character: char| character.is_whitespace() || "\"'`&;|".contains(character))
+                .unwrap_or(rest.len());
+            value_start..value_start + rest[..end].trim_end_matches([',', ')']).len()
+        };
+        let value = &text[range.clone()];
+        let is_plausible = match secrecy {
+            KeySecrecy::Password => {
+                value.chars().count() >= 4
+                    && !PROSE_PASSWORD_STOPWORDS.contains(&value.to_lowercase().as_str())
+            }
+            KeySecrecy::Secret => value.len() >= 16 || looks_random(value),
+            KeySecrecy::Weak => looks_random(value),
+        };
+        if value.starts_with('-')
+            || !is_secret_value(value)
+            || !is_plausible
+            || is_member_access(value)
+            || value.contains(['(', ')', '[', ']', '{', '}', '<', '>'])
+        {
+            continue;
+        }
+        values.push(range);
+    }
+    values
+}
+
 /// Returns whether an unquoted value is code naming where a secret is kept rather than the
 /// secret: a member access such as `process.env.API_KEY` or `config.token`.
 fn is_member_access(value: &str) -> bool {
@@ -1547,6 +1647,7 @@ const METADATA_WORDS: &[&str] = &[
     "expires",
     "expiration",
     "ttl",
+    "stdin",
 ];
 
 /// Words that, before `key`, make it name something other than a secret (`PRIMARY_KEY`,
@@ -1634,6 +1735,11 @@ fn key_secrecy(key: &str) -> Option<KeySecrecy> {
             .any(|suffix| word.ends_with(suffix))
     };
     let last = words.last()?;
+    // Alone, `PWD` is the working directory and `pass` a verb: only a value that looks
+    // generated is taken (`pwd: hunter2Secret`, never `PWD=/home/me`).
+    if words.len() == 1 && PASSWORD_SUFFIXES.contains(&last.as_str()) {
+        return Some(KeySecrecy::Weak);
+    }
     if words.iter().any(is_password)
         || (words.len() >= 2 && PASSWORD_SUFFIXES.contains(&last.as_str()))
     {
@@ -1744,11 +1850,36 @@ mod tests {
         let (input, expected) = ASSIGNMENT_SAMPLE;
         assert_eq!(assignment_values(input).len(), 1, "{input:?}");
         check(input, expected);
+        let (input, expected) = FLAG_SAMPLE;
+        assert_eq!(flag_values(input).len(), 1, "{input:?}");
+        check(input, expected);
     }
 
     /// Credential shapes written the ways people and tools write them, each with what the
     /// redacted text must be.
     const ADVERSARIAL: &[(&str, &str)] = &[
+        // A flag's value after a blank, and registry logins.
+        (
+            "docker login -p hunter2Secret registry.example.com",
+            "docker login -p [redacted: command-line-password] registry.example.com",
+        ),
+        (
+            "docker login --password hunter2Secret registry.example.com",
+            "docker login --password [redacted: secret-assignment] registry.example.com",
+        ),
+        (
+            "curl --token abcdef1234567890 https://x.test",
+            "curl --token [redacted: secret-assignment] https://x.test",
+        ),
+        (
+            "vault login --password \"correct horse battery\" now",
+            "vault login --password \"[redacted: secret-assignment]\" now",
+        ),
+        (
+            "npm config set _authToken abc123def456ghi",
+            "npm config set _authToken [redacted: npm-token]",
+        ),
+        ("pwd: hunter2Secret", "pwd: [redacted: secret-assignment]"),
         // Glued to a word, quoted with blanks, a key body without its armour.
         (
             "export X_AKIAIOSFODNN7EXAMPLE=1 and a_AKIAIOSFODNN7EXAMPLE",
@@ -2145,6 +2276,10 @@ mod tests {
         "id 01a22b41-c0ec-73ac-b3e0-0959dd92f796 in https://example.com/blob/9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08/x",
         "ASIAN food and AKIA alone and XAKIAIOSFODNN7EXAMPLEX",
         "the password is \"\" and the password is `$DB_PASSWORD`",
+        "pass --token to it, or --password when asked",
+        "docker login --password-stdin registry.test and psql --no-password app",
+        "run with --token $GH_TOKEN or --api-key \"$KEY\" or --secret-file ~/.s",
+        "PWD=/home/me/project and pwd: /tmp/x",
     ];
 
     #[test]
@@ -2190,10 +2325,13 @@ mod tests {
             ("secret_name", false),
             ("public_key", false),
             ("KEY", false),
-            ("PWD", false),
             ("author", false),
         ] {
             assert_eq!(key_secrecy(key).is_some(), expected, "{key}");
+        }
+        // Alone, a password suffix is a weak key: only a generated-looking value counts.
+        for key in ["PWD", "pass", "pw"] {
+            assert_eq!(key_secrecy(key), Some(KeySecrecy::Weak), "{key}");
         }
     }
 
