@@ -271,10 +271,11 @@ fn flatten(sessions: Vec<Session>, out: &mut Vec<Session>) {
 }
 
 /// Returns the session whose name (as Pi shows it, set anywhere in the file) is `word`, or
-/// else starts with it, ignoring case; `None` when no name matches, and an error listing the
-/// candidates when several do. Only a word that is no id or id prefix costs this, since the
-/// names are read from the files.
-fn find_by_name(word: &str, all: &[Session]) -> Result<Option<PathBuf>, AppError> {
+/// else starts with it, ignoring case, and whether the name is `word` itself; `None` when no
+/// name matches, and an error listing the candidates when several do. Only a word that is no
+/// id or id prefix, or one that looks like a word, costs this, since the names are read from
+/// the files.
+fn find_by_name(word: &str, all: &[Session]) -> Result<Option<(PathBuf, bool)>, AppError> {
     let paths: Vec<&str> = all.iter().map(|session| session.path.as_str()).collect();
     let summaries = crate::list::read_summaries(&paths);
     let wanted = word.to_lowercase();
@@ -287,17 +288,18 @@ fn find_by_name(word: &str, all: &[Session]) -> Result<Option<PathBuf>, AppError
         .iter()
         .filter(|(_, name)| name.to_lowercase() == wanted)
         .collect();
-    let candidates = if exact.is_empty() {
+    let is_exact = !exact.is_empty();
+    let candidates = if is_exact {
+        exact
+    } else {
         named
             .iter()
             .filter(|(_, name)| name.to_lowercase().starts_with(&wanted))
             .collect()
-    } else {
-        exact
     };
     match candidates.as_slice() {
         [] => Ok(None),
-        [(one, _)] => Ok(Some(PathBuf::from(&one.path))),
+        [(one, _)] => Ok(Some((PathBuf::from(&one.path), is_exact))),
         several => {
             let list: Vec<String> = several
                 .iter()
@@ -336,9 +338,35 @@ fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBu
         exact
     };
     if candidates.is_empty()
-        && let Some(path) = find_by_name(id, &all)?
+        && let Some((path, _)) = find_by_name(id, &all)?
     {
         return Ok(path);
+    }
+    // A word such as `face` or `added` can be both the start of some id and a name. A whole
+    // name is what a person types, so it wins over an id prefix; a name prefix against an id
+    // prefix is asked back. Ids have digits near their start, so only a word without one
+    // costs the names' read.
+    if !candidates.is_empty()
+        && candidates.iter().all(|session| session.id != id)
+        && !id.bytes().any(|byte| byte.is_ascii_digit())
+        && let Ok(Some((named, is_exact))) = find_by_name(id, &all)
+    {
+        if is_exact {
+            return Ok(named);
+        }
+        let is_same = matches!(candidates.as_slice(), [one] if Path::new(&one.path) == named);
+        if !is_same {
+            return Err(AppError::usage(format!(
+                "{id:?} starts the id of {} and the name of {}; give more of the id, more of \
+                 the name, or a path",
+                candidates
+                    .iter()
+                    .map(|session| escape_for_terminal(&session.id))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                escape_for_terminal(&named.display().to_string())
+            )));
+        }
     }
     match candidates.as_slice() {
         [] => {

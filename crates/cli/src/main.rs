@@ -48,7 +48,8 @@ use crate::stats::{STATS_HELP, StatsArgs};
 #[command(name = "pi-retrospect", version, about, long_about = None)]
 #[command(
     after_help = "Exit status: 0 on success (unreadable session files are warnings, not \
-errors), 1 when the tool itself fails, 2 on a usage error."
+errors), 1 when the tool itself fails, 2 on a usage error (a SESSION or entry id that names nothing \
+included)."
 )]
 struct Opts {
     /// What to do.
@@ -189,14 +190,15 @@ fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<u8>
     .map(|()| 0)
 }
 
-/// Returns the exit code of a failure: 2 for a usage error, 1 for anything else. The one
-/// place exit codes are decided.
+/// Returns the exit code of a failure: 2 for a usage error (a SESSION or entry that names
+/// nothing included, so that `failures` and `search` keep 1 for "none found"), 1 for anything
+/// else. The one place exit codes are decided.
 fn exit_code(error: &anyhow::Error) -> u8 {
     let is_usage = error.chain().any(|cause| {
         cause.downcast_ref::<UsageError>().is_some()
             || cause
                 .downcast_ref::<AppError>()
-                .is_some_and(|error| error.kind == ErrorKind::Usage)
+                .is_some_and(|error| matches!(error.kind, ErrorKind::Usage | ErrorKind::NotFound))
     });
     if is_usage { 2 } else { 1 }
 }

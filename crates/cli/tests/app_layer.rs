@@ -44,7 +44,7 @@ fn error_messages_are_escaped() {
     let hostile = "\u{1b}]0;pwned\u{7}\u{202e}x";
     for command in ["show", "entries"] {
         let output = run_with_deadline(&[command, hostile, "--sessions-root", &root]);
-        assert_eq!(output.status.code(), Some(1), "{command}");
+        assert_eq!(output.status.code(), Some(2), "{command}");
         let stderr = String::from_utf8(output.stderr).expect("utf-8");
         assert!(
             !stderr.contains('\u{1b}') && !stderr.contains('\u{7}') && !stderr.contains('\u{202e}'),

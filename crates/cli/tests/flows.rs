@@ -297,7 +297,7 @@ fn latest_skips_the_running_session_climbs_and_goes_back() {
         "{stderr}"
     );
     let output = latest("latest~3", &repo, None);
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr_of(&output).contains("latest~3: only 3 sessions ran in "),
         "{}",
@@ -485,7 +485,7 @@ fn reading_commands_take_the_list_store_flags() {
             .args(extra))
     };
     let not_found = archived(&[]);
-    assert_eq!(not_found.status.code(), Some(1));
+    assert_eq!(not_found.status.code(), Some(2));
     // Issue 11 (review finding L6): the error says the archive holds it.
     let stderr = stderr_of(&not_found);
     assert!(
@@ -500,7 +500,7 @@ fn reading_commands_take_the_list_store_flags() {
     let output = run(binary()
         .env("PI_CODING_AGENT_DIR", agent())
         .args(["show", "0000dead"]));
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     assert!(
         !stderr_of(&output).contains("archive"),
         "{}",
@@ -555,7 +555,7 @@ fn store_flags_expand_tilde_and_hint_at_the_layout() {
     let output = run(binary()
         .args(["show", "tuesday", "--sessions-root"])
         .arg(store.root().join("--w--")));
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     // A note an error carries is written as every note is (finding L6 of the second flows
     // review: it was `hint: …`).
     let stderr = stderr_of(&output);
@@ -897,7 +897,7 @@ fn line_feeds_in_names_and_settings_cannot_forge_stderr_lines() {
     )
     .expect("write");
     let latest = run(binary().args(["show", "latest"]).current_dir(&project));
-    assert_eq!(latest.status.code(), Some(1));
+    assert_eq!(latest.status.code(), Some(2));
     check(&latest, 1, "(searched /nonexistent/x\\u{a}\\u{1b}[31mEVIL");
 
     let missing = store.dir.path().join("no\nsuch.jsonl");
@@ -928,7 +928,7 @@ fn latest_says_when_the_only_session_is_the_running_one() {
         .arg(store.root())
         .env("PI_SESSION_FILE", store.root().join("--w--/a.jsonl"))
         .current_dir(&repo));
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     let stderr = stderr_of(&output);
     assert!(
         stderr.contains("latest: the only session that ran in ")
@@ -1198,7 +1198,11 @@ fn small_messages_name_what_went_wrong() {
         );
     }
     let output = command(&["show", "real"]);
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
+    // A SESSION naming nothing is an error (2), never `failures`' "none found" (1).
+    let failures = command(&["failures", "--session", "real"]);
+    assert_eq!(failures.status.code(), Some(2), "{}", stderr_of(&failures));
+    assert!(stderr_of(&failures).contains("no session has the id"));
     let stderr = stderr_of(&output);
     assert!(
         stderr.starts_with("pi-retrospect: no session has the id or id prefix, or the name or name prefix, \"real\"")

@@ -801,7 +801,7 @@ fn session_argument_forms() {
     assert!(stderr.contains("run-1/session.jsonl"), "{stderr}");
 
     let output = run(&["entries", "ffff", "--sessions-root", &sessions_root]);
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr_of(&output).contains("\"ffff\""),
         "{}",
@@ -1138,7 +1138,7 @@ fn inspect_views_agree_with_the_tree() {
     );
 
     let output = run(&["inspect", &tree, "read", "nope"]);
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     assert!(stderr_of(&output).contains("\"nope\""));
     for bad in [
         vec!["read", "5ef17fa5", "--before", "11"],
@@ -1791,7 +1791,8 @@ fn show_jsonl_rows_are_the_document_one_per_line() {
 }
 
 /// SESSION may be a session's name or a prefix of it (set anywhere in the file, any case): a
-/// unique one reads that session, an ambiguous one is an error listing the candidates.
+/// unique one reads that session, an ambiguous one is an error listing the candidates, and a
+/// whole name wins over the start of an id.
 #[test]
 fn a_session_is_found_by_its_name_or_name_prefix() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -1845,5 +1846,24 @@ fn a_session_is_found_by_its_name_or_name_prefix() {
             && !stderr.contains("Write the docs"),
         "{stderr}"
     );
-    assert_eq!(first_text("Nothing like it").status.code(), Some(1));
+    // A name that names nothing is an error in the argument.
+    assert_eq!(first_text("Nothing like it").status.code(), Some(2));
+    // A word that starts one session's id and is another's whole name reads the named one;
+    // a word that starts both an id and a name is asked back.
+    named("d", "facade-session", "Refactor");
+    named("e", "x-session", "face");
+    let output = first_text("face");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let first: Value =
+        serde_json::from_str(stdout_of(&output).lines().next().expect("a row")).expect("row");
+    assert_eq!(first["text"], "x-session");
+    let output = first_text("fac");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("\"fac\" starts the id of facade-session and the name of")
+            && stderr.contains("e.jsonl"),
+        "{stderr}"
+    );
+    assert_eq!(first_text("facade").status.code(), Some(0));
 }
