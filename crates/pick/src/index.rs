@@ -157,14 +157,21 @@ fn title(text: &str) -> String {
 
 /// Returns the byte offset of character `n_chars` of `text` (its length past the end).
 /// Returns whether a filter query looks like it names a session id: one of its words, without
-/// fzf's operators (`'exact`, `^prefix`, `suffix$`), is at least four hex digits and dashes.
+/// fzf's operators (`'exact`, `^prefix`, `suffix$`), is at least four hex digits and dashes
+/// with a decimal digit or a dash among them, or at least eight hex letters. Words made of hex
+/// letters (`face`, `added`, `decade`) are words: the start of a random id has a decimal digit
+/// in it nearly always.
 pub(crate) fn looks_like_id(query: &str) -> bool {
     query.split_whitespace().any(|word| {
         let word = word.trim_start_matches(['\'', '^']).trim_end_matches('$');
-        word.chars().count() >= 4
-            && word
-                .chars()
-                .all(|character| character.is_ascii_hexdigit() || character == '-')
+        let n_chars = word.chars().count();
+        let is_hex = word
+            .chars()
+            .all(|character| character.is_ascii_hexdigit() || character == '-');
+        let has_digit_or_dash = word
+            .chars()
+            .any(|character| character.is_ascii_digit() || character == '-');
+        is_hex && ((n_chars >= 4 && has_digit_or_dash) || n_chars >= 8)
     })
 }
 
@@ -318,8 +325,8 @@ pub(crate) mod tests {
         assert_eq!(index.entries[a1].parent, index.find("/s/a.jsonl"));
     }
 
-    /// The fuzzy filter looks at the id only when the query looks like one, so a short word
-    /// does not match the random hex of every id.
+    /// The fuzzy filter looks at the id only when the query looks like one, so a short word,
+    /// even one of hex letters, does not match the random hex of every id.
     #[test]
     fn the_id_is_filtered_only_by_a_query_that_looks_like_one() {
         let mut index = Index::from_listing(&Listing {
@@ -340,7 +347,12 @@ pub(crate) mod tests {
             ("fix", "fix the parser  /w"),
             ("0199ab", "fix the parser  /w 0199abcd-ef01"),
             ("abcd-ef", "fix the parser  /w 0199abcd-ef01"),
-            ("'abcd", "fix the parser  /w 0199abcd-ef01"),
+            ("'abcd", "fix the parser  /w"),
+            ("face", "fix the parser  /w"),
+            ("decade", "fix the parser  /w"),
+            ("'0199", "fix the parser  /w 0199abcd-ef01"),
+            ("abcdef01", "fix the parser  /w 0199abcd-ef01"),
+            ("deadbeef", "fix the parser  /w 0199abcd-ef01"),
             ("fix ^0199", "fix the parser  /w 0199abcd-ef01"),
         ] {
             assert_eq!(entry.filter_text(query), expected, "{query}");
