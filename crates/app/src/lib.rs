@@ -41,7 +41,7 @@ pub use read::{
     EntriesRequest, EntriesResult, InspectRequest, InspectResult, SessionTarget, ShowRequest,
     ShowResult, ShowView, check_session_file, entries, inspect, lineage, show, time_range,
 };
-pub use search::{SearchRequest, search, search_with_progress};
+pub use search::{SearchRequest, search, search_with_progress, session_heading};
 pub use session_ref::{
     LocatedSession, OpenedSession, SessionRef, locate_session, open_session, resolve_session,
 };

@@ -3,7 +3,7 @@
 
 use std::ops::ControlFlow;
 
-use pi_retrospect_core::search::{SearchTotals, SearchWarning};
+use pi_retrospect_core::search::{SearchTotals, SearchWarning, SessionHeading};
 use pi_retrospect_search::{
     Event, Mode, Progress, Query, RunOptions, SearchFile, Searcher, SessionOrder,
 };
@@ -122,4 +122,22 @@ pub fn search_with_progress(
     Ok(pi_retrospect_search::search_files_with_progress(
         &searcher, &files, &options, progress, on_event,
     ))
+}
+
+/// Returns the title and cwd a text heading shows for the session file at `path`: the header's
+/// cwd, and the name, else the first user message, from the file's two ends (a bounded read
+/// whatever the file's size, so a name set only in the middle of a long file is not seen).
+/// What cannot be read is left out; the search itself reports a file it cannot read.
+pub fn session_heading(path: &str) -> SessionHeading {
+    let path = std::path::Path::new(path);
+    let cwd = pi_retrospect_header::read_header(path)
+        .ok()
+        .map(|header| header.cwd);
+    let title = pi_retrospect_transcript::read_summary_in(
+        path,
+        pi_retrospect_transcript::SummaryScope::Ends,
+    )
+    .ok()
+    .and_then(|summary| summary.name.or(summary.first_user_message));
+    SessionHeading { title, cwd }
 }

@@ -27,7 +27,8 @@ branch summaries, custom messages, session names and labels. Opt in with --think
 
 The pattern is literal unless -E; case-sensitive unless -i, or -S (smart case: sensitive \
 only when the pattern has an upper-case letter); -w matches whole words. Sessions come \
-newest first (--sort), hits in file order. Exit status: 0 when something matched, 1 when \
+newest first (--sort), hits in file order, each session under its path and a line with its \
+title and cwd; on a terminal every line is cut to its width, the match kept in view. Exit status: 0 when something matched, 1 when \
 nothing did, 2 on an error.
 
 Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
@@ -194,7 +195,9 @@ pub fn run(
     } else {
         (None, out)
     };
-    let mut text = TextWriter::new(text_out, is_color).with_time_zone(env.time_zone.clone());
+    let mut text = TextWriter::new(text_out, is_color)
+        .with_time_zone(env.time_zone.clone())
+        .with_width(crate::term::fit_width());
     let mut write_error: Option<std::io::Error> = None;
     let mut note = |result: std::io::Result<()>| match result {
         Ok(()) => ControlFlow::Continue(()),
@@ -241,7 +244,12 @@ pub fn run(
         }
         let flow = match event {
             Event::Hit(hit) if args.jsonl => note(search_render::write_hit_jsonl(text.out(), hit)),
-            Event::Hit(hit) => note(text.write_hit(hit)),
+            Event::Hit(hit) => {
+                if text.is_new_file(&hit.path) {
+                    text.set_heading(pi_retrospect_app::session_heading(&hit.path));
+                }
+                note(text.write_hit(hit))
+            }
             Event::Warning(warning) if args.jsonl => {
                 note(search_render::write_warning_jsonl(text.out(), warning))
             }

@@ -1,4 +1,4 @@
-//! Issue 12: `pi-retrospect search` end to end on the files the real Pi wrote: exit codes as
+//! `pi-retrospect search` end to end on the files the real Pi wrote: exit codes as
 //! ripgrep's, the output modes, the opt-in scopes, and the JSON document against its schema.
 
 mod common;
@@ -179,4 +179,22 @@ fn since_and_until_bound_each_hits_entry_time() {
         Vec::<String>::new()
     );
     assert_eq!(snippets(&[]).len(), 2);
+}
+
+/// Each session's heading is its path, then a line with its title (name, else first user
+/// message) and cwd; a pipe gets whole lines.
+#[test]
+fn headings_name_the_session_and_its_cwd() {
+    let output = run(&["Answer with the other model", "--limit", "1"]);
+    let text = stdout_of(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].ends_with(".jsonl"), "{text}");
+    assert_eq!(
+        lines[1], "  Costs and usage  /tmp/pi-real-fixture/home/user/project",
+        "{text}"
+    );
+    assert!(
+        lines[2].ends_with("user: Answer with the other model."),
+        "{text}"
+    );
 }

@@ -98,6 +98,16 @@ impl FieldKind {
     }
 }
 
+/// What a text heading shows of a session besides its path: its title (its name, else its
+/// first user message, as stored) and its working directory, each when it could be read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionHeading {
+    /// The session's name, else its first user message.
+    pub title: Option<String>,
+    /// The header's working directory.
+    pub cwd: Option<String>,
+}
+
 /// Returns where a match sits inside a snippet: UTF-8 byte offsets, `start..end`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct MatchRange {

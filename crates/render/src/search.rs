@@ -6,6 +6,7 @@
 //!
 //! ```text
 //! /home/me/.pi/agent/sessions/--home-me-app--/2026-09-01T10-00-00-000Z_0199….jsonl
+//!   Explain the fixture project  /home/me/app
 //! 5:[37e9c488] 2026-09-01 12:00:04 user: What is in this project? Read the README …
 //! 9:[101e43e2] 2026-09-01 12:00:09 assistant (off branch): README says it is a fixture project …
 //!
@@ -13,7 +14,8 @@
 //! 3:[0f1e2d3c] 2026-09-01 12:01:30 toolResult(bash): … error: cannot find …
 //! ```
 //!
-//! Each hit is `LINE:[ENTRY] TIME KIND: SNIPPET`, where `ENTRY` is the entry id (`line:N` in
+//! Under each path, a line with the session's title and cwd when the caller handed them over
+//! ([`TextWriter::set_heading`]). Each hit is `LINE:[ENTRY] TIME KIND: SNIPPET`, where `ENTRY` is the entry id (`line:N` in
 //! a version 1 file), `TIME` the entry's timestamp in the writer's time zone (local time, as
 //! in the other text views; left out when the writer has no zone or the entry no timestamp)
 //! and `KIND` the field kind, with the tool for tool-call arguments and tool results; hits
@@ -24,10 +26,12 @@ use std::io::{self, Write};
 
 use pi_retrospect_core::sanitize::escape_for_terminal;
 use pi_retrospect_core::search::{
-    FieldKind, FileCount, SearchDocument, SearchHit, SearchTotals, SearchWarning,
+    FieldKind, FileCount, SearchDocument, SearchHit, SearchTotals, SearchWarning, SessionHeading,
 };
 use serde::Serialize;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use crate::long::truncate_end;
 use crate::text::local_time;
 
 const MAGENTA: &str = "\u{1b}[35m";
@@ -43,6 +47,8 @@ pub struct TextWriter<'w> {
     is_color: bool,
     current_path: Option<String>,
     time_zone: Option<jiff::tz::TimeZone>,
+    width: Option<usize>,
+    heading: Option<SessionHeading>,
 }
 
 impl<'w> TextWriter<'w> {
@@ -53,7 +59,28 @@ impl<'w> TextWriter<'w> {
             is_color,
             current_path: None,
             time_zone: None,
+            width: None,
+            heading: None,
         }
+    }
+
+    /// Returns the writer cutting every line but the path headings to `width` columns (a
+    /// terminal's width) with `…`, keeping each hit's match in view; `None` writes whole
+    /// lines.
+    pub fn with_width(mut self, width: Option<usize>) -> TextWriter<'w> {
+        self.width = width;
+        self
+    }
+
+    /// Returns whether `path`'s next hit starts a new heading, so the caller can hand the
+    /// heading's title and cwd over with [`TextWriter::set_heading`] first.
+    pub fn is_new_file(&self, path: &str) -> bool {
+        self.current_path.as_deref() != Some(path)
+    }
+
+    /// Sets the title and cwd shown under the next heading.
+    pub fn set_heading(&mut self, heading: SessionHeading) {
+        self.heading = Some(heading);
     }
 
     /// Returns the writer showing each hit's timestamp in `time_zone`.
@@ -90,25 +117,45 @@ impl<'w> TextWriter<'w> {
                 text.extend_from_slice(format!("  (subagent run, depth {})", hit.depth).as_bytes());
             }
             text.push(b'\n');
+            if let Some(line) = self
+                .heading
+                .take()
+                .and_then(|heading| heading_line(&heading))
+            {
+                let line = match self.width {
+                    Some(width) => truncate_end(&line, width),
+                    None => line,
+                };
+                self.paint(&mut text, DIM, &line);
+                text.push(b'\n');
+            }
             self.current_path = Some(hit.path.clone());
         }
-        self.paint(&mut text, GREEN, &hit.line_no.to_string());
+        let mut prefix = String::with_capacity(64);
+        let line_no = hit.line_no.to_string();
+        self.paint(&mut text, GREEN, &line_no);
         text.push(b':');
+        prefix.push_str(&line_no);
+        prefix.push(':');
         let handle = match &hit.entry_id {
             Some(id) => escape_for_terminal(id).into_owned(),
             None => format!("line:{}", hit.line_no),
         };
-        text.extend_from_slice(format!("[{handle}] ").as_bytes());
+        let mut plain = format!("[{handle}] ");
         if let (Some(zone), Some(stamp)) = (&self.time_zone, &hit.timestamp) {
-            text.extend_from_slice(local_time(stamp, zone).as_bytes());
-            text.push(b' ');
+            plain.push_str(&local_time(stamp, zone));
+            plain.push(' ');
         }
-        text.extend_from_slice(kind_label(hit).as_bytes());
+        plain.push_str(&kind_label(hit));
+        text.extend_from_slice(plain.as_bytes());
+        prefix.push_str(&plain);
         if !hit.is_on_active_branch {
             text.push(b' ');
             self.paint(&mut text, DIM, "(off branch)");
+            prefix.push_str(" (off branch)");
         }
         text.extend_from_slice(b": ");
+        prefix.push_str(": ");
         let snippet = &hit.snippet;
         let (start, end) = (hit.match_range.start, hit.match_range.end);
         match (
@@ -117,16 +164,81 @@ impl<'w> TextWriter<'w> {
             snippet.get(end..),
         ) {
             (Some(before), Some(found), Some(after)) => {
+                let budget = self.width.map(|width| width.saturating_sub(prefix.width()));
+                let [before, found, after] = fit_around_match(before, found, after, budget);
                 text.extend_from_slice(before.as_bytes());
-                self.paint(&mut text, BOLD_RED, found);
+                self.paint(&mut text, BOLD_RED, &found);
                 text.extend_from_slice(after.as_bytes());
             }
             // A range that does not fit the snippet (never made by the search) prints plain.
-            _ => text.extend_from_slice(snippet.as_bytes()),
+            _ => match self.width {
+                Some(width) => text.extend_from_slice(
+                    truncate_end(snippet, width.saturating_sub(prefix.width())).as_bytes(),
+                ),
+                None => text.extend_from_slice(snippet.as_bytes()),
+            },
         }
         text.push(b'\n');
         self.out.write_all(&text)
     }
+}
+
+/// Returns the line under a heading: the title (on one line, terminal-safe) and the cwd, or
+/// `None` when neither was read.
+fn heading_line(heading: &SessionHeading) -> Option<String> {
+    let title = heading
+        .title
+        .as_deref()
+        .map(|title| crate::text::one_line(title, 200));
+    let cwd = heading.cwd.as_deref().map(escape_for_terminal);
+    match (title, cwd) {
+        (Some(title), Some(cwd)) => Some(format!("  {title}  {cwd}")),
+        (Some(title), None) => Some(format!("  {title}")),
+        (None, Some(cwd)) => Some(format!("  {cwd}")),
+        (None, None) => None,
+    }
+}
+
+/// Returns the text before a match, the match and the text after it, cut so that together
+/// they take at most `budget` columns: the text before keeps its end (at most a third of the
+/// budget, so the match stays in view), the match its start, the text after its start, each
+/// cut marked with `…`. `None` keeps them whole.
+fn fit_around_match(before: &str, found: &str, after: &str, budget: Option<usize>) -> [String; 3] {
+    let whole = [before.to_owned(), found.to_owned(), after.to_owned()];
+    let Some(budget) = budget else {
+        return whole;
+    };
+    if before.width() + found.width() + after.width() <= budget {
+        return whole;
+    }
+    let before = truncate_start(before, before.width().min(budget / 3));
+    let found = truncate_end(found, budget.saturating_sub(before.width()));
+    let after = truncate_end(after, budget.saturating_sub(before.width() + found.width()));
+    [before, found, after]
+}
+
+/// Cuts `text` to at most `width` columns keeping its end, starting with `…` when anything
+/// was cut.
+fn truncate_start(text: &str, width: usize) -> String {
+    if text.width() <= width {
+        return text.to_owned();
+    }
+    if width == 0 {
+        return String::new();
+    }
+    let mut kept: Vec<char> = Vec::new();
+    let mut used = 0;
+    for character in text.chars().rev() {
+        let char_width = character.width().unwrap_or(0);
+        if used + char_width > width - 1 {
+            break;
+        }
+        kept.push(character);
+        used += char_width;
+    }
+    let mut cut = String::from("…");
+    cut.extend(kept.into_iter().rev());
+    cut
 }
 
 /// Returns how a hit's kind of text is shown: the kind, with the tool for tool texts.
@@ -623,6 +735,75 @@ mod tests {
              \n\
              \u{1b}[35m/s/a/L/run-0/session.jsonl\u{1b}[0m  (subagent run, depth 1)\n\
              \u{1b}[32m3\u{1b}[0m:[line:3] assistant: an \u{1b}[1;31merror\u{1b}[0m\n",
+        );
+    }
+
+    /// Under a heading, the title and cwd the caller handed over; with a width, every line
+    /// but the path fits it and the match stays in view, wide characters counted as two.
+    #[test]
+    fn headings_carry_the_title_and_lines_fit_the_width() {
+        let mut out = Vec::new();
+        let mut writer = TextWriter::new(&mut out, false).with_width(Some(30));
+        let long = hit(
+            "/s/a-long-session-path.jsonl",
+            0,
+            5,
+            FieldKind::User,
+            "a long start of the text before the error and a long tail after it",
+            "error",
+        );
+        assert!(writer.is_new_file(&long.path));
+        writer.set_heading(SessionHeading {
+            title: Some("Fix the\nflaky 漢字 webhook test".to_owned()),
+            cwd: Some("/home/me/app".to_owned()),
+        });
+        writer.write_hit(&long).expect("write");
+        assert!(!writer.is_new_file(&long.path));
+        let short = hit("/s/b.jsonl", 0, 2, FieldKind::User, "an error", "error");
+        writer.write_hit(&short).expect("write");
+        let text = String::from_utf8(out).expect("utf-8");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "/s/a-long-session-path.jsonl",
+                "  Fix the flaky 漢字 webhook …",
+                "5:[e5] user: …the error and a…",
+                "",
+                "/s/b.jsonl",
+                "2:[e2] user: an error",
+            ]
+        );
+        for line in &lines[1..] {
+            assert!(line.width() <= 30, "{line:?}");
+        }
+        // Without a width the lines are whole, and a heading without title or cwd adds none.
+        let mut out = Vec::new();
+        let mut writer = TextWriter::new(&mut out, false);
+        writer.set_heading(SessionHeading::default());
+        writer.write_hit(&long).expect("write");
+        assert_eq!(
+            String::from_utf8(out).expect("utf-8"),
+            "/s/a-long-session-path.jsonl\n\
+             5:[e5] user: a long start of the text before the error and a long tail after it\n"
+        );
+    }
+
+    #[test]
+    fn cuts_keep_the_match_and_mark_what_went() {
+        assert_eq!(
+            fit_around_match("abcdefghij", "MATCH", "klmnopqrst", Some(12)),
+            ["…hij".to_owned(), "MATCH".to_owned(), "kl…".to_owned()]
+        );
+        // A match longer than the budget keeps its start.
+        assert_eq!(
+            fit_around_match("", "MATCHMATCHMATCH", "tail", Some(6)),
+            [String::new(), "MATCH…".to_owned(), String::new()]
+        );
+        assert_eq!(truncate_start("漢字漢字", 5), "…漢字");
+        assert_eq!(
+            fit_around_match("a", "b", "c", Some(3)),
+            ["a", "b", "c"].map(str::to_owned)
         );
     }
 
