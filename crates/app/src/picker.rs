@@ -40,8 +40,9 @@ pub fn project_dir_name(cwd: &str) -> String {
 
 /// Lists the sessions whose cwd is the current directory, reading only the project directory
 /// Pi files them under in each default-layout store (and every custom, flat, store whole),
-/// with `request`'s other filters, sort and limit applied. Header-only: no body facts are read
-/// whatever `request.read_summaries` says.
+/// with `request`'s other filters, sort and limit applied. Header-only, whatever
+/// `request.read_summaries` says, but for the last activity of each session when the sort
+/// asks for it (a bounded read from the file's end).
 ///
 /// This is the quick part of a listing, for a first screen: a session whose file sits in
 /// another project directory than its cwd's is found only by [`list`](crate::list()).
@@ -96,7 +97,29 @@ pub fn list_here(request: &ListRequest, env: &Environment) -> Result<ListResult,
     if let Some(current) = crate::list::current_to_leave_out(&here, env)? {
         current.remove_from(&mut listing.sessions);
     }
-    query.apply(&mut listing, &|_| None);
+    // Ordered by last activity (Pi's `/resume` order), the few sessions of one directory
+    // have their ends read: a bounded read per file.
+    let activities = if query.sort == pi_retrospect_core::filter::SortKey::Activity {
+        let paths: Vec<&str> = listing
+            .sessions
+            .iter()
+            .map(|session| session.path.as_str())
+            .collect();
+        let read = crate::list::read_last_activities(&paths);
+        let mut activities = crate::list::PathMap::default();
+        for (path, result) in paths.iter().zip(read) {
+            match result {
+                Ok(summary) => {
+                    activities.insert((*path).to_owned(), summary);
+                }
+                Err(warning) => listing.warnings.push(warning),
+            }
+        }
+        activities
+    } else {
+        crate::list::PathMap::default()
+    };
+    query.apply(&mut listing, &|path| activities.get(path));
     listing.warnings.sort();
     listing.warnings.dedup();
     Ok(ListResult {

@@ -10,7 +10,8 @@ use pi_retrospect_pick::{Outcome, PickOptions};
 use crate::args::{ColorChoice, StoreArgs};
 
 pub const PICK_HELP: &str = "\
-Opens at once on the sessions started in the current directory, newest first (Tab lists \
+Opens at once on the sessions started in the current directory, the most recently active \
+first as in Pi's /resume (Tab lists \
 every project's), then reads every session's name and first message in the background. \
 Type to filter by name, first message, cwd and id (fuzzy; words must all match; 'exact, \
 ^prefix, suffix$ and !not as in fzf). A session's subagent runs show under it: → shows \

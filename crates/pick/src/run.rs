@@ -143,7 +143,7 @@ pub fn pick(options: &PickOptions, env: &Environment) -> Result<Outcome, PickErr
     console.draw(&mut state, &context)?;
     watch(tty, Arc::clone(&signals));
     let mut workers = Workers::new();
-    let mut request = options.list.clone();
+    let mut request = in_resume_order(&options.list);
     request.read_summaries = false;
     workers.start_index(request, env.clone(), state.here.clone());
     let outcome = event_loop(
@@ -373,7 +373,7 @@ fn end_by(signal: i32) -> ! {
 /// Returns the state of the first screen: the current directory's sessions, listed without
 /// walking the rest of the store.
 fn first_state(options: &PickOptions, env: &Environment) -> Result<State, PickError> {
-    let quick = pi_retrospect_app::picker::list_here(&options.list, env)?;
+    let quick = pi_retrospect_app::picker::list_here(&in_resume_order(&options.list), env)?;
     let here = here(env);
     let scope = if options.all_projects {
         Scope::All
@@ -382,6 +382,16 @@ fn first_state(options: &PickOptions, env: &Environment) -> Result<State, PickEr
     };
     let index = Index::from_listing(&quick.listing);
     Ok(State::new(index, here, scope, options.print))
+}
+
+/// Returns `list` ordered as Pi's `/resume` orders sessions: by last activity, so the picker
+/// opens on the session worked in most recently (the index puts the listing's last first).
+fn in_resume_order(list: &pi_retrospect_app::ListRequest) -> pi_retrospect_app::ListRequest {
+    pi_retrospect_app::ListRequest {
+        sort: pi_retrospect_core::filter::SortKey::Activity,
+        newest_first: false,
+        ..list.clone()
+    }
 }
 
 /// Returns the current directory as sessions' cwds are compared with it.
@@ -451,6 +461,64 @@ mod tests {
 
     use super::*;
     use crate::state::tests::{key, sample_state};
+
+    /// The first screen is in Pi's `/resume` order: a session started early and worked in
+    /// last comes first, and is the one selected.
+    #[test]
+    fn the_first_screen_opens_on_the_most_recently_active_session() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let project = dir.path().join("--w--");
+        std::fs::create_dir_all(&project).expect("project dir");
+        let session = |stem: &str, id: &str, start: &str, last: &str, text: &str| {
+            let lines = [
+                format!(
+                    r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-11-30T{start}.000Z","cwd":"/w"}}"#
+                ),
+                format!(
+                    r#"{{"type":"message","id":"u1","parentId":null,"timestamp":"2026-11-30T{start}.500Z","message":{{"role":"user","content":"{text}"}}}}"#
+                ),
+                format!(
+                    r#"{{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-11-30T{last}.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"ok"}}]}}}}"#
+                ),
+            ];
+            std::fs::write(
+                project.join(format!("{stem}.jsonl")),
+                lines.join("\n") + "\n",
+            )
+            .expect("write session");
+        };
+        session(
+            "early",
+            "0199aaaa",
+            "08:00:00",
+            "18:00:00",
+            "started early, worked in last",
+        );
+        session("late", "0199bbbb", "12:00:00", "12:01:00", "started late");
+        let env = Environment {
+            cwd: "/w".into(),
+            ..Environment::default()
+        };
+        let options = PickOptions {
+            list: pi_retrospect_app::ListRequest {
+                stores: pi_retrospect_app::StoreFlags {
+                    sessions_root: Some(dir.path().to_path_buf()),
+                    ..pi_retrospect_app::StoreFlags::default()
+                },
+                ..pi_retrospect_app::ListRequest::default()
+            },
+            ..PickOptions::default()
+        };
+        let state = first_state(&options, &env).expect("first screen");
+        let paths: Vec<&str> = state
+            .rows
+            .iter()
+            .map(|row| state.index.entries[row.entry].path.as_str())
+            .collect();
+        assert_eq!(paths.len(), 2, "{paths:?}");
+        assert!(paths[0].ends_with("early.jsonl"), "{paths:?}");
+        assert_eq!(state.selected_path(), Some(paths[0]));
+    }
 
     #[test]
     fn ctrl_c_in_the_pager_is_the_pagers_and_other_signals_stay() {
