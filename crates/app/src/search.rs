@@ -30,6 +30,8 @@ pub struct SearchRequest {
     pub mode: Mode,
     /// Stop after this many hits in all.
     pub limit: Option<u64>,
+    /// Read at most this many hits of each file, its first.
+    pub max_per_file: Option<u64>,
     /// Start at this file, leaving out the files before it in `order`: a paged search
     /// resumes in the file its previous page ended in. Files are found by path in a fresh
     /// listing, so sessions written since sort by their own key instead of shifting the
@@ -117,6 +119,7 @@ pub fn search_with_progress(
     let options = RunOptions {
         mode: request.mode,
         limit: request.limit,
+        max_per_file: request.max_per_file,
         threads: request.sessions.threads,
     };
     Ok(pi_retrospect_search::search_files_with_progress(

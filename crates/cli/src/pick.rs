@@ -16,7 +16,8 @@ every project's), then reads every session's name and first message in the backg
 Type to filter by name, first message, cwd and id (fuzzy; words must all match; 'exact, \
 ^prefix, suffix$ and !not as in fzf). A session's subagent runs show under it: → shows \
 them, ← hides them. Ctrl-F searches the sessions' full text for what is typed, as `search` \
-does by default, in smart case (Esc leaves the search). The preview shows the session's times, cwd, models, \
+does by default, in smart case, and shows on each row found the text around its first match \
+(Esc leaves the search). The preview shows the session's times, cwd, models, \
 message counts, cost when Pi recorded it and its last messages (no thinking, no tool \
 output; terminal controls stripped, credentials redacted). Ctrl-O reads the transcript \
 (`show`) in $PAGER (default `less -R`; LESS=R is set when LESS is unset, as git does).

@@ -135,6 +135,11 @@ pub struct SearchArgs {
     #[arg(long, short = 'n', value_name = "N", allow_negative_numbers = true, value_parser = crate::args::positive_limit, help_heading = "Output")]
     pub limit: Option<u64>,
 
+    /// At most NUM hits per session file, its first (as ripgrep's -m); with --count, counts
+    /// stop at NUM.
+    #[arg(long, short = 'm', value_name = "NUM", allow_negative_numbers = true, value_parser = crate::args::positive_limit, help_heading = "Output")]
+    pub max_count: Option<u64>,
+
     /// Order of sessions.
     #[arg(long, value_enum, default_value_t = SortArg::Newest, help_heading = "Output")]
     pub sort: SortArg,
@@ -369,6 +374,7 @@ fn request(args: &SearchArgs, env: &Environment) -> anyhow::Result<SearchRequest
             Mode::Hits
         },
         limit: args.limit,
+        max_per_file: args.max_count,
         resume_at: None,
     })
 }

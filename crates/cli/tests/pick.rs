@@ -225,7 +225,7 @@ fn picks_in_a_pseudo_terminal() {
         (
             format!("-p {root_arg}"),
             "Pi sessions",
-            "'aaaa\r",
+            "'99aaaa\r",
             0,
             format!("{}\n", first.display()),
             None,
@@ -261,7 +261,7 @@ fn picks_in_a_pseudo_terminal() {
         (
             format!("--all {root_arg}"),
             "0199cccc",
-            "'cccc\ry",
+            "'99cccc\ry",
             0,
             String::new(),
             Some(format!(
@@ -273,7 +273,7 @@ fn picks_in_a_pseudo_terminal() {
         (
             format!("--all {root_arg}"),
             "0199cccc",
-            "'cccc\rf",
+            "'99cccc\rf",
             0,
             String::new(),
             Some(format!("--fork {}\n{}\n", other.display(), here.display())),

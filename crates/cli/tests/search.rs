@@ -198,3 +198,32 @@ fn headings_name_the_session_and_its_cwd() {
         "{text}"
     );
 }
+
+/// `-m NUM` keeps each file's first NUM hits (and caps `--count` per file), as ripgrep's.
+#[test]
+fn max_count_keeps_each_files_first_hits() {
+    let hits = |args: &[&str]| -> Vec<Value> {
+        stdout_of(&run(args))
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a JSON row"))
+            .filter(|row: &Value| row["kind"] == "hit")
+            .collect()
+    };
+    let all = hits(&["the", "--jsonl", "--sort", "path"]);
+    let first = hits(&["the", "--jsonl", "--sort", "path", "-m", "1"]);
+    let mut expected: Vec<&Value> = Vec::new();
+    for hit in &all {
+        if !expected.iter().any(|kept| kept["path"] == hit["path"]) {
+            expected.push(hit);
+        }
+    }
+    assert!(expected.len() < all.len(), "every file has one hit only");
+    assert_eq!(first.iter().collect::<Vec<_>>(), expected);
+    let counts = stdout_of(&run(&["the", "--count", "-m", "2"]));
+    assert!(
+        counts
+            .lines()
+            .all(|line| line.ends_with(":1") || line.ends_with(":2")),
+        "{counts}"
+    );
+}

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use pi_retrospect_app::picker::Preview;
+use pi_retrospect_app::picker::{Preview, redact};
 use pi_retrospect_core::SessionSummary;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -41,6 +41,43 @@ pub(crate) enum PreviewSlot {
     Failed(String),
 }
 
+/// The text around a full-text search's first match in a session: one line, terminal-safe
+/// (the search's snippet), with where the match sits in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundText {
+    /// The snippet.
+    pub snippet: String,
+    /// The match's byte range in `snippet`.
+    pub range: std::ops::Range<usize>,
+}
+
+impl FoundText {
+    /// Returns the found text of `hit`, its credentials redacted as the rows' titles are.
+    pub fn of(hit: &pi_retrospect_core::search::SearchHit) -> FoundText {
+        let snippet = &hit.snippet;
+        let (start, end) = (hit.match_range.start, hit.match_range.end);
+        match (
+            snippet.get(..start),
+            snippet.get(start..end),
+            snippet.get(end..),
+        ) {
+            (Some(before), Some(found), Some(after)) => {
+                let before = redact(before).text;
+                let found = redact(found).text;
+                let after = redact(after).text;
+                FoundText {
+                    range: before.len()..before.len() + found.len(),
+                    snippet: format!("{before}{found}{after}"),
+                }
+            }
+            _ => FoundText {
+                snippet: redact(snippet).text,
+                range: 0..0,
+            },
+        }
+    }
+}
+
 /// A full-text search and what it found so far.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FullText {
@@ -50,6 +87,8 @@ pub(crate) struct FullText {
     pub generation: u64,
     /// The entries whose text holds the term.
     pub matched: HashSet<usize>,
+    /// The text around the first match of each matched entry, shown on its row.
+    pub texts: HashMap<usize, FoundText>,
     /// Files searched so far.
     pub n_done: usize,
     /// Files to search.
@@ -246,19 +285,31 @@ impl State {
                 target.fields = entry.fields.clone();
             }
         }
-        let matched_paths: Option<Vec<String>> = self.full_text.as_ref().map(|full_text| {
-            full_text
-                .matched
-                .iter()
-                .map(|&idx| self.index.entries[idx].path.clone())
-                .collect()
-        });
+        let matched_paths: Option<Vec<(String, Option<FoundText>)>> =
+            self.full_text.as_ref().map(|full_text| {
+                full_text
+                    .matched
+                    .iter()
+                    .map(|&idx| {
+                        (
+                            self.index.entries[idx].path.clone(),
+                            full_text.texts.get(&idx).cloned(),
+                        )
+                    })
+                    .collect()
+            });
         self.index = index;
         if let (Some(full_text), Some(paths)) = (&mut self.full_text, matched_paths) {
-            full_text.matched = paths
-                .iter()
-                .filter_map(|path| self.index.find(path))
-                .collect();
+            full_text.matched.clear();
+            full_text.texts.clear();
+            for (path, text) in paths {
+                if let Some(idx) = self.index.find(&path) {
+                    full_text.matched.insert(idx);
+                    if let Some(text) = text {
+                        full_text.texts.insert(idx, text);
+                    }
+                }
+            }
         }
         self.loading.is_index_complete = is_complete;
         self.recompute_keeping(selected_path);
@@ -310,7 +361,7 @@ impl State {
     pub fn search_progress(
         &mut self,
         generation: u64,
-        matched: &[String],
+        matched: &[(String, Option<FoundText>)],
         n_done: usize,
         is_done: bool,
     ) {
@@ -320,9 +371,12 @@ impl State {
         if full_text.generation != generation {
             return;
         }
-        for path in matched {
+        for (path, text) in matched {
             if let Some(idx) = self.index.find(path) {
                 full_text.matched.insert(idx);
+                if let Some(text) = text {
+                    full_text.texts.insert(idx, text.clone());
+                }
             }
         }
         full_text.n_done = n_done;
@@ -621,6 +675,7 @@ impl State {
             term: term.clone(),
             generation: self.generation,
             matched: HashSet::new(),
+            texts: HashMap::new(),
             n_done: 0,
             n_total: 0,
             is_done: false,
@@ -756,6 +811,37 @@ pub(crate) mod tests {
 
     fn press_all(state: &mut State, keys: &[KeyEvent]) -> Vec<Command> {
         keys.iter().map(|&key| state.handle_key(key)).collect()
+    }
+
+    /// A hit's text keeps the match marked where it now sits, and its credentials are
+    /// redacted as the rows' titles are.
+    #[test]
+    fn found_text_redacts_and_keeps_the_match() {
+        let snippet = "export API_KEY=sk-abcdef0123456789abcdef01 then the needle";
+        let start = snippet.find("needle").expect("needle");
+        let hit = pi_retrospect_core::search::SearchHit {
+            path: "/s/a.jsonl".to_owned(),
+            depth: 0,
+            line_no: 3,
+            entry_id: None,
+            timestamp: None,
+            entry_type: "message".to_owned(),
+            role: Some("user".to_owned()),
+            field: pi_retrospect_core::search::FieldKind::User,
+            tool_name: None,
+            model: None,
+            is_on_active_branch: true,
+            snippet: snippet.to_owned(),
+            match_range: pi_retrospect_core::search::MatchRange {
+                start,
+                end: start + "needle".len(),
+            },
+            n_matches: 1,
+        };
+        let found = FoundText::of(&hit);
+        assert!(!found.snippet.contains("sk-abcdef"), "{found:?}");
+        assert!(found.snippet.contains("[redacted"), "{found:?}");
+        assert_eq!(&found.snippet[found.range.clone()], "needle");
     }
 
     #[test]
@@ -988,9 +1074,9 @@ pub(crate) mod tests {
         assert_eq!(listed(&state), Vec::<String>::new());
         // A stale generation is dropped; a run that matches shows under its session.
         state.search_started(1, 8);
-        state.search_progress(0, &["/s/0006ffff.jsonl".to_owned()], 1, false);
+        state.search_progress(0, &[("/s/0006ffff.jsonl".to_owned(), None)], 1, false);
         assert_eq!(listed(&state), Vec::<String>::new());
-        state.search_progress(1, &["/s/0003cccc.jsonl".to_owned()], 4, false);
+        state.search_progress(1, &[("/s/0003cccc.jsonl".to_owned(), None)], 4, false);
         assert_eq!(
             state
                 .full_text
@@ -998,7 +1084,7 @@ pub(crate) mod tests {
                 .map(|search| (search.n_done, search.n_total)),
             Some((4, 8))
         );
-        state.search_progress(1, &["/s/0008hhhh.jsonl".to_owned()], 8, true);
+        state.search_progress(1, &[("/s/0008hhhh.jsonl".to_owned(), None)], 8, true);
         assert_eq!(listed(&state), ["0008", "0001 +1", "  0002", "    0003"]);
         // Esc leaves the search, then quits.
         assert_eq!(state.handle_key(key(KeyCode::Esc)), Command::StopSearch);

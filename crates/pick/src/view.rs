@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use unicode_width::UnicodeWidthChar;
 
 use crate::index::Entry;
-use crate::state::{Mode, PreviewSlot, Row, Scope, State};
+use crate::state::{FoundText, Mode, PreviewSlot, Row, Scope, State};
 
 /// The smallest terminal the picker draws in.
 pub(crate) const MIN_WIDTH: u16 = 40;
@@ -286,7 +286,32 @@ fn list_line<'a>(
     let mut title_spans = vec![Span::styled(indent.clone(), theme.dim())];
     let mut title_left = title_width.saturating_sub(text_width(&indent) + text_width(&runs));
     let fields = &entry.fields;
-    if entry.name().is_some() {
+    let found = state
+        .full_text
+        .as_ref()
+        .and_then(|full_text| full_text.texts.get(&row.entry));
+    if let Some(found) = found {
+        // A full-text hit shows the text it matched (after the name, when there is one), the
+        // match marked: what the session said, not only that it said it.
+        if entry.name().is_some() && title_left > 12 {
+            let (name_spans, name_used) = segment(
+                entry,
+                &fields.name,
+                marks,
+                title_left / 3,
+                false,
+                theme.strong(),
+                theme.matched(),
+            );
+            title_spans.extend(name_spans);
+            title_left -= name_used;
+            title_spans.push(Span::styled(" · ", theme.dim()));
+            title_left -= 3;
+        }
+        let (found_spans, found_used) = found_spans(found, title_left, theme);
+        title_spans.extend(found_spans);
+        title_left -= found_used;
+    } else if entry.name().is_some() {
         let (name_spans, name_used) = segment(
             entry,
             &fields.name,
@@ -725,6 +750,43 @@ fn draw_confirm(frame: &mut Frame<'_>, area: Rect, cwd: &str, theme: Theme) {
     );
 }
 
+/// Returns the spans of a full-text hit's text fitted into `max_width` columns, the match
+/// kept in view (the text before it cut to at most a third of the room, at its start) and
+/// marked, and the columns used.
+fn found_spans(found: &FoundText, max_width: usize, theme: Theme) -> (Vec<Span<'static>>, usize) {
+    let snippet = &found.snippet;
+    let (before, matched, after) = match (
+        snippet.get(..found.range.start),
+        snippet.get(found.range.clone()),
+        snippet.get(found.range.end..),
+    ) {
+        (Some(before), Some(matched), Some(after)) => (before, matched, after),
+        _ => ("", "", snippet.as_str()),
+    };
+    let before = if text_width(before) + text_width(matched) + text_width(after) <= max_width {
+        before.to_owned()
+    } else {
+        fit(before, text_width(before).min(max_width / 3), true)
+    };
+    let matched = fit(
+        matched,
+        max_width.saturating_sub(text_width(&before)),
+        false,
+    );
+    let after = fit(
+        after,
+        max_width.saturating_sub(text_width(&before) + text_width(&matched)),
+        false,
+    );
+    let used = text_width(&before) + text_width(&matched) + text_width(&after);
+    let spans = vec![
+        Span::styled(before, theme.dim()),
+        Span::styled(matched, theme.matched()),
+        Span::styled(after, theme.dim()),
+    ];
+    (spans, used)
+}
+
 /// Returns `text` cut to `max_width` columns, with `…` at the end (or the start when
 /// `keep_end`).
 fn fit(text: &str, max_width: usize, keep_end: bool) -> String {
@@ -978,7 +1040,17 @@ mod tests {
                 press(state, &typed("needle"));
                 press(state, &[ctrl('f')]);
                 state.search_started(1, 8);
-                state.search_progress(1, &["/s/0003cccc.jsonl".to_owned()], 4, false);
+                let found = crate::state::FoundText {
+                    snippet: "… the needle is in the haystack, near the end of a long line"
+                        .to_owned(),
+                    range: 6..12,
+                };
+                state.search_progress(
+                    1,
+                    &[("/s/0003cccc.jsonl".to_owned(), Some(found))],
+                    4,
+                    false,
+                );
             }),
             ("loading_80x24", 80, 24, true, |state| {
                 *state = State::new(

@@ -15,7 +15,7 @@ use pi_retrospect_core::SessionSummary;
 use pi_retrospect_search::{CaseMode, Event, Mode, Pattern, Query, SessionOrder};
 
 use crate::index::Index;
-use crate::state::PreviewSlot;
+use crate::state::{FoundText, PreviewSlot};
 
 /// Body facts read per batch sent to the event loop.
 const SUMMARY_BATCH: usize = 256;
@@ -44,8 +44,8 @@ pub(crate) enum Message {
     Search {
         /// Which search.
         generation: u64,
-        /// Paths found since the last report.
-        matched: Vec<String>,
+        /// Paths found since the last report, each with the text around its first match.
+        matched: Vec<(String, Option<FoundText>)>,
         /// Files searched so far.
         n_done: usize,
         /// Whether the search has finished.
@@ -181,27 +181,36 @@ impl Workers {
             session: None,
             query: Query::new(pattern),
             order: SessionOrder::Newest,
-            mode: Mode::FilesWithMatches,
+            // The first hit of each file (its scan stops there), for the text shown on its row.
+            mode: Mode::Hits,
             limit: None,
+            max_per_file: Some(1),
             resume_at: None,
         };
         spawn("pick-search", move || {
             let is_current =
                 || current.load(Ordering::SeqCst) == generation && !stop.load(Ordering::Relaxed);
             let mut matched = Vec::new();
+            let mut found: Option<FoundText> = None;
             let mut n_done = 0;
             let mut n_unreported = 0;
             let result = pi_retrospect_app::search(&search, &env, &mut |event| {
                 if !is_current() {
                     return ControlFlow::Break(());
                 }
-                let Event::FileDone(count) = event else {
-                    return ControlFlow::Continue(());
+                let count = match event {
+                    Event::Hit(hit) => {
+                        found = Some(FoundText::of(hit));
+                        return ControlFlow::Continue(());
+                    }
+                    Event::Warning(_) => return ControlFlow::Continue(()),
+                    Event::FileDone(count) => count,
                 };
                 n_done += 1;
                 n_unreported += 1;
+                let found = found.take();
                 if count.n_hits > 0 {
-                    matched.push(count.path.clone());
+                    matched.push((count.path.clone(), found));
                 }
                 if !matched.is_empty() || n_unreported >= SEARCH_BATCH {
                     n_unreported = 0;

@@ -24,6 +24,9 @@ pub struct RunOptions {
     pub mode: Mode,
     /// Stop after this many hits in all (`None`: no limit).
     pub limit: Option<u64>,
+    /// Read at most this many hits of each file, as ripgrep's `--max-count` (`None`: all);
+    /// the scan of a file stops at the last one it takes.
+    pub max_per_file: Option<u64>,
     /// Worker threads; 0 means one per available core.
     pub threads: usize,
 }
@@ -103,7 +106,7 @@ pub fn search_files_with_progress(
         None
     };
     match pool {
-        Some(pool) => run_parallel(searcher, files, options.mode, &mut consumer, &pool),
+        Some(pool) => run_parallel(searcher, files, options, &mut consumer, &pool),
         // One thread, or no pool to be had: the same work on the calling thread.
         None => {
             let mut scratch = Scratch::default();
@@ -111,7 +114,9 @@ pub fn search_files_with_progress(
                 if progress.is_interrupted() {
                     break;
                 }
-                let max_hits = consumer.remaining();
+                let max_hits = consumer
+                    .remaining()
+                    .min(options.max_per_file.unwrap_or(u64::MAX));
                 let result = searcher.search_file_in_run(
                     file,
                     options.mode,
@@ -134,10 +139,11 @@ pub fn search_files_with_progress(
 fn run_parallel(
     searcher: &Searcher,
     files: &[SearchFile],
-    mode: Mode,
+    options: &RunOptions,
     consumer: &mut Consumer<'_>,
     pool: &rayon::ThreadPool,
 ) {
+    let (mode, max_per_file) = (options.mode, options.max_per_file);
     let n_workers = pool.current_num_threads();
     let window = match mode {
         Mode::Hits => (n_workers * WINDOW_PER_THREAD).max(2 * BATCH),
@@ -192,9 +198,11 @@ fn run_parallel(
                         break;
                     }
                     // No file needs more hits than the limit has left when it starts.
-                    let max_hits = limit.map_or(u64::MAX, |limit| {
-                        limit.saturating_sub(n_delivered_hits.load(Ordering::Relaxed))
-                    });
+                    let max_hits = limit
+                        .map_or(u64::MAX, |limit| {
+                            limit.saturating_sub(n_delivered_hits.load(Ordering::Relaxed))
+                        })
+                        .min(max_per_file.unwrap_or(u64::MAX));
                     let result =
                         searcher.search_file_in_run(file, mode, max_hits, &mut scratch, stop);
                     progress.add_file(result.n_bytes);

@@ -91,6 +91,7 @@ fn results_come_in_the_callers_order_whatever_the_thread_count() {
     let options = |threads| RunOptions {
         mode: Mode::Hits,
         limit: None,
+        max_per_file: None,
         threads,
     };
     let (serial, serial_totals) = run(&files, options(1), None);
@@ -138,6 +139,75 @@ fn results_come_in_the_callers_order_whatever_the_thread_count() {
     assert!(serial[missing + 1].starts_with("done "));
 }
 
+/// `max_per_file` keeps each file's first hits in file order, and with a limit both hold.
+#[test]
+fn max_per_file_keeps_each_files_first_hits() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let files = store(dir.path(), 40);
+    let (everything, _) = run(
+        &files,
+        RunOptions {
+            mode: Mode::Hits,
+            limit: None,
+            max_per_file: None,
+            threads: 1,
+        },
+        None,
+    );
+    let first_per_file = |events: &[String], n: usize| -> Vec<String> {
+        let mut kept = Vec::new();
+        let mut seen: std::collections::HashMap<String, usize> = Default::default();
+        for event in events.iter().filter(|event| event.starts_with("hit")) {
+            let path = event.split(' ').nth(1).expect("path").to_owned();
+            let n_seen = seen.entry(path).or_default();
+            if *n_seen < n {
+                kept.push(event.clone());
+            }
+            *n_seen += 1;
+        }
+        kept
+    };
+    for threads in [1, 3] {
+        for max in [1, 2] {
+            let (events, totals) = run(
+                &files,
+                RunOptions {
+                    mode: Mode::Hits,
+                    limit: None,
+                    max_per_file: Some(max),
+                    threads,
+                },
+                None,
+            );
+            let hits: Vec<String> = events
+                .iter()
+                .filter(|event| event.starts_with("hit"))
+                .cloned()
+                .collect();
+            let expected = first_per_file(&everything, max as usize);
+            assert!(expected.len() < everything.len());
+            assert_eq!(hits, expected, "max {max}, {threads} threads");
+            assert_eq!(totals.n_hits, expected.len() as u64);
+        }
+        let (events, _) = run(
+            &files,
+            RunOptions {
+                mode: Mode::Hits,
+                limit: Some(5),
+                max_per_file: Some(1),
+                threads,
+            },
+            None,
+        );
+        let hits: Vec<String> = events
+            .iter()
+            .filter(|event| event.starts_with("hit"))
+            .cloned()
+            .collect();
+        assert_eq!(hits, first_per_file(&everything, 1)[..5].to_vec());
+    }
+}
+
 #[test]
 fn a_limit_stops_the_run_after_that_many_hits() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -147,6 +217,7 @@ fn a_limit_stops_the_run_after_that_many_hits() {
         RunOptions {
             mode: Mode::Hits,
             limit: None,
+            max_per_file: None,
             threads: 1,
         },
         None,
@@ -158,6 +229,7 @@ fn a_limit_stops_the_run_after_that_many_hits() {
                 RunOptions {
                     mode: Mode::Hits,
                     limit: Some(limit),
+                    max_per_file: None,
                     threads,
                 },
                 None,
@@ -190,6 +262,7 @@ fn counts_and_files_with_matches_agree_with_the_hits() {
             RunOptions {
                 mode,
                 limit: None,
+                max_per_file: None,
                 threads: 2,
             },
             None,
@@ -231,6 +304,7 @@ fn the_consumer_can_stop_the_run() {
             RunOptions {
                 mode: Mode::Hits,
                 limit: None,
+                max_per_file: None,
                 threads,
             },
             Some(3),
@@ -261,6 +335,7 @@ fn an_interrupt_from_another_party_stops_the_run() {
             &RunOptions {
                 mode: Mode::Hits,
                 limit: None,
+                max_per_file: None,
                 threads,
             },
             &progress,

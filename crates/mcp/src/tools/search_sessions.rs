@@ -248,6 +248,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         // The page stops itself (one hit more than the page tells whether another follows),
         // as the hits skipped in the file it resumes in are not known in advance.
         limit: None,
+        max_per_file: None,
         resume_at: after.as_ref().map(|key| key.path.clone()),
     };
     let mut document = SearchDocument::default();
