@@ -159,6 +159,19 @@ pub struct SearchHit {
     pub n_matches: u64,
 }
 
+impl SearchHit {
+    /// Returns the snippet's text before the first match, the match and the text after it,
+    /// or `None` when `match_range` does not fit the snippet (never made by the search).
+    pub fn snippet_parts(&self) -> Option<(&str, &str, &str)> {
+        let (start, end) = (self.match_range.start, self.match_range.end);
+        Some((
+            self.snippet.get(..start)?,
+            self.snippet.get(start..end)?,
+            self.snippet.get(end..)?,
+        ))
+    }
+}
+
 /// Returns a problem met while searching: a file that could not be read, or a line that could
 /// hold a match but is not valid JSON.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]

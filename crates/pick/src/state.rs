@@ -54,14 +54,8 @@ pub struct FoundText {
 impl FoundText {
     /// Returns the found text of `hit`, its credentials redacted as the rows' titles are.
     pub fn of(hit: &pi_retrospect_core::search::SearchHit) -> FoundText {
-        let snippet = &hit.snippet;
-        let (start, end) = (hit.match_range.start, hit.match_range.end);
-        match (
-            snippet.get(..start),
-            snippet.get(start..end),
-            snippet.get(end..),
-        ) {
-            (Some(before), Some(found), Some(after)) => {
+        match hit.snippet_parts() {
+            Some((before, found, after)) => {
                 let before = redact(before).text;
                 let found = redact(found).text;
                 let after = redact(after).text;
@@ -70,8 +64,8 @@ impl FoundText {
                     snippet: format!("{before}{found}{after}"),
                 }
             }
-            _ => FoundText {
-                snippet: redact(snippet).text,
+            None => FoundText {
+                snippet: redact(&hit.snippet).text,
                 range: 0..0,
             },
         }

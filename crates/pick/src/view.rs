@@ -750,9 +750,8 @@ fn draw_confirm(frame: &mut Frame<'_>, area: Rect, cwd: &str, theme: Theme) {
     );
 }
 
-/// Returns the spans of a full-text hit's text fitted into `max_width` columns, the match
-/// kept in view (the text before it cut to at most a third of the room, at its start) and
-/// marked, and the columns used.
+/// Returns the spans of a full-text hit's text fitted into `max_width` columns as `search`
+/// fits a hit's line (the match kept in view) with the match marked, and the columns used.
 fn found_spans(found: &FoundText, max_width: usize, theme: Theme) -> (Vec<Span<'static>>, usize) {
     let snippet = &found.snippet;
     let (before, matched, after) = match (
@@ -763,21 +762,8 @@ fn found_spans(found: &FoundText, max_width: usize, theme: Theme) -> (Vec<Span<'
         (Some(before), Some(matched), Some(after)) => (before, matched, after),
         _ => ("", "", snippet.as_str()),
     };
-    let before = if text_width(before) + text_width(matched) + text_width(after) <= max_width {
-        before.to_owned()
-    } else {
-        fit(before, text_width(before).min(max_width / 3), true)
-    };
-    let matched = fit(
-        matched,
-        max_width.saturating_sub(text_width(&before)),
-        false,
-    );
-    let after = fit(
-        after,
-        max_width.saturating_sub(text_width(&before) + text_width(&matched)),
-        false,
-    );
+    let [before, matched, after] =
+        pi_retrospect_render::search::fit_around_match(before, matched, after, Some(max_width));
     let used = text_width(&before) + text_width(&matched) + text_width(&after);
     let spans = vec![
         Span::styled(before, theme.dim()),

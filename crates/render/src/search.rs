@@ -157,13 +157,8 @@ impl<'w> TextWriter<'w> {
         text.extend_from_slice(b": ");
         prefix.push_str(": ");
         let snippet = &hit.snippet;
-        let (start, end) = (hit.match_range.start, hit.match_range.end);
-        match (
-            snippet.get(..start),
-            snippet.get(start..end),
-            snippet.get(end..),
-        ) {
-            (Some(before), Some(found), Some(after)) => {
+        match hit.snippet_parts() {
+            Some((before, found, after)) => {
                 let budget = self.width.map(|width| width.saturating_sub(prefix.width()));
                 let [before, found, after] = fit_around_match(before, found, after, budget);
                 text.extend_from_slice(before.as_bytes());
@@ -171,7 +166,7 @@ impl<'w> TextWriter<'w> {
                 text.extend_from_slice(after.as_bytes());
             }
             // A range that does not fit the snippet (never made by the search) prints plain.
-            _ => match self.width {
+            None => match self.width {
                 Some(width) => text.extend_from_slice(
                     truncate_end(snippet, width.saturating_sub(prefix.width())).as_bytes(),
                 ),
@@ -203,7 +198,12 @@ fn heading_line(heading: &SessionHeading) -> Option<String> {
 /// they take at most `budget` columns: the text before keeps its end (at most a third of the
 /// budget, so the match stays in view), the match its start, the text after its start, each
 /// cut marked with `…`. `None` keeps them whole.
-fn fit_around_match(before: &str, found: &str, after: &str, budget: Option<usize>) -> [String; 3] {
+pub fn fit_around_match(
+    before: &str,
+    found: &str,
+    after: &str,
+    budget: Option<usize>,
+) -> [String; 3] {
     let whole = [before.to_owned(), found.to_owned(), after.to_owned()];
     let Some(budget) = budget else {
         return whole;

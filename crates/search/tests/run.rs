@@ -139,72 +139,63 @@ fn results_come_in_the_callers_order_whatever_the_thread_count() {
     assert!(serial[missing + 1].starts_with("done "));
 }
 
+/// Returns the hits of a run over `files` that delivers at most `limit` hits and at most
+/// `max_per_file` of each file, as [`run`] writes them.
+fn hits(
+    files: &[SearchFile],
+    limit: Option<u64>,
+    max_per_file: Option<u64>,
+    threads: usize,
+) -> Vec<String> {
+    let options = RunOptions {
+        mode: Mode::Hits,
+        limit,
+        max_per_file,
+        threads,
+    };
+    let (events, totals) = run(files, options, None);
+    let hits: Vec<String> = events
+        .into_iter()
+        .filter(|event| event.starts_with("hit"))
+        .collect();
+    assert_eq!(totals.n_hits, hits.len() as u64);
+    hits
+}
+
 /// `max_per_file` keeps each file's first hits in file order, and with a limit both hold.
 #[test]
 fn max_per_file_keeps_each_files_first_hits() {
     let dir = tempfile::tempdir().expect("temp dir");
     let files = store(dir.path(), 40);
-    let (everything, _) = run(
-        &files,
-        RunOptions {
-            mode: Mode::Hits,
-            limit: None,
-            max_per_file: None,
-            threads: 1,
-        },
-        None,
-    );
-    let first_per_file = |events: &[String], n: usize| -> Vec<String> {
-        let mut kept = Vec::new();
-        let mut seen: std::collections::HashMap<String, usize> = Default::default();
-        for event in events.iter().filter(|event| event.starts_with("hit")) {
-            let path = event.split(' ').nth(1).expect("path").to_owned();
-            let n_seen = seen.entry(path).or_default();
-            if *n_seen < n {
-                kept.push(event.clone());
-            }
-            *n_seen += 1;
-        }
-        kept
+    let everything = hits(&files, None, None, 1);
+    let first_per_file = |n: usize| -> Vec<String> {
+        let mut seen: std::collections::HashMap<&str, usize> = Default::default();
+        everything
+            .iter()
+            .filter(|event| {
+                let n_seen = seen
+                    .entry(event.split(' ').nth(1).expect("path"))
+                    .or_default();
+                *n_seen += 1;
+                *n_seen <= n
+            })
+            .cloned()
+            .collect()
     };
     for threads in [1, 3] {
         for max in [1, 2] {
-            let (events, totals) = run(
-                &files,
-                RunOptions {
-                    mode: Mode::Hits,
-                    limit: None,
-                    max_per_file: Some(max),
-                    threads,
-                },
-                None,
-            );
-            let hits: Vec<String> = events
-                .iter()
-                .filter(|event| event.starts_with("hit"))
-                .cloned()
-                .collect();
-            let expected = first_per_file(&everything, max as usize);
+            let expected = first_per_file(max as usize);
             assert!(expected.len() < everything.len());
-            assert_eq!(hits, expected, "max {max}, {threads} threads");
-            assert_eq!(totals.n_hits, expected.len() as u64);
+            assert_eq!(
+                hits(&files, None, Some(max), threads),
+                expected,
+                "max {max}, {threads} threads"
+            );
         }
-        let (events, _) = run(
-            &files,
-            RunOptions {
-                mode: Mode::Hits,
-                limit: Some(5),
-                max_per_file: Some(1),
-                threads,
-            },
-            None,
+        assert_eq!(
+            hits(&files, Some(5), Some(1), threads),
+            first_per_file(1)[..5].to_vec()
         );
-        let hits: Vec<String> = events
-            .iter()
-            .filter(|event| event.starts_with("hit"))
-            .cloned()
-            .collect();
-        assert_eq!(hits, first_per_file(&everything, 1)[..5].to_vec());
     }
 }
 
