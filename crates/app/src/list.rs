@@ -214,14 +214,32 @@ pub(crate) fn current_to_leave_out(
 /// Lists the sessions `request` asks for: walks the stores, reads the body facts a filter or
 /// the request needs, filters, sorts and limits.
 pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppError> {
+    list_reading(request, env, None::<&pi_retrospect_walk::NoBodies>).map(|(listed, _)| listed)
+}
+
+/// Lists like [`list`], and when no filter or view of the request reads bodies itself, has
+/// `extra` read the bodies it plans during the walk (on the descriptor the header was read
+/// through) and returns them; otherwise (or with no `extra`) returns no extra bodies.
+pub(crate) fn list_reading<R: BodyReader>(
+    request: &ListRequest,
+    env: &Environment,
+    extra: Option<&R>,
+) -> Result<(ListResult, pi_retrospect_walk::Bodies<R::Body>), AppError> {
     let resolved = resolve(request, env)?;
-    let (mut listing, mut prefetched) = match WalkReads::new(request, &resolved.query) {
-        Some(reads) => {
+    let mut extra_bodies = Vec::new();
+    let (mut listing, mut prefetched) = match (WalkReads::new(request, &resolved.query), extra) {
+        (Some(reads), _) => {
             let (listing, bodies) =
                 pi_retrospect_walk::list_stores_with(&resolved.stores, &resolved.walk, &reads)?;
             (listing, Prefetched::from_bodies(bodies))
         }
-        None => (
+        (None, Some(extra)) => {
+            let (listing, bodies) =
+                pi_retrospect_walk::list_stores_with(&resolved.stores, &resolved.walk, extra)?;
+            extra_bodies = bodies;
+            (listing, Prefetched::default())
+        }
+        (None, None) => (
             pi_retrospect_walk::list_stores(&resolved.stores, &resolved.walk)?,
             Prefetched::default(),
         ),
@@ -262,12 +280,15 @@ pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppE
     });
     listing.warnings.sort();
     listing.warnings.dedup();
-    Ok(ListResult {
-        listing,
-        summaries,
-        id_prefixes,
-        notes,
-    })
+    Ok((
+        ListResult {
+            listing,
+            summaries,
+            id_prefixes,
+            notes,
+        },
+        extra_bodies,
+    ))
 }
 
 /// Fails when a sessions root could not be read and no session was found: a search or a

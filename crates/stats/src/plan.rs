@@ -225,6 +225,21 @@ impl<'l> StatsPlan<'l> {
         &self.files[idx].path
     }
 
+    /// Returns `prescan` (see [`crate::prescan`]) as the scan of file `idx` when it is what
+    /// [`StatsPlan::scan`] would read: a listed session, counted whole, that is neither a fork
+    /// nor a fork's parent and whose tool results name no subagent run. `None`: scan it.
+    pub fn use_prescan(&self, idx: usize, mut prescan: FileScan) -> Option<FileScan> {
+        let file = &self.files[idx];
+        let is_plain = file.is_counted && !file.keeps_records && !file.keeps_keys;
+        if !is_plain || file.listed_instant.is_none() || prescan.names_runs {
+            return None;
+        }
+        if prescan.instant.is_some() {
+            prescan.instant = file.listed_instant;
+        }
+        Some(prescan)
+    }
+
     /// Reads file `idx` once and returns what it contributes. Safe to call from any thread,
     /// in any order; each index once.
     pub fn scan(&self, idx: usize) -> FileScan {

@@ -126,12 +126,49 @@ pub struct FileScan {
     pub(crate) n_warnings: u64,
     /// What the session was, when asked for.
     pub(crate) facts: SessionFacts,
+    /// Whether a tool result names subagent runs: what it adds then depends on which run
+    /// files the listing holds, so a scan made before the listing was known is not used.
+    pub(crate) names_runs: bool,
 }
 
 /// Reads the session file at `path` and collects what `request` asks for.
 pub(crate) fn scan_file(path: &str, request: &ScanRequest<'_>) -> FileScan {
+    match open_regular(Path::new(path), Symlinks::Refuse) {
+        Ok((file, _)) => scan_open_file(path, &file, request),
+        Err(error) => FileScan {
+            failure: Some(error.reason()),
+            ..FileScan::default()
+        },
+    }
+}
+
+/// Reads the session file at `path`, already open as `file` (a regular file opened without
+/// following a symlink; any offset, it is read with positional reads), and collects what
+/// `request` asks for.
+pub(crate) fn scan_open_file(path: &str, file: &File, request: &ScanRequest<'_>) -> FileScan {
+    scan_open_file_from(path, file, Head::default(), request)
+}
+
+/// The first bytes of a file, read before the scan by whoever opened it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Head<'a> {
+    /// The bytes from the file's first byte on.
+    pub bytes: &'a [u8],
+    /// Whether the file ended within them.
+    pub is_whole: bool,
+}
+
+/// Scans like [`scan_open_file`], starting from `head`, which was read from the file's start
+/// through `file`: a file wholly in it is not read again, and a longer one is read on from
+/// where it stops.
+pub(crate) fn scan_open_file_from(
+    path: &str,
+    file: &File,
+    head: Head<'_>,
+    request: &ScanRequest<'_>,
+) -> FileScan {
     let mut scanner = Scanner::new(path, request);
-    if let Err(reason) = scanner.read(Path::new(path)) {
+    if let Err(reason) = scanner.read(Path::new(path), file, head) {
         scanner.scan.failure = Some(reason);
     }
     if scanner.scan.failure.is_some() {
@@ -292,12 +329,10 @@ impl<'a> Scanner<'a> {
 
     /// Reads the file once, a buffer at a time, handing every line that may carry usage to
     /// [`Scanner::on_line`]. The error is the reason the file could not be read at all.
-    fn read(&mut self, path: &Path) -> Result<(), String> {
-        let (file, metadata) =
-            open_regular(path, Symlinks::Refuse).map_err(|error| error.reason())?;
+    fn read(&mut self, path: &Path, file: &File, head: Head<'_>) -> Result<(), String> {
         if self.request.wants_facts {
             // The name and first request as `list -l` reads them, from the same descriptor.
-            match pi_retrospect_transcript::read_summary_from(path, &file) {
+            match pi_retrospect_transcript::read_summary_from(path, file) {
                 Ok(summary) => {
                     self.scan.facts.name = summary.name;
                     self.scan.facts.first_user_message = summary
@@ -310,8 +345,21 @@ impl<'a> Scanner<'a> {
         BUFFER
             .with(|buffer| {
                 let mut buffer = buffer.borrow_mut();
-                self.read_lines(&file, metadata.len(), &mut buffer)?;
-                self.number_lines(&file, &mut buffer)
+                if head.is_whole {
+                    // The whole file is at hand: no length to ask for, nothing to read.
+                    self.on_region(head.bytes, 0);
+                } else {
+                    let length = file.metadata()?.len();
+                    // A head longer than the buffer is read again; the walk's is shorter.
+                    let n_head = if head.bytes.len() <= buffer.len() {
+                        buffer[..head.bytes.len()].copy_from_slice(head.bytes);
+                        head.bytes.len()
+                    } else {
+                        0
+                    };
+                    self.read_lines(file, length, n_head, &mut buffer)?;
+                }
+                self.number_lines(file, &mut buffer)
             })
             .map_err(|error| format!("could not read file: {}", describe_io(&error)))?;
         if self.scan.failure.is_none() && !self.is_header_read {
@@ -320,12 +368,19 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
-    fn read_lines(&mut self, file: &File, length: u64, buffer: &mut [u8]) -> io::Result<()> {
+    /// Reads the file from `buffer[..n_head]`, its first bytes already there, to `length`.
+    fn read_lines(
+        &mut self,
+        file: &File,
+        length: u64,
+        n_head: usize,
+        buffer: &mut [u8],
+    ) -> io::Result<()> {
         // `buffer[..n_filled]` holds the file's bytes from `offset` on, and starts a line.
         // Positioned reads (`pread`) keep no cursor, so a long line can be passed over and
         // read again whole without seeking.
         let mut offset: u64 = 0;
-        let mut n_filled = 0;
+        let mut n_filled = n_head.min(usize::try_from(length).unwrap_or(usize::MAX));
         loop {
             let n_wanted = (buffer.len() - n_filled).min(remaining(length, offset, n_filled));
             let n_read = read_at_fully(
@@ -601,6 +656,7 @@ impl<'a> Scanner<'a> {
             _ => usage,
         };
         if let Some(runs) = runs {
+            self.scan.names_runs |= runs.n_named > 0;
             if runs.n_unlisted > 0 && self.request.is_counted {
                 self.n_missing_runs = self.n_missing_runs.saturating_add(runs.n_unlisted);
                 if self.first_missing_run.is_none() {
@@ -923,6 +979,8 @@ struct Wants<'a> {
 /// its `usage` (`input`, `output`, `cacheRead`, `cacheWrite`, `cost` in dollars).
 #[derive(Default)]
 struct RunTally {
+    /// Every run named, matched or not.
+    n_named: u64,
     /// Runs whose session file is in the listing.
     n_listed: u64,
     /// Runs with usage whose session file is not (or that name none).
@@ -1104,6 +1162,7 @@ fn read_run<'a>(
 ) -> Result<(), JsonError> {
     let mut session_file: Option<Cow<'a, str>> = None;
     let mut usage = None;
+    runs.n_named += 1;
     reader.object(|reader, name| {
         match name {
             b"sessionFile" => session_file = reader.text()?,
