@@ -302,14 +302,22 @@ pub fn format_count(count: u64) -> String {
     usize::try_from(count).map_or_else(|_| count.to_string(), thousands)
 }
 
+/// The cost from which dollars are no longer written in cents: 2^53 cents, above which a
+/// float no longer holds every cent (and the cents of `i64` run out soon after).
+pub const MAX_CENTS_DOLLARS: f64 = 90_071_992_547_409.92;
+
 /// Returns a figure's cost in dollars: cents from one dollar up (`$1,234.56`), four decimals
 /// below (`$0.0151`); `*` after it when some records had no recorded cost (a lower bound), and
-/// `?` when none did.
+/// `?` when none did. A cost too large for exact cents (from [`MAX_CENTS_DOLLARS`] on, only a
+/// saturated or forged sum) is written as the number itself, in the shortest form that reads
+/// back as the same value, so the text says what the JSON report says.
 pub fn format_cost(usage: &Usage) -> String {
     if usage.n_entries > 0 && usage.n_cost_unknown == usage.n_entries {
         return "?".to_owned();
     }
-    let dollars = if usage.cost.abs() >= 1.0 {
+    let dollars = if usage.cost.abs() >= MAX_CENTS_DOLLARS {
+        format!("${:e}", usage.cost)
+    } else if usage.cost.abs() >= 1.0 {
         let cents = (usage.cost * 100.0).round() as i64;
         let sign = if cents < 0 { "-" } else { "" };
         format!(
@@ -681,6 +689,26 @@ mod tests {
             warnings: Vec::new(),
             n_warnings: 0,
         }
+    }
+
+    #[test]
+    fn a_cost_too_large_for_cents_reads_as_the_figure_the_json_holds() {
+        for cost in [f64::MAX, 1e300, MAX_CENTS_DOLLARS, 1.5e14, 9.3e16] {
+            let figure = usage(1, cost, 0);
+            let text = format_cost(&figure);
+            let json: serde_json::Value = serde_json::to_value(figure).expect("a usage serialises");
+            let from_text: f64 = text
+                .strip_prefix('$')
+                .and_then(|number| number.parse().ok())
+                .unwrap_or_else(|| panic!("{text} is a dollar figure"));
+            assert_eq!(Some(from_text), json["cost"].as_f64(), "{text}");
+        }
+        // Below the bound, cents as before.
+        assert_eq!(format_cost(&usage(1, 1234.5, 0)), "$1,234.50");
+        assert_eq!(
+            format_cost(&usage(1, 90_071_992_547_409.0, 0)),
+            "$90,071,992,547,409.00"
+        );
     }
 
     fn text_of(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> String {

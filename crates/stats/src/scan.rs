@@ -868,6 +868,16 @@ fn usage_of(raw: &RawUsage) -> Result<Usage, String> {
         .cost_total
         .and_then(Number::as_f64)
         .filter(|cost| cost.is_finite());
+    // No provider charges less than nothing: a negative cost is a forged or broken record,
+    // refused whole like a negative token count, so that it cannot lower any sum.
+    if let Some(cost) = cost
+        && cost < 0.0
+    {
+        return Err(format!("usage.cost.total is negative: {cost}"));
+    }
+    if let Some(name) = raw.negative_cost_part {
+        return Err(format!("usage.cost.{name} is negative"));
+    }
     Ok(Usage {
         input,
         output,
@@ -1018,6 +1028,30 @@ struct RawUsage {
     /// The first token member whose value is neither a number nor `null` (a string, say):
     /// Pi's sums would turn such a value into text, so the record is not counted.
     not_a_number: Option<&'static str>,
+    /// A part of `cost` (`input`, `output`, `cacheRead`, `cacheWrite`) below zero.
+    negative_cost_part: Option<&'static str>,
+}
+
+/// Reads one member of a `cost` object other than `total`: only a negative number matters
+/// (it marks the record as broken), so anything else is checked and passed over.
+fn cost_part(reader: &mut Reader<'_>, name: &[u8], raw: &mut RawUsage) -> Result<(), JsonError> {
+    if reader.next_kind()? != b'-' {
+        return reader.skip_value();
+    }
+    let is_negative = reader
+        .number()?
+        .and_then(Number::as_f64)
+        .is_some_and(|value| value < 0.0);
+    if is_negative && raw.negative_cost_part.is_none() {
+        raw.negative_cost_part = match name {
+            b"input" => Some("input"),
+            b"output" => Some("output"),
+            b"cacheRead" => Some("cacheRead"),
+            b"cacheWrite" => Some("cacheWrite"),
+            _ => None,
+        };
+    }
+    Ok(())
 }
 
 impl RawUsage {
@@ -1180,7 +1214,7 @@ fn read_run<'a>(
                                 reader.object(|reader, name| {
                                     match name {
                                         b"total" => raw.cost_total = reader.number()?,
-                                        _ => reader.skip_value()?,
+                                        _ => cost_part(reader, name, &mut raw)?,
                                     }
                                     Ok(())
                                 })?;
@@ -1285,7 +1319,7 @@ fn read_usage(reader: &mut Reader<'_>) -> Result<UsageField, JsonError> {
                         let is_object = reader.object(|reader, name| {
                             match name {
                                 b"total" => total = reader.number()?,
-                                _ => reader.skip_value()?,
+                                _ => cost_part(reader, name, &mut usage)?,
                             }
                             Ok(())
                         })?;
