@@ -20,7 +20,7 @@ $0); where a provider recorded none, tokens still count and the cost is marked u
 
 Every model call is counted once. Subagent runs are counted from their own files, on their \
 own rows; the usage pi-subagents also records on the launching tool result is added only for \
-runs whose file is missing (a warning names the launcher). --rollup adds each run into the \
+runs whose file is missing (a warning names the launcher), under the model the run's result records. A run that names no file is looked for where pi-subagents writes it (`<launcher's stem>/<runId>/run-<index>/session.jsonl`). --rollup adds each run into the \
 session that launched it. Per session, `pi` is what Pi reports for that file (nested run \
 usage and a fork's copied entries included), `own` is the calls made in that file alone, and \
 `withRuns` is `own` plus its runs; every aggregate (project, model, period, total) counts \

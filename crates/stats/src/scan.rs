@@ -561,6 +561,7 @@ impl<'a> Scanner<'a> {
             time: options.needs_time(),
             facts: self.request.wants_facts,
             listed: self.request.listed,
+            launcher: self.path,
         };
         match parse_entry(line, &wants, &mut entry) {
             Ok(true) => {}
@@ -646,7 +647,7 @@ impl<'a> Scanner<'a> {
         // A tool result's nested usage is the sum of the subagent runs it launched or waited
         // for. A run whose session file is listed is counted there, call by call with its
         // model and time; only the runs without one are counted here, from their share.
-        let own = match runs {
+        let mut own = match runs {
             Some(runs) if runs.n_listed > 0 => {
                 let mut own = runs.unlisted;
                 own.n_entries = u64::from(runs.n_unlisted > 0);
@@ -655,6 +656,17 @@ impl<'a> Scanner<'a> {
             }
             _ => usage,
         };
+        // A missing run whose model pi-subagents recorded is counted under that model; the
+        // tool's row keeps the rest (when the runs' shares fit in what is counted here, so
+        // that no grouping counts more than another).
+        let mut by_model = Vec::new();
+        if let Some(runs) = runs
+            && !runs.unlisted_by_model.is_empty()
+            && let Some((rest, shares)) = split_runs(&own, &runs.unlisted_by_model)
+        {
+            own = rest;
+            by_model = shares;
+        }
         if let Some(runs) = runs {
             self.scan.names_runs |= runs.n_named > 0;
             if runs.n_unlisted > 0 && self.request.is_counted {
@@ -714,10 +726,24 @@ impl<'a> Scanner<'a> {
         self.is_saturated |= cell.own.add_checked(&own);
         if self.request.keeps_records {
             self.scan.records.push(Record {
-                key,
+                key: key.clone(),
                 bucket,
                 usage: own,
             });
+        }
+        for (model, run) in by_model {
+            self.model.clear();
+            self.model.push_str(model);
+            let bucket = self.bucket_index(day);
+            let cell = &mut self.scan.buckets[bucket];
+            self.is_saturated |= cell.own.add_checked(&run);
+            if self.request.keeps_records {
+                self.scan.records.push(Record {
+                    key: key.clone(),
+                    bucket,
+                    usage: run,
+                });
+            }
         }
     }
 
@@ -981,12 +1007,16 @@ struct Wants<'a> {
     time: bool,
     facts: bool,
     listed: &'a HashSet<&'a str>,
+    /// The path of the file being read: a run that names no session file is looked for
+    /// where pi-subagents writes it, under this file's stem.
+    launcher: &'a str,
 }
 
 /// The subagent runs a tool result stands for, as pi-subagents records them: each entry of
 /// `details.results` (a foreground launch) and of `details.completions[].results` (a
-/// background run's completion, delivered by a later wait) has the run's `sessionFile` and
-/// its `usage` (`input`, `output`, `cacheRead`, `cacheWrite`, `cost` in dollars).
+/// background run's completion, delivered by a later wait) has the run's `sessionFile` (or its
+/// `index` in the launch whose `runId` the details give), its `model` and its `usage` (`input`,
+/// `output`, `cacheRead`, `cacheWrite`, `cost` in dollars).
 #[derive(Default)]
 struct RunTally {
     /// Every run named, matched or not.
@@ -1001,6 +1031,9 @@ struct RunTally {
     first_unlisted: Option<String>,
     /// Runs whose usage could not be read.
     n_bad: u64,
+    /// The runs among the unlisted ones whose model is recorded, with their usage (only when
+    /// rows are keyed by model): each is counted under its model, not under the tool.
+    unlisted_by_model: Vec<(String, Usage)>,
 }
 
 /// A `usage` member as JavaScript's truthiness sees it.
@@ -1141,25 +1174,44 @@ impl<'a> RawMessage<'a> {
             b"timestamp" if wants.time => self.timestamp = reader.number()?,
             b"usage" => self.usage = read_usage(reader)?,
             b"details" => {
-                let runs = &mut self.runs;
+                // A run's file is known only once the launch's `runId` is, which may come
+                // after the results: the runs are gathered, then matched.
+                let mut launch_id: Option<Cow<'a, str>> = None;
+                let mut launched = Vec::new();
+                let mut completions: Vec<(Option<Cow<'a, str>>, Vec<RunRef<'a>>)> = Vec::new();
                 reader.object(|reader, name| match name {
+                    b"runId" => {
+                        launch_id = reader.text()?;
+                        Ok(())
+                    }
                     b"results" => reader
-                        .array(|reader| read_run(reader, wants.listed, runs))
+                        .array(|reader| read_run(reader, &mut launched))
                         .map(drop),
                     b"completions" => reader
                         .array(|reader| {
-                            reader
-                                .object(|reader, name| match name {
-                                    b"results" => reader
-                                        .array(|reader| read_run(reader, wants.listed, runs))
-                                        .map(drop),
-                                    _ => reader.skip_value(),
-                                })
-                                .map(drop)
+                            let mut run_id = None;
+                            let mut runs = Vec::new();
+                            reader.object(|reader, name| match name {
+                                b"runId" => {
+                                    run_id = reader.text()?;
+                                    Ok(())
+                                }
+                                b"results" => {
+                                    reader.array(|reader| read_run(reader, &mut runs)).map(drop)
+                                }
+                                _ => reader.skip_value(),
+                            })?;
+                            completions.push((run_id, runs));
+                            Ok(())
                         })
                         .map(drop),
                     _ => reader.skip_value(),
                 })?;
+                let runs = &mut self.runs;
+                tally_runs(launched, launch_id.as_deref(), wants, runs);
+                for (run_id, launched) in completions {
+                    tally_runs(launched, run_id.as_deref(), wants, runs);
+                }
             }
             b"content" if wants.facts => {
                 let names = &mut self.tool_calls;
@@ -1188,18 +1240,29 @@ impl<'a> RawMessage<'a> {
     }
 }
 
+/// One subagent run as a tool result's details record it.
+struct RunRef<'a> {
+    session_file: Option<Cow<'a, str>>,
+    /// Its place in the launch (`run-<index>/` of its directory).
+    index: Option<u64>,
+    /// The model pi-subagents recorded for it.
+    model: Option<Cow<'a, str>>,
+    usage: Option<Result<Usage, String>>,
+}
+
 /// Reads one subagent run of a tool result's details into `runs`.
-fn read_run<'a>(
-    reader: &mut Reader<'a>,
-    listed: &HashSet<&str>,
-    runs: &mut RunTally,
-) -> Result<(), JsonError> {
-    let mut session_file: Option<Cow<'a, str>> = None;
-    let mut usage = None;
-    runs.n_named += 1;
+fn read_run<'a>(reader: &mut Reader<'a>, runs: &mut Vec<RunRef<'a>>) -> Result<(), JsonError> {
+    let mut run = RunRef {
+        session_file: None,
+        index: None,
+        model: None,
+        usage: None,
+    };
     reader.object(|reader, name| {
         match name {
-            b"sessionFile" => session_file = reader.text()?,
+            b"sessionFile" => run.session_file = reader.text()?,
+            b"index" => run.index = reader.number()?.and_then(Number::as_token_count),
+            b"model" => run.model = reader.text()?,
             b"usage" => {
                 let mut raw = RawUsage::default();
                 let is_object = reader.object(|reader, name| {
@@ -1225,33 +1288,101 @@ fn read_run<'a>(
                     }
                     Ok(())
                 })?;
-                usage = is_object.then(|| usage_of(&raw));
+                run.usage = is_object.then(|| usage_of(&raw));
             }
             _ => reader.skip_value()?,
         }
         Ok(())
     })?;
-    let is_listed = session_file.as_deref().is_some_and(|path| {
-        listed.contains(path)
-            || (path.starts_with('/') && listed.contains(normalize_absolute(path).as_str()))
-            || pi_retrospect_core::path::store_tail(path).is_some_and(|tail| listed.contains(tail))
-    });
-    if is_listed {
-        runs.n_listed += 1;
-        return Ok(());
-    }
-    match usage {
-        Some(Ok(usage)) if usage.total > 0 || usage.cost != 0.0 => {
-            runs.n_unlisted += 1;
-            runs.unlisted.add(&usage);
-            if runs.first_unlisted.is_none() {
-                runs.first_unlisted = session_file.map(Cow::into_owned);
-            }
-        }
-        Some(Err(_)) => runs.n_bad += 1,
-        _ => {}
-    }
+    runs.push(run);
     Ok(())
+}
+
+/// Matches the runs of one launch (`launch_id`: its `runId`) to the listing's files and adds
+/// them to `runs`. A run is its file when its `sessionFile` is listed (as written, normalised,
+/// or by its place in the store) or, when it names none, when the file pi-subagents writes
+/// for it, `<launcher's stem>/<launch id>/run-<index>/session.jsonl`, is listed.
+fn tally_runs(
+    launched: Vec<RunRef<'_>>,
+    launch_id: Option<&str>,
+    wants: &Wants<'_>,
+    runs: &mut RunTally,
+) {
+    let listed = wants.listed;
+    for run in launched {
+        runs.n_named += 1;
+        let is_listed = match run.session_file.as_deref() {
+            Some(path) => {
+                listed.contains(path)
+                    || (path.starts_with('/') && listed.contains(normalize_absolute(path).as_str()))
+                    || pi_retrospect_core::path::store_tail(path)
+                        .is_some_and(|tail| listed.contains(tail))
+            }
+            None => match (launch_id, run.index, wants.launcher.strip_suffix(".jsonl")) {
+                (Some(launch_id), Some(index), Some(stem)) if is_plain_name(launch_id) => listed
+                    .contains(format!("{stem}/{launch_id}/run-{index}/session.jsonl").as_str()),
+                _ => false,
+            },
+        };
+        if is_listed {
+            runs.n_listed += 1;
+            continue;
+        }
+        match run.usage {
+            Some(Ok(usage)) if usage.total > 0 || usage.cost != 0.0 => {
+                runs.n_unlisted += 1;
+                runs.unlisted.add(&usage);
+                if runs.first_unlisted.is_none() {
+                    runs.first_unlisted = run.session_file.map(Cow::into_owned);
+                }
+                if wants.models
+                    && let Some(model) = run.model
+                {
+                    runs.unlisted_by_model.push((model.into_owned(), usage));
+                }
+            }
+            Some(Err(_)) => runs.n_bad += 1,
+            _ => {}
+        }
+    }
+}
+
+/// Splits `own` into what stays on the launching tool result and each run's share, or
+/// `None` when a run's tokens do not fit in `own` (a forged share). The one record `own`
+/// stands for stays on the tool result while any usage is left there, else goes with the
+/// first run, so every grouping counts the same records.
+fn split_runs<'r>(
+    own: &Usage,
+    runs: &'r [(String, Usage)],
+) -> Option<(Usage, Vec<(&'r str, Usage)>)> {
+    let mut rest = *own;
+    let mut shares = Vec::with_capacity(runs.len());
+    for (model, run) in runs {
+        rest.input = rest.input.checked_sub(run.input)?;
+        rest.output = rest.output.checked_sub(run.output)?;
+        rest.cache_read = rest.cache_read.checked_sub(run.cache_read)?;
+        rest.cache_write = rest.cache_write.checked_sub(run.cache_write)?;
+        rest.total = rest.total.checked_sub(run.total)?;
+        rest.cost = (rest.cost - run.cost).max(0.0);
+        let mut share = *run;
+        share.n_entries = 0;
+        share.n_cost_unknown = 0;
+        shares.push((model.as_str(), share));
+    }
+    if rest.total == 0 && rest.cost == 0.0 {
+        if let Some((_, first)) = shares.first_mut() {
+            first.n_entries = rest.n_entries;
+            first.n_cost_unknown = rest.n_cost_unknown;
+        }
+        rest.n_entries = 0;
+        rest.n_cost_unknown = 0;
+    }
+    Some((rest, shares))
+}
+
+/// Returns whether `name` is one path component (a launch id names a directory).
+fn is_plain_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains('/')
 }
 
 /// Counts one assistant message and its tool calls into `facts`.

@@ -239,11 +239,9 @@ fn every_grouping_counts_a_run_once() {
             )
         })
         .collect();
-    // The run files carry the model of each call; only the missing run is the tool's.
-    assert_eq!(
-        models,
-        BTreeMap::from([("anthropic/m", 250), ("tool:subagent", 40)])
-    );
+    // The run files carry the model of each call, and the missing run's result records its
+    // model too: nothing is left to the tool.
+    assert_eq!(models, BTreeMap::from([("anthropic/m", 290)]));
 }
 
 #[test]
@@ -255,4 +253,116 @@ fn a_run_recorded_under_another_path_of_the_store_is_still_its_file() {
     assert_eq!(moved.total.input, 100 + 50 + 70 + 30 + 40);
     // Only the run whose file is missing is warned about, as in place.
     assert_eq!(moved.n_warnings, 1);
+}
+
+/// A `details.results[]` entry with no `sessionFile`: its `index` and the launch's `runId`
+/// say where pi-subagents wrote it.
+fn unnamed_result(index: u64, input: u64, model: Option<&str>) -> String {
+    let model = model.map_or(String::new(), |model| format!(r#","model":"{model}""#));
+    format!(
+        r#"{{"index":{index},"agent":"worker","task":"t","exitCode":0,"usage":{}{model}}}"#,
+        run_usage(input, 0.125)
+    )
+}
+
+#[test]
+fn a_run_that_names_no_file_is_found_where_pi_subagents_writes_it() {
+    const STEM: &str = "--work-app--/2026-03-01T00-00-00-000Z_p";
+    let parent = vec![
+        header("p", "2026-03-01T00:00:00.000Z", None),
+        assistant("a1", None, "2026-03-01T00:00:02.000Z", "m", 100, Some(0.25)),
+        // Runs 0 and 1 of launch e5f6; only run 0 has its file.
+        tool_result(
+            "t1",
+            "2026-03-01T00:10:00.000Z",
+            &format!(
+                r#"{{"mode":"parallel","results":[{},{}],"runId":"e5f6"}}"#,
+                unnamed_result(0, 50, Some("openai/x")),
+                unnamed_result(1, 20, Some("openai/y"))
+            ),
+            Some((70, 2, 0.25)),
+        ),
+        // A background run's completion, delivered by a wait; its file exists.
+        tool_result(
+            "t2",
+            "2026-03-01T00:20:00.000Z",
+            &format!(
+                r#"{{"mode":"management","results":[],"completions":[{{"runId":"c0c0","results":[{}]}}]}}"#,
+                unnamed_result(0, 30, None)
+            ),
+            Some((30, 1, 0.125)),
+        ),
+        // A run whose file is gone and whose model is not recorded: the tool's row.
+        tool_result(
+            "t3",
+            "2026-03-01T00:30:00.000Z",
+            &format!(
+                r#"{{"mode":"single","runId":"d4f0","results":[{}]}}"#,
+                unnamed_result(0, 40, None)
+            ),
+            Some((40, 1, 0.125)),
+        ),
+    ];
+    let dir = tempfile::tempdir().expect("temp dir");
+    materialize(
+        dir.path(),
+        &[
+            (P, parent),
+            (
+                &format!("{STEM}/e5f6/run-0/session.jsonl"),
+                run_file("r0", "2026-03-01T00:05:00.000Z", 50, 0.125),
+            ),
+            (
+                &format!("{STEM}/c0c0/run-0/session.jsonl"),
+                run_file("r2", "2026-03-01T00:12:00.000Z", 30, 0.125),
+            ),
+        ],
+    );
+    let listing = listing(dir.path());
+    assert!(listing.warnings.is_empty(), "{:?}", listing.warnings);
+    let sessions = report(&listing, &options(&[GroupKey::Session]));
+    // Own: the call and the two missing runs; the run files on their own rows.
+    assert_eq!(
+        by_session(&sessions),
+        BTreeMap::from([
+            (
+                "p".to_owned(),
+                (100 + 70 + 30 + 40, 100 + 20 + 40, 100 + 20 + 40 + 50 + 30)
+            ),
+            ("r0".to_owned(), (50, 50, 50)),
+            ("r2".to_owned(), (30, 30, 30)),
+        ])
+    );
+    assert_eq!(sessions.total.input, 100 + 50 + 20 + 30 + 40);
+    assert_eq!(sessions.n_warnings, 1, "{:?}", sessions.warnings);
+    assert!(
+        sessions.warnings[0]
+            .reason
+            .starts_with("2 subagent runs launched here have no session file"),
+        "{:?}",
+        sessions.warnings
+    );
+    let by_model = report(&listing, &options(&[GroupKey::Model]));
+    let models: BTreeMap<&str, (u64, u64)> = by_model
+        .rows
+        .iter()
+        .map(|row| {
+            let counted = row.figures.counted();
+            (
+                row.model.as_deref().expect("model"),
+                (counted.input, counted.n_entries),
+            )
+        })
+        .collect();
+    // The missing run with a recorded model goes under it, with the launch's record (all of
+    // the launch's own usage went with it); the other stays the tool's.
+    assert_eq!(
+        models,
+        BTreeMap::from([
+            ("anthropic/m", (100 + 50 + 30, 3)),
+            ("openai/y", (20, 1)),
+            ("tool:subagent", (40, 1)),
+        ])
+    );
+    assert_eq!(by_model.total, sessions.total);
 }
