@@ -9,6 +9,8 @@ use jiff::civil::Date;
 use pi_retrospect_core::stats::{Figures, GroupKey, StatsReport, StatsRow, Usage};
 use pi_retrospect_core::{IdPrefixes, unique_prefix_len};
 
+use unicode_width::UnicodeWidthStr;
+
 use crate::text::{field, thousands};
 
 /// Options for [`write_table`].
@@ -135,7 +137,7 @@ pub fn write_table(
             if idx > 0 {
                 line.push_str("  ");
             }
-            let padding = widths[idx].saturating_sub(cell.chars().count());
+            let padding = widths[idx].saturating_sub(cell.width());
             if is_left_aligned(idx) {
                 line.push_str(cell);
                 line.extend(std::iter::repeat_n(' ', padding));
@@ -347,10 +349,10 @@ const FIGURE_TITLES: [&str; 6] = [
 /// The titles of the columns a table grouped by session adds after the figures.
 const FACT_TITLES: [&str; 5] = ["Turns", "Tool calls", "Duration", "Cwd", "Name"];
 
-/// The fewest characters the name column is cut to, however narrow the line.
+/// The fewest columns the name column is cut to, however narrow the line.
 const MIN_DESCRIPTION_CHARS: usize = 16;
 
-/// The most characters of a cwd a session table shows (a longer one is cut with `…`), so a
+/// The most columns of a cwd a session table shows (a longer one is cut with `…`), so a
 /// deep path leaves the name room.
 const MAX_CWD_CHARS: usize = 40;
 
@@ -378,12 +380,23 @@ fn fact_cells(row: &StatsRow) -> [String; 5] {
     ]
 }
 
-/// Returns `text` cut to at most `max` characters, ending in `…` when it was cut.
+/// Returns `text` cut to at most `max` terminal columns, by whole grapheme clusters (a wide
+/// CJK character or an emoji sequence is never split), ending in `…` when it was cut.
 fn cut_to(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
+    use unicode_segmentation::UnicodeSegmentation;
+    if text.width() <= max {
         return text.to_owned();
     }
-    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    let mut cut = String::new();
+    let mut used = 0;
+    for grapheme in text.graphemes(true) {
+        let width = grapheme.width();
+        if used + width + 1 > max {
+            break;
+        }
+        cut.push_str(grapheme);
+        used += width;
+    }
     cut.push('…');
     cut
 }
@@ -450,7 +463,7 @@ fn column_widths(lines: &[Vec<String>]) -> Vec<usize> {
     let mut widths = vec![0; lines.first().map_or(0, Vec::len)];
     for cells in lines {
         for (width, cell) in widths.iter_mut().zip(cells) {
-            *width = (*width).max(cell.chars().count());
+            *width = (*width).max(cell.width());
         }
     }
     widths
@@ -846,6 +859,92 @@ Session (with runs)  Input  Output  Cache read  Cache write  Total     Cost  Pi 
 Total                  700       0           0            0    700    $1.00
 "
         );
+    }
+
+    /// Session names are cut to the line's width in terminal columns, by whole graphemes:
+    /// wide CJK characters count two, an emoji family sequence is kept or dropped whole.
+    #[test]
+    fn session_names_are_cut_by_display_width_never_inside_a_grapheme() {
+        use unicode_segmentation::UnicodeSegmentation;
+        let family = "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}";
+        let names = [
+            "日本語のセッションの名前はとても長いのでこの幅には入りません".to_owned(),
+            "\u{1F44D}\u{1F3FD}\u{1F1EF}\u{1F1F5}".repeat(40),
+            format!("{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}"),
+            "cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301}".to_owned(),
+        ];
+        for width in [120, 131, 160] {
+            let rows: Vec<StatsRow> = names
+                .iter()
+                .enumerate()
+                .map(|(idx, name)| StatsRow {
+                    session: Some(RowSession {
+                        path: format!("/s/{idx}.jsonl"),
+                        session_id: format!("0199bbbb-{idx}"),
+                        cwd: "/w".to_owned(),
+                        depth: 0,
+                        launched_by: None,
+                        fork_of: None,
+                        facts: pi_retrospect_core::stats::SessionFacts {
+                            name: Some(name.clone()),
+                            ..Default::default()
+                        },
+                    }),
+                    project: None,
+                    model: None,
+                    day: None,
+                    week: None,
+                    month: None,
+                    figures: Figures::Session {
+                        pi: usage(5, 0.5, 0),
+                        own: usage(5, 0.5, 0),
+                        with_runs: usage(5, 0.5, 0),
+                    },
+                })
+                .collect();
+            let report = report(vec![GroupKey::Session], rows, usage(15, 1.5, 0));
+            let text = text_of(|out| {
+                write_table(
+                    out,
+                    &report,
+                    &TableOptions {
+                        width: Some(width),
+                        ..TableOptions::default()
+                    },
+                )
+            });
+            for line in text.lines() {
+                assert!(
+                    line.width() <= width,
+                    "{width}: {line:?} is {} wide",
+                    line.width()
+                );
+            }
+            for (idx, name) in names.iter().enumerate() {
+                // As the table shows it before any cut (terminal-safe, on one line).
+                let name = &crate::text::one_line(name, 4096);
+                let line = text
+                    .lines()
+                    .find(|line| line.starts_with(&format!("0199bbbb-{idx}")))
+                    .unwrap_or_else(|| panic!("{width}: row {idx} is shown: {text}"));
+                let shown = line
+                    .split_once(" /w ")
+                    .map(|(_, name)| name.trim_start())
+                    .unwrap_or_else(|| panic!("{width}: {line:?} has its cwd"));
+                let kept = shown
+                    .strip_suffix('…')
+                    .unwrap_or_else(|| panic!("{width}: {shown:?} is cut with …"));
+                // What is kept is a run of the name's own graphemes, from its start.
+                assert!(name.starts_with(kept), "{width}: {kept:?}");
+                let n_kept = kept.graphemes(true).count();
+                assert_eq!(
+                    kept,
+                    name.graphemes(true).take(n_kept).collect::<String>(),
+                    "{width}"
+                );
+                assert!(n_kept > 0, "{width}: {shown:?}");
+            }
+        }
     }
 
     /// Issue 11: with colour the header and total lines are bold and the bars cyan; without
