@@ -346,7 +346,7 @@ impl<'l> StatsPlan<'l> {
                     saturates |= figures.pi.add_checked(&bucket.usage);
                     saturates |= figures.own.add_checked(own);
                     saturates |= figures.with_runs.add_checked(own);
-                } else if !own.is_empty() {
+                } else if !adds_nothing(own) {
                     // A cell only of nested usage counted in the runs' own files adds nothing:
                     // it is no row.
                     saturates |= groups.entry(rest).or_default().add_checked(own);
@@ -401,6 +401,16 @@ impl<'l> StatsPlan<'l> {
             let mut keyed = Vec::new();
             for (idx, figures) in per_session.into_iter().enumerate() {
                 for (mut key, figures) in figures {
+                    // With a second key, a cell whose only usage is counted elsewhere (nested
+                    // usage of runs with their own files, a fork's copies) is no row; a session
+                    // alone keeps its one row, which says it was read.
+                    if group_by.len() > 1
+                        && !key.is_empty()
+                        && adds_nothing(&figures.own)
+                        && adds_nothing(&figures.with_runs)
+                    {
+                        continue;
+                    }
                     key.insert(position, KeyPart::Session(idx));
                     keyed.push((
                         key,
@@ -648,6 +658,12 @@ fn is_in_stores(path: &str, store_roots: &[String]) -> bool {
             .to_str()
             .is_some_and(|resolved| resolved.ends_with(".jsonl") && is_below(resolved))
     })
+}
+
+/// Returns whether `usage` adds nothing to a row: no record, no token, no cost (a run's share
+/// of a launch can carry tokens without being a record of its own).
+fn adds_nothing(usage: &Usage) -> bool {
+    usage.is_empty() && usage.total == 0 && usage.cost == 0.0
 }
 
 /// Holds `warnings` to [`MAX_REPORT_WARNINGS`]: the first ones, then one that says how many

@@ -242,6 +242,28 @@ fn every_grouping_counts_a_run_once() {
     // The run files carry the model of each call, and the missing run's result records its
     // model too: nothing is left to the tool.
     assert_eq!(models, BTreeMap::from([("anthropic/m", 290)]));
+    // By session and model, the launcher's tool cell (its nested usage all counted in run
+    // files or under the runs' models) is no row of zeros.
+    let pairs = report(&listing, &options(&[GroupKey::Session, GroupKey::Model]));
+    let keys: Vec<(&str, &str)> = pairs
+        .rows
+        .iter()
+        .map(|row| {
+            (
+                row.session.as_ref().expect("session").session_id.as_str(),
+                row.model.as_deref().expect("model"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("p", "anthropic/m"),
+            ("r0", "anthropic/m"),
+            ("r1", "anthropic/m"),
+            ("r2", "anthropic/m")
+        ]
+    );
 }
 
 #[test]
@@ -292,15 +314,17 @@ fn a_run_that_names_no_file_is_found_where_pi_subagents_writes_it() {
             ),
             Some((30, 1, 0.125)),
         ),
-        // A run whose file is gone and whose model is not recorded: the tool's row.
+        // Two runs whose files are gone, one with its model recorded: the other is the
+        // tool's.
         tool_result(
             "t3",
             "2026-03-01T00:30:00.000Z",
             &format!(
-                r#"{{"mode":"single","runId":"d4f0","results":[{}]}}"#,
-                unnamed_result(0, 40, None)
+                r#"{{"mode":"parallel","runId":"d4f0","results":[{},{}]}}"#,
+                unnamed_result(0, 40, None),
+                unnamed_result(1, 15, Some("openai/z"))
             ),
-            Some((40, 1, 0.125)),
+            Some((55, 2, 0.25)),
         ),
     ];
     let dir = tempfile::tempdir().expect("temp dir");
@@ -327,18 +351,18 @@ fn a_run_that_names_no_file_is_found_where_pi_subagents_writes_it() {
         BTreeMap::from([
             (
                 "p".to_owned(),
-                (100 + 70 + 30 + 40, 100 + 20 + 40, 100 + 20 + 40 + 50 + 30)
+                (100 + 70 + 30 + 55, 100 + 20 + 55, 100 + 20 + 55 + 50 + 30)
             ),
             ("r0".to_owned(), (50, 50, 50)),
             ("r2".to_owned(), (30, 30, 30)),
         ])
     );
-    assert_eq!(sessions.total.input, 100 + 50 + 20 + 30 + 40);
+    assert_eq!(sessions.total.input, 100 + 50 + 20 + 30 + 55);
     assert_eq!(sessions.n_warnings, 1, "{:?}", sessions.warnings);
     assert!(
         sessions.warnings[0]
             .reason
-            .starts_with("2 subagent runs launched here have no session file"),
+            .starts_with("3 subagent runs launched here have no session file"),
         "{:?}",
         sessions.warnings
     );
@@ -361,8 +385,27 @@ fn a_run_that_names_no_file_is_found_where_pi_subagents_writes_it() {
         BTreeMap::from([
             ("anthropic/m", (100 + 50 + 30, 3)),
             ("openai/y", (20, 1)),
+            // A share of a launch whose record stays with the tool's row.
+            ("openai/z", (15, 0)),
             ("tool:subagent", (40, 1)),
         ])
     );
     assert_eq!(by_model.total, sessions.total);
+    // With two keys, no row of nothing: every (session, model) row counts something.
+    let pairs = report(&listing, &options(&[GroupKey::Session, GroupKey::Model]));
+    for row in &pairs.rows {
+        let Figures::Session { own, with_runs, .. } = &row.figures else {
+            panic!("session figures");
+        };
+        assert!(
+            own.total > 0 || with_runs.total > 0 || own.n_entries > 0 || with_runs.n_entries > 0,
+            "{row:?}"
+        );
+    }
+    let counted: u64 = pairs
+        .rows
+        .iter()
+        .map(|row| row.figures.counted().input)
+        .sum();
+    assert_eq!(counted, pairs.total.input);
 }
