@@ -15,7 +15,7 @@ use pi_retrospect_core::stats::{
 use pi_retrospect_core::{Listing, Session, Warning};
 
 use crate::options::StatsOptions;
-use crate::scan::{FileScan, ScanRequest, scan_file};
+use crate::scan::{FileScan, ScanRequest, missing_runs_reason, scan_file};
 
 /// Which files a report reads and how they relate. A report is made in three steps:
 /// [`StatsPlan::new`] decides which files to read and what to keep of each (forks and their
@@ -333,6 +333,32 @@ impl<'l> StatsPlan<'l> {
                     }
                 }
             });
+            // A launch the fork copied from its parent is the parent's: the parent says so
+            // when it is counted, and the fork never does.
+            let (n_missing, first_missing) = scan
+                .missing_runs
+                .iter()
+                .filter(|launch| {
+                    parent.is_none_or(|parent| {
+                        launch
+                            .key
+                            .as_ref()
+                            .is_none_or(|key| !parent.keys.contains(key))
+                    })
+                })
+                .fold((0u64, None), |(n_runs, first), launch| {
+                    (
+                        n_runs.saturating_add(launch.n_runs),
+                        first.or(launch.first.as_deref()),
+                    )
+                });
+            if n_missing > 0 {
+                n_warnings = n_warnings.saturating_add(1);
+                warnings.push(Warning::new(
+                    &session.session.path,
+                    missing_runs_reason(n_missing, first_missing),
+                ));
+            }
             let own = match (parent, &session.fork_parent) {
                 (None, Some(_)) => own_figures_once(scan, &mut copied_without_parent),
                 (parent, _) => own_figures(scan, parent),

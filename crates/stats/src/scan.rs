@@ -129,6 +129,34 @@ pub struct FileScan {
     /// Whether a tool result names subagent runs: what it adds then depends on which run
     /// files the listing holds, so a scan made before the listing was known is not used.
     pub(crate) names_runs: bool,
+    /// For a fork (records kept): each tool result that names runs with no listed file, by
+    /// its entry's identity, with how many and the first file named. Whether the fork
+    /// launched them or copied the launch from its parent is known only once the parent's
+    /// keys are: the warning is then given by the plan, not by the scan.
+    pub(crate) missing_runs: Vec<MissingRuns>,
+}
+
+/// Runs launched by one tool result that have no session file in the listing.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MissingRuns {
+    /// The tool result's identity, when it has one.
+    pub key: Option<EntryKey>,
+    /// How many runs.
+    pub n_runs: u64,
+    /// The first session file such a run names.
+    pub first: Option<String>,
+}
+
+/// Returns the warning reason for `n_runs` launched runs with no session file, `first` the
+/// first one named.
+pub(crate) fn missing_runs_reason(n_runs: u64, first: Option<&str>) -> String {
+    let named = match first {
+        Some(path) => format!("the first named is {path}"),
+        None => "they name no session file".to_owned(),
+    };
+    format!(
+        "{n_runs} subagent runs launched here have no session file in the listing ({named}): their usage is counted from this session's tool results"
+    )
 }
 
 /// Reads the session file at `path` and collects what `request` asks for.
@@ -244,14 +272,9 @@ impl<'a> Scanner<'a> {
 
     fn finish(mut self) -> FileScan {
         if self.n_missing_runs > 0 {
-            let named = match &self.first_missing_run {
-                Some(path) => format!("the first named is {path}"),
-                None => "they name no session file".to_owned(),
-            };
-            self.warn(format!(
-                "{} subagent runs launched here have no session file in the listing ({named}): their usage is counted from this session's tool results",
-                self.n_missing_runs
-            ));
+            let reason =
+                missing_runs_reason(self.n_missing_runs, self.first_missing_run.as_deref());
+            self.warn(reason);
         }
         if self.is_saturated {
             self.warn(format!(
@@ -667,12 +690,17 @@ impl<'a> Scanner<'a> {
             own = rest;
             by_model = shares;
         }
+        let mut missing_runs = None;
         if let Some(runs) = runs {
             self.scan.names_runs |= runs.n_named > 0;
             if runs.n_unlisted > 0 && self.request.is_counted {
-                self.n_missing_runs = self.n_missing_runs.saturating_add(runs.n_unlisted);
-                if self.first_missing_run.is_none() {
-                    self.first_missing_run = runs.first_unlisted.clone();
+                if self.request.keeps_records {
+                    missing_runs = Some((runs.n_unlisted, runs.first_unlisted.clone()));
+                } else {
+                    self.n_missing_runs = self.n_missing_runs.saturating_add(runs.n_unlisted);
+                    if self.first_missing_run.is_none() {
+                        self.first_missing_run = runs.first_unlisted.clone();
+                    }
                 }
             }
             if runs.n_bad > 0 {
@@ -698,6 +726,13 @@ impl<'a> Scanner<'a> {
             && let Some(key) = &key
         {
             self.scan.keys.insert(key.clone());
+        }
+        if let Some((n_runs, first)) = missing_runs {
+            self.scan.missing_runs.push(MissingRuns {
+                key: key.clone(),
+                n_runs,
+                first,
+            });
         }
         if !self.request.is_counted {
             return;

@@ -409,3 +409,108 @@ fn a_run_that_names_no_file_is_found_where_pi_subagents_writes_it() {
         .sum();
     assert_eq!(counted, pairs.total.input);
 }
+
+/// A fork copies its parent's entries, launches included: the warning about a copied launch's
+/// missing run names the parent, which launched it, and the fork only for its own launches.
+#[test]
+fn a_missing_run_is_warned_about_on_its_real_launcher_not_on_a_fork() {
+    const FORK: &str = "--work-app--/2026-03-01T01-00-00-000Z_f.jsonl";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().to_str().expect("UTF-8 temp dir").to_owned();
+    let launch = tool_result(
+        "t4",
+        "2026-03-01T00:30:00.000Z",
+        &format!(
+            r#"{{"mode":"single","runId":"d4f0","results":[{}]}}"#,
+            run_result(&root, GONE_RUN, 40, 0.5)
+        ),
+        Some((40, 1, 0.5)),
+    );
+    let parent = vec![
+        header("p", "2026-03-01T00:00:00.000Z", None),
+        user("u1", None, "2026-03-01T00:00:01.000Z"),
+        assistant(
+            "a1",
+            Some("u1"),
+            "2026-03-01T00:00:02.000Z",
+            "m",
+            100,
+            Some(0.25),
+        ),
+        launch.clone(),
+    ];
+    let own_gone = "--work-app--/2026-03-01T01-00-00-000Z_f/e7e7/run-0/session.jsonl";
+    let mut fork = vec![header(
+        "f",
+        "2026-03-01T01:00:00.000Z",
+        Some(&format!("{root}/{P}")),
+    )];
+    fork.extend(parent[1..].iter().cloned());
+    let fork_only = |with_own_launch: bool| {
+        let mut fork = fork.clone();
+        if with_own_launch {
+            fork.push(tool_result(
+                "t9",
+                "2026-03-01T01:10:00.000Z",
+                &format!(
+                    r#"{{"mode":"single","runId":"e7e7","results":[{}]}}"#,
+                    run_result(&root, own_gone, 25, 0.125)
+                ),
+                Some((25, 1, 0.125)),
+            ));
+        }
+        fork
+    };
+    for with_own_launch in [false, true] {
+        materialize(
+            dir.path(),
+            &[(P, parent.clone()), (FORK, fork_only(with_own_launch))],
+        );
+        let listing = listing(dir.path());
+        let mut in_store = options(&[GroupKey::Session]);
+        in_store.store_roots = vec![
+            std::fs::canonicalize(dir.path())
+                .expect("root")
+                .display()
+                .to_string(),
+        ];
+        let report = report(&listing, &in_store);
+        let warned: Vec<(String, &str)> = report
+            .warnings
+            .iter()
+            .map(|warning| {
+                let path = warning
+                    .path
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
+                (path, warning.reason.as_str())
+            })
+            .collect();
+        let gone_named = |run: &str| {
+            format!(
+                "1 subagent runs launched here have no session file in the listing (the first named is {root}/{run}): their usage is counted from this session's tool results"
+            )
+        };
+        let mut expected = vec![(
+            "2026-03-01T00-00-00-000Z_p.jsonl".to_owned(),
+            gone_named(GONE_RUN),
+        )];
+        if with_own_launch {
+            expected.push((
+                "2026-03-01T01-00-00-000Z_f.jsonl".to_owned(),
+                gone_named(own_gone),
+            ));
+        }
+        let expected: Vec<(String, &str)> = expected
+            .iter()
+            .map(|(path, reason)| (path.clone(), reason.as_str()))
+            .collect();
+        assert_eq!(warned, expected, "with its own launch: {with_own_launch}");
+        assert_eq!(report.n_warnings, expected.len() as u64);
+        // The copied missing run counts once, in the parent.
+        let own_launch = if with_own_launch { 25 } else { 0 };
+        assert_eq!(report.total.input, 100 + 40 + own_launch);
+    }
+}
