@@ -140,8 +140,7 @@ impl ListRequest {
                 )));
             }
         };
-        // One rule for every filter: an empty value is refused, never read as "any"
-        // (finding L6 of the second flows review).
+        // One rule for every filter: an empty value is refused, never read as "any".
         if self.id_prefixes.iter().any(String::is_empty) {
             return Err(AppError::usage("--id needs a non-empty prefix"));
         }
@@ -292,8 +291,7 @@ pub(crate) fn list_reading<R: BodyReader>(
 }
 
 /// Fails when a sessions root could not be read and no session was found: a search or a
-/// count over nothing would report "no match" or a confident zero (findings M2 of the search
-/// and stats review). `list` itself shows the same fact as a warning.
+/// count over nothing would report "no match" or a confident zero. `list` itself shows the same fact as a warning.
 pub(crate) fn fail_if_no_store_was_read(listing: &Listing) -> Result<(), AppError> {
     if !listing.sessions.is_empty() {
         return Ok(());
@@ -539,7 +537,7 @@ fn read_into(
 
 /// Adds a warning naming the file when its last activity could not be read within the line
 /// cap (so the start counts): a listing never reports the start as the last activity
-/// silently (final break review F3). A file read twice (an activity filter, then `--long`)
+/// silently. A file read twice (an activity filter, then `--long`)
 /// warns twice; the listing drops the copy.
 fn warn_if_activity_unknown(path: &str, summary: &SessionSummary, warnings: &mut Vec<Warning>) {
     if let Some(reason) = &summary.last_activity_unknown {

@@ -52,7 +52,7 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsResult, A
             .map_err(|error| AppError::usage(format!("--timezone {name:?}: {error}")))?,
     };
     // One zone for the whole report: a date in `--since`/`--until` is the same day as the
-    // period row that bears it (finding H3 of the stats review).
+    // period row that bears it.
     let zoned = Environment {
         time_zone: time_zone.clone(),
         ..env.clone()
@@ -100,7 +100,7 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsResult, A
     let id_prefixes = listed.id_prefixes.unwrap_or_default();
     if only.is_none() {
         // A session named by its path needs no store: when none can be read, the file is
-        // counted on its own below (finding M4 of the second flows review).
+        // counted on its own below.
         crate::list::fail_if_no_store_was_read(&listing)?;
     }
     let mut only_path = None;

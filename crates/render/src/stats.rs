@@ -533,8 +533,7 @@ type Bar = (String, Usage);
 type Gap = (usize, i64);
 
 /// The longest run of empty periods drawn as bars; a longer run is one line saying how many
-/// periods it holds, so a report spanning years stays a few lines (finding M4 of the stats
-/// review).
+/// periods it holds, so a report spanning years stays a few lines.
 const MAX_EMPTY_BARS: i64 = 3;
 
 /// Returns how many whole periods lie strictly between the periods starting at `from` and
@@ -1034,7 +1033,7 @@ Tokens by day (Europe/Berlin)
         );
     }
 
-    /// Finding M4 of the stats review: a long run of empty periods is one line, so two
+    /// A long run of empty periods is one line, so two
     /// records years apart draw a few lines, not one per day between them.
     #[test]
     fn bar_chart_collapses_long_runs_of_empty_periods() {
