@@ -140,8 +140,7 @@ impl ListRequest {
                 )));
             }
         };
-        // One rule for every filter: an empty value is refused, never read as "any"
-        // (finding L6 of the second flows review).
+        // One rule for every filter: an empty value is refused, never read as "any".
         if self.id_prefixes.iter().any(String::is_empty) {
             return Err(AppError::usage("--id needs a non-empty prefix"));
         }
@@ -214,14 +213,32 @@ pub(crate) fn current_to_leave_out(
 /// Lists the sessions `request` asks for: walks the stores, reads the body facts a filter or
 /// the request needs, filters, sorts and limits.
 pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppError> {
+    list_reading(request, env, None::<&pi_retrospect_walk::NoBodies>).map(|(listed, _)| listed)
+}
+
+/// Lists like [`list`], and when no filter or view of the request reads bodies itself, has
+/// `extra` read the bodies it plans during the walk (on the descriptor the header was read
+/// through) and returns them; otherwise (or with no `extra`) returns no extra bodies.
+pub(crate) fn list_reading<R: BodyReader>(
+    request: &ListRequest,
+    env: &Environment,
+    extra: Option<&R>,
+) -> Result<(ListResult, pi_retrospect_walk::Bodies<R::Body>), AppError> {
     let resolved = resolve(request, env)?;
-    let (mut listing, mut prefetched) = match WalkReads::new(request, &resolved.query) {
-        Some(reads) => {
+    let mut extra_bodies = Vec::new();
+    let (mut listing, mut prefetched) = match (WalkReads::new(request, &resolved.query), extra) {
+        (Some(reads), _) => {
             let (listing, bodies) =
                 pi_retrospect_walk::list_stores_with(&resolved.stores, &resolved.walk, &reads)?;
             (listing, Prefetched::from_bodies(bodies))
         }
-        None => (
+        (None, Some(extra)) => {
+            let (listing, bodies) =
+                pi_retrospect_walk::list_stores_with(&resolved.stores, &resolved.walk, extra)?;
+            extra_bodies = bodies;
+            (listing, Prefetched::default())
+        }
+        (None, None) => (
             pi_retrospect_walk::list_stores(&resolved.stores, &resolved.walk)?,
             Prefetched::default(),
         ),
@@ -262,17 +279,19 @@ pub fn list(request: &ListRequest, env: &Environment) -> Result<ListResult, AppE
     });
     listing.warnings.sort();
     listing.warnings.dedup();
-    Ok(ListResult {
-        listing,
-        summaries,
-        id_prefixes,
-        notes,
-    })
+    Ok((
+        ListResult {
+            listing,
+            summaries,
+            id_prefixes,
+            notes,
+        },
+        extra_bodies,
+    ))
 }
 
 /// Fails when a sessions root could not be read and no session was found: a search or a
-/// count over nothing would report "no match" or a confident zero (findings M2 of the search
-/// and stats review). `list` itself shows the same fact as a warning.
+/// count over nothing would report "no match" or a confident zero. `list` itself shows the same fact as a warning.
 pub(crate) fn fail_if_no_store_was_read(listing: &Listing) -> Result<(), AppError> {
     if !listing.sessions.is_empty() {
         return Ok(());
@@ -518,7 +537,7 @@ fn read_into(
 
 /// Adds a warning naming the file when its last activity could not be read within the line
 /// cap (so the start counts): a listing never reports the start as the last activity
-/// silently (final break review F3). A file read twice (an activity filter, then `--long`)
+/// silently. A file read twice (an activity filter, then `--long`)
 /// warns twice; the listing drops the copy.
 fn warn_if_activity_unknown(path: &str, summary: &SessionSummary, warnings: &mut Vec<Warning>) {
     if let Some(reason) = &summary.last_activity_unknown {

@@ -16,11 +16,11 @@ Counts tokens (input, output, cache read, cache write, total) and cost the way P
 session's totals: assistant messages' usage, `usage` entries, compaction and branch-summary \
 usage and tool results' nested usage, over every entry of the file (all branches). Cost is what Pi recorded (a recorded zero, as free and local providers record, is \
 $0); where a provider recorded none, tokens still count and the cost is marked unknown \
-(`?`/`*`). Sums saturate rather than wrap on absurd values.
+(`?`/`*`). A record with a negative token count or cost (`cost.total` or one of its parts) is not counted but counted as a warning. Sums saturate rather than wrap on absurd values; a cost too large for exact cents is printed as the number itself, as in --json.
 
 Every model call is counted once. Subagent runs are counted from their own files, on their \
 own rows; the usage pi-subagents also records on the launching tool result is added only for \
-runs whose file is missing (a warning names the launcher). --rollup adds each run into the \
+runs whose file is missing (a warning names the launcher), under the model the run's result records. A run that names no file is looked for where pi-subagents writes it (`<launcher's stem>/<runId>/run-<index>/session.jsonl`). --rollup adds each run into the \
 session that launched it. Per session, `pi` is what Pi reports for that file (nested run \
 usage and a fork's copied entries included), `own` is the calls made in that file alone, and \
 `withRuns` is `own` plus its runs; every aggregate (project, model, period, total) counts \
@@ -79,7 +79,8 @@ pub struct StatsArgs {
     #[arg(long, value_name = "ZONE", help_heading = "Grouping")]
     pub timezone: Option<String>,
 
-    /// Add each subagent run's usage into the session that launched it (with --by session).
+    /// Add each subagent run's usage into the session that launched it (needs a session key
+    /// in --by).
     #[arg(long, help_heading = "Grouping")]
     pub rollup: bool,
 
@@ -107,6 +108,15 @@ pub fn run(args: &StatsArgs, env: &Environment, out: &mut dyn Write) -> anyhow::
         Some(text) => pi_retrospect_stats::parse_group_keys(text)
             .map_err(|error| UsageError(format!("--by: {error}")))?,
     };
+    if args.rollup && !group_by.contains(&pi_retrospect_stats::GroupKey::Session) {
+        // Only a session row has runs to add in; silently showing the same table would
+        // suggest the runs were rolled up somewhere.
+        return Err(UsageError(format!(
+            "--rollup adds each run into the session row that launched it, so it needs a session key: --by {}",
+            args.by.as_deref().map_or("session".to_owned(), |by| format!("session,{by}"))
+        ))
+        .into());
+    }
     let session = args
         .session
         .as_deref()

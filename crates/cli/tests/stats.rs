@@ -211,3 +211,38 @@ fn session_rows_say_what_the_session_was() {
         "/tmp/pi-real-fixture/home/user/project"
     );
 }
+
+/// `--rollup` adds runs into session rows, so without a session key it is a usage error that
+/// names the flag and the key to add, not a flag silently ignored.
+#[test]
+fn rollup_without_a_session_key_is_a_usage_error() {
+    let sessions = pi_real().join("sessions").display().to_string();
+    for (by, hint) in [
+        (None, "--by session"),
+        (Some("model"), "--by session,model"),
+        (Some("day,project"), "--by session,day,project"),
+    ] {
+        let mut command = binary();
+        command.args(["stats", "--sessions-root", &sessions, "--rollup"]);
+        if let Some(by) = by {
+            command.args(["--by", by]);
+        }
+        let output = command.output().expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{by:?}: {stderr}");
+        assert!(stderr.contains("--rollup"), "{by:?}: {stderr}");
+        assert!(stderr.contains(hint), "{by:?}: {stderr}");
+    }
+    let output = binary()
+        .args([
+            "stats",
+            "--sessions-root",
+            &sessions,
+            "--rollup",
+            "--by",
+            "project,session",
+        ])
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(0));
+}

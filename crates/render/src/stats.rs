@@ -9,6 +9,8 @@ use jiff::civil::Date;
 use pi_retrospect_core::stats::{Figures, GroupKey, StatsReport, StatsRow, Usage};
 use pi_retrospect_core::{IdPrefixes, unique_prefix_len};
 
+use unicode_width::UnicodeWidthStr;
+
 use crate::text::{field, thousands};
 
 /// Options for [`write_table`].
@@ -135,7 +137,7 @@ pub fn write_table(
             if idx > 0 {
                 line.push_str("  ");
             }
-            let padding = widths[idx].saturating_sub(cell.chars().count());
+            let padding = widths[idx].saturating_sub(cell.width());
             if is_left_aligned(idx) {
                 line.push_str(cell);
                 line.extend(std::iter::repeat_n(' ', padding));
@@ -302,14 +304,22 @@ pub fn format_count(count: u64) -> String {
     usize::try_from(count).map_or_else(|_| count.to_string(), thousands)
 }
 
+/// The cost from which dollars are no longer written in cents: 2^53 cents, above which a
+/// float no longer holds every cent (and the cents of `i64` run out soon after).
+pub const MAX_CENTS_DOLLARS: f64 = 90_071_992_547_409.92;
+
 /// Returns a figure's cost in dollars: cents from one dollar up (`$1,234.56`), four decimals
 /// below (`$0.0151`); `*` after it when some records had no recorded cost (a lower bound), and
-/// `?` when none did.
+/// `?` when none did. A cost too large for exact cents (from [`MAX_CENTS_DOLLARS`] on, only a
+/// saturated or forged sum) is written as the number itself, in the shortest form that reads
+/// back as the same value, so the text says what the JSON report says.
 pub fn format_cost(usage: &Usage) -> String {
     if usage.n_entries > 0 && usage.n_cost_unknown == usage.n_entries {
         return "?".to_owned();
     }
-    let dollars = if usage.cost.abs() >= 1.0 {
+    let dollars = if usage.cost.abs() >= MAX_CENTS_DOLLARS {
+        format!("${:e}", usage.cost)
+    } else if usage.cost.abs() >= 1.0 {
         let cents = (usage.cost * 100.0).round() as i64;
         let sign = if cents < 0 { "-" } else { "" };
         format!(
@@ -339,10 +349,10 @@ const FIGURE_TITLES: [&str; 6] = [
 /// The titles of the columns a table grouped by session adds after the figures.
 const FACT_TITLES: [&str; 5] = ["Turns", "Tool calls", "Duration", "Cwd", "Name"];
 
-/// The fewest characters the name column is cut to, however narrow the line.
+/// The fewest columns the name column is cut to, however narrow the line.
 const MIN_DESCRIPTION_CHARS: usize = 16;
 
-/// The most characters of a cwd a session table shows (a longer one is cut with `…`), so a
+/// The most columns of a cwd a session table shows (a longer one is cut with `…`), so a
 /// deep path leaves the name room.
 const MAX_CWD_CHARS: usize = 40;
 
@@ -370,12 +380,23 @@ fn fact_cells(row: &StatsRow) -> [String; 5] {
     ]
 }
 
-/// Returns `text` cut to at most `max` characters, ending in `…` when it was cut.
+/// Returns `text` cut to at most `max` terminal columns, by whole grapheme clusters (a wide
+/// CJK character or an emoji sequence is never split), ending in `…` when it was cut.
 fn cut_to(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
+    use unicode_segmentation::UnicodeSegmentation;
+    if text.width() <= max {
         return text.to_owned();
     }
-    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    let mut cut = String::new();
+    let mut used = 0;
+    for grapheme in text.graphemes(true) {
+        let width = grapheme.width();
+        if used + width + 1 > max {
+            break;
+        }
+        cut.push_str(grapheme);
+        used += width;
+    }
     cut.push('…');
     cut
 }
@@ -442,7 +463,7 @@ fn column_widths(lines: &[Vec<String>]) -> Vec<usize> {
     let mut widths = vec![0; lines.first().map_or(0, Vec::len)];
     for cells in lines {
         for (width, cell) in widths.iter_mut().zip(cells) {
-            *width = (*width).max(cell.chars().count());
+            *width = (*width).max(cell.width());
         }
     }
     widths
@@ -512,8 +533,7 @@ type Bar = (String, Usage);
 type Gap = (usize, i64);
 
 /// The longest run of empty periods drawn as bars; a longer run is one line saying how many
-/// periods it holds, so a report spanning years stays a few lines (finding M4 of the stats
-/// review).
+/// periods it holds, so a report spanning years stays a few lines.
 const MAX_EMPTY_BARS: i64 = 3;
 
 /// Returns how many whole periods lie strictly between the periods starting at `from` and
@@ -683,6 +703,26 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_cost_too_large_for_cents_reads_as_the_figure_the_json_holds() {
+        for cost in [f64::MAX, 1e300, MAX_CENTS_DOLLARS, 1.5e14, 9.3e16] {
+            let figure = usage(1, cost, 0);
+            let text = format_cost(&figure);
+            let json: serde_json::Value = serde_json::to_value(figure).expect("a usage serialises");
+            let from_text: f64 = text
+                .strip_prefix('$')
+                .and_then(|number| number.parse().ok())
+                .unwrap_or_else(|| panic!("{text} is a dollar figure"));
+            assert_eq!(Some(from_text), json["cost"].as_f64(), "{text}");
+        }
+        // Below the bound, cents as before.
+        assert_eq!(format_cost(&usage(1, 1234.5, 0)), "$1,234.50");
+        assert_eq!(
+            format_cost(&usage(1, 90_071_992_547_409.0, 0)),
+            "$90,071,992,547,409.00"
+        );
+    }
+
     fn text_of(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> String {
         let mut out = Vec::new();
         write(&mut out).expect("write to a Vec");
@@ -820,6 +860,92 @@ Total                  700       0           0            0    700    $1.00
         );
     }
 
+    /// Session names are cut to the line's width in terminal columns, by whole graphemes:
+    /// wide CJK characters count two, an emoji family sequence is kept or dropped whole.
+    #[test]
+    fn session_names_are_cut_by_display_width_never_inside_a_grapheme() {
+        use unicode_segmentation::UnicodeSegmentation;
+        let family = "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}";
+        let names = [
+            "日本語のセッションの名前はとても長いのでこの幅には入りません".to_owned(),
+            "\u{1F44D}\u{1F3FD}\u{1F1EF}\u{1F1F5}".repeat(40),
+            format!("{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}{family}"),
+            "cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301} cafe\u{301}".to_owned(),
+        ];
+        for width in [120, 131, 160] {
+            let rows: Vec<StatsRow> = names
+                .iter()
+                .enumerate()
+                .map(|(idx, name)| StatsRow {
+                    session: Some(RowSession {
+                        path: format!("/s/{idx}.jsonl"),
+                        session_id: format!("0199bbbb-{idx}"),
+                        cwd: "/w".to_owned(),
+                        depth: 0,
+                        launched_by: None,
+                        fork_of: None,
+                        facts: pi_retrospect_core::stats::SessionFacts {
+                            name: Some(name.clone()),
+                            ..Default::default()
+                        },
+                    }),
+                    project: None,
+                    model: None,
+                    day: None,
+                    week: None,
+                    month: None,
+                    figures: Figures::Session {
+                        pi: usage(5, 0.5, 0),
+                        own: usage(5, 0.5, 0),
+                        with_runs: usage(5, 0.5, 0),
+                    },
+                })
+                .collect();
+            let report = report(vec![GroupKey::Session], rows, usage(15, 1.5, 0));
+            let text = text_of(|out| {
+                write_table(
+                    out,
+                    &report,
+                    &TableOptions {
+                        width: Some(width),
+                        ..TableOptions::default()
+                    },
+                )
+            });
+            for line in text.lines() {
+                assert!(
+                    line.width() <= width,
+                    "{width}: {line:?} is {} wide",
+                    line.width()
+                );
+            }
+            for (idx, name) in names.iter().enumerate() {
+                // As the table shows it before any cut (terminal-safe, on one line).
+                let name = &crate::text::one_line(name, 4096);
+                let line = text
+                    .lines()
+                    .find(|line| line.starts_with(&format!("0199bbbb-{idx}")))
+                    .unwrap_or_else(|| panic!("{width}: row {idx} is shown: {text}"));
+                let shown = line
+                    .split_once(" /w ")
+                    .map(|(_, name)| name.trim_start())
+                    .unwrap_or_else(|| panic!("{width}: {line:?} has its cwd"));
+                let kept = shown
+                    .strip_suffix('…')
+                    .unwrap_or_else(|| panic!("{width}: {shown:?} is cut with …"));
+                // What is kept is a run of the name's own graphemes, from its start.
+                assert!(name.starts_with(kept), "{width}: {kept:?}");
+                let n_kept = kept.graphemes(true).count();
+                assert_eq!(
+                    kept,
+                    name.graphemes(true).take(n_kept).collect::<String>(),
+                    "{width}"
+                );
+                assert!(n_kept > 0, "{width}: {shown:?}");
+            }
+        }
+    }
+
     /// Issue 11: with colour the header and total lines are bold and the bars cyan; without
     /// it, not one escape.
     #[test]
@@ -907,7 +1033,7 @@ Tokens by day (Europe/Berlin)
         );
     }
 
-    /// Finding M4 of the stats review: a long run of empty periods is one line, so two
+    /// A long run of empty periods is one line, so two
     /// records years apart draw a few lines, not one per day between them.
     #[test]
     fn bar_chart_collapses_long_runs_of_empty_periods() {

@@ -8,8 +8,35 @@ use std::io::Write;
 use std::path::Path;
 
 use jiff::tz::TimeZone;
-use pi_retrospect_stats::{GroupKey, StatsOptions, stats};
-use pi_retrospect_walk::{Layout, Store, WalkOptions, list_stores, with_threads};
+use pi_retrospect_core::SessionRow;
+use pi_retrospect_stats::{
+    FileScan, GroupKey, PRESCAN_HEAD_BYTES, StatsOptions, prescan, stats_with_prescans,
+};
+use pi_retrospect_walk::{
+    BodyReach, BodyReader, Head, Layout, Store, WalkOptions, list_stores_with, with_threads,
+};
+
+/// Scans every file of every tree on the walk's descriptor.
+struct Prescans<'a> {
+    options: &'a StatsOptions,
+}
+
+impl BodyReader for Prescans<'_> {
+    type Kind = ();
+    type Body = Box<FileScan>;
+
+    fn plan(&self, _row: &SessionRow) -> Option<(BodyReach, ())> {
+        Some((BodyReach::Tree, ()))
+    }
+
+    fn head_bytes(&self) -> usize {
+        PRESCAN_HEAD_BYTES
+    }
+
+    fn read(&self, _kind: (), path: &str, file: &std::fs::File, head: Head<'_>) -> Box<FileScan> {
+        prescan(path, file, head.bytes, head.is_whole, self.options)
+    }
+}
 
 fn main() -> std::process::ExitCode {
     let mut args = std::env::args().skip(1);
@@ -43,10 +70,12 @@ fn main() -> std::process::ExitCode {
         .filter_map(|root| Store::resolve(Path::new(root), &cwd, Layout::Projects).ok())
         .collect();
     let report = with_threads(threads, || {
-        let listing = list_stores(&stores, &WalkOptions { threads: 0 })?;
         let mut options = StatsOptions::new(time_zone);
         options.group_by = vec![GroupKey::Day];
-        let mut report = stats(&listing, options);
+        // As the command does it: each file scanned on the walk's descriptor.
+        let reads = Prescans { options: &options };
+        let (listing, prescans) = list_stores_with(&stores, &WalkOptions { threads: 0 }, &reads)?;
+        let mut report = stats_with_prescans(&listing, options.clone(), prescans);
         report.warnings.extend(listing.warnings);
         Ok::<_, pi_retrospect_walk::WalkError>(report)
     });

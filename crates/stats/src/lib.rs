@@ -38,16 +38,88 @@ pub use pi_retrospect_core::stats::{Figures, GroupKey, RowSession, StatsReport, 
 pub use plan::StatsPlan;
 pub use scan::FileScan;
 
+use std::collections::{HashMap, HashSet};
+
 use pi_retrospect_core::Listing;
 
 /// Returns the report over every session of `listing`, reading the files in parallel on the
 /// current rayon pool (run it inside `ThreadPool::install` to choose the pool).
 pub fn stats(listing: &Listing, options: StatsOptions) -> StatsReport {
+    stats_with_prescans(listing, options, Vec::new())
+}
+
+/// Returns the report over every session of `listing` like [`stats`], using the scans of
+/// [`prescan`] made while the listing was walked (by path) instead of opening those files a
+/// second time. A prescan that the plan cannot use as it is (a fork or a fork's parent, a
+/// file whose tool results name subagent runs, a session `only` leaves out) is set aside
+/// and the file read again, so the report is the same with or without prescans.
+pub fn stats_with_prescans(
+    listing: &Listing,
+    options: StatsOptions,
+    prescans_in: Vec<(String, Box<FileScan>)>,
+) -> StatsReport {
     use rayon::prelude::*;
     let plan = StatsPlan::new(listing, options);
-    let scans = (0..plan.n_files())
+    // Paths are looked up by position, and each scan is moved once, into its file's slot.
+    let mut prescans: Vec<Option<Box<FileScan>>> = Vec::with_capacity(prescans_in.len());
+    let mut by_path: HashMap<String, usize, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(prescans.capacity(), Default::default());
+    for (path, scan) in prescans_in {
+        by_path.insert(path, prescans.len());
+        prescans.push(Some(scan));
+    }
+    let work: Vec<(usize, Option<Box<FileScan>>)> = (0..plan.n_files())
+        .map(|idx| {
+            let prescan = by_path
+                .get(plan.path(idx))
+                .and_then(|&position| prescans[position].take());
+            (idx, prescan)
+        })
+        .collect();
+    let scans = work
         .into_par_iter()
-        .map(|idx| plan.scan(idx))
+        .map(|(idx, prescan)| {
+            prescan
+                .and_then(|prescan| plan.use_prescan(idx, *prescan))
+                .unwrap_or_else(|| plan.scan(idx))
+        })
         .collect();
     plan.finish(scans)
+}
+
+/// How many bytes from a file's start a caller that opens the files should read and hand to
+/// [`prescan`]: most session files are smaller, and are then read in one go.
+pub const PRESCAN_HEAD_BYTES: usize = 256 * 1024;
+
+/// Scans the session file at `path`, open as `file` (regular, opened without following a
+/// symbolic link; read with positional reads, so its offset does not matter), for a report
+/// with `options`, before the listing is complete: as a listed file with a valid header,
+/// counted, and with no run file known. `head` holds the file's first bytes, already read
+/// through `file` (all of it when `is_whole`); they are not read again. [`stats_with_prescans`]
+/// uses the scan when that is what its plan asks of the file.
+pub fn prescan(
+    path: &str,
+    file: &std::fs::File,
+    head: &[u8],
+    is_whole: bool,
+    options: &StatsOptions,
+) -> Box<FileScan> {
+    let no_runs = HashSet::new();
+    let request = scan::ScanRequest {
+        options,
+        is_counted: true,
+        keeps_records: false,
+        keeps_keys: false,
+        // The walk validated the header through this descriptor; the plan puts the listed
+        // instant in its place.
+        listed_instant: Some(pi_retrospect_core::Timestamp::default()),
+        listed: &no_runs,
+        wants_facts: options.group_by.contains(&GroupKey::Session),
+    };
+    let head = scan::Head {
+        bytes: head,
+        is_whole,
+    };
+    // Boxed: a walk moves its bodies several times before the plan takes them.
+    Box::new(scan::scan_open_file_from(path, file, head, &request))
 }

@@ -15,7 +15,7 @@ use pi_retrospect_core::stats::{
 use pi_retrospect_core::{Listing, Session, Warning};
 
 use crate::options::StatsOptions;
-use crate::scan::{FileScan, ScanRequest, scan_file};
+use crate::scan::{FileScan, ScanRequest, missing_runs_reason, scan_file};
 
 /// Which files a report reads and how they relate. A report is made in three steps:
 /// [`StatsPlan::new`] decides which files to read and what to keep of each (forks and their
@@ -225,6 +225,21 @@ impl<'l> StatsPlan<'l> {
         &self.files[idx].path
     }
 
+    /// Returns `prescan` (see [`crate::prescan`]) as the scan of file `idx` when it is what
+    /// [`StatsPlan::scan`] would read: a listed session, counted whole, that is neither a fork
+    /// nor a fork's parent and whose tool results name no subagent run. `None`: scan it.
+    pub fn use_prescan(&self, idx: usize, mut prescan: FileScan) -> Option<FileScan> {
+        let file = &self.files[idx];
+        let is_plain = file.is_counted && !file.keeps_records && !file.keeps_keys;
+        if !is_plain || file.listed_instant.is_none() || prescan.names_runs {
+            return None;
+        }
+        if prescan.instant.is_some() {
+            prescan.instant = file.listed_instant;
+        }
+        Some(prescan)
+    }
+
     /// Reads file `idx` once and returns what it contributes. Safe to call from any thread,
     /// in any order; each index once.
     pub fn scan(&self, idx: usize) -> FileScan {
@@ -318,6 +333,32 @@ impl<'l> StatsPlan<'l> {
                     }
                 }
             });
+            // A launch the fork copied from its parent is the parent's: the parent says so
+            // when it is counted, and the fork never does.
+            let (n_missing, first_missing) = scan
+                .missing_runs
+                .iter()
+                .filter(|launch| {
+                    parent.is_none_or(|parent| {
+                        launch
+                            .key
+                            .as_ref()
+                            .is_none_or(|key| !parent.keys.contains(key))
+                    })
+                })
+                .fold((0u64, None), |(n_runs, first), launch| {
+                    (
+                        n_runs.saturating_add(launch.n_runs),
+                        first.or(launch.first.as_deref()),
+                    )
+                });
+            if n_missing > 0 {
+                n_warnings = n_warnings.saturating_add(1);
+                warnings.push(Warning::new(
+                    &session.session.path,
+                    missing_runs_reason(n_missing, first_missing),
+                ));
+            }
             let own = match (parent, &session.fork_parent) {
                 (None, Some(_)) => own_figures_once(scan, &mut copied_without_parent),
                 (parent, _) => own_figures(scan, parent),
@@ -331,7 +372,7 @@ impl<'l> StatsPlan<'l> {
                     saturates |= figures.pi.add_checked(&bucket.usage);
                     saturates |= figures.own.add_checked(own);
                     saturates |= figures.with_runs.add_checked(own);
-                } else if !own.is_empty() {
+                } else if !adds_nothing(own) {
                     // A cell only of nested usage counted in the runs' own files adds nothing:
                     // it is no row.
                     saturates |= groups.entry(rest).or_default().add_checked(own);
@@ -386,6 +427,16 @@ impl<'l> StatsPlan<'l> {
             let mut keyed = Vec::new();
             for (idx, figures) in per_session.into_iter().enumerate() {
                 for (mut key, figures) in figures {
+                    // With a second key, a cell whose only usage is counted elsewhere (nested
+                    // usage of runs with their own files, a fork's copies) is no row; a session
+                    // alone keeps its one row, which says it was read.
+                    if group_by.len() > 1
+                        && !key.is_empty()
+                        && adds_nothing(&figures.own)
+                        && adds_nothing(&figures.with_runs)
+                    {
+                        continue;
+                    }
                     key.insert(position, KeyPart::Session(idx));
                     keyed.push((
                         key,
@@ -633,6 +684,12 @@ fn is_in_stores(path: &str, store_roots: &[String]) -> bool {
             .to_str()
             .is_some_and(|resolved| resolved.ends_with(".jsonl") && is_below(resolved))
     })
+}
+
+/// Returns whether `usage` adds nothing to a row: no record, no token, no cost (a run's share
+/// of a launch can carry tokens without being a record of its own).
+fn adds_nothing(usage: &Usage) -> bool {
+    usage.is_empty() && usage.total == 0 && usage.cost == 0.0
 }
 
 /// Holds `warnings` to [`MAX_REPORT_WARNINGS`]: the first ones, then one that says how many

@@ -126,12 +126,77 @@ pub struct FileScan {
     pub(crate) n_warnings: u64,
     /// What the session was, when asked for.
     pub(crate) facts: SessionFacts,
+    /// Whether a tool result names subagent runs: what it adds then depends on which run
+    /// files the listing holds, so a scan made before the listing was known is not used.
+    pub(crate) names_runs: bool,
+    /// For a fork (records kept): each tool result that names runs with no listed file, by
+    /// its entry's identity, with how many and the first file named. Whether the fork
+    /// launched them or copied the launch from its parent is known only once the parent's
+    /// keys are: the warning is then given by the plan, not by the scan.
+    pub(crate) missing_runs: Vec<MissingRuns>,
+}
+
+/// Runs launched by one tool result that have no session file in the listing.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MissingRuns {
+    /// The tool result's identity, when it has one.
+    pub key: Option<EntryKey>,
+    /// How many runs.
+    pub n_runs: u64,
+    /// The first session file such a run names.
+    pub first: Option<String>,
+}
+
+/// Returns the warning reason for `n_runs` launched runs with no session file, `first` the
+/// first one named.
+pub(crate) fn missing_runs_reason(n_runs: u64, first: Option<&str>) -> String {
+    let named = match first {
+        Some(path) => format!("the first named is {path}"),
+        None => "they name no session file".to_owned(),
+    };
+    format!(
+        "{n_runs} subagent runs launched here have no session file in the listing ({named}): their usage is counted from this session's tool results"
+    )
 }
 
 /// Reads the session file at `path` and collects what `request` asks for.
 pub(crate) fn scan_file(path: &str, request: &ScanRequest<'_>) -> FileScan {
+    match open_regular(Path::new(path), Symlinks::Refuse) {
+        Ok((file, _)) => scan_open_file(path, &file, request),
+        Err(error) => FileScan {
+            failure: Some(error.reason()),
+            ..FileScan::default()
+        },
+    }
+}
+
+/// Reads the session file at `path`, already open as `file` (a regular file opened without
+/// following a symlink; any offset, it is read with positional reads), and collects what
+/// `request` asks for.
+pub(crate) fn scan_open_file(path: &str, file: &File, request: &ScanRequest<'_>) -> FileScan {
+    scan_open_file_from(path, file, Head::default(), request)
+}
+
+/// The first bytes of a file, read before the scan by whoever opened it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Head<'a> {
+    /// The bytes from the file's first byte on.
+    pub bytes: &'a [u8],
+    /// Whether the file ended within them.
+    pub is_whole: bool,
+}
+
+/// Scans like [`scan_open_file`], starting from `head`, which was read from the file's start
+/// through `file`: a file wholly in it is not read again, and a longer one is read on from
+/// where it stops.
+pub(crate) fn scan_open_file_from(
+    path: &str,
+    file: &File,
+    head: Head<'_>,
+    request: &ScanRequest<'_>,
+) -> FileScan {
     let mut scanner = Scanner::new(path, request);
-    if let Err(reason) = scanner.read(Path::new(path)) {
+    if let Err(reason) = scanner.read(Path::new(path), file, head) {
         scanner.scan.failure = Some(reason);
     }
     if scanner.scan.failure.is_some() {
@@ -207,14 +272,9 @@ impl<'a> Scanner<'a> {
 
     fn finish(mut self) -> FileScan {
         if self.n_missing_runs > 0 {
-            let named = match &self.first_missing_run {
-                Some(path) => format!("the first named is {path}"),
-                None => "they name no session file".to_owned(),
-            };
-            self.warn(format!(
-                "{} subagent runs launched here have no session file in the listing ({named}): their usage is counted from this session's tool results",
-                self.n_missing_runs
-            ));
+            let reason =
+                missing_runs_reason(self.n_missing_runs, self.first_missing_run.as_deref());
+            self.warn(reason);
         }
         if self.is_saturated {
             self.warn(format!(
@@ -292,12 +352,10 @@ impl<'a> Scanner<'a> {
 
     /// Reads the file once, a buffer at a time, handing every line that may carry usage to
     /// [`Scanner::on_line`]. The error is the reason the file could not be read at all.
-    fn read(&mut self, path: &Path) -> Result<(), String> {
-        let (file, metadata) =
-            open_regular(path, Symlinks::Refuse).map_err(|error| error.reason())?;
+    fn read(&mut self, path: &Path, file: &File, head: Head<'_>) -> Result<(), String> {
         if self.request.wants_facts {
             // The name and first request as `list -l` reads them, from the same descriptor.
-            match pi_retrospect_transcript::read_summary_from(path, &file) {
+            match pi_retrospect_transcript::read_summary_from(path, file) {
                 Ok(summary) => {
                     self.scan.facts.name = summary.name;
                     self.scan.facts.first_user_message = summary
@@ -310,8 +368,21 @@ impl<'a> Scanner<'a> {
         BUFFER
             .with(|buffer| {
                 let mut buffer = buffer.borrow_mut();
-                self.read_lines(&file, metadata.len(), &mut buffer)?;
-                self.number_lines(&file, &mut buffer)
+                if head.is_whole {
+                    // The whole file is at hand: no length to ask for, nothing to read.
+                    self.on_region(head.bytes, 0);
+                } else {
+                    let length = file.metadata()?.len();
+                    // A head longer than the buffer is read again; the walk's is shorter.
+                    let n_head = if head.bytes.len() <= buffer.len() {
+                        buffer[..head.bytes.len()].copy_from_slice(head.bytes);
+                        head.bytes.len()
+                    } else {
+                        0
+                    };
+                    self.read_lines(file, length, n_head, &mut buffer)?;
+                }
+                self.number_lines(file, &mut buffer)
             })
             .map_err(|error| format!("could not read file: {}", describe_io(&error)))?;
         if self.scan.failure.is_none() && !self.is_header_read {
@@ -320,12 +391,19 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
-    fn read_lines(&mut self, file: &File, length: u64, buffer: &mut [u8]) -> io::Result<()> {
+    /// Reads the file from `buffer[..n_head]`, its first bytes already there, to `length`.
+    fn read_lines(
+        &mut self,
+        file: &File,
+        length: u64,
+        n_head: usize,
+        buffer: &mut [u8],
+    ) -> io::Result<()> {
         // `buffer[..n_filled]` holds the file's bytes from `offset` on, and starts a line.
         // Positioned reads (`pread`) keep no cursor, so a long line can be passed over and
         // read again whole without seeking.
         let mut offset: u64 = 0;
-        let mut n_filled = 0;
+        let mut n_filled = n_head.min(usize::try_from(length).unwrap_or(usize::MAX));
         loop {
             let n_wanted = (buffer.len() - n_filled).min(remaining(length, offset, n_filled));
             let n_read = read_at_fully(
@@ -506,6 +584,7 @@ impl<'a> Scanner<'a> {
             time: options.needs_time(),
             facts: self.request.wants_facts,
             listed: self.request.listed,
+            launcher: self.path,
         };
         match parse_entry(line, &wants, &mut entry) {
             Ok(true) => {}
@@ -591,7 +670,7 @@ impl<'a> Scanner<'a> {
         // A tool result's nested usage is the sum of the subagent runs it launched or waited
         // for. A run whose session file is listed is counted there, call by call with its
         // model and time; only the runs without one are counted here, from their share.
-        let own = match runs {
+        let mut own = match runs {
             Some(runs) if runs.n_listed > 0 => {
                 let mut own = runs.unlisted;
                 own.n_entries = u64::from(runs.n_unlisted > 0);
@@ -600,11 +679,28 @@ impl<'a> Scanner<'a> {
             }
             _ => usage,
         };
+        // A missing run whose model pi-subagents recorded is counted under that model; the
+        // tool's row keeps the rest (when the runs' shares fit in what is counted here, so
+        // that no grouping counts more than another).
+        let mut by_model = Vec::new();
+        if let Some(runs) = runs
+            && !runs.unlisted_by_model.is_empty()
+            && let Some((rest, shares)) = split_runs(&own, &runs.unlisted_by_model)
+        {
+            own = rest;
+            by_model = shares;
+        }
+        let mut missing_runs = None;
         if let Some(runs) = runs {
+            self.scan.names_runs |= runs.n_named > 0;
             if runs.n_unlisted > 0 && self.request.is_counted {
-                self.n_missing_runs = self.n_missing_runs.saturating_add(runs.n_unlisted);
-                if self.first_missing_run.is_none() {
-                    self.first_missing_run = runs.first_unlisted.clone();
+                if self.request.keeps_records {
+                    missing_runs = Some((runs.n_unlisted, runs.first_unlisted.clone()));
+                } else {
+                    self.n_missing_runs = self.n_missing_runs.saturating_add(runs.n_unlisted);
+                    if self.first_missing_run.is_none() {
+                        self.first_missing_run = runs.first_unlisted.clone();
+                    }
                 }
             }
             if runs.n_bad > 0 {
@@ -630,6 +726,13 @@ impl<'a> Scanner<'a> {
             && let Some(key) = &key
         {
             self.scan.keys.insert(key.clone());
+        }
+        if let Some((n_runs, first)) = missing_runs {
+            self.scan.missing_runs.push(MissingRuns {
+                key: key.clone(),
+                n_runs,
+                first,
+            });
         }
         if !self.request.is_counted {
             return;
@@ -658,10 +761,24 @@ impl<'a> Scanner<'a> {
         self.is_saturated |= cell.own.add_checked(&own);
         if self.request.keeps_records {
             self.scan.records.push(Record {
-                key,
+                key: key.clone(),
                 bucket,
                 usage: own,
             });
+        }
+        for (model, run) in by_model {
+            self.model.clear();
+            self.model.push_str(model);
+            let bucket = self.bucket_index(day);
+            let cell = &mut self.scan.buckets[bucket];
+            self.is_saturated |= cell.own.add_checked(&run);
+            if self.request.keeps_records {
+                self.scan.records.push(Record {
+                    key: key.clone(),
+                    bucket,
+                    usage: run,
+                });
+            }
         }
     }
 
@@ -812,6 +929,16 @@ fn usage_of(raw: &RawUsage) -> Result<Usage, String> {
         .cost_total
         .and_then(Number::as_f64)
         .filter(|cost| cost.is_finite());
+    // No provider charges less than nothing: a negative cost is a forged or broken record,
+    // refused whole like a negative token count, so that it cannot lower any sum.
+    if let Some(cost) = cost
+        && cost < 0.0
+    {
+        return Err(format!("usage.cost.total is negative: {cost}"));
+    }
+    if let Some(name) = raw.negative_cost_part {
+        return Err(format!("usage.cost.{name} is negative"));
+    }
     Ok(Usage {
         input,
         output,
@@ -915,14 +1042,20 @@ struct Wants<'a> {
     time: bool,
     facts: bool,
     listed: &'a HashSet<&'a str>,
+    /// The path of the file being read: a run that names no session file is looked for
+    /// where pi-subagents writes it, under this file's stem.
+    launcher: &'a str,
 }
 
 /// The subagent runs a tool result stands for, as pi-subagents records them: each entry of
 /// `details.results` (a foreground launch) and of `details.completions[].results` (a
-/// background run's completion, delivered by a later wait) has the run's `sessionFile` and
-/// its `usage` (`input`, `output`, `cacheRead`, `cacheWrite`, `cost` in dollars).
+/// background run's completion, delivered by a later wait) has the run's `sessionFile` (or its
+/// `index` in the launch whose `runId` the details give), its `model` and its `usage` (`input`,
+/// `output`, `cacheRead`, `cacheWrite`, `cost` in dollars).
 #[derive(Default)]
 struct RunTally {
+    /// Every run named, matched or not.
+    n_named: u64,
     /// Runs whose session file is in the listing.
     n_listed: u64,
     /// Runs with usage whose session file is not (or that name none).
@@ -933,6 +1066,9 @@ struct RunTally {
     first_unlisted: Option<String>,
     /// Runs whose usage could not be read.
     n_bad: u64,
+    /// The runs among the unlisted ones whose model is recorded, with their usage (only when
+    /// rows are keyed by model): each is counted under its model, not under the tool.
+    unlisted_by_model: Vec<(String, Usage)>,
 }
 
 /// A `usage` member as JavaScript's truthiness sees it.
@@ -960,6 +1096,30 @@ struct RawUsage {
     /// The first token member whose value is neither a number nor `null` (a string, say):
     /// Pi's sums would turn such a value into text, so the record is not counted.
     not_a_number: Option<&'static str>,
+    /// A part of `cost` (`input`, `output`, `cacheRead`, `cacheWrite`) below zero.
+    negative_cost_part: Option<&'static str>,
+}
+
+/// Reads one member of a `cost` object other than `total`: only a negative number matters
+/// (it marks the record as broken), so anything else is checked and passed over.
+fn cost_part(reader: &mut Reader<'_>, name: &[u8], raw: &mut RawUsage) -> Result<(), JsonError> {
+    if reader.next_kind()? != b'-' {
+        return reader.skip_value();
+    }
+    let is_negative = reader
+        .number()?
+        .and_then(Number::as_f64)
+        .is_some_and(|value| value < 0.0);
+    if is_negative && raw.negative_cost_part.is_none() {
+        raw.negative_cost_part = match name {
+            b"input" => Some("input"),
+            b"output" => Some("output"),
+            b"cacheRead" => Some("cacheRead"),
+            b"cacheWrite" => Some("cacheWrite"),
+            _ => None,
+        };
+    }
+    Ok(())
 }
 
 impl RawUsage {
@@ -1049,25 +1209,44 @@ impl<'a> RawMessage<'a> {
             b"timestamp" if wants.time => self.timestamp = reader.number()?,
             b"usage" => self.usage = read_usage(reader)?,
             b"details" => {
-                let runs = &mut self.runs;
+                // A run's file is known only once the launch's `runId` is, which may come
+                // after the results: the runs are gathered, then matched.
+                let mut launch_id: Option<Cow<'a, str>> = None;
+                let mut launched = Vec::new();
+                let mut completions: Vec<(Option<Cow<'a, str>>, Vec<RunRef<'a>>)> = Vec::new();
                 reader.object(|reader, name| match name {
+                    b"runId" => {
+                        launch_id = reader.text()?;
+                        Ok(())
+                    }
                     b"results" => reader
-                        .array(|reader| read_run(reader, wants.listed, runs))
+                        .array(|reader| read_run(reader, &mut launched))
                         .map(drop),
                     b"completions" => reader
                         .array(|reader| {
-                            reader
-                                .object(|reader, name| match name {
-                                    b"results" => reader
-                                        .array(|reader| read_run(reader, wants.listed, runs))
-                                        .map(drop),
-                                    _ => reader.skip_value(),
-                                })
-                                .map(drop)
+                            let mut run_id = None;
+                            let mut runs = Vec::new();
+                            reader.object(|reader, name| match name {
+                                b"runId" => {
+                                    run_id = reader.text()?;
+                                    Ok(())
+                                }
+                                b"results" => {
+                                    reader.array(|reader| read_run(reader, &mut runs)).map(drop)
+                                }
+                                _ => reader.skip_value(),
+                            })?;
+                            completions.push((run_id, runs));
+                            Ok(())
                         })
                         .map(drop),
                     _ => reader.skip_value(),
                 })?;
+                let runs = &mut self.runs;
+                tally_runs(launched, launch_id.as_deref(), wants, runs);
+                for (run_id, launched) in completions {
+                    tally_runs(launched, run_id.as_deref(), wants, runs);
+                }
             }
             b"content" if wants.facts => {
                 let names = &mut self.tool_calls;
@@ -1096,17 +1275,29 @@ impl<'a> RawMessage<'a> {
     }
 }
 
+/// One subagent run as a tool result's details record it.
+struct RunRef<'a> {
+    session_file: Option<Cow<'a, str>>,
+    /// Its place in the launch (`run-<index>/` of its directory).
+    index: Option<u64>,
+    /// The model pi-subagents recorded for it.
+    model: Option<Cow<'a, str>>,
+    usage: Option<Result<Usage, String>>,
+}
+
 /// Reads one subagent run of a tool result's details into `runs`.
-fn read_run<'a>(
-    reader: &mut Reader<'a>,
-    listed: &HashSet<&str>,
-    runs: &mut RunTally,
-) -> Result<(), JsonError> {
-    let mut session_file: Option<Cow<'a, str>> = None;
-    let mut usage = None;
+fn read_run<'a>(reader: &mut Reader<'a>, runs: &mut Vec<RunRef<'a>>) -> Result<(), JsonError> {
+    let mut run = RunRef {
+        session_file: None,
+        index: None,
+        model: None,
+        usage: None,
+    };
     reader.object(|reader, name| {
         match name {
-            b"sessionFile" => session_file = reader.text()?,
+            b"sessionFile" => run.session_file = reader.text()?,
+            b"index" => run.index = reader.number()?.and_then(Number::as_token_count),
+            b"model" => run.model = reader.text()?,
             b"usage" => {
                 let mut raw = RawUsage::default();
                 let is_object = reader.object(|reader, name| {
@@ -1121,7 +1312,7 @@ fn read_run<'a>(
                                 reader.object(|reader, name| {
                                     match name {
                                         b"total" => raw.cost_total = reader.number()?,
-                                        _ => reader.skip_value()?,
+                                        _ => cost_part(reader, name, &mut raw)?,
                                     }
                                     Ok(())
                                 })?;
@@ -1132,33 +1323,101 @@ fn read_run<'a>(
                     }
                     Ok(())
                 })?;
-                usage = is_object.then(|| usage_of(&raw));
+                run.usage = is_object.then(|| usage_of(&raw));
             }
             _ => reader.skip_value()?,
         }
         Ok(())
     })?;
-    let is_listed = session_file.as_deref().is_some_and(|path| {
-        listed.contains(path)
-            || (path.starts_with('/') && listed.contains(normalize_absolute(path).as_str()))
-            || pi_retrospect_core::path::store_tail(path).is_some_and(|tail| listed.contains(tail))
-    });
-    if is_listed {
-        runs.n_listed += 1;
-        return Ok(());
-    }
-    match usage {
-        Some(Ok(usage)) if usage.total > 0 || usage.cost != 0.0 => {
-            runs.n_unlisted += 1;
-            runs.unlisted.add(&usage);
-            if runs.first_unlisted.is_none() {
-                runs.first_unlisted = session_file.map(Cow::into_owned);
-            }
-        }
-        Some(Err(_)) => runs.n_bad += 1,
-        _ => {}
-    }
+    runs.push(run);
     Ok(())
+}
+
+/// Matches the runs of one launch (`launch_id`: its `runId`) to the listing's files and adds
+/// them to `runs`. A run is its file when its `sessionFile` is listed (as written, normalised,
+/// or by its place in the store) or, when it names none, when the file pi-subagents writes
+/// for it, `<launcher's stem>/<launch id>/run-<index>/session.jsonl`, is listed.
+fn tally_runs(
+    launched: Vec<RunRef<'_>>,
+    launch_id: Option<&str>,
+    wants: &Wants<'_>,
+    runs: &mut RunTally,
+) {
+    let listed = wants.listed;
+    for run in launched {
+        runs.n_named += 1;
+        let is_listed = match run.session_file.as_deref() {
+            Some(path) => {
+                listed.contains(path)
+                    || (path.starts_with('/') && listed.contains(normalize_absolute(path).as_str()))
+                    || pi_retrospect_core::path::store_tail(path)
+                        .is_some_and(|tail| listed.contains(tail))
+            }
+            None => match (launch_id, run.index, wants.launcher.strip_suffix(".jsonl")) {
+                (Some(launch_id), Some(index), Some(stem)) if is_plain_name(launch_id) => listed
+                    .contains(format!("{stem}/{launch_id}/run-{index}/session.jsonl").as_str()),
+                _ => false,
+            },
+        };
+        if is_listed {
+            runs.n_listed += 1;
+            continue;
+        }
+        match run.usage {
+            Some(Ok(usage)) if usage.total > 0 || usage.cost != 0.0 => {
+                runs.n_unlisted += 1;
+                runs.unlisted.add(&usage);
+                if runs.first_unlisted.is_none() {
+                    runs.first_unlisted = run.session_file.map(Cow::into_owned);
+                }
+                if wants.models
+                    && let Some(model) = run.model
+                {
+                    runs.unlisted_by_model.push((model.into_owned(), usage));
+                }
+            }
+            Some(Err(_)) => runs.n_bad += 1,
+            _ => {}
+        }
+    }
+}
+
+/// Splits `own` into what stays on the launching tool result and each run's share, or
+/// `None` when a run's tokens do not fit in `own` (a forged share). The one record `own`
+/// stands for stays on the tool result while any usage is left there, else goes with the
+/// first run, so every grouping counts the same records.
+fn split_runs<'r>(
+    own: &Usage,
+    runs: &'r [(String, Usage)],
+) -> Option<(Usage, Vec<(&'r str, Usage)>)> {
+    let mut rest = *own;
+    let mut shares = Vec::with_capacity(runs.len());
+    for (model, run) in runs {
+        rest.input = rest.input.checked_sub(run.input)?;
+        rest.output = rest.output.checked_sub(run.output)?;
+        rest.cache_read = rest.cache_read.checked_sub(run.cache_read)?;
+        rest.cache_write = rest.cache_write.checked_sub(run.cache_write)?;
+        rest.total = rest.total.checked_sub(run.total)?;
+        rest.cost = (rest.cost - run.cost).max(0.0);
+        let mut share = *run;
+        share.n_entries = 0;
+        share.n_cost_unknown = 0;
+        shares.push((model.as_str(), share));
+    }
+    if rest.total == 0 && rest.cost == 0.0 {
+        if let Some((_, first)) = shares.first_mut() {
+            first.n_entries = rest.n_entries;
+            first.n_cost_unknown = rest.n_cost_unknown;
+        }
+        rest.n_entries = 0;
+        rest.n_cost_unknown = 0;
+    }
+    Some((rest, shares))
+}
+
+/// Returns whether `name` is one path component (a launch id names a directory).
+fn is_plain_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains('/')
 }
 
 /// Counts one assistant message and its tool calls into `facts`.
@@ -1226,7 +1485,7 @@ fn read_usage(reader: &mut Reader<'_>) -> Result<UsageField, JsonError> {
                         let is_object = reader.object(|reader, name| {
                             match name {
                                 b"total" => total = reader.number()?,
-                                _ => reader.skip_value()?,
+                                _ => cost_part(reader, name, &mut usage)?,
                             }
                             Ok(())
                         })?;

@@ -156,3 +156,48 @@ fn the_report_holds_a_bounded_number_of_warnings() {
     let last = report.warnings.last().expect("a last warning");
     assert_eq!(last.reason, "… and 201 more warnings in this report");
 }
+
+#[test]
+fn a_negative_cost_is_a_warning_and_lowers_no_sum() {
+    let cases = [
+        (
+            r#"{"input":5,"output":0,"cost":{"total":-0.5}}"#,
+            "usage.cost.total is negative: -0.5",
+        ),
+        (
+            r#"{"input":5,"output":0,"cost":{"input":-1,"output":0,"total":0.25}}"#,
+            "usage.cost.input is negative",
+        ),
+        (
+            r#"{"input":5,"output":0,"cost":{"cacheWrite":-1e-9,"total":0}}"#,
+            "usage.cost.cacheWrite is negative",
+        ),
+    ];
+    for (usage, reason) in cases {
+        let lines = vec![
+            header("f", "2026-04-01T00:00:00.000Z", None),
+            assistant("good", None, "2026-04-01T00:00:02.000Z", "m", 7, Some(0.5)),
+            forged(1, usage),
+        ];
+        let dir = tempfile::tempdir().expect("temp dir");
+        materialize(dir.path(), &[(F, lines)]);
+        let report = report(&listing(dir.path()), &options(&[GroupKey::Session]));
+        assert_eq!(report.total.input, 7, "{usage}: only the good line counts");
+        assert_eq!(report.total.cost, 0.5, "{usage}");
+        assert_eq!(report.n_warnings, 1, "{usage}: {:?}", report.warnings);
+        assert_eq!(report.warnings[0].reason, format!("line 3: {reason}"));
+    }
+    // A negative zero is zero, not a negative cost.
+    let lines = vec![
+        header("f", "2026-04-01T00:00:00.000Z", None),
+        forged(
+            1,
+            r#"{"input":5,"output":0,"cost":{"input":-0,"total":-0.0}}"#,
+        ),
+    ];
+    let dir = tempfile::tempdir().expect("temp dir");
+    materialize(dir.path(), &[(F, lines)]);
+    let report = report(&listing(dir.path()), &options(&[]));
+    assert_eq!(report.total.input, 5);
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+}

@@ -239,10 +239,30 @@ fn every_grouping_counts_a_run_once() {
             )
         })
         .collect();
-    // The run files carry the model of each call; only the missing run is the tool's.
+    // The run files carry the model of each call, and the missing run's result records its
+    // model too: nothing is left to the tool.
+    assert_eq!(models, BTreeMap::from([("anthropic/m", 290)]));
+    // By session and model, the launcher's tool cell (its nested usage all counted in run
+    // files or under the runs' models) is no row of zeros.
+    let pairs = report(&listing, &options(&[GroupKey::Session, GroupKey::Model]));
+    let keys: Vec<(&str, &str)> = pairs
+        .rows
+        .iter()
+        .map(|row| {
+            (
+                row.session.as_ref().expect("session").session_id.as_str(),
+                row.model.as_deref().expect("model"),
+            )
+        })
+        .collect();
     assert_eq!(
-        models,
-        BTreeMap::from([("anthropic/m", 250), ("tool:subagent", 40)])
+        keys,
+        [
+            ("p", "anthropic/m"),
+            ("r0", "anthropic/m"),
+            ("r1", "anthropic/m"),
+            ("r2", "anthropic/m")
+        ]
     );
 }
 
@@ -255,4 +275,242 @@ fn a_run_recorded_under_another_path_of_the_store_is_still_its_file() {
     assert_eq!(moved.total.input, 100 + 50 + 70 + 30 + 40);
     // Only the run whose file is missing is warned about, as in place.
     assert_eq!(moved.n_warnings, 1);
+}
+
+/// A `details.results[]` entry with no `sessionFile`: its `index` and the launch's `runId`
+/// say where pi-subagents wrote it.
+fn unnamed_result(index: u64, input: u64, model: Option<&str>) -> String {
+    let model = model.map_or(String::new(), |model| format!(r#","model":"{model}""#));
+    format!(
+        r#"{{"index":{index},"agent":"worker","task":"t","exitCode":0,"usage":{}{model}}}"#,
+        run_usage(input, 0.125)
+    )
+}
+
+#[test]
+fn a_run_that_names_no_file_is_found_where_pi_subagents_writes_it() {
+    const STEM: &str = "--work-app--/2026-03-01T00-00-00-000Z_p";
+    let parent = vec![
+        header("p", "2026-03-01T00:00:00.000Z", None),
+        assistant("a1", None, "2026-03-01T00:00:02.000Z", "m", 100, Some(0.25)),
+        // Runs 0 and 1 of launch e5f6; only run 0 has its file.
+        tool_result(
+            "t1",
+            "2026-03-01T00:10:00.000Z",
+            &format!(
+                r#"{{"mode":"parallel","results":[{},{}],"runId":"e5f6"}}"#,
+                unnamed_result(0, 50, Some("openai/x")),
+                unnamed_result(1, 20, Some("openai/y"))
+            ),
+            Some((70, 2, 0.25)),
+        ),
+        // A background run's completion, delivered by a wait; its file exists.
+        tool_result(
+            "t2",
+            "2026-03-01T00:20:00.000Z",
+            &format!(
+                r#"{{"mode":"management","results":[],"completions":[{{"runId":"c0c0","results":[{}]}}]}}"#,
+                unnamed_result(0, 30, None)
+            ),
+            Some((30, 1, 0.125)),
+        ),
+        // Two runs whose files are gone, one with its model recorded: the other is the
+        // tool's.
+        tool_result(
+            "t3",
+            "2026-03-01T00:30:00.000Z",
+            &format!(
+                r#"{{"mode":"parallel","runId":"d4f0","results":[{},{}]}}"#,
+                unnamed_result(0, 40, None),
+                unnamed_result(1, 15, Some("openai/z"))
+            ),
+            Some((55, 2, 0.25)),
+        ),
+    ];
+    let dir = tempfile::tempdir().expect("temp dir");
+    materialize(
+        dir.path(),
+        &[
+            (P, parent),
+            (
+                &format!("{STEM}/e5f6/run-0/session.jsonl"),
+                run_file("r0", "2026-03-01T00:05:00.000Z", 50, 0.125),
+            ),
+            (
+                &format!("{STEM}/c0c0/run-0/session.jsonl"),
+                run_file("r2", "2026-03-01T00:12:00.000Z", 30, 0.125),
+            ),
+        ],
+    );
+    let listing = listing(dir.path());
+    assert!(listing.warnings.is_empty(), "{:?}", listing.warnings);
+    let sessions = report(&listing, &options(&[GroupKey::Session]));
+    // Own: the call and the two missing runs; the run files on their own rows.
+    assert_eq!(
+        by_session(&sessions),
+        BTreeMap::from([
+            (
+                "p".to_owned(),
+                (100 + 70 + 30 + 55, 100 + 20 + 55, 100 + 20 + 55 + 50 + 30)
+            ),
+            ("r0".to_owned(), (50, 50, 50)),
+            ("r2".to_owned(), (30, 30, 30)),
+        ])
+    );
+    assert_eq!(sessions.total.input, 100 + 50 + 20 + 30 + 55);
+    assert_eq!(sessions.n_warnings, 1, "{:?}", sessions.warnings);
+    assert!(
+        sessions.warnings[0]
+            .reason
+            .starts_with("3 subagent runs launched here have no session file"),
+        "{:?}",
+        sessions.warnings
+    );
+    let by_model = report(&listing, &options(&[GroupKey::Model]));
+    let models: BTreeMap<&str, (u64, u64)> = by_model
+        .rows
+        .iter()
+        .map(|row| {
+            let counted = row.figures.counted();
+            (
+                row.model.as_deref().expect("model"),
+                (counted.input, counted.n_entries),
+            )
+        })
+        .collect();
+    // The missing run with a recorded model goes under it, with the launch's record (all of
+    // the launch's own usage went with it); the other stays the tool's.
+    assert_eq!(
+        models,
+        BTreeMap::from([
+            ("anthropic/m", (100 + 50 + 30, 3)),
+            ("openai/y", (20, 1)),
+            // A share of a launch whose record stays with the tool's row.
+            ("openai/z", (15, 0)),
+            ("tool:subagent", (40, 1)),
+        ])
+    );
+    assert_eq!(by_model.total, sessions.total);
+    // With two keys, no row of nothing: every (session, model) row counts something.
+    let pairs = report(&listing, &options(&[GroupKey::Session, GroupKey::Model]));
+    for row in &pairs.rows {
+        let Figures::Session { own, with_runs, .. } = &row.figures else {
+            panic!("session figures");
+        };
+        assert!(
+            own.total > 0 || with_runs.total > 0 || own.n_entries > 0 || with_runs.n_entries > 0,
+            "{row:?}"
+        );
+    }
+    let counted: u64 = pairs
+        .rows
+        .iter()
+        .map(|row| row.figures.counted().input)
+        .sum();
+    assert_eq!(counted, pairs.total.input);
+}
+
+/// A fork copies its parent's entries, launches included: the warning about a copied launch's
+/// missing run names the parent, which launched it, and the fork only for its own launches.
+#[test]
+fn a_missing_run_is_warned_about_on_its_real_launcher_not_on_a_fork() {
+    const FORK: &str = "--work-app--/2026-03-01T01-00-00-000Z_f.jsonl";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().to_str().expect("UTF-8 temp dir").to_owned();
+    let launch = tool_result(
+        "t4",
+        "2026-03-01T00:30:00.000Z",
+        &format!(
+            r#"{{"mode":"single","runId":"d4f0","results":[{}]}}"#,
+            run_result(&root, GONE_RUN, 40, 0.5)
+        ),
+        Some((40, 1, 0.5)),
+    );
+    let parent = vec![
+        header("p", "2026-03-01T00:00:00.000Z", None),
+        user("u1", None, "2026-03-01T00:00:01.000Z"),
+        assistant(
+            "a1",
+            Some("u1"),
+            "2026-03-01T00:00:02.000Z",
+            "m",
+            100,
+            Some(0.25),
+        ),
+        launch.clone(),
+    ];
+    let own_gone = "--work-app--/2026-03-01T01-00-00-000Z_f/e7e7/run-0/session.jsonl";
+    let mut fork = vec![header(
+        "f",
+        "2026-03-01T01:00:00.000Z",
+        Some(&format!("{root}/{P}")),
+    )];
+    fork.extend(parent[1..].iter().cloned());
+    let fork_only = |with_own_launch: bool| {
+        let mut fork = fork.clone();
+        if with_own_launch {
+            fork.push(tool_result(
+                "t9",
+                "2026-03-01T01:10:00.000Z",
+                &format!(
+                    r#"{{"mode":"single","runId":"e7e7","results":[{}]}}"#,
+                    run_result(&root, own_gone, 25, 0.125)
+                ),
+                Some((25, 1, 0.125)),
+            ));
+        }
+        fork
+    };
+    for with_own_launch in [false, true] {
+        materialize(
+            dir.path(),
+            &[(P, parent.clone()), (FORK, fork_only(with_own_launch))],
+        );
+        let listing = listing(dir.path());
+        let mut in_store = options(&[GroupKey::Session]);
+        in_store.store_roots = vec![
+            std::fs::canonicalize(dir.path())
+                .expect("root")
+                .display()
+                .to_string(),
+        ];
+        let report = report(&listing, &in_store);
+        let warned: Vec<(String, &str)> = report
+            .warnings
+            .iter()
+            .map(|warning| {
+                let path = warning
+                    .path
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned();
+                (path, warning.reason.as_str())
+            })
+            .collect();
+        let gone_named = |run: &str| {
+            format!(
+                "1 subagent runs launched here have no session file in the listing (the first named is {root}/{run}): their usage is counted from this session's tool results"
+            )
+        };
+        let mut expected = vec![(
+            "2026-03-01T00-00-00-000Z_p.jsonl".to_owned(),
+            gone_named(GONE_RUN),
+        )];
+        if with_own_launch {
+            expected.push((
+                "2026-03-01T01-00-00-000Z_f.jsonl".to_owned(),
+                gone_named(own_gone),
+            ));
+        }
+        let expected: Vec<(String, &str)> = expected
+            .iter()
+            .map(|(path, reason)| (path.clone(), reason.as_str()))
+            .collect();
+        assert_eq!(warned, expected, "with its own launch: {with_own_launch}");
+        assert_eq!(report.n_warnings, expected.len() as u64);
+        // The copied missing run counts once, in the parent.
+        let own_launch = if with_own_launch { 25 } else { 0 };
+        assert_eq!(report.total.input, 100 + 40 + own_launch);
+    }
 }

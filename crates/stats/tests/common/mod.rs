@@ -5,8 +5,10 @@
 use std::path::Path;
 
 use jiff::tz::TimeZone;
-use pi_retrospect_core::Listing;
-use pi_retrospect_stats::{GroupKey, StatsOptions, StatsReport, stats};
+use pi_retrospect_core::{Listing, Session};
+use pi_retrospect_stats::{
+    FileScan, GroupKey, StatsOptions, StatsReport, prescan, stats, stats_with_prescans,
+};
 use pi_retrospect_walk::{Layout, Store, WalkOptions, list_stores};
 
 /// Writes each `(relative path, lines)` under `root`, creating directories.
@@ -48,7 +50,44 @@ pub fn report(listing: &Listing, options: &StatsOptions) -> StatsReport {
         on(4),
         "the report does not depend on the thread count"
     );
+    // Files scanned on their own descriptor before the plan, from a head that holds the whole
+    // file or only its start, give the same report as files the plan opens itself.
+    for head_bytes in [40, 1 << 20] {
+        let prescans = prescans(listing, options, head_bytes);
+        assert_eq!(
+            serial,
+            stats_with_prescans(listing, options.clone(), prescans),
+            "the report does not depend on prescans of {head_bytes} bytes"
+        );
+    }
     serial
+}
+
+/// Returns a prescan of every listed file, from a head of at most `head_bytes`.
+fn prescans(
+    listing: &Listing,
+    options: &StatsOptions,
+    head_bytes: usize,
+) -> Vec<(String, Box<FileScan>)> {
+    use std::os::unix::fs::FileExt;
+    fn collect<'l>(sessions: &'l [Session], paths: &mut Vec<&'l str>) {
+        for session in sessions {
+            paths.push(&session.path);
+            collect(&session.subagent_sessions, paths);
+        }
+    }
+    let mut paths = Vec::new();
+    collect(&listing.sessions, &mut paths);
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let file = std::fs::File::open(path).ok()?;
+            let mut head = vec![0; head_bytes];
+            let n_read = file.read_at(&mut head, 0).expect("read");
+            let scan = prescan(path, &file, &head[..n_read], n_read < head_bytes, options);
+            Some((path.to_owned(), scan))
+        })
+        .collect()
 }
 
 pub fn header(id: &str, timestamp: &str, parent: Option<&str>) -> String {
