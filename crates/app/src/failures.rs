@@ -1,9 +1,12 @@
 //! `failures`: what failed in the sessions a listing selects (or one session), subagent runs
 //! included, newest first, as plain rows a front end renders or pages by their sort key.
 
+use std::sync::Arc;
+
 use pi_retrospect_failures::{
-    FailureGroup, FailureKind, FailuresReport, GroupBy, ScanOptions, files_of, group,
+    FailureGroup, FailureKind, FailuresReport, GroupBy, Grouper, ScanOptions, files_of,
 };
+use pi_retrospect_search::Progress;
 
 use crate::env::Environment;
 use crate::error::AppError;
@@ -31,14 +34,18 @@ pub struct FailuresRequest {
     pub group_by: Option<GroupBy>,
     /// Find runs of repeated calls (always found for `--by session`).
     pub repeats: bool,
-    /// Only the count is wanted: no tree facts or titles are read.
+    /// Only the count is wanted: no rows are kept and no tree facts or titles are read.
     pub is_count_only: bool,
+    /// Set by another thread to stop the scan (a time budget, a cancelled call): no file is
+    /// started after it is set, and the call fails saying so.
+    pub interrupt: Option<Arc<Progress>>,
 }
 
 /// The result of [`failures`].
 #[derive(Debug, Clone, Default)]
 pub struct FailuresResult {
-    /// The rows, newest first, with the warnings.
+    /// The rows, newest first, with the warnings; without rows (only `n_failures`) when
+    /// grouped or counted, which keep aggregates instead of every row.
     pub report: FailuresReport,
     /// With `group_by`: the groups, largest first.
     pub groups: Option<Vec<FailureGroup>>,
@@ -101,26 +108,70 @@ pub fn failures(request: &FailuresRequest, env: &Environment) -> Result<Failures
             });
         }
     }
+    // Grouped and counted scans keep per-group aggregates, never every row: a store with
+    // tens of thousands of failures would otherwise hold them all to print a few lines.
+    let is_keeping_rows = request.group_by.is_none() && !request.is_count_only;
     let options = ScanOptions {
         kinds: request.kinds.clone(),
         since,
         until,
-        is_detailed: !request.is_count_only,
+        is_detailed: !request.is_count_only && (is_keeping_rows || request.repeats),
         find_repeats: request.repeats || request.group_by == Some(GroupBy::Session),
     };
-    let mut report = pi_retrospect_walk::with_threads(request.sessions.threads, || {
+    let is_interrupted = || {
+        request
+            .interrupt
+            .as_ref()
+            .is_some_and(|progress| progress.is_interrupted())
+    };
+    let (mut report, grouper) = pi_retrospect_walk::with_threads(request.sessions.threads, || {
         use rayon::prelude::*;
-        let reports = files
+        let empty = || {
+            (
+                FailuresReport::default(),
+                request.group_by.map(Grouper::new),
+            )
+        };
+        files
             .par_iter()
-            .map(|file| pi_retrospect_failures::scan_one(file, &options))
-            .collect();
-        pi_retrospect_failures::merge(reports)
+            .fold(empty, |(mut report, mut grouper), file| {
+                if is_interrupted() {
+                    return (report, grouper);
+                }
+                let mut one = pi_retrospect_failures::scan_one(file, &options);
+                if let Some(grouper) = grouper.as_mut() {
+                    for failure in &one.failures {
+                        grouper.add(failure);
+                    }
+                }
+                if !is_keeping_rows {
+                    one.failures = Vec::new();
+                }
+                report.absorb(one);
+                (report, grouper)
+            })
+            .reduce(
+                empty,
+                |(mut report, mut grouper), (other, other_grouper)| {
+                    report.absorb(other);
+                    if let (Some(grouper), Some(other)) = (grouper.as_mut(), other_grouper) {
+                        grouper.merge(other);
+                    }
+                    (report, grouper)
+                },
+            )
     });
+    if is_interrupted() {
+        return Err(AppError::io(format!(
+            "stopped before every session was read ({} of {} files): the call was interrupted",
+            report.n_files,
+            files.len()
+        )));
+    }
+    report.sort();
     report.warnings.extend(listing.warnings.iter().cloned());
     report.warnings.sort();
     report.warnings.dedup();
-    let groups = request
-        .group_by
-        .map(|by| group(&report.failures, by, &report.repeats));
+    let groups = grouper.map(|grouper| grouper.finish(&report.repeats));
     Ok(FailuresResult { report, groups })
 }

@@ -117,9 +117,14 @@ pub struct FailuresArgs {
 
 /// Returns the kinds a `--kind` list names.
 fn parse_kinds(text: &str) -> Result<Vec<FailureKind>, UsageError> {
+    // An empty name would select every kind while saying it selects one.
+    if text.split(',').any(|name| name.trim().is_empty()) {
+        return Err(UsageError(format!(
+            "--kind {text:?}: an empty kind (expected tool_error, api_error, aborted, command_exit or cut_off, comma-separated)"
+        )));
+    }
     text.split(',')
         .map(str::trim)
-        .filter(|name| !name.is_empty())
         .map(|name| {
             FailureKind::from_name(name).ok_or_else(|| {
                 UsageError(format!(
@@ -163,10 +168,11 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
         group_by,
         repeats: args.repeats,
         is_count_only: args.count && group_by.is_none() && !args.repeats,
+        interrupt: None,
     };
     let result = pi_retrospect_app::failures(&request, env)?;
     let report = &result.report;
-    let is_found = !report.failures.is_empty();
+    let is_found = report.n_failures > 0;
     if args.json {
         render::write_json(out, report, result.groups.as_deref())?;
         return Ok(is_found);
@@ -194,7 +200,7 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
     }
     crate::output::print_listing_warnings(&report.warnings);
     if args.count {
-        writeln!(out, "{}", report.failures.len())?;
+        writeln!(out, "{}", report.n_failures)?;
         return Ok(is_found);
     }
     let options = TextOptions {

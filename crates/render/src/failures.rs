@@ -190,7 +190,7 @@ pub fn write_json(
     groups: Option<&[FailureGroup]>,
 ) -> io::Result<()> {
     let mut document = json!({
-        "nFailures": report.failures.len(),
+        "nFailures": report.n_failures,
         "nFiles": report.n_files,
         "nFilesDecoded": report.n_files_decoded,
         "failures": report.failures,
