@@ -25,7 +25,8 @@ read about as fast as `rg` reads it. Entries a fork copied from its parent are c
 in the parent, when both are selected. --since/--until bound each failure's own timestamp.
 
 --by signature groups the same failure across sessions: the tool (or kind) and the first \
-line of the error with numbers, hex ids, paths and line/column positions replaced. --repeats \
+and last lines of the error (a traceback's last line names it) with numbers, hex ids, paths \
+and line/column positions replaced; a failure without error text is `TOOL: (no error text)`. --repeats \
 lists the same tool called with the same arguments three or more times in a row (failing or \
 not); --by session counts those calls per session (repeatedCalls). Exit status: 0 when some \
 failure was found, 1 when none was, 2 on an error.
