@@ -1,10 +1,11 @@
 //! `failures`: what failed in the sessions a listing selects (or one session), subagent runs
 //! included, newest first, as plain rows a front end renders or pages by their sort key.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use pi_retrospect_failures::{
-    FailureGroup, FailureKind, FailuresReport, GroupBy, Grouper, ScanOptions, files_of,
+    FailureGroup, FailureKind, FailuresReport, GroupBy, Grouper, ScanFile, ScanOptions, files_of,
 };
 use pi_retrospect_search::Progress;
 
@@ -51,8 +52,81 @@ pub struct FailuresResult {
     pub groups: Option<Vec<FailureGroup>>,
 }
 
+/// The files a request reads, with the listing's warnings and the time bounds.
+struct Plan {
+    files: Vec<ScanFile>,
+    listing_warnings: Vec<pi_retrospect_core::Warning>,
+    since: Option<pi_retrospect_core::Timestamp>,
+    until: Option<pi_retrospect_core::Timestamp>,
+}
+
+/// Files scanned at once by [`failures_streamed`]: enough to keep every core busy, few
+/// enough that their rows are a small part of what a store holds.
+const FILES_PER_BATCH: usize = 256;
+
+/// Finds the failures `request` selects and hands them to `each` as they are found, one
+/// report per session file (its warnings, its failures newest first, its repeated calls),
+/// the files in the listing's order: top-level sessions oldest first, each followed by its
+/// subagent runs in launch order. `each` returns `Break` to stop. Returns the totals
+/// (counts and the listing's warnings; no rows). Holds the rows of a few hundred files at
+/// a time, never the store's; `group_by` and `is_count_only` are not used.
+pub fn failures_streamed(
+    request: &FailuresRequest,
+    env: &Environment,
+    each: &mut dyn FnMut(FailuresReport) -> ControlFlow<()>,
+) -> Result<FailuresReport, AppError> {
+    let plan = plan(request, env)?;
+    let options = ScanOptions {
+        kinds: request.kinds.clone(),
+        since: plan.since,
+        until: plan.until,
+        is_detailed: true,
+        find_repeats: request.repeats,
+    };
+    let mut totals = FailuresReport::default();
+    for batch in plan.files.chunks(FILES_PER_BATCH) {
+        if request
+            .interrupt
+            .as_ref()
+            .is_some_and(|progress| progress.is_interrupted())
+        {
+            return Err(AppError::io(format!(
+                "stopped before every session was read ({} of {} files): the call was interrupted",
+                totals.n_files,
+                plan.files.len()
+            )));
+        }
+        let reports: Vec<FailuresReport> =
+            pi_retrospect_walk::with_threads(request.sessions.threads, || {
+                use rayon::prelude::*;
+                batch
+                    .par_iter()
+                    .map(|file| pi_retrospect_failures::scan_one(file, &options))
+                    .collect()
+            });
+        for mut report in reports {
+            totals.n_failures += report.n_failures;
+            totals.n_files += report.n_files;
+            totals.n_files_decoded += report.n_files_decoded;
+            report.sort();
+            if each(report).is_break() {
+                return Ok(totals);
+            }
+        }
+    }
+    totals.warnings = plan.listing_warnings;
+    totals.warnings.sort();
+    totals.warnings.dedup();
+    Ok(totals)
+}
+
 /// Finds the failures `request` selects.
 pub fn failures(request: &FailuresRequest, env: &Environment) -> Result<FailuresResult, AppError> {
+    scan(request, plan(request, env)?)
+}
+
+/// Returns the files `request` selects, in the listing's order.
+fn plan(request: &FailuresRequest, env: &Environment) -> Result<Plan, AppError> {
     let (since, until) = time_range(request.since.as_deref(), request.until.as_deref(), env)?;
     let mut sessions = request.sessions.clone();
     sessions.since = None;
@@ -108,6 +182,23 @@ pub fn failures(request: &FailuresRequest, env: &Environment) -> Result<Failures
             });
         }
     }
+    Ok(Plan {
+        files,
+        listing_warnings: listing.warnings,
+        since,
+        until,
+    })
+}
+
+fn scan(
+    request: &FailuresRequest,
+    Plan {
+        files,
+        listing_warnings,
+        since,
+        until,
+    }: Plan,
+) -> Result<FailuresResult, AppError> {
     // Grouped and counted scans keep per-group aggregates, never every row: a store with
     // tens of thousands of failures would otherwise hold them all to print a few lines.
     let is_keeping_rows = request.group_by.is_none() && !request.is_count_only;
@@ -169,7 +260,7 @@ pub fn failures(request: &FailuresRequest, env: &Environment) -> Result<Failures
         )));
     }
     report.sort();
-    report.warnings.extend(listing.warnings.iter().cloned());
+    report.warnings.extend(listing_warnings);
     report.warnings.sort();
     report.warnings.dedup();
     let groups = grouper.map(|grouper| grouper.finish(&report.repeats));

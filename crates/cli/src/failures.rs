@@ -103,7 +103,9 @@ pub struct FailuresArgs {
     #[arg(long, conflicts_with = "jsonl", help_heading = "Output")]
     pub json: bool,
 
-    /// One row per line as JSON (`type`: failure, repeat, group or warning).
+    /// One row per line as JSON (`type`: failure, repeat, group or warning), written as the
+    /// files are read: sessions oldest first, each followed by its runs; a file's rows newest
+    /// first.
     #[arg(long, help_heading = "Output")]
     pub jsonl: bool,
 
@@ -171,6 +173,9 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
         is_count_only: args.count && group_by.is_none() && !args.repeats,
         interrupt: None,
     };
+    if args.jsonl && group_by.is_none() {
+        return write_jsonl_streamed(&request, env, out);
+    }
     let result = pi_retrospect_app::failures(&request, env)?;
     let report = &result.report;
     let is_found = report.n_failures > 0;
@@ -220,4 +225,39 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
         render::write_repeats_text(out, &report.repeats, options)?;
     }
     Ok(is_found)
+}
+
+/// Writes `--jsonl` rows as the files are read (see `app::failures_streamed` for the order):
+/// each file's warnings, failures and repeated calls, then the listing's warnings. Returns
+/// whether some failure was found.
+fn write_jsonl_streamed(
+    request: &FailuresRequest,
+    env: &Environment,
+    out: &mut dyn Write,
+) -> anyhow::Result<bool> {
+    let mut written: std::io::Result<()> = Ok(());
+    let totals = pi_retrospect_app::failures_streamed(request, env, &mut |report| {
+        written = (|| {
+            for warning in &report.warnings {
+                render::write_warning_jsonl(out, warning)?;
+            }
+            for failure in &report.failures {
+                render::write_jsonl_row(out, "failure", failure)?;
+            }
+            for repeat in &report.repeats {
+                render::write_jsonl_row(out, "repeat", repeat)?;
+            }
+            Ok(())
+        })();
+        if written.is_ok() {
+            std::ops::ControlFlow::Continue(())
+        } else {
+            std::ops::ControlFlow::Break(())
+        }
+    })?;
+    written?;
+    for warning in &totals.warnings {
+        render::write_warning_jsonl(out, warning)?;
+    }
+    Ok(totals.n_failures > 0)
 }
