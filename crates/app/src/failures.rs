@@ -266,3 +266,69 @@ fn scan(
     let groups = grouper.map(|grouper| grouper.finish(&report.repeats));
     Ok(FailuresResult { report, groups })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::StoreFlags;
+
+    fn request() -> FailuresRequest {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/pi-real/sessions");
+        FailuresRequest {
+            sessions: ListRequest {
+                stores: StoreFlags {
+                    sessions_root: Some(root),
+                    ..StoreFlags::default()
+                },
+                ..ListRequest::default()
+            },
+            ..FailuresRequest::default()
+        }
+    }
+
+    #[test]
+    fn an_interrupted_scan_fails_saying_so_and_streaming_finds_what_the_scan_finds() {
+        let env = Environment::default();
+        let whole = failures(&request(), &env).expect("failures");
+        assert!(whole.report.n_failures > 0);
+        assert_eq!(whole.report.n_failures, whole.report.failures.len() as u64);
+        let progress = Arc::new(Progress::default());
+        progress.interrupt();
+        let interrupted = FailuresRequest {
+            interrupt: Some(Arc::clone(&progress)),
+            ..request()
+        };
+        let error = failures(&interrupted, &env).map(|_| ());
+        assert!(
+            matches!(&error, Err(error) if error.message.contains("interrupted")),
+            "{error:?}"
+        );
+        let error = failures_streamed(&interrupted, &env, &mut |_| ControlFlow::Continue(()));
+        assert!(matches!(&error, Err(error) if error.message.contains("interrupted")));
+        let mut streamed = Vec::new();
+        let totals = failures_streamed(&request(), &env, &mut |report| {
+            streamed.extend(report.failures);
+            ControlFlow::Continue(())
+        })
+        .expect("streamed");
+        assert_eq!(totals.n_failures, whole.report.n_failures);
+        streamed.sort_by(|left, right| left.sort_key().cmp(&right.sort_key()));
+        assert_eq!(streamed, whole.report.failures);
+        // Grouped and counted, no rows are kept and the count is the same.
+        for grouped in [
+            FailuresRequest {
+                group_by: Some(GroupBy::Signature),
+                ..request()
+            },
+            FailuresRequest {
+                is_count_only: true,
+                ..request()
+            },
+        ] {
+            let result = failures(&grouped, &env).expect("failures");
+            assert!(result.report.failures.is_empty());
+            assert_eq!(result.report.n_failures, whole.report.n_failures);
+        }
+    }
+}
