@@ -56,9 +56,10 @@ time; sessionPath (with its runs), cwds/cwdPrefix/cwdMatch, id, name and \
 excludeSessionPath choose the sessions as in list_sessions. nFailures counts every failure \
 selected. Pages: at most limit rows (default 100, at most 500) and 32 KiB of JSON (256 KiB \
 when limit is given); when nextCursor is not null, repeat the call with cursor = nextCursor. \
-Failure rows are paged by their key (time, path, entry), so failures written between pages \
-neither shift nor repeat the walk; groups and repeats follow the failures' pages. Never \
-writes.";
+Failure rows and repeats are paged by their key (time, path, entry), so failures written \
+between pages neither shift nor repeat the walk; groups by their count and key (a failure \
+written meanwhile may move a group). A page holds one part of the walk: the failures (or \
+groups), then the repeats (with repeats, or by session). Never writes.";
 
 /// The arguments of `session_failures`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -161,7 +162,7 @@ fn output_schema() -> Arc<JsonObject> {
         );
         properties.insert(
             "nRepeats".to_owned(),
-            serde_json::json!({ "type": "integer", "minimum": 0, "description": "With repeats: how many runs of repeated calls in all." }),
+            serde_json::json!({ "type": "integer", "minimum": 0, "description": "With repeats (or by session): how many runs of repeated calls in all." }),
         );
     }
     schema_from_text(&schema.to_string())
@@ -437,7 +438,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         if let Some(n_groups) = n_groups {
             object.insert("nGroups".to_owned(), Value::from(n_groups));
         }
-        if params.repeats {
+        if params.repeats || n_repeats > 0 {
             object.insert("nRepeats".to_owned(), Value::from(n_repeats));
         }
     }
