@@ -62,7 +62,7 @@ fn rules() -> &'static Rules {
 pub fn normalize_error(text: &str) -> String {
     let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty());
     let first = lines.next().unwrap_or("");
-    match lines.last() {
+    match lines.next_back() {
         Some(last) => {
             let first = normalize_line(first);
             let last = normalize_line(last);

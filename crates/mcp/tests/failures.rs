@@ -44,18 +44,18 @@ fn write_session(root: &Path, idx: u64, minute: u64) -> (String, Vec<String>) {
         json!({ "type": "message", "id": "u1", "parentId": null, "timestamp": at(1), "message": { "role": "user", "content": format!("task {idx}") } }),
         json!({ "type": "message", "id": "a1", "parentId": "u1", "timestamp": at(2), "message": { "role": "assistant", "content": [{ "type": "toolCall", "id": "c1", "name": "read", "arguments": { "path": format!("/tmp/p/{idx}.txt") } }], "stopReason": "toolUse" } }),
     ];
-    let padding = if idx % 3 == 0 {
+    let padding = if idx.is_multiple_of(3) {
         format!("\n{}\nlast line {idx}", "trace line\n".repeat(300))
     } else {
         String::new()
     };
     lines.push(json!({ "type": "message", "id": "r1", "parentId": "a1", "timestamp": at(3), "message": { "role": "toolResult", "toolCallId": "c1", "toolName": "read", "content": [{ "type": "text", "text": format!("ENOENT: no such file or directory, open '/tmp/p/{idx}.txt'{padding}") }], "isError": true } }));
     let mut failures = vec!["r1".to_owned()];
-    if idx % 4 == 0 {
+    if idx.is_multiple_of(4) {
         lines.push(json!({ "type": "message", "id": "b1", "parentId": "r1", "timestamp": at(4), "message": { "role": "bashExecution", "command": "make test", "output": format!("{idx} tests failed"), "exitCode": 2, "cancelled": false } }));
         failures.push("b1".to_owned());
     }
-    if idx % 6 == 0 {
+    if idx.is_multiple_of(6) {
         lines.push(json!({ "type": "message", "id": "e1", "parentId": "r1", "timestamp": at(5), "message": { "role": "assistant", "content": [], "stopReason": "error", "errorMessage": format!("429 rate limited, retry in {idx} s") } }));
         failures.push("e1".to_owned());
     }
