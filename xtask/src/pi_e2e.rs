@@ -325,7 +325,8 @@ fn check(pi: &Pi, binary: &Path, store: &Path, dir: &Path) -> anyhow::Result<usi
             "inspect_session",
             "search_sessions",
             "session_stats",
-            "session_handoff"
+            "session_handoff",
+            "session_failures"
         ]),
     )?;
 

@@ -1,9 +1,13 @@
 //! `failures`: what failed in the sessions a listing selects (or one session), subagent runs
 //! included, newest first, as plain rows a front end renders or pages by their sort key.
 
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
 use pi_retrospect_failures::{
-    FailureGroup, FailureKind, FailuresReport, GroupBy, ScanOptions, files_of, group,
+    FailureGroup, FailureKind, FailuresReport, GroupBy, Grouper, ScanFile, ScanOptions, files_of,
 };
+use pi_retrospect_search::Progress;
 
 use crate::env::Environment;
 use crate::error::AppError;
@@ -31,21 +35,98 @@ pub struct FailuresRequest {
     pub group_by: Option<GroupBy>,
     /// Find runs of repeated calls (always found for `--by session`).
     pub repeats: bool,
-    /// Only the count is wanted: no tree facts or titles are read.
+    /// Only the count is wanted: no rows are kept and no tree facts or titles are read.
     pub is_count_only: bool,
+    /// Set by another thread to stop the scan (a time budget, a cancelled call): no file is
+    /// started after it is set, and the call fails saying so.
+    pub interrupt: Option<Arc<Progress>>,
 }
 
 /// The result of [`failures`].
 #[derive(Debug, Clone, Default)]
 pub struct FailuresResult {
-    /// The rows, newest first, with the warnings.
+    /// The rows, newest first, with the warnings; without rows (only `n_failures`) when
+    /// grouped or counted, which keep aggregates instead of every row.
     pub report: FailuresReport,
     /// With `group_by`: the groups, largest first.
     pub groups: Option<Vec<FailureGroup>>,
 }
 
+/// The files a request reads, with the listing's warnings and the time bounds.
+struct Plan {
+    files: Vec<ScanFile>,
+    listing_warnings: Vec<pi_retrospect_core::Warning>,
+    since: Option<pi_retrospect_core::Timestamp>,
+    until: Option<pi_retrospect_core::Timestamp>,
+}
+
+/// Files scanned at once by [`failures_streamed`]: enough to keep every core busy, few
+/// enough that their rows are a small part of what a store holds.
+const FILES_PER_BATCH: usize = 256;
+
+/// Finds the failures `request` selects and hands them to `each` as they are found, one
+/// report per session file (its warnings, its failures newest first, its repeated calls),
+/// the files in the listing's order: top-level sessions oldest first, each followed by its
+/// subagent runs in launch order. `each` returns `Break` to stop. Returns the totals
+/// (counts and the listing's warnings; no rows). Holds the rows of a few hundred files at
+/// a time, never the store's; `group_by` and `is_count_only` are not used.
+pub fn failures_streamed(
+    request: &FailuresRequest,
+    env: &Environment,
+    each: &mut dyn FnMut(FailuresReport) -> ControlFlow<()>,
+) -> Result<FailuresReport, AppError> {
+    let plan = plan(request, env)?;
+    let options = ScanOptions {
+        kinds: request.kinds.clone(),
+        since: plan.since,
+        until: plan.until,
+        is_detailed: true,
+        find_repeats: request.repeats,
+    };
+    let mut totals = FailuresReport::default();
+    for batch in plan.files.chunks(FILES_PER_BATCH) {
+        if request
+            .interrupt
+            .as_ref()
+            .is_some_and(|progress| progress.is_interrupted())
+        {
+            return Err(AppError::io(format!(
+                "stopped before every session was read ({} of {} files): the call was interrupted",
+                totals.n_files,
+                plan.files.len()
+            )));
+        }
+        let reports: Vec<FailuresReport> =
+            pi_retrospect_walk::with_threads(request.sessions.threads, || {
+                use rayon::prelude::*;
+                batch
+                    .par_iter()
+                    .map(|file| pi_retrospect_failures::scan_one(file, &options))
+                    .collect()
+            });
+        for mut report in reports {
+            totals.n_failures += report.n_failures;
+            totals.n_files += report.n_files;
+            totals.n_files_decoded += report.n_files_decoded;
+            report.sort();
+            if each(report).is_break() {
+                return Ok(totals);
+            }
+        }
+    }
+    totals.warnings = plan.listing_warnings;
+    totals.warnings.sort();
+    totals.warnings.dedup();
+    Ok(totals)
+}
+
 /// Finds the failures `request` selects.
 pub fn failures(request: &FailuresRequest, env: &Environment) -> Result<FailuresResult, AppError> {
+    scan(request, plan(request, env)?)
+}
+
+/// Returns the files `request` selects, in the listing's order.
+fn plan(request: &FailuresRequest, env: &Environment) -> Result<Plan, AppError> {
     let (since, until) = time_range(request.since.as_deref(), request.until.as_deref(), env)?;
     let mut sessions = request.sessions.clone();
     sessions.since = None;
@@ -101,26 +182,153 @@ pub fn failures(request: &FailuresRequest, env: &Environment) -> Result<Failures
             });
         }
     }
+    Ok(Plan {
+        files,
+        listing_warnings: listing.warnings,
+        since,
+        until,
+    })
+}
+
+fn scan(
+    request: &FailuresRequest,
+    Plan {
+        files,
+        listing_warnings,
+        since,
+        until,
+    }: Plan,
+) -> Result<FailuresResult, AppError> {
+    // Grouped and counted scans keep per-group aggregates, never every row: a store with
+    // tens of thousands of failures would otherwise hold them all to print a few lines.
+    let is_keeping_rows = request.group_by.is_none() && !request.is_count_only;
     let options = ScanOptions {
         kinds: request.kinds.clone(),
         since,
         until,
-        is_detailed: !request.is_count_only,
+        is_detailed: !request.is_count_only && (is_keeping_rows || request.repeats),
         find_repeats: request.repeats || request.group_by == Some(GroupBy::Session),
     };
-    let mut report = pi_retrospect_walk::with_threads(request.sessions.threads, || {
+    let is_interrupted = || {
+        request
+            .interrupt
+            .as_ref()
+            .is_some_and(|progress| progress.is_interrupted())
+    };
+    let (mut report, grouper) = pi_retrospect_walk::with_threads(request.sessions.threads, || {
         use rayon::prelude::*;
-        let reports = files
+        let empty = || {
+            (
+                FailuresReport::default(),
+                request.group_by.map(Grouper::new),
+            )
+        };
+        files
             .par_iter()
-            .map(|file| pi_retrospect_failures::scan_one(file, &options))
-            .collect();
-        pi_retrospect_failures::merge(reports)
+            .fold(empty, |(mut report, mut grouper), file| {
+                if is_interrupted() {
+                    return (report, grouper);
+                }
+                let mut one = pi_retrospect_failures::scan_one(file, &options);
+                if let Some(grouper) = grouper.as_mut() {
+                    for failure in &one.failures {
+                        grouper.add(failure);
+                    }
+                }
+                if !is_keeping_rows {
+                    one.failures = Vec::new();
+                }
+                report.absorb(one);
+                (report, grouper)
+            })
+            .reduce(
+                empty,
+                |(mut report, mut grouper), (other, other_grouper)| {
+                    report.absorb(other);
+                    if let (Some(grouper), Some(other)) = (grouper.as_mut(), other_grouper) {
+                        grouper.merge(other);
+                    }
+                    (report, grouper)
+                },
+            )
     });
-    report.warnings.extend(listing.warnings.iter().cloned());
+    if is_interrupted() {
+        return Err(AppError::io(format!(
+            "stopped before every session was read ({} of {} files): the call was interrupted",
+            report.n_files,
+            files.len()
+        )));
+    }
+    report.sort();
+    report.warnings.extend(listing_warnings);
     report.warnings.sort();
     report.warnings.dedup();
-    let groups = request
-        .group_by
-        .map(|by| group(&report.failures, by, &report.repeats));
+    let groups = grouper.map(|grouper| grouper.finish(&report.repeats));
     Ok(FailuresResult { report, groups })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::StoreFlags;
+
+    fn request() -> FailuresRequest {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/pi-real/sessions");
+        FailuresRequest {
+            sessions: ListRequest {
+                stores: StoreFlags {
+                    sessions_root: Some(root),
+                    ..StoreFlags::default()
+                },
+                ..ListRequest::default()
+            },
+            ..FailuresRequest::default()
+        }
+    }
+
+    #[test]
+    fn an_interrupted_scan_fails_saying_so_and_streaming_finds_what_the_scan_finds() {
+        let env = Environment::default();
+        let whole = failures(&request(), &env).expect("failures");
+        assert!(whole.report.n_failures > 0);
+        assert_eq!(whole.report.n_failures, whole.report.failures.len() as u64);
+        let progress = Arc::new(Progress::default());
+        progress.interrupt();
+        let interrupted = FailuresRequest {
+            interrupt: Some(Arc::clone(&progress)),
+            ..request()
+        };
+        let error = failures(&interrupted, &env).map(|_| ());
+        assert!(
+            matches!(&error, Err(error) if error.message.contains("interrupted")),
+            "{error:?}"
+        );
+        let error = failures_streamed(&interrupted, &env, &mut |_| ControlFlow::Continue(()));
+        assert!(matches!(&error, Err(error) if error.message.contains("interrupted")));
+        let mut streamed = Vec::new();
+        let totals = failures_streamed(&request(), &env, &mut |report| {
+            streamed.extend(report.failures);
+            ControlFlow::Continue(())
+        })
+        .expect("streamed");
+        assert_eq!(totals.n_failures, whole.report.n_failures);
+        streamed.sort_by(|left, right| left.sort_key().cmp(&right.sort_key()));
+        assert_eq!(streamed, whole.report.failures);
+        // Grouped and counted, no rows are kept and the count is the same.
+        for grouped in [
+            FailuresRequest {
+                group_by: Some(GroupBy::Signature),
+                ..request()
+            },
+            FailuresRequest {
+                is_count_only: true,
+                ..request()
+            },
+        ] {
+            let result = failures(&grouped, &env).expect("failures");
+            assert!(result.report.failures.is_empty());
+            assert_eq!(result.report.n_failures, whole.report.n_failures);
+        }
+    }
 }

@@ -33,7 +33,7 @@ mod when;
 pub use confine::confine_to_stores;
 pub use env::Environment;
 pub use error::{AppError, ErrorKind};
-pub use failures::{FailuresRequest, FailuresResult, failures};
+pub use failures::{FailuresRequest, FailuresResult, failures, failures_streamed};
 pub use handoff::{HandoffRequest, handoff, write_handoff};
 pub use list::{ListRequest, ListResult, PathMap, list, list_unordered, read_summaries};
 pub use pi_retrospect_transcript::{Lineage, RunInfo};

@@ -25,7 +25,8 @@ read about as fast as `rg` reads it. Entries a fork copied from its parent are c
 in the parent, when both are selected. --since/--until bound each failure's own timestamp.
 
 --by signature groups the same failure across sessions: the tool (or kind) and the first \
-line of the error with numbers, hex ids, paths and line/column positions replaced. --repeats \
+and last lines of the error (a traceback's last line names it) with numbers, hex ids, paths \
+and line/column positions replaced; a failure without error text is `TOOL: (no error text)`. --repeats \
 lists the same tool called with the same arguments three or more times in a row (failing or \
 not); --by session counts those calls per session (repeatedCalls). Exit status: 0 when some \
 failure was found, 1 when none was, 2 on an error.
@@ -102,7 +103,9 @@ pub struct FailuresArgs {
     #[arg(long, conflicts_with = "jsonl", help_heading = "Output")]
     pub json: bool,
 
-    /// One row per line as JSON (`type`: failure, repeat, group or warning).
+    /// One row per line as JSON (`type`: failure, repeat, group or warning), written as the
+    /// files are read: sessions oldest first, each followed by its runs; a file's rows newest
+    /// first.
     #[arg(long, help_heading = "Output")]
     pub jsonl: bool,
 
@@ -117,9 +120,14 @@ pub struct FailuresArgs {
 
 /// Returns the kinds a `--kind` list names.
 fn parse_kinds(text: &str) -> Result<Vec<FailureKind>, UsageError> {
+    // An empty name would select every kind while saying it selects one.
+    if text.split(',').any(|name| name.trim().is_empty()) {
+        return Err(UsageError(format!(
+            "--kind {text:?}: an empty kind (expected tool_error, api_error, aborted, command_exit or cut_off, comma-separated)"
+        )));
+    }
     text.split(',')
         .map(str::trim)
-        .filter(|name| !name.is_empty())
         .map(|name| {
             FailureKind::from_name(name).ok_or_else(|| {
                 UsageError(format!(
@@ -163,10 +171,14 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
         group_by,
         repeats: args.repeats,
         is_count_only: args.count && group_by.is_none() && !args.repeats,
+        interrupt: None,
     };
+    if args.jsonl && group_by.is_none() {
+        return write_jsonl_streamed(&request, env, out);
+    }
     let result = pi_retrospect_app::failures(&request, env)?;
     let report = &result.report;
-    let is_found = !report.failures.is_empty();
+    let is_found = report.n_failures > 0;
     if args.json {
         render::write_json(out, report, result.groups.as_deref())?;
         return Ok(is_found);
@@ -194,7 +206,7 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
     }
     crate::output::print_listing_warnings(&report.warnings);
     if args.count {
-        writeln!(out, "{}", report.failures.len())?;
+        writeln!(out, "{}", report.n_failures)?;
         return Ok(is_found);
     }
     let options = TextOptions {
@@ -213,4 +225,39 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
         render::write_repeats_text(out, &report.repeats, options)?;
     }
     Ok(is_found)
+}
+
+/// Writes `--jsonl` rows as the files are read (see `app::failures_streamed` for the order):
+/// each file's warnings, failures and repeated calls, then the listing's warnings. Returns
+/// whether some failure was found.
+fn write_jsonl_streamed(
+    request: &FailuresRequest,
+    env: &Environment,
+    out: &mut dyn Write,
+) -> anyhow::Result<bool> {
+    let mut written: std::io::Result<()> = Ok(());
+    let totals = pi_retrospect_app::failures_streamed(request, env, &mut |report| {
+        written = (|| {
+            for warning in &report.warnings {
+                render::write_warning_jsonl(out, warning)?;
+            }
+            for failure in &report.failures {
+                render::write_jsonl_row(out, "failure", failure)?;
+            }
+            for repeat in &report.repeats {
+                render::write_jsonl_row(out, "repeat", repeat)?;
+            }
+            Ok(())
+        })();
+        if written.is_ok() {
+            std::ops::ControlFlow::Continue(())
+        } else {
+            std::ops::ControlFlow::Break(())
+        }
+    })?;
+    written?;
+    for warning in &totals.warnings {
+        render::write_warning_jsonl(out, warning)?;
+    }
+    Ok(totals.n_failures > 0)
 }

@@ -21,6 +21,7 @@ Tools (all read-only):
   search_sessions  exact search over every session's text, in pages (`search`)
   session_stats    tokens and cost counted the way Pi counts them, grouped (`stats`)
   session_handoff  a bounded, redacted summary of one session to continue from (`handoff`)
+  session_failures what failed, where and how often, grouped or in pages (`failures`)
 
 A session path argument must be a session file the stores list. The stores are found as `list` finds them (these \
 flags, else $PI_CODING_AGENT_SESSION_DIR, Pi's settings and the default root) and are read \

@@ -123,3 +123,61 @@ fn text_never_colours_a_pipe() {
     assert!(stdout.contains("tool_error(read)"), "{stdout}");
     assert!(!stdout.contains('\u{1b}'));
 }
+
+#[test]
+fn jsonl_streams_the_rows_of_json_and_grouped_json_holds_no_rows() {
+    let (_, json) = run(&["--json", "--repeats"]);
+    let document: Value = serde_json::from_str(&json).expect("JSON");
+    let (code, jsonl) = run(&["--jsonl", "--repeats"]);
+    assert_eq!(code, Some(0));
+    let rows: Vec<Value> = jsonl
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect();
+    let of_type = |name: &str| -> Vec<String> {
+        let mut found: Vec<String> = rows
+            .iter()
+            .filter(|row| row["type"] == name)
+            .map(|row| {
+                let mut row = row.clone();
+                row.as_object_mut().map(|object| object.remove("type"));
+                row.to_string()
+            })
+            .collect();
+        found.sort();
+        found
+    };
+    let mut failures: Vec<String> = document["failures"]
+        .as_array()
+        .expect("failures")
+        .iter()
+        .map(Value::to_string)
+        .collect();
+    failures.sort();
+    assert!(!failures.is_empty());
+    assert_eq!(of_type("failure"), failures);
+    let mut repeats: Vec<String> = document["repeats"]
+        .as_array()
+        .expect("repeats")
+        .iter()
+        .map(Value::to_string)
+        .collect();
+    repeats.sort();
+    assert_eq!(of_type("repeat"), repeats);
+    // Grouped, the document counts the failures and keeps one example per group.
+    let (_, grouped) = run(&["--json", "--by", "tool"]);
+    let grouped: Value = serde_json::from_str(&grouped).expect("JSON");
+    assert_eq!(grouped["failures"], serde_json::json!([]));
+    assert_eq!(grouped["nFailures"], failures.len());
+    let total: u64 = grouped["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .filter_map(|group| group["count"].as_u64())
+        .sum();
+    assert_eq!(total, failures.len() as u64);
+    let (code, _) = run(&["--kind", ""]);
+    assert_eq!(code, Some(2));
+    let (code, _) = run(&["--kind", "tool_error,"]);
+    assert_eq!(code, Some(2));
+}

@@ -135,7 +135,8 @@ async fn every_tool_over_stdio_agrees_with_the_cli() {
             "inspect_session",
             "search_sessions",
             "session_stats",
-            "session_handoff"
+            "session_handoff",
+            "session_failures"
         ]
     );
     for tool in &tools {

@@ -1,25 +1,75 @@
 //! Failures grouped by signature, tool, session, project or day: a count, the sessions, the
-//! first and last seen, and one example handle.
+//! first and last seen, and one example handle. Groups are built one row at a time and keep
+//! only their aggregates, so grouping a store never holds its failure rows.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
+
+use pi_retrospect_core::Timestamp;
 
 use crate::signature::signature;
 use crate::types::{FailureGroup, FailureRow, GroupBy, RepeatRow};
 
-/// Returns the groups of `failures` (newest first, as a scan returns them) by `by`, the
-/// largest first; with `--by session`, each group counts the session's repeated calls.
-pub fn group(failures: &[FailureRow], by: GroupBy, repeats: &[RepeatRow]) -> Vec<FailureGroup> {
-    let mut groups: BTreeMap<String, (FailureGroup, HashSet<&str>)> = BTreeMap::new();
-    let mut repeated: HashMap<&str, u64> = HashMap::new();
-    for repeat in repeats {
-        *repeated.entry(repeat.path.as_str()).or_default() += repeat.n_calls;
+/// What one group keeps while rows are added: its count, its sessions, its oldest failure's
+/// time and its newest failure (the example and the last seen).
+#[derive(Debug, Clone)]
+struct Aggregate {
+    count: u64,
+    sessions: HashSet<String>,
+    /// The earliest valid instant and its timestamp as stored.
+    first: Option<(Timestamp, String)>,
+    /// The newest row by [`FailureRow::sort_key`]: its instant, path, entry id and timestamp.
+    example: (Option<Timestamp>, String, String, String),
+}
+
+impl Aggregate {
+    fn example_key(&self) -> (std::cmp::Reverse<Option<Timestamp>>, &str, &str) {
+        (
+            std::cmp::Reverse(self.example.0),
+            self.example.1.as_str(),
+            self.example.2.as_str(),
+        )
     }
-    for failure in failures {
+
+    fn merge(&mut self, other: Aggregate) {
+        let is_newer = other.example_key() < self.example_key();
+        self.count += other.count;
+        self.sessions.extend(other.sessions);
+        if let Some((at, stamp)) = other.first
+            && self.first.as_ref().is_none_or(|(mine, _)| at < *mine)
+        {
+            self.first = Some((at, stamp));
+        }
+        if is_newer {
+            self.example = other.example;
+        }
+    }
+}
+
+/// Groups being built: rows are added one at a time (or accumulators of separate threads
+/// merged), and [`Grouper::finish`] returns the groups. Memory grows with the groups and the
+/// sessions in them, never with the rows.
+#[derive(Debug, Clone)]
+pub struct Grouper {
+    by: GroupBy,
+    groups: HashMap<String, Aggregate>,
+}
+
+impl Grouper {
+    /// Returns an empty grouping by `by`.
+    pub fn new(by: GroupBy) -> Grouper {
+        Grouper {
+            by,
+            groups: HashMap::new(),
+        }
+    }
+
+    /// Returns the key `failure` groups under.
+    pub fn key_of(by: GroupBy, failure: &FailureRow) -> String {
         let tool_or_kind = failure
             .tool_name
             .as_deref()
             .unwrap_or(failure.failure_kind.as_str());
-        let key = match by {
+        match by {
             GroupBy::Signature => signature(tool_or_kind, &failure.message),
             GroupBy::Tool => tool_or_kind.to_owned(),
             GroupBy::Session => failure.path.clone(),
@@ -28,32 +78,83 @@ pub fn group(failures: &[FailureRow], by: GroupBy, repeats: &[RepeatRow]) -> Vec
                 .instant
                 .map(|at| at.to_string().chars().take(10).collect())
                 .unwrap_or_else(|| "unknown".to_owned()),
+        }
+    }
+
+    /// Adds one failure.
+    pub fn add(&mut self, failure: &FailureRow) {
+        let key = Grouper::key_of(self.by, failure);
+        let one = Aggregate {
+            count: 1,
+            sessions: HashSet::from([failure.path.clone()]),
+            first: failure.instant.map(|at| (at, failure.timestamp.clone())),
+            example: (
+                failure.instant,
+                failure.path.clone(),
+                failure.entry_id.clone(),
+                failure.timestamp.clone(),
+            ),
         };
-        let (group, sessions) = groups.entry(key.clone()).or_insert_with(|| {
-            (
+        match self.groups.get_mut(&key) {
+            Some(group) => group.merge(one),
+            None => {
+                self.groups.insert(key, one);
+            }
+        }
+    }
+
+    /// Adds every group of `other` (built with the same `by`).
+    pub fn merge(&mut self, other: Grouper) {
+        for (key, aggregate) in other.groups {
+            match self.groups.get_mut(&key) {
+                Some(group) => group.merge(aggregate),
+                None => {
+                    self.groups.insert(key, aggregate);
+                }
+            }
+        }
+    }
+
+    /// Returns the groups, the largest first (ties by key); with `--by session`, each group
+    /// counts the calls of its session's runs of repeated calls in `repeats`.
+    pub fn finish(self, repeats: &[RepeatRow]) -> Vec<FailureGroup> {
+        let mut repeated: HashMap<&str, u64> = HashMap::new();
+        for repeat in repeats {
+            *repeated.entry(repeat.path.as_str()).or_default() += repeat.n_calls;
+        }
+        let by = self.by;
+        let mut groups: Vec<FailureGroup> = self
+            .groups
+            .into_iter()
+            .map(|(key, aggregate)| {
+                let (_, path, entry_id, last_seen) = aggregate.example;
                 FailureGroup {
                     key,
-                    count: 0,
-                    n_sessions: 0,
-                    // Rows come newest first: the first is the last seen and the example.
-                    first_seen: failure.timestamp.clone(),
-                    last_seen: failure.timestamp.clone(),
-                    example_path: failure.path.clone(),
-                    example_entry_id: failure.entry_id.clone(),
+                    count: aggregate.count,
+                    n_sessions: aggregate.sessions.len() as u64,
+                    // A group without any valid time says when its example was, as stored.
+                    first_seen: aggregate
+                        .first
+                        .map_or_else(|| last_seen.clone(), |(_, stamp)| stamp),
                     repeated_calls: (by == GroupBy::Session)
-                        .then(|| repeated.get(failure.path.as_str()).copied().unwrap_or(0)),
-                },
-                HashSet::new(),
-            )
-        });
-        group.count += 1;
-        if failure.instant.is_some() {
-            group.first_seen = failure.timestamp.clone();
-        }
-        sessions.insert(failure.path.as_str());
-        group.n_sessions = sessions.len() as u64;
+                        .then(|| repeated.get(path.as_str()).copied().unwrap_or(0)),
+                    last_seen,
+                    example_path: path,
+                    example_entry_id: entry_id,
+                }
+            })
+            .collect();
+        groups.sort_by(|left, right| right.count.cmp(&left.count).then(left.key.cmp(&right.key)));
+        groups
     }
-    let mut groups: Vec<FailureGroup> = groups.into_values().map(|(group, _)| group).collect();
-    groups.sort_by(|left, right| right.count.cmp(&left.count).then(left.key.cmp(&right.key)));
-    groups
+}
+
+/// Returns the groups of `failures` by `by`, the largest first; with `--by session`, each
+/// group counts the session's repeated calls.
+pub fn group(failures: &[FailureRow], by: GroupBy, repeats: &[RepeatRow]) -> Vec<FailureGroup> {
+    let mut grouper = Grouper::new(by);
+    for failure in failures {
+        grouper.add(failure);
+    }
+    grouper.finish(repeats)
 }

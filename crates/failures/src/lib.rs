@@ -19,7 +19,7 @@ mod scan;
 mod signature;
 mod types;
 
-pub use group::group;
+pub use group::{Grouper, group};
 pub use recognize::{may_hold_tool_call, may_record_failure};
 pub use scan::{
     MESSAGE_CHARS, REPEAT_MIN_CALLS, ScanFile, ScanOptions, files_of, merge, scan, scan_one,

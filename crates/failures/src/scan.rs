@@ -106,6 +106,7 @@ pub fn files_of(sessions: &[Session]) -> Vec<ScanFile> {
 pub fn scan_one(file: &ScanFile, options: &ScanOptions) -> FailuresReport {
     let result = scan_file(file, options);
     FailuresReport {
+        n_failures: result.failures.len() as u64,
         failures: result.failures,
         repeats: result.repeats,
         n_files: 1,
@@ -119,23 +120,9 @@ pub fn scan_one(file: &ScanFile, options: &ScanOptions) -> FailuresReport {
 pub fn merge(reports: Vec<FailuresReport>) -> FailuresReport {
     let mut report = FailuresReport::default();
     for one in reports {
-        report.n_files += one.n_files;
-        report.n_files_decoded += one.n_files_decoded;
-        report.failures.extend(one.failures);
-        report.repeats.extend(one.repeats);
-        report.warnings.extend(one.warnings);
+        report.absorb(one);
     }
-    report
-        .failures
-        .sort_by(|left, right| left.sort_key().cmp(&right.sort_key()));
-    report.repeats.sort_by(|left, right| {
-        (std::cmp::Reverse(left.instant), &left.path, &left.entry_id).cmp(&(
-            std::cmp::Reverse(right.instant),
-            &right.path,
-            &right.entry_id,
-        ))
-    });
-    report.warnings.sort();
+    report.sort();
     report
 }
 

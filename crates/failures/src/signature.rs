@@ -1,7 +1,8 @@
-//! The signature of a failure: its tool (or kind) and the first line of its error text with
-//! the parts that vary between occurrences (quoted and absolute paths, line and column
-//! positions, hex and other ids, numbers) replaced, so the same failure in many sessions
-//! groups into one row.
+//! The signature of a failure: its tool (or kind) and the first and last lines of its error
+//! text with the parts that vary between occurrences (quoted and absolute paths, line and
+//! column positions, hex and other ids, numbers) replaced, so the same failure in many
+//! sessions groups into one row. The last line is kept because a traceback's first line is
+//! the same for every error (`Traceback (most recent call last):`) and its last names it.
 
 use std::sync::OnceLock;
 
@@ -9,6 +10,12 @@ use regex::{Captures, Regex};
 
 /// Characters of the normalised text kept in a signature.
 const SIGNATURE_CHARS: usize = 200;
+/// Characters of each of the first and the last line kept when both are.
+const LINE_CHARS: usize = SIGNATURE_CHARS / 2;
+/// What stands between the first and the last line.
+const BETWEEN_LINES: &str = " … ";
+/// The key of a failure without any error text, so that it never reads as an empty key.
+const NO_TEXT: &str = "(no error text)";
 
 struct Rules {
     quoted_path: Regex,
@@ -49,15 +56,35 @@ fn rules() -> &'static Rules {
     })
 }
 
-/// Returns `text` with its variable parts replaced (see the module's summary): the first
-/// non-empty line, whitespace collapsed, at most 200 characters.
+/// Returns `text` with its variable parts replaced (see the module's summary): its first
+/// non-empty line, and when it has more than one, ` … ` and its last non-empty line (each
+/// at most 100 characters), whitespace collapsed; at most 200 characters.
 pub fn normalize_error(text: &str) -> String {
+    let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty());
+    let first = lines.next().unwrap_or("");
+    match lines.next_back() {
+        Some(last) => {
+            let first = normalize_line(first);
+            let last = normalize_line(last);
+            if first == last {
+                first.chars().take(SIGNATURE_CHARS).collect()
+            } else {
+                let mut key: String = first.chars().take(LINE_CHARS).collect();
+                key.push_str(BETWEEN_LINES);
+                key.extend(last.chars().take(LINE_CHARS));
+                key
+            }
+        }
+        None => normalize_line(first)
+            .chars()
+            .take(SIGNATURE_CHARS)
+            .collect(),
+    }
+}
+
+/// Returns one line with its variable parts replaced and its whitespace collapsed.
+fn normalize_line(line: &str) -> String {
     let rules = rules();
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|line| !line.is_empty())
-        .unwrap_or("");
     let text = rules.quoted_path.replace_all(line, "<path>");
     let text = rules.bare_path.replace_all(&text, "${1}<path>");
     let text = rules
@@ -79,13 +106,18 @@ pub fn normalize_error(text: &str) -> String {
         }
     });
     let text = rules.number.replace_all(&text, "<n>");
-    let text = rules.spaces.replace_all(&text, " ");
-    text.chars().take(SIGNATURE_CHARS).collect()
+    rules.spaces.replace_all(&text, " ").trim().to_owned()
 }
 
-/// Returns the signature of a failure of `tool_or_kind` with error `text`.
+/// Returns the signature of a failure of `tool_or_kind` with error `text`; a failure
+/// without error text is `TOOL: (no error text)`.
 pub fn signature(tool_or_kind: &str, text: &str) -> String {
-    format!("{tool_or_kind}: {}", normalize_error(text))
+    let normalized = normalize_error(text);
+    if normalized.is_empty() {
+        format!("{tool_or_kind}: {NO_TEXT}")
+    } else {
+        format!("{tool_or_kind}: {normalized}")
+    }
 }
 
 #[cfg(test)]
@@ -128,8 +160,22 @@ mod tests {
             ),
             (
                 "\n\n  Command   exited with code 2\nmore output",
-                "Command exited with code <n>",
+                "Command exited with code <n> … more output",
             ),
+            (
+                "Traceback (most recent call last):\n  File \"/srv/app/main.py\", line 12, in <module>\n    main()\nValueError: invalid literal for int() with base 10: 'x1'\n\n",
+                "Traceback (most recent call last): … ValueError: invalid literal for int() with base <n>: <path>",
+            ),
+            (
+                "Traceback (most recent call last):\n  File \"/srv/app/db.py\", line 40, in connect\nConnectionRefusedError: [Errno 111] Connection refused",
+                "Traceback (most recent call last): … ConnectionRefusedError: [Errno <n>] Connection refused",
+            ),
+            ("npm ERR! code 1\nnpm ERR! code 1\n", "npm ERR! code <n>"),
+            (
+                "warning: unused\n\nCommand exited with code 101",
+                "warning: unused … Command exited with code <n>",
+            ),
+            ("\n \n\t\n", ""),
             ("plain words stay", "plain words stay"),
             ("", ""),
         ];
@@ -144,5 +190,24 @@ mod tests {
             signature("read", "ENOENT '/a/b'"),
             "read: ENOENT <path>".to_owned()
         );
+    }
+
+    #[test]
+    fn a_failure_without_text_has_a_key_that_says_so() {
+        for text in ["", "   ", "\n\n", "\t\n  \n"] {
+            assert_eq!(signature("bash", text), "bash: (no error text)", "{text:?}");
+        }
+        assert_ne!(signature("bash", "x"), signature("bash", ""));
+    }
+
+    #[test]
+    fn two_tracebacks_with_other_errors_are_two_signatures_and_long_lines_are_bounded() {
+        let first = "Traceback (most recent call last):\n  File \"a.py\"\nKeyError: 'user'";
+        let second = "Traceback (most recent call last):\n  File \"a.py\"\nTypeError: not iterable";
+        assert_ne!(normalize_error(first), normalize_error(second));
+        let long = format!("{}\n{}", "a ".repeat(300), "z ".repeat(300));
+        let key = normalize_error(&long);
+        assert!(key.chars().count() <= SIGNATURE_CHARS + BETWEEN_LINES.chars().count());
+        assert!(key.contains(" … z z"), "{key}");
     }
 }

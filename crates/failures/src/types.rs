@@ -190,7 +190,11 @@ pub struct FailureGroup {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FailuresReport {
-    /// Every failure selected, newest first (see [`FailureRow::sort_key`]).
+    /// Failures selected, `failures` included: all of them, also when a grouped or counted
+    /// scan kept no rows.
+    pub n_failures: u64,
+    /// Every failure selected, newest first (see [`FailureRow::sort_key`]); empty when the
+    /// scan only counted or grouped them.
     pub failures: Vec<FailureRow>,
     /// With repeats asked for: every run of repeated calls, newest first.
     pub repeats: Vec<RepeatRow>,
@@ -200,4 +204,39 @@ pub struct FailuresReport {
     pub n_files_decoded: u64,
     /// Bad lines and unreadable files, each naming its file.
     pub warnings: Vec<Warning>,
+}
+
+impl FailuresReport {
+    /// Adds `other`'s rows, counts and warnings to this report, in no order ([`sort`] puts
+    /// them in order).
+    ///
+    /// [`sort`]: FailuresReport::sort
+    pub fn absorb(&mut self, other: FailuresReport) {
+        self.n_failures += other.n_failures;
+        self.n_files += other.n_files;
+        self.n_files_decoded += other.n_files_decoded;
+        self.failures.extend(other.failures);
+        self.repeats.extend(other.repeats);
+        self.warnings.extend(other.warnings);
+    }
+
+    /// Sorts the rows newest first (see [`FailureRow::sort_key`]) and the warnings.
+    pub fn sort(&mut self) {
+        self.failures
+            .sort_by(|left, right| left.sort_key().cmp(&right.sort_key()));
+        self.repeats
+            .sort_by(|left, right| left.sort_key().cmp(&right.sort_key()));
+        self.warnings.sort();
+    }
+}
+
+impl RepeatRow {
+    /// Returns the row's sort key, newest first, as [`FailureRow::sort_key`] orders.
+    pub fn sort_key(&self) -> (std::cmp::Reverse<Option<Timestamp>>, &str, &str) {
+        (
+            std::cmp::Reverse(self.instant),
+            self.path.as_str(),
+            self.entry_id.as_str(),
+        )
+    }
 }

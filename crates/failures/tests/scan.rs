@@ -232,8 +232,8 @@ fn entry_line() -> impl Strategy<Value = String> {
         "line\nbreak",
         "\u{2028}",
     ]);
-    (0..4u8, any::<bool>(), 0..6u8, -2i64..3, text, any::<bool>()).prop_map(
-        |(role, is_error, stop, exit_code, text, is_spaced)| {
+    (0..4u8, any::<bool>(), 0..6u8, -2i64..3, text, 0..4u8).prop_map(
+        |(role, is_error, stop, exit_code, text, spelling)| {
             let stop = ["stop", "toolUse", "error", "aborted", "length", "other"][stop as usize];
             let text = serde_json::to_string(text).expect("test setup");
             let message = match role {
@@ -251,7 +251,18 @@ fn entry_line() -> impl Strategy<Value = String> {
             let line = format!(
                 r#"{{"type":"message","id":"x","parentId":null,"timestamp":"2026-11-30T19:15:37.110Z","message":{message}}}"#
             );
-            if is_spaced { line.replace("\":", "\": ") } else { line }
+            // Other writers' spellings: spaces around the colon, keys and values escaped.
+            match spelling {
+                0 => line,
+                1 => line.replace("\":", "\": "),
+                2 => line.replace("\":", "\" :\t"),
+                _ => line
+                    .replace("\"isError\"", r#""\u0069sError""#)
+                    .replace("\"stopReason\"", r#""\u0073topReason""#)
+                    .replace("\"exitCode\"", r#""exit\u0043ode""#)
+                    .replace("\"error\"", r#""\u0065rror""#)
+                    .replace("\"length\"", r#""lengt\u0068""#),
+            }
         },
     )
 }

@@ -68,13 +68,17 @@ pub struct Server {
 /// The server's self-description; Pi shows its first line next to the server.
 const INSTRUCTIONS: &str = "\
 Read-only look back over the Pi coding agent's session history: list, read, inspect, \
-search, count and hand off sessions.
+search, count, find failures in and hand off sessions.
 list_sessions: the sessions of the stores, filtered and sorted (oldest first; key on `path`).
 session_entries: one session's stored entries in file order.
 inspect_session: checkpoint views of one session (overview, ancestors, children, search, read).
 search_sessions: exact search over the text of every session (or one).
 session_stats: tokens and cost counted the way Pi counts them, grouped.
 session_handoff: a bounded, redacted summary of one session to continue from.
+session_failures: what failed (tool errors, provider errors, aborted or cut-off replies, `!` \
+commands that exited non-zero), where and how often; by signature groups one failure across \
+sessions, repeats finds loops. Start a retrospective with session_failures, then open its \
+example handles with inspect_session view read.
 A tool that reads one session takes a `path` from list_sessions as `sessionPath`; only the \
 session files of the stores can be read. Pages are bounded: repeat a call with \
 `nextStartLineNo`, `nextCursor` or `nextOffset` to continue.";

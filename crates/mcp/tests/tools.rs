@@ -147,7 +147,8 @@ fn tools_are_described_with_schemas_and_read_only() {
             "inspect_session",
             "search_sessions",
             "session_stats",
-            "session_handoff"
+            "session_handoff",
+            "session_failures"
         ]
     );
     for tool in &tools {
@@ -1033,6 +1034,7 @@ fn input_schemas_say_what_the_tools_accept() {
         ("search_sessions", &["pattern"]),
         ("session_stats", &[]),
         ("session_handoff", &["sessionPath"]),
+        ("session_failures", &[]),
     ];
     let fixed: &[(&str, &[&str])] = &[
         ("list_sessions", &["cwdMatch", "sortBy", "sortDirection"]),
@@ -1041,6 +1043,7 @@ fn input_schemas_say_what_the_tools_accept() {
         ("search_sessions", &["case", "cwdMatch", "order", "roles"]),
         ("session_stats", &["by", "cwdMatch"]),
         ("session_handoff", &[]),
+        ("session_failures", &["by", "cwdMatch", "kind"]),
     ];
     let valid = |name: &str| match name {
         "sessionPath" => json!(path),

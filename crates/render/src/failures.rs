@@ -102,21 +102,39 @@ pub fn write_text(
                 .lines()
                 .filter(|l| !l.trim().is_empty())
                 .collect();
-            for message_line in lines.iter().take(TEXT_MESSAGE_LINES) {
-                writeln!(out, "  {}", fit(options, message_line, 2))?;
-            }
-            if lines.len() > TEXT_MESSAGE_LINES {
-                writeln!(
-                    out,
-                    "  {}",
-                    paint(
-                        options,
-                        DIM,
-                        &format!("… {} more lines", lines.len() - TEXT_MESSAGE_LINES)
-                    )
-                )?;
-            }
+            write_message_lines(out, &lines, options)?;
         }
+    }
+    Ok(())
+}
+
+/// Writes a message's non-empty lines: all of them when they are few, else its first and
+/// last lines around a line saying how many were left out (the last lines of an error, a
+/// traceback's exception or a command's exit code, are often what names it).
+fn write_message_lines(
+    out: &mut dyn Write,
+    lines: &[&str],
+    options: TextOptions,
+) -> io::Result<()> {
+    if lines.len() <= TEXT_MESSAGE_LINES {
+        for line in lines {
+            writeln!(out, "  {}", fit(options, line, 2))?;
+        }
+        return Ok(());
+    }
+    let n_head = TEXT_MESSAGE_LINES / 2;
+    let n_tail = TEXT_MESSAGE_LINES - n_head;
+    for line in &lines[..n_head] {
+        writeln!(out, "  {}", fit(options, line, 2))?;
+    }
+    let n_cut = lines.len() - n_head - n_tail;
+    writeln!(
+        out,
+        "  {}",
+        paint(options, DIM, &format!("… {n_cut} more lines …"))
+    )?;
+    for line in &lines[lines.len() - n_tail..] {
+        writeln!(out, "  {}", fit(options, line, 2))?;
     }
     Ok(())
 }
@@ -190,7 +208,7 @@ pub fn write_json(
     groups: Option<&[FailureGroup]>,
 ) -> io::Result<()> {
     let mut document = json!({
-        "nFailures": report.failures.len(),
+        "nFailures": report.n_failures,
         "nFiles": report.n_files,
         "nFilesDecoded": report.n_files_decoded,
         "failures": report.failures,
@@ -227,3 +245,59 @@ pub fn write_warning_jsonl(out: &mut dyn Write, warning: &Warning) -> io::Result
 /// The JSON Schema of the `failures --json` document; `$defs/Failure`, `$defs/Repeat` and
 /// `$defs/Group` are also the `--jsonl` rows of type `failure`, `repeat` and `group`.
 pub const FAILURES_SCHEMA: &str = include_str!("failures.schema.json");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pi_retrospect_failures::FailureKind;
+
+    fn row(message: &str) -> FailureRow {
+        FailureRow {
+            path: "/s/a.jsonl".to_owned(),
+            entry_id: "r1".to_owned(),
+            timestamp: "2026-11-30T19:15:37.110Z".to_owned(),
+            instant: None,
+            failure_kind: FailureKind::ToolError,
+            cwd: "/work".to_owned(),
+            title: None,
+            on_active_branch: true,
+            depth: 0,
+            tool_name: Some("bash".to_owned()),
+            arguments: None,
+            command: Some("pytest".to_owned()),
+            exit_code: None,
+            message: message.to_owned(),
+            n_message_bytes_cut: 0,
+        }
+    }
+
+    fn text(message: &str) -> String {
+        let mut out = Vec::new();
+        write_text(&mut out, &[row(message)], TextOptions::default()).expect("write");
+        String::from_utf8(out).expect("UTF-8")
+    }
+
+    #[test]
+    fn a_long_message_keeps_its_head_and_its_tail() {
+        let lines: Vec<String> = (1..=20).map(|n| format!("frame {n}")).collect();
+        let mut message = lines.join("\n");
+        message.push_str("\nValueError: the last line names it\n");
+        let shown = text(&message);
+        for kept in [
+            "frame 1\n",
+            "frame 3\n",
+            "frame 20\n",
+            "ValueError: the last line names it",
+        ] {
+            assert!(shown.contains(kept), "{kept:?} in {shown}");
+        }
+        for cut in ["frame 4\n", "frame 10\n", "frame 18\n"] {
+            assert!(!shown.contains(cut), "{cut:?} in {shown}");
+        }
+        assert!(shown.contains("… 15 more lines …"), "{shown}");
+        // A short message is shown whole, without a marker.
+        let short = text("one\n\ntwo\nthree");
+        assert!(short.contains("  one\n  two\n  three\n"), "{short}");
+        assert!(!short.contains("more lines"));
+    }
+}

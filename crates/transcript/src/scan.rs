@@ -9,6 +9,7 @@
 //! reader of session bodies (the transcript parser, the list's name read, search and stats)
 //! goes through [`for_each_line`], so these rules exist once.
 
+use std::cell::Cell;
 use std::io::{self, Read};
 
 /// The default longest line held in memory: 64 MiB. Pi writes one entry per line, and the
@@ -40,17 +41,46 @@ const CHUNK: usize = 1 << 20;
 ///
 /// Returns the number of bytes read, which is below `limit` only when the stream ended early.
 pub fn for_each_line<R: Read>(
+    reader: R,
+    limit: u64,
+    max_line_bytes: usize,
+    visit: impl FnMut(RawLine<'_>),
+) -> io::Result<u64> {
+    // A visitor that reads another file on this thread finds the cell empty and gets a
+    // buffer of its own; whichever is put back last is kept.
+    let mut buffer = READ_BUFFER.with(Cell::take);
+    let result = lines_of(reader, limit, max_line_bytes, visit, &mut buffer);
+    if buffer.capacity() <= MAX_KEPT_BUFFER {
+        READ_BUFFER.with(|cell| cell.set(buffer));
+    }
+    result
+}
+
+thread_local! {
+    /// The read buffer of [`for_each_line`], one per thread and reused from stream to stream:
+    /// a fresh zeroed buffer for every file costs about as much as reading a small file.
+    static READ_BUFFER: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// The largest read buffer kept for the next stream (one grown for a long line is dropped).
+const MAX_KEPT_BUFFER: usize = 4 * CHUNK;
+
+fn lines_of<R: Read>(
     mut reader: R,
     limit: u64,
     max_line_bytes: usize,
     mut visit: impl FnMut(RawLine<'_>),
+    buffer: &mut Vec<u8>,
 ) -> io::Result<u64> {
     let max_line_bytes = max_line_bytes.max(1);
     let first = CHUNK
         .min(usize::try_from(limit).unwrap_or(CHUNK))
         .min(max_line_bytes.saturating_add(1))
         .max(1);
-    let mut buffer = vec![0u8; first];
+    // Exactly `first` bytes long; bytes left from an earlier stream are never read (only
+    // `buffer[..filled]` is), so only a growth is zeroed.
+    buffer.truncate(first);
+    buffer.resize(first, 0);
     let mut filled = 0usize;
     // Bytes of buffer[..filled] already searched for a newline.
     let mut searched = 0usize;

@@ -14,6 +14,7 @@ mod inspect_session;
 mod list_sessions;
 mod search_sessions;
 mod session_entries;
+mod session_failures;
 mod session_handoff;
 mod session_stats;
 
@@ -25,6 +26,7 @@ pub(crate) const ALL: &[ToolSpec] = &[
     search_sessions::TOOL,
     session_stats::TOOL,
     session_handoff::TOOL,
+    session_failures::TOOL,
 ];
 
 /// Returns the tool named `name`.
