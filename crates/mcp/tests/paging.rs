@@ -442,3 +442,86 @@ fn entries_pages_survive_appends_and_refuse_other_cursors() {
     );
     assert!(error.contains("replaced"), "{error}");
 }
+
+/// inspect_session pages over one session return each checkpoint once while Pi appends
+/// turns between pages; a replaced file and a forged cursor are errors naming `cursor`.
+#[test]
+fn inspect_pages_survive_appends_and_refuse_other_cursors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("sessions");
+    let path = write_session(&root, 1);
+    let turn = |text: &mut String, idx: usize, parent: &str| {
+        let user = json!({ "type": "message", "id": format!("u{idx}"), "parentId": parent, "timestamp": "2026-11-01T00:00:00.000Z", "message": { "role": "user", "content": format!("ask {idx}") } });
+        let answer = json!({ "type": "message", "id": format!("r{idx}"), "parentId": format!("u{idx}"), "timestamp": "2026-11-01T00:00:01.000Z", "message": { "role": "assistant", "content": [{ "type": "text", "text": format!("answer {idx}") }], "stopReason": "stop" } });
+        text.push_str(&format!("{user}\n{answer}\n"));
+    };
+    let mut text = std::fs::read_to_string(&path).expect("read");
+    for idx in 0..120 {
+        let parent = if idx == 0 {
+            "a1".to_owned()
+        } else {
+            format!("r{}", idx - 1)
+        };
+        turn(&mut text, idx, &parent);
+    }
+    std::fs::write(&path, &text).expect("write");
+    let root = std::fs::canonicalize(&root).expect("canonical");
+    let path = std::fs::canonicalize(&path)
+        .expect("canonical")
+        .display()
+        .to_string();
+    let server = server(&root);
+    let mut n_appended = 0;
+    let arguments = json!({ "sessionPath": path, "view": "overview", "limit": 7 });
+    let (checkpoints, n_pages) = walk(
+        &server,
+        "inspect_session",
+        &arguments,
+        "checkpoints",
+        &mut |_| {
+            let mut text = std::fs::read_to_string(&path).expect("read");
+            let parent = format!("r{}", 119 + n_appended);
+            turn(&mut text, 120 + n_appended, &parent);
+            std::fs::write(&path, text).expect("append");
+            n_appended += 1;
+        },
+    );
+    assert!(n_pages > 1 && n_appended > 0);
+    let ids: Vec<String> = checkpoints
+        .iter()
+        .filter_map(|item| item["entryId"].as_str().map(str::to_owned))
+        .collect();
+    let expected: Vec<String> = (0..120).map(|idx| format!("r{idx}")).collect();
+    assert_eq!(ids, expected, "every checkpoint of the first snapshot once");
+
+    let first = call_ok(&server, "inspect_session", arguments.clone());
+    let cursor = first["nextCursor"].as_str().expect("a cursor").to_owned();
+    let mut forged = cursor.clone();
+    forged.insert(5, 'f');
+    for bad in [forged.as_str(), "c1.1.2.0000000000000000"] {
+        let error = call_err(
+            &server,
+            "inspect_session",
+            json!({ "sessionPath": path, "view": "overview", "limit": 7, "cursor": bad }),
+        );
+        assert!(error.starts_with("cursor:"), "{error}");
+    }
+    let error = call_err(
+        &server,
+        "inspect_session",
+        json!({ "sessionPath": path, "view": "overview", "limit": 7, "includeToolResults": true, "cursor": cursor }),
+    );
+    assert!(error.contains("other arguments"), "{error}");
+    let replacement = format!("{path}.new");
+    std::fs::write(&replacement, std::fs::read(&path).expect("read")).expect("write");
+    std::fs::rename(&replacement, &path).expect("replace");
+    let error = call_err(
+        &server,
+        "inspect_session",
+        json!({ "sessionPath": path, "view": "overview", "limit": 7, "cursor": cursor }),
+    );
+    assert!(
+        error.starts_with("cursor:") && error.contains("replaced"),
+        "{error}"
+    );
+}
