@@ -120,6 +120,7 @@ const OUTPUT_SCHEMA: &str = r##"{
   "title": "session_entries page",
   "type": "object",
   "required": ["path", "sessionId", "version", "entries", "nextStartLineNo", "nWarnings", "warnings"],
+  "additionalProperties": false,
   "properties": {
     "path": { "type": "string", "description": "Absolute path of the file read." },
     "sessionId": { "type": ["string", "null"], "description": "The header's id." },
@@ -161,8 +162,20 @@ const OUTPUT_SCHEMA: &str = r##"{
         "text": { "type": ["string", "null"], "maxLength": 8000, "description": "Readable body: never thinking, tool calls or images." },
         "isTextTruncated": { "const": true, "description": "Present when text was cut to 8000 characters." },
         "raw": { "description": "The line's JSON exactly as stored; absent when larger than 64 KiB." },
-        "rawBytes": { "type": "integer", "minimum": 0, "description": "Present when raw was left out: its size in bytes." }
-      }
+        "rawBytes": { "type": "integer", "minimum": 0, "description": "Present when raw was left out: its size in bytes." },
+        "stopReason": { "type": "string", "description": "Assistant: stop, toolUse, length (cut off at the output limit), error, aborted, ..." },
+        "errorMessage": { "type": "string", "description": "Assistant: the provider's or Pi's error." },
+        "isError": { "type": "boolean", "description": "Tool result: the tool failed." },
+        "exitCode": { "type": "integer", "description": "! command: the exit code." },
+        "cancelled": { "const": true, "description": "! command: cancelled by the user." },
+        "truncated": { "const": true, "description": "! command: Pi kept only part of the output." },
+        "fullOutputPath": { "type": "string", "description": "Where Pi saved the whole output it cut." },
+        "excludeFromContext": { "const": true, "description": "!! command: not sent to the model." },
+        "toolCalls": { "type": "array", "items": { "type": "string" }, "description": "Assistant: the names of the tools it called, in order." },
+        "nImages": { "type": "integer", "minimum": 1, "description": "Images in the content, when there are any." },
+        "nThinking": { "type": "integer", "minimum": 1, "description": "Thinking blocks in the content (never shown), when there are any." }
+      },
+      "additionalProperties": false
     },
     "Warning": {
       "type": "object",
@@ -170,8 +183,19 @@ const OUTPUT_SCHEMA: &str = r##"{
       "properties": {
         "lineNo": { "type": ["integer", "null"], "minimum": 1 },
         "kind": { "type": "string" },
-        "message": { "type": "string" }
-      }
+        "message": { "type": "string" },
+        "omitted": {
+          "type": "object",
+          "required": ["kind", "count"],
+          "description": "Only on an `omitted` warning: the warnings of one kind beyond the first ones, counted but not listed.",
+          "properties": {
+            "kind": { "type": "string" },
+            "count": { "type": "integer", "minimum": 1 }
+          },
+          "additionalProperties": false
+        }
+      },
+      "additionalProperties": false
     }
   }
 }
