@@ -195,6 +195,26 @@ fn arguments_sent_as_strings_are_read() {
         json!({ "pattern": "needle", "limit": "2", "wholeWord": "true" }),
     );
     assert_eq!(hits["hits"].as_array().map(Vec::len), Some(2));
+    // A whole number written as a float, as models emit it.
+    for limit in [json!(2.0), json!("2.0")] {
+        let page = call_ok(&server, "list_sessions", json!({ "limit": limit }));
+        assert_eq!(
+            page["sessions"].as_array().map(Vec::len),
+            Some(2),
+            "{limit}"
+        );
+    }
+    for (tool, arguments) in [
+        ("list_sessions", json!({ "limit": "two" })),
+        ("list_sessions", json!({ "limit": 2.5 })),
+        ("list_sessions", json!({ "maxDepth": -1 })),
+    ] {
+        let message = call_err(&server, tool, arguments);
+        assert!(
+            message.contains("whole number") && !message.contains("u64"),
+            "{tool}: the type is named as the schema says: {message}"
+        );
+    }
     for (tool, arguments, name) in [
         ("list_sessions", json!({ "limit": "two" }), "limit"),
         (
@@ -523,5 +543,53 @@ fn inspect_pages_survive_appends_and_refuse_other_cursors() {
     assert!(
         error.starts_with("cursor:") && error.contains("replaced"),
         "{error}"
+    );
+}
+
+/// A line larger than the default page (a pasted file) still comes in a default page under
+/// 32 KiB, its raw JSON left out with its size; `limit` asks for the raw JSON.
+#[test]
+fn a_large_line_keeps_the_default_page_small() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("sessions");
+    let path = write_session(&root, 1);
+    let mut text = std::fs::read_to_string(&path).expect("read");
+    for (idx, n_chars) in [(2, 45_000), (3, 60_000)] {
+        let line = json!({ "type": "message", "id": format!("big{idx}"), "parentId": "a1", "timestamp": "2026-11-01T00:00:00.000Z", "message": { "role": "user", "content": "p".repeat(n_chars) } });
+        text.push_str(&format!("{line}\n"));
+    }
+    std::fs::write(&path, &text).expect("write");
+    let root = std::fs::canonicalize(&root).expect("canonical");
+    let path = std::fs::canonicalize(&path)
+        .expect("canonical")
+        .display()
+        .to_string();
+    let server = server(&root);
+    let (rows, _) = walk(
+        &server,
+        "session_entries",
+        &json!({ "sessionPath": path }),
+        "entries",
+        &mut |_| {},
+    );
+    let big: Vec<&Value> = rows
+        .iter()
+        .filter(|row| row["lineNo"].as_u64() > Some(2))
+        .collect();
+    assert_eq!(big.len(), 2);
+    for row in big {
+        assert!(
+            row.get("raw").is_none() && row["rawBytes"].as_u64() > Some(40_000),
+            "{row}"
+        );
+    }
+    let page = call_ok(
+        &server,
+        "session_entries",
+        json!({ "sessionPath": path, "startLineNo": 3, "limit": 1 }),
+    );
+    assert!(
+        page["entries"][0]["raw"].is_object(),
+        "limit keeps the raw JSON"
     );
 }
