@@ -14,7 +14,7 @@ use crate::error::ToolError;
 use crate::server::CallContext;
 
 /// Returns the tool parameters `arguments` decode to; a wrong type or value names the
-/// argument (`limit: invalid type: string "x", expected u64`), an unknown or missing one is
+/// argument (`limit: invalid type: string "x", expected a whole number of 0 or more`), an unknown or missing one is
 /// named by serde's own message.
 pub(crate) fn parse<T: DeserializeOwned + JsonSchema>(
     arguments: JsonObject,
@@ -24,13 +24,37 @@ pub(crate) fn parse<T: DeserializeOwned + JsonSchema>(
     coerce(&mut value, &schema, &schema);
     serde_path_to_error::deserialize(value).map_err(|error| {
         let path = error.path().to_string();
-        let message = error.into_inner().to_string();
+        let message = plain_type_words(&error.into_inner().to_string());
         if path == "." {
             ToolError::Arguments(message)
         } else {
             ToolError::argument(path, message)
         }
     })
+}
+
+/// Returns serde's message with Rust's type names (`expected u64`) in the words of the
+/// schema a caller reads (`expected a whole number of 0 or more`).
+fn plain_type_words(message: &str) -> String {
+    const WORDS: [(&str, &str); 8] = [
+        ("expected u64", "expected a whole number of 0 or more"),
+        ("expected usize", "expected a whole number of 0 or more"),
+        ("expected u32", "expected a whole number of 0 or more"),
+        ("expected u16", "expected a whole number of 0 or more"),
+        ("expected u8", "expected a whole number of 0 or more"),
+        ("expected i64", "expected a whole number"),
+        ("expected f64", "expected a number"),
+        ("expected a boolean", "expected true or false"),
+    ];
+    let mut message = message.to_owned();
+    for (rust, plain) in WORDS {
+        if let Some(at) = message.find(rust)
+            && !message[at + rust.len()..].starts_with(|c: char| c.is_ascii_alphanumeric())
+        {
+            message.replace_range(at..at + rust.len(), plain);
+        }
+    }
+    message
 }
 
 /// Rewrites, in place, the strings of `value` that stand for an integer, a number, a boolean
@@ -69,6 +93,12 @@ fn coerce(value: &mut serde_json::Value, schema: &serde_json::Value, root: &serd
                 .ok()
                 .map(Value::from)
                 .or_else(|| text.parse::<u64>().ok().map(Value::from))
+                .or_else(|| {
+                    text.parse::<f64>()
+                        .ok()
+                        .filter(|number| number.fract() == 0.0)
+                        .map(Value::from)
+                })
         } else {
             None
         }
@@ -92,6 +122,18 @@ fn coerce(value: &mut serde_json::Value, schema: &serde_json::Value, root: &serd
         if let Some(replacement) = replacement {
             *value = replacement;
         }
+    }
+    // `2.0` (or `"2.0"`, read as a number above) is the whole number 2: models emit it.
+    if types.contains(&"integer")
+        && !types.contains(&"number")
+        && let Some(number) = value.as_f64()
+        && !value.is_i64()
+        && !value.is_u64()
+        && number.fract() == 0.0
+        && number.abs() < 9_007_199_254_740_992.0
+    {
+        // Exact: a whole f64 under 2^53 converts to i64 without loss.
+        *value = Value::from(number as i64);
     }
     match value {
         Value::Object(object) => {

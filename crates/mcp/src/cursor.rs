@@ -1,7 +1,10 @@
 //! Page cursors: opaque strings naming where the previous page ended by the last item's sort
 //! key (never an offset, which a session written between two pages would shift), bound to
-//! the tool and to a digest of the call's other arguments, with a checksum so that a damaged
-//! or made-up cursor is refused instead of read as some other position.
+//! the tool and to a digest of the call's other arguments, sealed with a keyed hash so that a
+//! damaged or made-up cursor is refused instead of read as some other position.
+
+use std::hash::{BuildHasher, RandomState};
+use std::sync::OnceLock;
 
 use rmcp::model::JsonObject;
 use serde_json::Value;
@@ -59,8 +62,8 @@ fn write_canonical(value: &Value, out: &mut String) {
     }
 }
 
-/// FNV-1a, 64 bits: a checksum against damage and casual edits, not a secret (a cursor
-/// only names a position in files the caller may read anyway).
+/// FNV-1a, 64 bits: the digest of a call's arguments (not a secret: it only tells two
+/// queries apart).
 fn fnv1a(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in bytes {
@@ -68,6 +71,15 @@ fn fnv1a(bytes: &[u8]) -> u64 {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     hash
+}
+
+/// Returns the check value of a cursor's payload: SipHash under a random key drawn once per
+/// server process, so a client cannot build a cursor the server did not hand out (an
+/// unkeyed checksum can be recomputed by anyone who reads one cursor). Cursors therefore
+/// continue only within one server process; a restarted server refuses them as made up.
+fn seal(bytes: &[u8]) -> u64 {
+    static KEY: OnceLock<RandomState> = OnceLock::new();
+    KEY.get_or_init(RandomState::new).hash_one(bytes)
 }
 
 /// Returns the cursor continuing after `key` in the tool `tool`'s pages for the arguments
@@ -80,7 +92,7 @@ pub(crate) fn encode(tool: &str, digest: &str, key: &Value) -> String {
         text.push_str(&format!("{byte:02x}"));
     }
     text.push('.');
-    text.push_str(&format!("{:016x}", fnv1a(payload.as_bytes())));
+    text.push_str(&format!("{:016x}", seal(payload.as_bytes())));
     text
 }
 
@@ -103,7 +115,7 @@ pub(crate) fn decode(tool: &str, digest: &str, cursor: &str) -> Result<Value, To
         .map(|idx| u8::from_str_radix(&hex[idx..idx + 2], 16))
         .collect::<Result<Vec<u8>, _>>()
         .map_err(|_| forged())?;
-    if format!("{:016x}", fnv1a(&bytes)) != checksum {
+    if format!("{:016x}", seal(&bytes)) != checksum {
         return Err(forged());
     }
     let payload: Value = serde_json::from_slice(&bytes).map_err(|_| forged())?;
@@ -155,7 +167,17 @@ mod tests {
         let idx = PREFIX.len() + 10;
         forged[idx] = if forged[idx] == b'0' { b'1' } else { b'0' };
         let forged = String::from_utf8(forged).unwrap_or_default();
-        for bad in [forged.as_str(), "sessions:3", "c1.zz.00", ""] {
+        // A payload with other keys, sealed with the unkeyed checksum anyone can compute.
+        let payload = serde_json::json!({ "t": "list_sessions", "q": digest(&arguments), "k": ["", "/etc/passwd"] }).to_string();
+        let hex: String = payload.bytes().map(|byte| format!("{byte:02x}")).collect();
+        let rebuilt = format!("{PREFIX}{hex}.{:016x}", fnv1a(payload.as_bytes()));
+        for bad in [
+            forged.as_str(),
+            rebuilt.as_str(),
+            "sessions:3",
+            "c1.zz.00",
+            "",
+        ] {
             let error = decode("list_sessions", &digest(&arguments), bad).map(|_| ());
             assert!(
                 matches!(&error, Err(e) if e.to_string().contains("made up")),

@@ -48,9 +48,11 @@ fn inline(value: &Value, root: &Value, stack: &mut Vec<String>) -> Value {
             {
                 let depth = stack.iter().filter(|seen| *seen == reference).count();
                 let mut resolved = if depth >= MAX_RECURSION {
+                    // Any value, not an untyped object: the levels above are typed in full,
+                    // and an object with no properties would tell a client nothing while
+                    // strict validators refuse it.
                     serde_json::json!({
-                        "type": "object",
-                        "description": "Nested deeper: the same shape as its parent.",
+                        "description": "Nested deeper: the same shape as its parent (not repeated here).",
                     })
                 } else {
                     stack.push(reference.clone());

@@ -238,8 +238,14 @@ fn cancelled_result(name: &str) -> CallToolResult {
 /// `limits`, and reading stops while too many answers are unwritten. Nothing
 /// but protocol messages is written to stdout.
 pub fn serve_stdio(options: ServerOptions, limits: LoadLimits) -> Result<(), McpError> {
+    // The blocking pool holds the running calls plus stdin's reader and stdout's writer
+    // (tokio runs both on it). Left at its default (512), a call that starts while the last
+    // one's thread is still returning gets a new thread, and each new thread gets its own
+    // malloc arena that keeps a store-sized working set: memory then grows with time even
+    // while no more calls run at once.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .max_blocking_threads(limits.max_running.max(1) + 2)
         .build()
         .map_err(McpError::Runtime)?;
     let result = runtime.block_on(async {

@@ -195,6 +195,26 @@ fn arguments_sent_as_strings_are_read() {
         json!({ "pattern": "needle", "limit": "2", "wholeWord": "true" }),
     );
     assert_eq!(hits["hits"].as_array().map(Vec::len), Some(2));
+    // A whole number written as a float, as models emit it.
+    for limit in [json!(2.0), json!("2.0")] {
+        let page = call_ok(&server, "list_sessions", json!({ "limit": limit }));
+        assert_eq!(
+            page["sessions"].as_array().map(Vec::len),
+            Some(2),
+            "{limit}"
+        );
+    }
+    for (tool, arguments) in [
+        ("list_sessions", json!({ "limit": "two" })),
+        ("list_sessions", json!({ "limit": 2.5 })),
+        ("list_sessions", json!({ "maxDepth": -1 })),
+    ] {
+        let message = call_err(&server, tool, arguments);
+        assert!(
+            message.contains("whole number") && !message.contains("u64"),
+            "{tool}: the type is named as the schema says: {message}"
+        );
+    }
     for (tool, arguments, name) in [
         ("list_sessions", json!({ "limit": "two" }), "limit"),
         (
@@ -441,4 +461,135 @@ fn entries_pages_survive_appends_and_refuse_other_cursors() {
         json!({ "sessionPath": path, "cursor": cursor }),
     );
     assert!(error.contains("replaced"), "{error}");
+}
+
+/// inspect_session pages over one session return each checkpoint once while Pi appends
+/// turns between pages; a replaced file and a forged cursor are errors naming `cursor`.
+#[test]
+fn inspect_pages_survive_appends_and_refuse_other_cursors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("sessions");
+    let path = write_session(&root, 1);
+    let turn = |text: &mut String, idx: usize, parent: &str| {
+        let user = json!({ "type": "message", "id": format!("u{idx}"), "parentId": parent, "timestamp": "2026-11-01T00:00:00.000Z", "message": { "role": "user", "content": format!("ask {idx}") } });
+        let answer = json!({ "type": "message", "id": format!("r{idx}"), "parentId": format!("u{idx}"), "timestamp": "2026-11-01T00:00:01.000Z", "message": { "role": "assistant", "content": [{ "type": "text", "text": format!("answer {idx}") }], "stopReason": "stop" } });
+        text.push_str(&format!("{user}\n{answer}\n"));
+    };
+    let mut text = std::fs::read_to_string(&path).expect("read");
+    for idx in 0..120 {
+        let parent = if idx == 0 {
+            "a1".to_owned()
+        } else {
+            format!("r{}", idx - 1)
+        };
+        turn(&mut text, idx, &parent);
+    }
+    std::fs::write(&path, &text).expect("write");
+    let root = std::fs::canonicalize(&root).expect("canonical");
+    let path = std::fs::canonicalize(&path)
+        .expect("canonical")
+        .display()
+        .to_string();
+    let server = server(&root);
+    let mut n_appended = 0;
+    let arguments = json!({ "sessionPath": path, "view": "overview", "limit": 7 });
+    let (checkpoints, n_pages) = walk(
+        &server,
+        "inspect_session",
+        &arguments,
+        "checkpoints",
+        &mut |_| {
+            let mut text = std::fs::read_to_string(&path).expect("read");
+            let parent = format!("r{}", 119 + n_appended);
+            turn(&mut text, 120 + n_appended, &parent);
+            std::fs::write(&path, text).expect("append");
+            n_appended += 1;
+        },
+    );
+    assert!(n_pages > 1 && n_appended > 0);
+    let ids: Vec<String> = checkpoints
+        .iter()
+        .filter_map(|item| item["entryId"].as_str().map(str::to_owned))
+        .collect();
+    let expected: Vec<String> = (0..120).map(|idx| format!("r{idx}")).collect();
+    assert_eq!(ids, expected, "every checkpoint of the first snapshot once");
+
+    let first = call_ok(&server, "inspect_session", arguments.clone());
+    let cursor = first["nextCursor"].as_str().expect("a cursor").to_owned();
+    let mut forged = cursor.clone();
+    forged.insert(5, 'f');
+    for bad in [forged.as_str(), "c1.1.2.0000000000000000"] {
+        let error = call_err(
+            &server,
+            "inspect_session",
+            json!({ "sessionPath": path, "view": "overview", "limit": 7, "cursor": bad }),
+        );
+        assert!(error.starts_with("cursor:"), "{error}");
+    }
+    let error = call_err(
+        &server,
+        "inspect_session",
+        json!({ "sessionPath": path, "view": "overview", "limit": 7, "includeToolResults": true, "cursor": cursor }),
+    );
+    assert!(error.contains("other arguments"), "{error}");
+    let replacement = format!("{path}.new");
+    std::fs::write(&replacement, std::fs::read(&path).expect("read")).expect("write");
+    std::fs::rename(&replacement, &path).expect("replace");
+    let error = call_err(
+        &server,
+        "inspect_session",
+        json!({ "sessionPath": path, "view": "overview", "limit": 7, "cursor": cursor }),
+    );
+    assert!(
+        error.starts_with("cursor:") && error.contains("replaced"),
+        "{error}"
+    );
+}
+
+/// A line larger than the default page (a pasted file) still comes in a default page under
+/// 32 KiB, its raw JSON left out with its size; `limit` asks for the raw JSON.
+#[test]
+fn a_large_line_keeps_the_default_page_small() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("sessions");
+    let path = write_session(&root, 1);
+    let mut text = std::fs::read_to_string(&path).expect("read");
+    for (idx, n_chars) in [(2, 45_000), (3, 60_000)] {
+        let line = json!({ "type": "message", "id": format!("big{idx}"), "parentId": "a1", "timestamp": "2026-11-01T00:00:00.000Z", "message": { "role": "user", "content": "p".repeat(n_chars) } });
+        text.push_str(&format!("{line}\n"));
+    }
+    std::fs::write(&path, &text).expect("write");
+    let root = std::fs::canonicalize(&root).expect("canonical");
+    let path = std::fs::canonicalize(&path)
+        .expect("canonical")
+        .display()
+        .to_string();
+    let server = server(&root);
+    let (rows, _) = walk(
+        &server,
+        "session_entries",
+        &json!({ "sessionPath": path }),
+        "entries",
+        &mut |_| {},
+    );
+    let big: Vec<&Value> = rows
+        .iter()
+        .filter(|row| row["lineNo"].as_u64() > Some(2))
+        .collect();
+    assert_eq!(big.len(), 2);
+    for row in big {
+        assert!(
+            row.get("raw").is_none() && row["rawBytes"].as_u64() > Some(40_000),
+            "{row}"
+        );
+    }
+    let page = call_ok(
+        &server,
+        "session_entries",
+        json!({ "sessionPath": path, "startLineNo": 3, "limit": 1 }),
+    );
+    assert!(
+        page["entries"][0]["raw"].is_object(),
+        "limit keeps the raw JSON"
+    );
 }

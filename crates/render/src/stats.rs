@@ -643,8 +643,8 @@ pub const STATS_SCHEMA: &str = r##"{
         "usage": { "$ref": "#/$defs/Usage", "description": "Any other row: its records, each counted once." }
       },
       "oneOf": [
-        { "required": ["path", "sessionId", "cwd", "depth", "nTurns", "toolCalls", "pi", "own", "withRuns"], "not": { "required": ["usage"] } },
-        { "required": ["usage"], "not": { "anyOf": [{ "required": ["path"] }, { "required": ["pi"] }, { "required": ["own"] }, { "required": ["withRuns"] }] } }
+        { "required": ["path", "sessionId", "cwd", "depth", "nTurns", "toolCalls", "pi", "own", "withRuns"], "properties": { "path": true, "sessionId": true, "cwd": true, "depth": true, "nTurns": true, "toolCalls": true, "pi": true, "own": true, "withRuns": true, "usage": false } },
+        { "required": ["usage"], "properties": { "usage": true, "path": false, "pi": false, "own": false, "withRuns": false } }
       ],
       "additionalProperties": false
     }

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::args::{bounded, parse, session_target};
+use crate::cursor;
 use crate::error::ToolError;
 use crate::output::{
     MAX_PAGE_BYTES, ToolOutput, add_size_fields, bound_warnings, bounded_text, json_from_writer,
@@ -55,7 +56,8 @@ required. entryId is an entry id or `line:N`.
 returned; tool output only with includeToolResults (it can hold sensitive material).
 - Pages: limit results (default 20, at most 50) and at most 32 KiB of JSON (256 KiB when limit is given) (fewer results \
 when needed). When nextCursor is not null, repeat the same arguments with cursor = \
-nextCursor: later pages read the same snapshot of the file even while Pi appends to it.
+nextCursor: later pages read the same snapshot of the file even while Pi appends to it (a \
+cursor of a file since replaced or cut shorter is refused).
 - Damage in the file is in warnings (at most 50; nWarnings counts them all).";
 
 /// The arguments of `inspect_session`: the session-inspection tool's, plus `sessionPath`.
@@ -118,11 +120,22 @@ fn output_schema() -> Arc<JsonObject> {
 }
 
 fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolError> {
-    let params: InspectSessionParams = parse(arguments)?;
+    let digest = cursor::digest(&arguments);
+    let mut params: InspectSessionParams = parse(arguments)?;
+    let after = params
+        .cursor
+        .take()
+        .map(|text| {
+            cursor::decode(TOOL.name, &digest, &text).and_then(|key| SnapshotKey::from_value(&key))
+        })
+        .transpose()?;
     let budget = page_budget(params.limit.is_some());
     let mut limit = bounded("limit", params.limit, DEFAULT_LIMIT, 1, MAX_LIMIT)?;
     let view = view(&params)?;
     let target = session_target(context, params.session_path)?;
+    if let (Some(after), pi_retrospect_app::SessionRef::Path(path)) = (&after, &target.session) {
+        after.check_same_file(path)?;
+    }
     // A page larger than the bound is asked for again with half as many results; its cursor
     // continues after the results it holds.
     loop {
@@ -131,14 +144,20 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             view: pi_retrospect_transcript::InspectRequest {
                 view: view.clone(),
                 limit: Some(limit),
-                cursor: params.cursor.clone(),
+                cursor: after.as_ref().map(|after| after.position.clone()),
                 scope: pi_retrospect_transcript::SearchScope {
                     tool_results: params.include_tool_results,
                     ..pi_retrospect_transcript::SearchScope::default()
                 },
             },
         };
-        let result = pi_retrospect_app::inspect(&request, &context.env)?;
+        let mut result = pi_retrospect_app::inspect(&request, &context.env)?;
+        // The page's own cursor is a position in the snapshot it read; the one handed out
+        // also names the file and that snapshot's size, so a later page refuses another file.
+        if let Some(position) = result.page.next_cursor.take() {
+            let key = SnapshotKey::of(&result.session.path, result.page.snapshot.bytes, position)?;
+            result.page.next_cursor = Some(cursor::encode(TOOL.name, &digest, &key.to_value()));
+        }
         let session = &result.session;
         let mut document = json_from_writer(|out| {
             pi_retrospect_render::inspect::write_json(
@@ -227,4 +246,80 @@ fn view(params: &InspectSessionParams) -> Result<InspectView, ToolError> {
             after: bounded("after", params.after, DEFAULT_NEIGHBOURS, 0, MAX_NEIGHBOURS)?,
         },
     })
+}
+
+/// Where one session's checkpoint pages are: the file's identity (device and inode), the
+/// size of the snapshot the first page read, and the position inside that snapshot's
+/// results. The snapshot is fixed by its size, so appends between pages neither shift nor
+/// repeat results.
+#[derive(Debug, Clone)]
+struct SnapshotKey {
+    dev: u64,
+    ino: u64,
+    snapshot_bytes: u64,
+    position: String,
+}
+
+impl SnapshotKey {
+    fn of(path: &str, snapshot_bytes: u64, position: String) -> Result<SnapshotKey, ToolError> {
+        use std::os::unix::fs::MetadataExt;
+        let metadata = std::fs::metadata(path)
+            .map_err(|error| ToolError::Internal(format!("{path}: {error}")))?;
+        Ok(SnapshotKey {
+            dev: metadata.dev(),
+            ino: metadata.ino(),
+            snapshot_bytes,
+            position,
+        })
+    }
+
+    /// Refuses (as an error about `cursor`) a file that is not the first page's: another
+    /// inode, or shorter than the snapshot the first page read.
+    fn check_same_file(&self, path: &str) -> Result<(), ToolError> {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(metadata) = std::fs::metadata(path) else {
+            // A missing file is reported by the read itself, naming the path.
+            return Ok(());
+        };
+        if (metadata.dev(), metadata.ino()) != (self.dev, self.ino) {
+            return Err(ToolError::argument(
+                "cursor",
+                format!("{path} was replaced since the first page; start again without cursor"),
+            ));
+        }
+        if metadata.len() < self.snapshot_bytes {
+            return Err(ToolError::argument(
+                "cursor",
+                format!(
+                    "{path} is shorter than at the first page ({} < {} bytes); start again \
+                     without cursor",
+                    metadata.len(),
+                    self.snapshot_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn to_value(&self) -> Value {
+        serde_json::json!([self.dev, self.ino, self.snapshot_bytes, self.position])
+    }
+
+    fn from_value(value: &Value) -> Result<SnapshotKey, ToolError> {
+        let invalid = || ToolError::argument("cursor", "not a nextCursor of inspect_session");
+        let number = |idx: usize| value[idx].as_u64().ok_or_else(invalid);
+        let position = value[3].as_str().ok_or_else(invalid)?.to_owned();
+        // The position must itself be a well-formed page position of this snapshot.
+        let decoded = pi_retrospect_transcript::Cursor::decode(&position).map_err(|_| invalid())?;
+        let key = SnapshotKey {
+            dev: number(0)?,
+            ino: number(1)?,
+            snapshot_bytes: number(2)?,
+            position,
+        };
+        if decoded.snapshot_bytes != key.snapshot_bytes {
+            return Err(invalid());
+        }
+        Ok(key)
+    }
 }

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use serde_json::Value;
 
 use crate::error::ToolError;
 use crate::output::{MAX_PAGE_BYTES, ToolOutput, error_result};
@@ -121,12 +122,187 @@ fn require_session_path(schema: &JsonObject) -> Arc<JsonObject> {
 pub(crate) fn input_schema<T: schemars::JsonSchema + std::any::Any>() -> Arc<JsonObject> {
     // The parameter types are structs, so the schema is always an object and the check in
     // `schema_for_input` cannot fail; the unchecked schema is the same document.
-    rmcp::handler::server::common::schema_for_input::<T>()
-        .unwrap_or_else(|_| rmcp::handler::server::common::schema_for_type::<T>())
+    let schema = rmcp::handler::server::common::schema_for_input::<T>()
+        .unwrap_or_else(|_| rmcp::handler::server::common::schema_for_type::<T>());
+    let mut schema = Value::Object((*schema).clone());
+    drop_rust_formats(&mut schema);
+    match schema {
+        Value::Object(object) => Arc::new(object),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+/// Removes the `format`s schemars adds for Rust integer types (`uint64`, `uint`, ...): JSON
+/// Schema defines no such format, so strict validators (ajv) refuse the whole schema, and
+/// `minimum`/`maximum` already say the range.
+fn drop_rust_formats(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            if object
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|format| {
+                    format.starts_with("int")
+                        || format.starts_with("uint")
+                        || format == "double"
+                        || format == "float"
+                })
+            {
+                object.remove("format");
+            }
+            object.values_mut().for_each(drop_rust_formats);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_rust_formats),
+        _ => {}
+    }
 }
 
 /// Returns a JSON Schema written as text, as an object.
 pub(crate) fn schema_from_text(text: &str) -> Arc<JsonObject> {
     // The schemas are constants of this crate; a test parses every one of them.
     Arc::new(serde_json::from_str(text).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON Schema 2020-12 keywords the schemas may use; anything else is a typo or a
+    /// generator's extension that strict validators (ajv) refuse.
+    const KEYWORDS: &[&str] = &[
+        "$schema",
+        "$id",
+        "$ref",
+        "$defs",
+        "$comment",
+        "title",
+        "description",
+        "type",
+        "enum",
+        "const",
+        "default",
+        "examples",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "minimum",
+        "maximum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "oneOf",
+        "anyOf",
+        "allOf",
+        "not",
+        "deprecated",
+        "readOnly",
+        "unevaluatedProperties",
+    ];
+    /// The formats JSON Schema defines that the schemas use.
+    const FORMATS: &[&str] = &["date-time", "date", "uri"];
+
+    fn has_type(schema: &serde_json::Map<String, Value>, name: &str) -> bool {
+        match schema.get("type") {
+            Some(Value::String(kind)) => kind == name,
+            Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == name),
+            _ => false,
+        }
+    }
+
+    /// Collects what is wrong with `schema` at `at`. A branch of `oneOf`/`anyOf`/`allOf`/`not`
+    /// only narrows its parent (which states the type and the properties), so it need not
+    /// repeat them.
+    fn check(schema: &Value, at: &str, is_branch: bool, problems: &mut Vec<String>) {
+        let Value::Object(object) = schema else {
+            if !schema.is_boolean() {
+                problems.push(format!("{at}: not a schema"));
+            }
+            return;
+        };
+        for key in object.keys() {
+            if !KEYWORDS.contains(&key.as_str()) {
+                problems.push(format!("{at}: unknown keyword {key}"));
+            }
+        }
+        if let Some(Value::String(format)) = object.get("format")
+            && !FORMATS.contains(&format.as_str())
+        {
+            problems.push(format!("{at}: unknown format {format}"));
+        }
+        let is_reference = object.contains_key("$ref") || object.contains_key("const");
+        if !is_branch && !is_reference {
+            if object.contains_key("properties") && !has_type(object, "object") {
+                problems.push(format!("{at}: properties without type object"));
+            }
+            if has_type(object, "object") {
+                let is_map = object
+                    .get("additionalProperties")
+                    .is_some_and(Value::is_object);
+                if !object.contains_key("properties") && !is_map {
+                    problems.push(format!("{at}: an object without properties"));
+                }
+                if !object.contains_key("additionalProperties")
+                    && !object.contains_key("unevaluatedProperties")
+                {
+                    problems.push(format!("{at}: additionalProperties not stated"));
+                }
+            }
+            if has_type(object, "array") && !object.contains_key("items") {
+                problems.push(format!("{at}: an array without items"));
+            }
+        }
+        for (key, value) in object {
+            match key.as_str() {
+                "properties" | "$defs" => {
+                    for (name, item) in value.as_object().into_iter().flatten() {
+                        check(item, &format!("{at}/{key}/{name}"), false, problems);
+                    }
+                }
+                "items" | "additionalProperties" => {
+                    check(value, &format!("{at}/{key}"), false, problems);
+                }
+                "not" => check(value, &format!("{at}/not"), true, problems),
+                "oneOf" | "anyOf" | "allOf" => {
+                    for (idx, item) in value.as_array().into_iter().flatten().enumerate() {
+                        check(item, &format!("{at}/{key}/{idx}"), true, problems);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn every_schema_is_strict() {
+        let mut problems = Vec::new();
+        for tool in ALL {
+            for is_session_known in [false, true] {
+                let described = tool.describe(is_session_known);
+                let input = Value::Object((*described.input_schema).clone());
+                check(
+                    &input,
+                    &format!("{} input", tool.name),
+                    false,
+                    &mut problems,
+                );
+                let output = described
+                    .output_schema
+                    .map(|schema| Value::Object((*schema).clone()))
+                    .unwrap_or(Value::Null);
+                check(
+                    &output,
+                    &format!("{} output", tool.name),
+                    false,
+                    &mut problems,
+                );
+            }
+        }
+        problems.dedup();
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
 }

@@ -14,8 +14,8 @@ use crate::args::{EntryType, MessageRole, OneOrMany, check_time_range, parse, se
 use crate::cursor;
 use crate::error::ToolError;
 use crate::output::{
-    MAX_PAGE_BYTES, ToolOutput, bound_warnings, bounded_text, fit_rows, json_from_writer,
-    page_budget, text_from_writer,
+    DEFAULT_PAGE_BYTES, MAX_PAGE_BYTES, ToolOutput, bound_warnings, bounded_text, fit_rows,
+    json_from_writer, page_budget, text_from_writer,
 };
 use crate::server::CallContext;
 use crate::tools::{ToolSpec, input_schema, schema_from_text};
@@ -36,8 +36,11 @@ const DEFAULT_LIMIT: u64 = 100;
 const MAX_LIMIT: u64 = 500;
 /// Characters of `text` kept in a row.
 const MAX_TEXT_CHARS: usize = 8_000;
-/// The largest `raw` kept in a row, in bytes.
+/// The largest `raw` kept in a row, in bytes, when `limit` is given (the 256 KiB budget).
 const MAX_RAW_BYTES: usize = 64 * 1024;
+/// The largest `raw` kept in a default page's row: with up to 8000 characters of text it
+/// still fits the default 32 KiB budget, so one large line does not make the page large.
+const DEFAULT_MAX_RAW_BYTES: usize = 16 * 1024;
 /// The most `ids` × `parentIds` combinations one call may ask for.
 const MAX_HANDLE_COMBINATIONS: usize = 64;
 
@@ -53,8 +56,8 @@ calls or images. raw is the line's JSON exactly as stored.
 - Filters combine with AND; values within ids, parentIds, types, messageRoles and \
 search.terms OR. search is literal, case-insensitive unless caseSensitive.
 - Pages: at most `limit` rows (default 100, at most 500) and at most 32 KiB of JSON (256 KiB when limit is given); text is \
-cut to 8000 characters (isTextTruncated) and raw over 64 KiB is left out (rawBytes gives its \
-size). When nextCursor is not null, call again with the same arguments and cursor = nextCursor \
+cut to 8000 characters (isTextTruncated) and raw over 16 KiB (64 KiB when limit is given) is left \
+out (rawBytes gives its size). When nextCursor is not null, call again with the same arguments and cursor = nextCursor \
 for the next page (or startLineNo = nextStartLineNo, which does not check the file is the same).
 - Damage in the file is in warnings (at most 50; nWarnings counts them all), never a failure.";
 
@@ -120,6 +123,7 @@ const OUTPUT_SCHEMA: &str = r##"{
   "title": "session_entries page",
   "type": "object",
   "required": ["path", "sessionId", "version", "entries", "nextStartLineNo", "nWarnings", "warnings"],
+  "additionalProperties": false,
   "properties": {
     "path": { "type": "string", "description": "Absolute path of the file read." },
     "sessionId": { "type": ["string", "null"], "description": "The header's id." },
@@ -160,9 +164,21 @@ const OUTPUT_SCHEMA: &str = r##"{
         "messageRole": { "type": ["string", "null"], "description": "The role of a message entry." },
         "text": { "type": ["string", "null"], "maxLength": 8000, "description": "Readable body: never thinking, tool calls or images." },
         "isTextTruncated": { "const": true, "description": "Present when text was cut to 8000 characters." },
-        "raw": { "description": "The line's JSON exactly as stored; absent when larger than 64 KiB." },
-        "rawBytes": { "type": "integer", "minimum": 0, "description": "Present when raw was left out: its size in bytes." }
-      }
+        "raw": { "description": "The line's JSON exactly as stored; absent when larger than 16 KiB (64 KiB when limit is given)." },
+        "rawBytes": { "type": "integer", "minimum": 0, "description": "Present when raw was left out: its size in bytes." },
+        "stopReason": { "type": "string", "description": "Assistant: stop, toolUse, length (cut off at the output limit), error, aborted, ..." },
+        "errorMessage": { "type": "string", "description": "Assistant: the provider's or Pi's error." },
+        "isError": { "type": "boolean", "description": "Tool result: the tool failed." },
+        "exitCode": { "type": "integer", "description": "! command: the exit code." },
+        "cancelled": { "const": true, "description": "! command: cancelled by the user." },
+        "truncated": { "const": true, "description": "! command: Pi kept only part of the output." },
+        "fullOutputPath": { "type": "string", "description": "Where Pi saved the whole output it cut." },
+        "excludeFromContext": { "const": true, "description": "!! command: not sent to the model." },
+        "toolCalls": { "type": "array", "items": { "type": "string" }, "description": "Assistant: the names of the tools it called, in order." },
+        "nImages": { "type": "integer", "minimum": 1, "description": "Images in the content, when there are any." },
+        "nThinking": { "type": "integer", "minimum": 1, "description": "Thinking blocks in the content (never shown), when there are any." }
+      },
+      "additionalProperties": false
     },
     "Warning": {
       "type": "object",
@@ -170,8 +186,19 @@ const OUTPUT_SCHEMA: &str = r##"{
       "properties": {
         "lineNo": { "type": ["integer", "null"], "minimum": 1 },
         "kind": { "type": "string" },
-        "message": { "type": "string" }
-      }
+        "message": { "type": "string" },
+        "omitted": {
+          "type": "object",
+          "required": ["kind", "count"],
+          "description": "Only on an `omitted` warning: the warnings of one kind beyond the first ones, counted but not listed.",
+          "properties": {
+            "kind": { "type": "string" },
+            "count": { "type": "integer", "minimum": 1 }
+          },
+          "additionalProperties": false
+        }
+      },
+      "additionalProperties": false
     }
   }
 }
@@ -230,7 +257,12 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     let first_size = after.as_ref().map_or(now.size, |after| after.size);
     let mut is_more = rows.len() > filters.limit;
     rows.truncate(filters.limit);
-    let page = bound_rows(&mut rows);
+    let max_raw_bytes = if filters.budget > DEFAULT_PAGE_BYTES {
+        MAX_RAW_BYTES
+    } else {
+        DEFAULT_MAX_RAW_BYTES
+    };
+    let page = bound_rows(&mut rows, max_raw_bytes);
     if page.n_rows < rows.len() {
         rows.truncate(page.n_rows);
         is_more = true;
@@ -486,7 +518,7 @@ struct Page {
 
 /// Cuts each row's text and raw JSON to their limits and returns how many rows fit in one
 /// page.
-fn bound_rows(rows: &mut [EntryRow]) -> Page {
+fn bound_rows(rows: &mut [EntryRow], max_raw_bytes: usize) -> Page {
     let mut page = Page::default();
     let mut n_bytes = 0;
     for (idx, row) in rows.iter_mut().enumerate() {
@@ -497,7 +529,7 @@ fn bound_rows(rows: &mut [EntryRow]) -> Page {
             page.cut_text.push(idx);
         }
         if let Some(raw) = &row.raw
-            && raw.get().len() > MAX_RAW_BYTES
+            && raw.get().len() > max_raw_bytes
         {
             page.omitted_raw.push((idx, raw.get().len()));
             row.raw = None;
@@ -568,7 +600,7 @@ mod tests {
                     row(idx as u64 + 2, &"é".repeat(*n_chars), *raw_bytes)
                 })
                 .collect();
-            let page = bound_rows(&mut rows);
+            let page = bound_rows(&mut rows, MAX_RAW_BYTES);
             assert_eq!(page.n_rows, *n_rows, "{shape:?}");
             assert_eq!(page.cut_text, *cut_text, "{shape:?}");
             let omitted: Vec<usize> = page.omitted_raw.iter().map(|(idx, _)| *idx).collect();
