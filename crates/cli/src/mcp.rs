@@ -26,12 +26,14 @@ Tools (all read-only):
 A session path argument must be a session file the stores list. The stores are found as `list` finds them (these \
 flags, else $PI_CODING_AGENT_SESSION_DIR, Pi's settings and the default root) and are read \
 again on every call. The server writes nothing but protocol messages to stdout and stops when \
-stdin closes.
+stdin closes, once every call it read is answered. A line of a session longer than 64 MiB \
+($PI_RETROSPECT_MAX_LINE) is skipped with a warning.
 
 Load: as many calls run at once as the machine has threads; up to 512 more wait in order, and \
 one past that is answered with a tool error saying to retry. A call is stopped after \
 --call-timeout seconds (30 by default) or when the client cancels it. While the client \
-leaves answers unread, the server stops reading requests.";
+leaves answers unread, the server stops reading requests. A request that reuses the id of one \
+not yet answered is answered too, under that id.";
 
 /// Flags of `mcp`.
 #[derive(Debug, Args)]

@@ -162,6 +162,43 @@ fn three_hundred_calls_of_three_tools_in_flight_are_answered_once_each() {
     server.close();
 }
 
+/// A client that writes its calls, stops reading and closes its end still gets every answer,
+/// the calls waiting for their turn when it closed included; and a call that
+/// reuses the id of one still open is answered too, under that id.
+#[test]
+fn every_call_read_is_answered_after_stdin_closes_and_reused_ids_are_answered() {
+    let root = store(40);
+    let mut server = Server::start(root.path(), &[]);
+    let n_calls = 150;
+    for id in 0..n_calls {
+        let tool = ["session_stats", "search_sessions", "list_sessions"][id as usize % 3];
+        let arguments = match tool {
+            "search_sessions" => json!({"pattern": "fixture", "limit": 5}),
+            _ => json!({}),
+        };
+        server.send(&call(id, tool, &arguments));
+    }
+    // Twice more the id 7, while the first call 7 may still wait or run.
+    server.send(&call(7, "list_sessions", &json!({"limit": 1})));
+    server.send(&call(7, "session_stats", &json!({"by": "model"})));
+    // Not read for a while, so that the answers waiting to be read reach their bound and the
+    // calls behind them wait when stdin closes.
+    std::thread::sleep(Duration::from_millis(1500));
+    let answers = server.close();
+    let mut n_per_id = std::collections::HashMap::new();
+    for answer in &answers {
+        assert_ne!(answer["result"]["isError"], true, "{}", text_of(answer));
+        *n_per_id
+            .entry(answer["id"].as_u64().expect("a numeric id"))
+            .or_insert(0) += 1;
+    }
+    assert_eq!(n_per_id.len(), n_calls as usize, "{n_per_id:?}");
+    for id in 0..n_calls {
+        let expected = if id == 7 { 3 } else { 1 };
+        assert_eq!(n_per_id[&id], expected, "answers to call {id}");
+    }
+}
+
 #[test]
 fn a_client_that_stops_reading_leaves_the_server_memory_bounded() {
     let root = store(20);
