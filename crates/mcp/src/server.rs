@@ -220,7 +220,7 @@ fn timeout_result(name: &str, limits: LoadLimits) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(format!(
         "{name} ran longer than its time budget of {} s (pi-retrospect mcp --call-timeout) \
          and was stopped; narrow the request (sessionPath, startTimestamp/endTimestamp, \
-         cwds, or a simpler pattern) or ask for fewer results (limit)",
+         cwds, or a simpler pattern); a lower limit helps only a call that finds much",
         limits.call_timeout.as_secs_f64()
     ))])
 }

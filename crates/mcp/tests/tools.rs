@@ -640,6 +640,11 @@ fn bad_arguments_name_the_argument() {
         ),
         (
             "inspect_session",
+            json!({ "sessionPath": path, "view": "read", "entryId": "nope" }),
+            "entryId: no entry \"nope\" in this session; take an id from view overview",
+        ),
+        (
+            "inspect_session",
             json!({ "sessionPath": path, "view": "search" }),
             "query: required",
         ),
@@ -782,13 +787,15 @@ fn search_stats_and_handoff_tools() {
         json!({ "pattern": "git push origin", "toolArgs": true }),
     );
     assert_eq!(scoped["hits"].as_array().map(Vec::len), Some(1));
+    // The argument is named once, as the tool spells it, and the caret is under the pattern.
+    let bad = call_err(
+        &server,
+        "search_sessions",
+        json!({ "pattern": "(", "regex": true }),
+    );
     assert!(
-        call_err(
-            &server,
-            "search_sessions",
-            json!({ "pattern": "(", "regex": true })
-        )
-        .starts_with("pattern")
+        bad.starts_with("pattern: invalid pattern \"(\"") && !bad.contains("(?:"),
+        "{bad}"
     );
     assert!(
         call_err(

@@ -118,6 +118,14 @@ impl Matcher {
             CaseMode::Insensitive => true,
             CaseMode::Smart => is_all_lowercase(&expression),
         };
+        // A syntax error is reported on the pattern as given, so that its caret points into
+        // the caller's text rather than into the group added below.
+        if pattern.syntax == Syntax::Regex {
+            regex_syntax::ParserBuilder::new()
+                .build()
+                .parse(&expression)
+                .map_err(|error| invalid(error.to_string()))?;
+        }
         // The group keeps an alternation inside the word checks; ripgrep's `-w` uses the same
         // half boundaries, so a pattern that starts or ends with a non-word character works.
         let full = if pattern.is_whole_word {
@@ -345,6 +353,9 @@ mod tests {
             error.to_string().starts_with("invalid pattern \"a(\""),
             "{error}"
         );
+        // The caret points into the pattern as given, never into a group added around it.
+        assert!(!error.to_string().contains("(?:"), "{error}");
+        assert!(error.to_string().contains("\n    a(\n     ^"), "{error}");
         assert!(Matcher::new(&Pattern::literal("a(")).is_ok());
     }
 

@@ -151,7 +151,22 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
                 },
             },
         };
-        let mut result = pi_retrospect_app::inspect(&request, &context.env)?;
+        let mut result = pi_retrospect_app::inspect(&request, &context.env).map_err(|error| {
+            // An entry handle that names nothing is the `entryId` argument's fault.
+            if error.kind == pi_retrospect_app::ErrorKind::NotFound
+                && error.message.starts_with("no entry ")
+            {
+                ToolError::argument(
+                    "entryId",
+                    format!(
+                        "{}; take an id from view overview or session_entries",
+                        error.message
+                    ),
+                )
+            } else {
+                ToolError::App(error)
+            }
+        })?;
         // The page's own cursor is a position in the snapshot it read; the one handed out
         // also names the file and that snapshot's size, so a later page refuses another file.
         if let Some(position) = result.page.next_cursor.take() {

@@ -301,7 +301,14 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
                     format!("{}; start again without cursor", error.message),
                 )
             }
-            pi_retrospect_app::ErrorKind::Usage => ToolError::argument("pattern", error.message),
+            // The application names the CLI's argument (`PATTERN: …`); here it is `pattern`.
+            pi_retrospect_app::ErrorKind::Usage => ToolError::argument(
+                "pattern",
+                error
+                    .message
+                    .strip_prefix("PATTERN: ")
+                    .unwrap_or(&error.message),
+            ),
             _ => ToolError::App(error),
         })?;
     // One named session that cannot be read is a failure, as the CLI's `search --session`
