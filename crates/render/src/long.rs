@@ -790,7 +790,7 @@ pub fn truncate_end(text: &str, width: usize) -> String {
 
 /// Cuts the middle out of `text` so it takes at most `width` columns, keeping its start and
 /// the more telling end (`/home/me/…/app/crates`), with `…` where the cut is.
-fn elide_middle(text: &str, width: usize) -> String {
+pub(crate) fn elide_middle(text: &str, width: usize) -> String {
     if text.width() <= width {
         return text.to_owned();
     }

@@ -115,9 +115,24 @@ pub fn write_table(
 
     let mut widths = column_widths(&lines);
     if shows_facts {
-        // The name is the last column: cut to what the line has left, never wrapped.
+        // The cwd and the name are the last columns: on a narrow line the cwd gives up its
+        // middle first (keeping its telling end, as `list -l` does), then the name is cut to
+        // what the line has left, never wrapped.
         let width = options.width.unwrap_or(DEFAULT_WIDTH);
         let n_columns = widths.len();
+        let fixed: usize = widths[..n_columns - 2].iter().map(|width| width + 2).sum();
+        let cwd_room = width
+            .saturating_sub(fixed + 2 + MIN_DESCRIPTION_CHARS)
+            .clamp(
+                MIN_CWD_CHARS.min(widths[n_columns - 2]),
+                widths[n_columns - 2],
+            );
+        for cells in lines.iter_mut().skip(1) {
+            if let Some(cwd) = cells.get_mut(n_columns - 2) {
+                *cwd = crate::long::elide_middle(cwd, cwd_room);
+            }
+        }
+        widths = column_widths(&lines);
         let used: usize = widths[..n_columns - 1].iter().map(|width| width + 2).sum();
         let room = width.saturating_sub(used).max(MIN_DESCRIPTION_CHARS);
         for cells in &mut lines {
@@ -146,6 +161,12 @@ pub fn write_table(
                 line.push_str(cell);
             }
         }
+        // On a terminal a line still wider than it (many figures, a narrow window) is cut
+        // at its edge with `…`: never wrapped into the next.
+        let line = match options.width {
+            Some(width) if line.trim_end().width() > width => cut_to(line.trim_end(), width),
+            _ => line,
+        };
         let is_emphasised = line_idx == 0 || line_idx + 1 == n_lines;
         if options.color && is_emphasised {
             text.push_str(&format!("{BOLD}{}{RESET}", line.trim_end()));
@@ -352,6 +373,9 @@ const FACT_TITLES: [&str; 5] = ["Turns", "Tool calls", "Duration", "Cwd", "Name"
 /// The fewest columns the name column is cut to, however narrow the line.
 const MIN_DESCRIPTION_CHARS: usize = 16;
 
+/// The fewest columns a session's cwd is elided to on a narrow line.
+const MIN_CWD_CHARS: usize = 12;
+
 /// The most columns of a cwd a session table shows (a longer one is cut with `…`), so a
 /// deep path leaves the name room.
 const MAX_CWD_CHARS: usize = 40;
@@ -375,7 +399,7 @@ fn fact_cells(row: &StatsRow) -> [String; 5] {
         format_count(facts.n_turns),
         format_count(n_tool_calls),
         facts.duration_ms.map(format_duration).unwrap_or_default(),
-        cut_to(&field(&session.cwd), MAX_CWD_CHARS),
+        crate::long::elide_middle(&field(&session.cwd), MAX_CWD_CHARS),
         crate::text::one_line(title, 4096),
     ]
 }
@@ -862,6 +886,74 @@ Total                  700       0           0            0    700    $1.00
 
     /// Session names are cut to the line's width in terminal columns, by whole graphemes:
     /// wide CJK characters count two, an emoji family sequence is kept or dropped whole.
+    /// On a narrow terminal the cwd gives up its middle first, keeping its end, and a line
+    /// still too wide is cut at the edge: every line fits, none wraps.
+    #[test]
+    fn narrow_terminals_elide_the_cwd_and_cut_the_line() {
+        let row = |idx: usize| StatsRow {
+            session: Some(RowSession {
+                path: format!("/s/{idx}.jsonl"),
+                session_id: format!("0199cccc-{idx}"),
+                cwd: "/home/someone/src/a-very-long-project-name/crates/the-app".to_owned(),
+                depth: 0,
+                launched_by: None,
+                fork_of: None,
+                facts: pi_retrospect_core::stats::SessionFacts {
+                    name: Some("Fix the flaky webhook test in CI".to_owned()),
+                    ..Default::default()
+                },
+            }),
+            project: None,
+            model: None,
+            day: None,
+            week: None,
+            month: None,
+            figures: Figures::Session {
+                pi: usage(5, 0.5, 0),
+                own: usage(5, 0.5, 0),
+                with_runs: usage(5, 0.5, 0),
+            },
+        };
+        let report = report(
+            vec![GroupKey::Session],
+            vec![row(0), row(1)],
+            usage(10, 1.0, 0),
+        );
+        let table = |width: Option<usize>| {
+            text_of(|out| {
+                write_table(
+                    out,
+                    &report,
+                    &TableOptions {
+                        width,
+                        ..TableOptions::default()
+                    },
+                )
+            })
+        };
+        let wide = table(Some(220));
+        assert!(
+            wide.contains(
+                "/home/someone…roject-name/crates/the-app  Fix the flaky webhook test in CI"
+            ),
+            "{wide}"
+        );
+        let mid = table(Some(140));
+        assert!(mid.contains("…e/crates/the-app  Fix the flaky w…"), "{mid}");
+        for width in [60, 100, 150] {
+            let text = table(Some(width));
+            for line in text.lines() {
+                assert!(
+                    line.width() <= width,
+                    "{width}: {line:?} is {} wide",
+                    line.width()
+                );
+            }
+        }
+        // Without a terminal the lines are whole (the name still cut at the default width).
+        assert!(table(None).lines().any(|line| line.width() > 100));
+    }
+
     #[test]
     fn session_names_are_cut_by_display_width_never_inside_a_grapheme() {
         use unicode_segmentation::UnicodeSegmentation;
