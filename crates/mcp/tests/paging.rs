@@ -1,4 +1,4 @@
-//! Page walks over a generated store of a few hundred sessions, called in process: every
+//! Page walks over a generated store of thousands of sessions, called in process: every
 //! session is returned exactly once in both orders even when sessions are created between
 //! pages, every page stays inside its budget with its continuation, and arguments sent as
 //! strings (as many clients send them) are read where their meaning is unambiguous.
@@ -93,7 +93,7 @@ fn call_err(server: &Server, tool: &str, arguments: Value) -> String {
 fn list_pages_return_every_session_once() {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().join("sessions");
-    let n_sessions = 400;
+    let n_sessions = 3_000;
     let mut expected: BTreeSet<String> = (0..n_sessions)
         .map(|idx| write_session(&root, idx))
         .collect();
@@ -279,7 +279,7 @@ fn walk(
 fn search_and_stats_pages_return_every_item_once() {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().join("sessions");
-    let n_sessions = 300;
+    let n_sessions = 2_000;
     for idx in 0..n_sessions {
         write_session(&root, idx);
     }
