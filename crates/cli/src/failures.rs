@@ -29,7 +29,7 @@ and last lines of the error (a traceback's last line names it) with numbers, hex
 and line/column positions replaced; a failure without error text is `TOOL: (no error text)`. --repeats \
 lists the same tool called with the same arguments three or more times in a row (failing or \
 not); --by session counts those calls per session (repeatedCalls). Exit status: 0 when some \
-failure was found, 1 when none was, 2 on an error.
+failure (or, with --repeats, a repeated call) was found, 1 when none was, 2 on an error.
 
 Examples (on the committed fixtures, from the repository root, with R=fixtures/pi-real/sessions):
   pi-retrospect failures --sessions-root $R
@@ -178,7 +178,8 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
     }
     let result = pi_retrospect_app::failures(&request, env)?;
     let report = &result.report;
-    let is_found = report.n_failures > 0;
+    // A loop asked for with --repeats is a finding too: `failures --repeats && alert` fires.
+    let is_found = report.n_failures > 0 || !report.repeats.is_empty();
     if args.json {
         render::write_json(out, report, result.groups.as_deref())?;
         return Ok(is_found);
@@ -236,7 +237,9 @@ fn write_jsonl_streamed(
     out: &mut dyn Write,
 ) -> anyhow::Result<bool> {
     let mut written: std::io::Result<()> = Ok(());
+    let mut is_repeat_found = false;
     let totals = pi_retrospect_app::failures_streamed(request, env, &mut |report| {
+        is_repeat_found |= !report.repeats.is_empty();
         written = (|| {
             for warning in &report.warnings {
                 render::write_warning_jsonl(out, warning)?;
@@ -259,5 +262,5 @@ fn write_jsonl_streamed(
     for warning in &totals.warnings {
         render::write_warning_jsonl(out, warning)?;
     }
-    Ok(totals.n_failures > 0)
+    Ok(totals.n_failures > 0 || is_repeat_found)
 }

@@ -181,3 +181,59 @@ fn jsonl_streams_the_rows_of_json_and_grouped_json_holds_no_rows() {
     let (code, _) = run(&["--kind", "tool_error,"]);
     assert_eq!(code, Some(2));
 }
+
+/// A loop found with --repeats is a finding: exit 0 even when no call failed, and 1 without
+/// --repeats.
+#[test]
+fn a_repeated_call_alone_exits_zero_with_repeats() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("--tmp-loop--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let mut lines = vec![
+        r#"{"type":"session","version":3,"id":"0199aaaa-0000-7000-8000-000000000001","timestamp":"2026-12-01T10:00:00.000Z","cwd":"/tmp/loop"}"#.to_owned(),
+        r#"{"type":"message","id":"u0","parentId":null,"timestamp":"2026-12-01T10:00:01.000Z","message":{"role":"user","content":"list /x"}}"#.to_owned(),
+    ];
+    let mut parent = "u0".to_owned();
+    for turn in 0..4 {
+        let call = format!(
+            r#"{{"type":"message","id":"a{turn}","parentId":"{parent}","timestamp":"2026-12-01T10:00:0{}.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c{turn}","name":"bash","arguments":{{"command":"ls /x"}}}}],"stopReason":"toolUse"}}}}"#,
+            2 + turn
+        );
+        let result = format!(
+            r#"{{"type":"message","id":"r{turn}","parentId":"a{turn}","timestamp":"2026-12-01T10:00:0{}.500Z","message":{{"role":"toolResult","toolCallId":"c{turn}","toolName":"bash","content":[{{"type":"text","text":"ok"}}],"isError":false}}}}"#,
+            2 + turn
+        );
+        lines.push(call);
+        lines.push(result);
+        parent = format!("r{turn}");
+    }
+    std::fs::write(
+        project.join("2026-12-01T10-00-00-000Z_0199aaaa-0000-7000-8000-000000000001.jsonl"),
+        lines.join("\n") + "\n",
+    )
+    .expect("write");
+    let run = |args: &[&str]| {
+        binary()
+            .arg("failures")
+            .arg("--sessions-root")
+            .arg(dir.path())
+            .args(args)
+            .output()
+            .expect("run")
+    };
+    let plain = run(&[]);
+    assert_eq!(plain.status.code(), Some(1));
+    for args in [
+        &["--repeats"][..],
+        &["--repeats", "--jsonl"],
+        &["--repeats", "--json"],
+    ] {
+        let output = run(args);
+        assert_eq!(output.status.code(), Some(0), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stdout).contains("ls /x"),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stdout)
+        );
+    }
+}

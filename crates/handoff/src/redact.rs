@@ -1354,8 +1354,11 @@ fn assignment_values(text: &str) -> Vec<Range<usize>> {
             _ => {}
         }
         let is_key_quoted = !quote.as_str().is_empty();
-        if is_colon && !is_key_quoted && !is_alone_on_line(text, key.start()) {
-            continue;
+        // `KEY: value` inside a line is prose as often as not ("the token: see below"): its
+        // value is one word, taken only when it looks generated (`…; pwd: PwdVal321; …`).
+        let is_inline_colon = is_colon && !is_key_quoted && !is_alone_on_line(text, key.start());
+        if is_inline_colon {
+            is_colon = false;
         }
         let line_end = text[value_start..]
             .find('\n')
@@ -1419,6 +1422,9 @@ fn assignment_values(text: &str) -> Vec<Range<usize>> {
             }
             value_start..value_start + value.len()
         };
+        if is_inline_colon && !looks_random(&text[range.clone()]) {
+            continue;
+        }
         if !range.is_empty() {
             values.push(range);
         }
@@ -1880,6 +1886,10 @@ mod tests {
             "npm config set _authToken [redacted: npm-token]",
         ),
         ("pwd: hunter2Secret", "pwd: [redacted: secret-assignment]"),
+        (
+            "set it; pwd: PwdVal321 ; then the token: 9f8e7d6c5b4a3210 goes here",
+            "set it; pwd: [redacted: secret-assignment] ; then the token: [redacted: secret-assignment] goes here",
+        ),
         // Glued to a word, quoted with blanks, a key body without its armour.
         (
             "export X_AKIAIOSFODNN7EXAMPLE=1 and a_AKIAIOSFODNN7EXAMPLE",
@@ -2280,6 +2290,7 @@ mod tests {
         "docker login --password-stdin registry.test and psql --no-password app",
         "run with --token $GH_TOKEN or --api-key \"$KEY\" or --secret-file ~/.s",
         "PWD=/home/me/project and pwd: /tmp/x",
+        "the password: see the vault, and the token: ask Sam",
     ];
 
     #[test]

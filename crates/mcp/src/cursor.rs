@@ -102,7 +102,9 @@ pub(crate) fn decode(tool: &str, digest: &str, cursor: &str) -> Result<Value, To
     let forged = || {
         ToolError::argument(
             "cursor",
-            format!("not a nextCursor of {tool} (damaged or made up); start again without cursor"),
+            format!(
+                "not a nextCursor of {tool} (damaged, made up, or from an earlier server process); start again without cursor"
+            ),
         )
     };
     let body = cursor.strip_prefix(PREFIX).ok_or_else(forged)?;

@@ -351,7 +351,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     {
         return Err(ToolError::argument(
             "cursor",
-            "not a nextCursor of session_failures (damaged or made up); start again without cursor",
+            "not a nextCursor of session_failures (damaged, made up, or from an earlier server process); start again without cursor",
         ));
     }
     let kinds: Vec<FailureKind> = params
