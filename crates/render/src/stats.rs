@@ -886,20 +886,18 @@ Total                  700       0           0            0    700    $1.00
 
     /// Session names are cut to the line's width in terminal columns, by whole graphemes:
     /// wide CJK characters count two, an emoji family sequence is kept or dropped whole.
-    /// On a narrow terminal the cwd gives up its middle first, keeping its end, and a line
-    /// still too wide is cut at the edge: every line fits, none wraps.
-    #[test]
-    fn narrow_terminals_elide_the_cwd_and_cut_the_line() {
-        let row = |idx: usize| StatsRow {
+    /// A top-level session row named `name` in `cwd` with five tokens and $0.50.
+    fn named_session_row(idx: usize, cwd: &str, name: &str) -> StatsRow {
+        StatsRow {
             session: Some(RowSession {
                 path: format!("/s/{idx}.jsonl"),
-                session_id: format!("0199cccc-{idx}"),
-                cwd: "/home/someone/src/a-very-long-project-name/crates/the-app".to_owned(),
+                session_id: format!("0199bbbb-{idx}"),
+                cwd: cwd.to_owned(),
                 depth: 0,
                 launched_by: None,
                 fork_of: None,
                 facts: pi_retrospect_core::stats::SessionFacts {
-                    name: Some("Fix the flaky webhook test in CI".to_owned()),
+                    name: Some(name.to_owned()),
                     ..Default::default()
                 },
             }),
@@ -913,7 +911,15 @@ Total                  700       0           0            0    700    $1.00
                 own: usage(5, 0.5, 0),
                 with_runs: usage(5, 0.5, 0),
             },
-        };
+        }
+    }
+
+    /// On a narrow terminal the cwd gives up its middle first, keeping its end, and a line
+    /// still too wide is cut at the edge: every line fits, none wraps.
+    #[test]
+    fn narrow_terminals_elide_the_cwd_and_cut_the_line() {
+        let cwd = "/home/someone/src/a-very-long-project-name/crates/the-app";
+        let row = |idx: usize| named_session_row(idx, cwd, "Fix the flaky webhook test in CI");
         let report = report(
             vec![GroupKey::Session],
             vec![row(0), row(1)],
@@ -968,30 +974,7 @@ Total                  700       0           0            0    700    $1.00
             let rows: Vec<StatsRow> = names
                 .iter()
                 .enumerate()
-                .map(|(idx, name)| StatsRow {
-                    session: Some(RowSession {
-                        path: format!("/s/{idx}.jsonl"),
-                        session_id: format!("0199bbbb-{idx}"),
-                        cwd: "/w".to_owned(),
-                        depth: 0,
-                        launched_by: None,
-                        fork_of: None,
-                        facts: pi_retrospect_core::stats::SessionFacts {
-                            name: Some(name.clone()),
-                            ..Default::default()
-                        },
-                    }),
-                    project: None,
-                    model: None,
-                    day: None,
-                    week: None,
-                    month: None,
-                    figures: Figures::Session {
-                        pi: usage(5, 0.5, 0),
-                        own: usage(5, 0.5, 0),
-                        with_runs: usage(5, 0.5, 0),
-                    },
-                })
+                .map(|(idx, name)| named_session_row(idx, "/w", name))
                 .collect();
             let report = report(vec![GroupKey::Session], rows, usage(15, 1.5, 0));
             let text = text_of(|out| {
