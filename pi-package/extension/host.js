@@ -6,34 +6,58 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
 
+/** The install forms that work in Pi 1.6 (a bare `./x.tgz` is taken for an extension file). */
+export const INSTALL_FORMS =
+  '`pi install "npm:pi-retrospect@file:/ABSOLUTE/PATH/pi-retrospect-<version>.tgz"` or ' +
+  "`pi install /ABSOLUTE/PATH/TO/UNPACKED/package`";
+
 /** What every tool answers when no binary is found. */
 export const INSTALL_HELP =
   "pi-retrospect is not installed: no PI_RETROSPECT_BIN, no pi-retrospect on PATH and no " +
   "binary for this platform in the package. Install the binary with " +
-  "`cargo install --locked --path crates/cli` (from the pi-retrospect repository) or install " +
-  "the packed package, which carries it: `cargo xtask pi-package`, then " +
-  "`pi install ./pi-retrospect-<version>.tgz`. Then run /reload.";
+  "`cargo install --locked --path crates/cli` (from the pi-retrospect repository), or build " +
+  "the package that carries it with `cargo xtask pi-package` and install the tarball with " +
+  `${INSTALL_FORMS}. Then run /reload.`;
 
-/**
- * The tools that read one session: without a session chosen by the call they read the one
- * this Pi is running. Applied to whichever of them the server lists.
- */
-export const READING_TOOLS = new Set([
+/** Every tool the server has, registered (each answering the install error) even without a binary. */
+export const ALL_TOOLS = [
+  "list_sessions",
   "session_entries",
   "inspect_session",
+  "search_sessions",
+  "session_stats",
   "session_handoff",
   "session_failures",
-  "session_stats",
-]);
+];
 
-/** Tools that leave the current session out unless `includeCurrentSession` is true. */
-export const LEAVING_OUT_TOOLS = new Set(["list_sessions"]);
+/** Tools that read one session: without a `sessionPath` they read the one this Pi is running. */
+export const ONE_SESSION_TOOLS = new Set(["session_entries", "inspect_session", "session_handoff"]);
 
 /**
- * Arguments that choose the sessions a call reads: when a call gives any of them, a reading
- * tool is not pointed at the current session (`session_stats({cwdPrefix})` keeps its meaning).
+ * Tools that read the whole store. They leave the current session out unless
+ * `includeCurrentSession` is true, as `list_sessions` does.
  */
-export const SESSION_SELECTORS = ["sessionPath", "cwds", "cwdPrefix", "id", "name"];
+export const STORE_TOOLS = new Set(["list_sessions", "search_sessions", "session_stats", "session_failures"]);
+
+/**
+ * Store tools that read the current session when the call names nothing else: `session_stats({})`
+ * is this session's cost, `session_failures({})` what failed here. Any other argument (a time
+ * window, `by`, `kind`, `excludeSessionPath`, `includeCurrentSession`, a filter) asks about the
+ * store, as the skill's retrospective does.
+ */
+export const CURRENT_BY_DEFAULT_TOOLS = new Set(["session_stats", "session_failures"]);
+
+/** Arguments that only page or shape the answer: they do not turn a call into a store-wide one. */
+export const SHAPING_ARGUMENTS = new Set(["limit", "cursor", "offset", "timeZone", "rollup"]);
+
+/** The field the host adds to a result to say which sessions the call read. */
+export const SESSIONS_READ = "sessionsRead";
+
+/** Kept for the tests and for older callers: the tools that may read the current session. */
+export const READING_TOOLS = new Set([...ONE_SESSION_TOOLS, ...CURRENT_BY_DEFAULT_TOOLS]);
+
+/** Tools that leave out the current session unless asked (kept name). */
+export const LEAVING_OUT_TOOLS = STORE_TOOLS;
 
 const INCLUDE_CURRENT = "includeCurrentSession";
 const EXCLUDE = "excludeSessionPath";
@@ -74,7 +98,11 @@ export function findBinary(options) {
   if (fromEnv) {
     // A binary named explicitly is never silently replaced by another one.
     if (executable(fromEnv)) return { path: fromEnv, source: "PI_RETROSPECT_BIN" };
-    return { error: `PI_RETROSPECT_BIN=${fromEnv} is not an executable file. ${INSTALL_HELP}` };
+    return {
+      error:
+        `PI_RETROSPECT_BIN=${fromEnv} is set but is not an executable file: fix it, or unset it ` +
+        "to use pi-retrospect on PATH or the binary in this package. Then run /reload.",
+    };
   }
   for (const dir of (env.PATH ?? "").split(delimiter)) {
     if (!dir) continue;
@@ -114,71 +142,122 @@ export function childEnv(env, agentDir) {
   return copy;
 }
 
+/** The first sentence of a text (up to `max` characters), for a short tool description. */
+export function firstSentence(text, max = 200) {
+  const line = (text ?? "").split("\n")[0].trim();
+  const match = /^(.+?[.:;])(\s|$)/.exec(line);
+  const sentence = match ? match[1] : line;
+  return sentence.length <= max ? sentence : `${sentence.slice(0, max - 1).trimEnd()}…`;
+}
+
+/** What the host says, per tool, in place of the server's text about the calling session. */
+function hostNote(name) {
+  if (ONE_SESSION_TOOLS.has(name)) {
+    return "Reads the session this Pi is running unless sessionPath (a `path` from list_sessions) is given.";
+  }
+  if (CURRENT_BY_DEFAULT_TOOLS.has(name)) {
+    return (
+      "With no arguments (or only limit/cursor) it reads the session this Pi is running; any other " +
+      "argument (startTimestamp, by, kind, cwds, ...) reads the store without the current session " +
+      `unless includeCurrentSession. The result's ${SESSIONS_READ} says which.`
+    );
+  }
+  if (STORE_TOOLS.has(name)) {
+    return "Leaves out the session this Pi is running unless includeCurrentSession is true.";
+  }
+  return "";
+}
+
 /**
  * Turns a tool from the server's `tools/list` into what the extension registers: the same
- * name, schemas, description and read-only hint, with the host's defaults written into the
- * schema (a reading tool's `sessionPath` becomes optional; `includeCurrentSession` means what
- * it says, since the host knows the current session).
+ * name, schemas and read-only hint; a short description (the server's first sentence and what
+ * the host adds) so every tool fits codemode's inline budget, the server's whole text staying
+ * in `details` for the namespace instructions; the server's caveats about not knowing the
+ * calling session replaced by what the host does.
  */
 export function adaptTool(tool) {
   const parameters = structuredClone(tool.inputSchema ?? { type: "object" });
   parameters.properties ??= {};
-  const notes = [];
-  const readsSession = READING_TOOLS.has(tool.name) && "sessionPath" in parameters.properties;
-  if (readsSession) {
+  const properties = parameters.properties;
+  const oneSession = ONE_SESSION_TOOLS.has(tool.name) && "sessionPath" in properties;
+  const currentByDefault = CURRENT_BY_DEFAULT_TOOLS.has(tool.name);
+  const store = STORE_TOOLS.has(tool.name);
+  if (oneSession || currentByDefault) {
     if (Array.isArray(parameters.required)) {
       parameters.required = parameters.required.filter((name) => name !== "sessionPath");
     }
-    const property = parameters.properties.sessionPath;
-    property.description = joinText(
-      property.description,
-      "Default: the session this Pi is running, when the call chooses no sessions.",
-    );
-    notes.push(
-      "In this Pi, sessionPath defaults to the current session when the call chooses no sessions " +
-        `(none of ${SESSION_SELECTORS.join(", ")}).`,
-    );
   }
-  const leavesOut = LEAVING_OUT_TOOLS.has(tool.name);
-  const serverTakesInclude = INCLUDE_CURRENT in parameters.properties;
-  if (leavesOut) {
-    parameters.properties[INCLUDE_CURRENT] = {
-      ...(parameters.properties[INCLUDE_CURRENT] ?? {}),
+  if ("sessionPath" in properties && (oneSession || currentByDefault)) {
+    properties.sessionPath = {
+      ...properties.sessionPath,
+      description: oneSession
+        ? "The session file, a `path` from list_sessions (default: the session this Pi is running)."
+        : "Only this session file, a `path` from list_sessions, with its runs (default: the " +
+          "current session when the call gives no other argument).",
+    };
+  }
+  const serverTakesInclude = INCLUDE_CURRENT in properties;
+  const serverTakesExclude = EXCLUDE in properties;
+  if (store) {
+    properties[INCLUDE_CURRENT] = {
+      ...(properties[INCLUDE_CURRENT] ?? {}),
       type: "boolean",
       default: false,
-      description:
-        "Also list the session this Pi is running (default false: it is left out with its runs).",
+      description: "Also read the session this Pi is running (default false: it is left out with its runs).",
     };
-    notes.push(
-      "In this Pi the current session is known: it is left out with its runs unless " +
-        "includeCurrentSession is true.",
-    );
+    if (serverTakesExclude) {
+      properties[EXCLUDE] = {
+        ...properties[EXCLUDE],
+        description: "Also leave out the session at this absolute path, with its runs.",
+      };
+    }
   }
+  let outputSchema = tool.outputSchema;
+  if (outputSchema && (store || oneSession) && outputSchema.type === "object") {
+    outputSchema = structuredClone(outputSchema);
+    outputSchema.properties = {
+      ...(outputSchema.properties ?? {}),
+      [SESSIONS_READ]: { type: "string", description: "Which sessions the call read (added by the Pi package)." },
+    };
+  }
+  const note = hostNote(tool.name);
+  const short = joinText(firstSentence(tool.description ?? ""), note);
   return {
     name: tool.name,
     label: tool.title ?? tool.annotations?.title ?? tool.name,
-    description: joinText(tool.description ?? "", notes.join(" ")),
+    description: short || tool.name,
+    details: joinText(withoutCallerCaveats(tool.description ?? ""), note),
     parameters,
-    outputSchema: tool.outputSchema,
+    outputSchema,
     annotations: tool.annotations,
-    host: {
-      readsSession,
-      leavesOut,
-      serverTakesInclude,
-      serverTakesExclude: EXCLUDE in (tool.inputSchema?.properties ?? {}),
-    },
+    host: { oneSession, currentByDefault, store, serverTakesInclude, serverTakesExclude },
   };
+}
+
+/** The server's description without its lines about not knowing the calling session. */
+export function withoutCallerCaveats(text) {
+  return text
+    .split("\n")
+    .map((line) =>
+      line
+        .replace(/[;,]?\s*Pi 1\.6\.0 does not tell[^.]*\.( Pass your own session file[^.]*\.)?/g, ".")
+        .replace(/\.\./g, "."),
+    )
+    .filter((line) => !/does not know which session/.test(line))
+    .join("\n");
 }
 
 function joinText(first, second) {
   if (!second) return first ?? "";
   if (!first) return second;
-  return `${first}${first.endsWith("\n") ? "" : "\n"}${second}`;
+  return `${first}${first.endsWith("\n") ? "" : " "}${second}`;
 }
 
 /**
- * Completes a call's arguments with the current session. Returns `{args}`, or `{error}` when a
- * reading tool has no session to read (a Pi session that is not saved to a file).
+ * Completes a call's arguments with the current session. Returns `{args, sessionsRead,
+ * dropCurrent}`, or `{error}` when a tool has no session to read (a Pi session that is not
+ * saved to a file). `dropCurrent` asks the caller to remove the current session from a
+ * list_sessions answer (the server leaves out one session per call, and the call named another).
  * @param {ReturnType<typeof adaptTool>} tool
  * @param {Record<string, unknown> | undefined} input
  * @param {string | undefined} currentFile the current session file, if any
@@ -188,24 +267,66 @@ export function prepareArguments(tool, input, currentFile) {
   for (const [key, value] of Object.entries(args)) {
     if (value === undefined) delete args[key];
   }
-  if (tool.host.readsSession && !SESSION_SELECTORS.some((key) => isGiven(args[key]))) {
-    if (!currentFile) {
-      return {
-        error:
-          "sessionPath: this Pi session is not saved to a file (it runs without a session " +
-          "file), so there is no current session to read; pass a sessionPath from list_sessions",
-      };
-    }
+  const host = tool.host;
+  const noSessionFile =
+    "sessionPath: this Pi session is not saved to a file (it runs without a session file), so " +
+    "there is no current session to read; pass a sessionPath from list_sessions";
+  if (host.oneSession) {
+    if (isGiven(args.sessionPath)) return { args, sessionsRead: `the session ${args.sessionPath}` };
+    if (!currentFile) return { error: noSessionFile };
     args.sessionPath = currentFile;
+    return { args, sessionsRead: `the current session ${currentFile}` };
   }
-  if (tool.host.leavesOut) {
-    const include = args[INCLUDE_CURRENT] === true;
-    if (!tool.host.serverTakesInclude) delete args[INCLUDE_CURRENT];
-    if (!include && currentFile && !isGiven(args[EXCLUDE]) && tool.host.serverTakesExclude) {
-      args[EXCLUDE] = currentFile;
-    }
+  if (!host.store) return { args };
+  const include = args[INCLUDE_CURRENT] === true;
+  const given = Object.keys(args).filter((key) => !SHAPING_ARGUMENTS.has(key) && isGiven(args[key]));
+  if (!host.serverTakesInclude) delete args[INCLUDE_CURRENT];
+  if (isGiven(args.sessionPath)) return { args, sessionsRead: `the session ${args.sessionPath} with its runs` };
+  if (host.currentByDefault && given.length === 0) {
+    if (!currentFile) return { error: noSessionFile };
+    args.sessionPath = currentFile;
+    return {
+      args,
+      sessionsRead:
+        `only the current session ${currentFile} (the call gave no arguments; give startTimestamp, ` +
+        "cwds, by or includeCurrentSession to read the store)",
+    };
   }
-  return { args };
+  const excluded = isGiven(args[EXCLUDE]) ? String(args[EXCLUDE]) : undefined;
+  const filtered = given.some((key) => key !== INCLUDE_CURRENT && key !== EXCLUDE) ? "the sessions the filters choose" : "every session of the store";
+  if (include || !currentFile) {
+    const what = excluded ? `${filtered} except ${excluded}` : filtered;
+    return { args, sessionsRead: currentFile ? `${what}, the current session included` : what };
+  }
+  if (!excluded || excluded === currentFile) {
+    if (host.serverTakesExclude) args[EXCLUDE] = currentFile;
+    return { args, sessionsRead: `${filtered} except the current session ${currentFile}` };
+  }
+  // The server leaves out one session per call: list_sessions drops the current one from its
+  // answer; the counting tools cannot, and say so.
+  if (tool.name === "list_sessions") {
+    return { args, dropCurrent: currentFile, sessionsRead: `${filtered} except ${excluded} and the current session` };
+  }
+  return {
+    args,
+    sessionsRead:
+      `${filtered} except ${excluded}; the current session ${currentFile} is read too (one ` +
+      "session can be left out per call)",
+  };
+}
+
+/**
+ * Adds what the host knows to a tool's structured result: which sessions were read, and for
+ * list_sessions without the current session when the server could not leave it out.
+ */
+export function completeResult(structured, prepared) {
+  if (structured === null || typeof structured !== "object" || Array.isArray(structured)) return structured;
+  const result = { ...structured };
+  if (prepared.dropCurrent && Array.isArray(result.sessions)) {
+    result.sessions = result.sessions.filter((session) => session?.path !== prepared.dropCurrent);
+  }
+  if (prepared.sessionsRead) result[SESSIONS_READ] = prepared.sessionsRead;
+  return result;
 }
 
 function isGiven(value) {
@@ -219,9 +340,18 @@ export const RETRO_USAGE =
   "usage: /retro failures | /retro search TEXT | /retro stats (the current project's " +
   "failures, search hits or tokens and cost, from the pi-retrospect CLI)";
 
+/** How many failure groups `/retro failures` shows (the most recent ones). */
+export const RETRO_FAILURE_GROUPS = 15;
+
+/** How long `/retro` waits for the CLI before it stops it. */
+export const RETRO_TIMEOUT_MS = 60_000;
+
+/** The longest `/retro search` text (the CLI's argument list has a bound). */
+const RETRO_MAX_TEXT = 4096;
+
 /**
- * Parses the text after `/retro` into the CLI arguments it runs (before the store flags), or a
- * usage message.
+ * Parses the text after `/retro` into the CLI arguments it runs (before the store flags) and
+ * the heading its output gets, or a usage message.
  */
 export function retroCommand(text) {
   const trimmed = (text ?? "").trim();
@@ -230,28 +360,97 @@ export function retroCommand(text) {
   const rest = space < 0 ? "" : trimmed.slice(space + 1).trim();
   switch (sub) {
     case "failures":
+      if (rest) return { usage: `/retro ${sub} takes no arguments\n${RETRO_USAGE}` };
+      return { sub, args: ["failures", "--here", "--by", "signature", "--json"] };
     case "stats":
       if (rest) return { usage: `/retro ${sub} takes no arguments\n${RETRO_USAGE}` };
-      return { args: [sub, "--here", "--color", "never"] };
+      return { sub, args: ["stats", "--here", "--by", "model", "--color", "never"] };
     case "search":
       if (!rest) return { usage: `/retro search needs the text to search for\n${RETRO_USAGE}` };
+      if (rest.includes("\0")) return { usage: "/retro search: the text cannot hold a NUL character" };
+      if (rest.length > RETRO_MAX_TEXT) {
+        return { usage: `/retro search: the text is ${rest.length} characters long; at most ${RETRO_MAX_TEXT}` };
+      }
       // `--` so a text that starts with `-` is searched for, not taken as a flag.
-      return { args: ["search", "--here", "--color", "never", "--", rest] };
+      return { sub, args: ["search", "--here", "--color", "never", "--", rest] };
     default:
       return { usage: sub ? `unknown /retro command ${JSON.stringify(sub)}\n${RETRO_USAGE}` : RETRO_USAGE };
   }
 }
 
+/** Shows control characters escaped, so session text cannot drive the terminal. */
+export function escapeControls(text) {
+  return String(text).replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
+}
+
+/** The warnings the CLI wrote to stderr, and the rest (an error message). */
+function splitStderr(stderr) {
+  const warnings = [];
+  const other = [];
+  for (const line of stderr.split("\n")) {
+    if (!line.trim()) continue;
+    if (/^pi-retrospect: (warning|note):/.test(line)) warnings.push(line.replace(/^pi-retrospect: /, ""));
+    else other.push(line);
+  }
+  return { warnings, other };
+}
+
+/** `/retro failures`: the CLI's groups by signature, the most recent last (on screen). */
+export function formatFailureGroups(document, limit = RETRO_FAILURE_GROUPS) {
+  const groups = Array.isArray(document?.groups) ? [...document.groups] : [];
+  const nFailures = document?.nFailures ?? groups.reduce((sum, group) => sum + (group.count ?? 0), 0);
+  if (groups.length === 0) return "no failures in this project's sessions";
+  groups.sort((a, b) => String(a.lastSeen).localeCompare(String(b.lastSeen)));
+  const shown = groups.slice(-limit);
+  const lines = [
+    `${nFailures} failure${nFailures === 1 ? "" : "s"} in ${groups.length} group${groups.length === 1 ? "" : "s"} ` +
+      `(same tool and error text)${groups.length > shown.length ? `; the ${shown.length} seen most recently` : ""}, newest last:`,
+  ];
+  for (const group of shown) {
+    const last = String(group.lastSeen ?? "").replace("T", " ").replace(/\.\d+Z$/, "Z");
+    lines.push(`${String(group.count).padStart(5)}×  ${group.nSessions} session${group.nSessions === 1 ? "" : "s"}, last ${last}`);
+    lines.push(`        ${escapeControls(group.key)}`);
+    lines.push(`        e.g. ${escapeControls(group.examplePath)} ${escapeControls(group.exampleEntryId)}`);
+  }
+  lines.push(
+    "Every failure: session_failures in a codemode script, or `pi-retrospect failures --here` in a shell.",
+  );
+  return lines.join("\n");
+}
+
 /**
- * What `/retro` shows for a finished CLI run: its text on success; for `search` and
- * `failures`, status 1 with nothing on stderr means nothing was found; otherwise the CLI's
- * error message (its first paragraph, without clap's usage lines).
- * @param {{command: string, code: number | null, stdout: string, stderr: string}} run
+ * What `/retro` shows for a finished CLI run, headed by the command it ran: its text on
+ * success; for `search` and `failures`, status 1 with only warnings on stderr means nothing was
+ * found; warnings are shown after the text (as a warning); otherwise the CLI's error message
+ * (its first paragraph, without clap's usage lines).
+ * @param {{command: string, sub?: string, code: number | null, stdout: string, stderr: string,
+ *   timedOut?: boolean, cwd?: string}} run
  */
-export function retroResult({ command, code, stdout, stderr }) {
-  const text = stdout.replace(/\s+$/, "");
-  if (code === 0) return { level: "info", text: text || `${command}: no output` };
-  if (code === 1 && !stderr.trim()) return { level: "info", text: text || `${command}: nothing found` };
-  const message = stderr.trim().split(/\n\s*\n/)[0]?.trim() || `exited with status ${code}`;
-  return { level: "error", text: `${command}: ${message}` };
+export function retroResult({ command, sub, code, stdout, stderr, timedOut, timeoutMs = RETRO_TIMEOUT_MS, cwd }) {
+  const heading = `${command}${cwd ? ` (${cwd})` : ""}`;
+  if (timedOut) {
+    return { level: "error", text: `${heading}: the CLI was stopped after ${timeoutMs / 1000} s without an answer (the timeout)` };
+  }
+  const { warnings, other } = splitStderr(stderr ?? "");
+  const finished = code === 0 || (code === 1 && other.length === 0);
+  if (!finished) {
+    const message = (stderr ?? "").trim().split(/\n\s*\n/)[0]?.trim() || `exited with status ${code}`;
+    return { level: "error", text: `${heading}: ${message}` };
+  }
+  let body = (stdout ?? "").replace(/\s+$/, "");
+  if (sub === "failures") {
+    if (code === 1) body = "";
+    else {
+      try {
+        body = formatFailureGroups(JSON.parse(stdout));
+      } catch {
+        return { level: "error", text: `${heading}: the CLI's --json output could not be read` };
+      }
+    }
+  }
+  if (!body) body = code === 1 ? "nothing found" : "no output";
+  const shownWarnings = warnings.slice(0, 5).map(escapeControls);
+  if (warnings.length > 5) shownWarnings.push(`… and ${warnings.length - 5} more warnings`);
+  const text = [`${heading}:`, body, ...(shownWarnings.length ? ["", ...shownWarnings] : [])].join("\n");
+  return { level: warnings.length > 0 ? "warning" : "info", text };
 }

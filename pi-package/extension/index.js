@@ -4,23 +4,25 @@
 // adds `/retro` for a person at the TUI.
 //
 // Tools must exist when the extension loads (the codemode tool lists them with their schemas),
-// but a server must not run for an invocation that never calls one. So the factory asks the
-// binary for its tool list with a short-lived `pi-retrospect mcp` (initialize, tools/list, close:
-// a few milliseconds) and the serving process starts on the first call. Without a binary the
-// list packed beside the extension (`tools.json`, generated from the packed binary) names the
-// tools, and each answers how to install the binary.
+// but a server must not run for an invocation that never calls one. So the tools are registered
+// from the list packed beside the extension (`tools.json`, the packed binary's own `tools/list`);
+// only a package directory without it asks the binary with a short-lived `pi-retrospect mcp`.
+// The serving process starts on the first call and registers what it lists, so a different
+// binary (PI_RETROSPECT_BIN, PATH) replaces the packed list. Without any list the seven tools
+// are registered by name and each answers how to install the binary.
 
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
 
 import {
-  LEAVING_OUT_TOOLS,
-  READING_TOOLS,
+  ALL_TOOLS,
+  RETRO_TIMEOUT_MS,
   adaptTool,
+  completeResult,
   childEnv,
   findBinary,
   prepareArguments,
@@ -28,12 +30,26 @@ import {
   retroResult,
   storeArgs,
 } from "./host.js";
-import { McpServer } from "./mcp-client.js";
+import { McpServer, killGroup } from "./mcp-client.js";
 
 const PACKAGE_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
 
-/** How long loading waits for the binary's tool list before falling back to the packed one. */
-const LIST_TIMEOUT_MS = 10_000;
+/** How long the server gets to start and list its tools. */
+const LIST_TIMEOUT_MS = 30_000;
+
+/**
+ * How long one call may take before the server is taken for stuck, stopped and replaced
+ * (`PI_RETROSPECT_CALL_TIMEOUT_MS` changes it).
+ */
+const CALL_TIMEOUT_MS = positive(process.env.PI_RETROSPECT_CALL_TIMEOUT_MS) ?? 120_000;
+
+/** How long `/retro` waits for the CLI (`PI_RETROSPECT_RETRO_TIMEOUT_MS` changes it). */
+const RETRO_TIMEOUT = positive(process.env.PI_RETROSPECT_RETRO_TIMEOUT_MS) ?? RETRO_TIMEOUT_MS;
+
+function positive(text) {
+  const value = Number(text);
+  return Number.isFinite(value) && value > 0 ? value : undefined;
+}
 
 /** The namespace the tools are listed under in codemode. */
 const NAMESPACE = "pi_retrospect";
@@ -54,28 +70,26 @@ const state = (globalThis[STATE_KEY] ??= {
 export default async function piRetrospect(pi) {
   const agentDir = getAgentDir();
   const found = findBinary({ packageDir: PACKAGE_DIR });
-  let tools;
+  const packed = readPackedTools();
+  let tools = packed?.tools;
+  let instructions = packed?.instructions;
   let listError;
-  if (found.path) {
+  if (!tools && found.path) {
     try {
       tools = await listedTools(found.path, agentDir);
+      instructions = state.listed.get(found.path)?.instructions;
     } catch (error) {
       listError = `${found.path} mcp could not list its tools: ${messageOf(error)}`;
     }
   }
-  let instructions = tools ? state.listed.get(found.path)?.instructions : undefined;
-  if (!tools) {
-    const packed = readPackedTools();
-    tools = packed?.tools ?? [...LEAVING_OUT_TOOLS, ...READING_TOOLS].map((name) => ({ name }));
-    instructions = packed?.instructions;
-  }
+  tools ??= ALL_TOOLS.map((name) => ({ name, inputSchema: { type: "object" } }));
   const registered = new Map();
   const register = (list, serverInstructions) => {
-    const namespace = namespaceOf(serverInstructions);
-    for (const tool of list) {
+    const adaptedList = list.map((tool) => ({ tool, adapted: adaptTool(tool) }));
+    const namespace = namespaceOf(serverInstructions, adaptedList.map(({ adapted }) => adapted));
+    for (const { tool, adapted } of adaptedList) {
       const key = JSON.stringify(tool);
       if (registered.get(tool.name)?.key === key) continue;
-      const adapted = adaptTool(tool);
       registered.set(tool.name, { key, adapted });
       pi.registerTool({
         name: adapted.name,
@@ -112,7 +126,12 @@ export default async function piRetrospect(pi) {
       return items.length > 0 ? items : null;
     },
     handler: async (args, ctx) => {
-      const shown = await runRetro(args, ctx);
+      let shown;
+      try {
+        shown = await runRetro(args, ctx);
+      } catch (error) {
+        shown = { level: "error", text: `/retro: ${messageOf(error)}` };
+      }
       if (ctx.hasUI) ctx.ui.notify(shown.text, shown.level);
       else process.stderr.write(`${shown.text}\n`);
     },
@@ -148,10 +167,20 @@ function readPackedTools() {
   }
 }
 
-function namespaceOf(instructions) {
+/**
+ * The tools' namespace: a one-line description in codemode's listing, and the server's
+ * instructions with every tool's whole description for `describeNamespace("pi_retrospect")`.
+ */
+function namespaceOf(instructions, adapted) {
   if (!instructions) return undefined;
   const [first] = instructions.split("\n");
-  return { name: NAMESPACE, aliases: ["pi-retrospect"], description: first, instructions };
+  const details = adapted.map((tool) => `## ${tool.name}\n${tool.details}`).join("\n\n");
+  return {
+    name: NAMESPACE,
+    aliases: ["pi-retrospect"],
+    description: `${first} Each tool's whole description: describeNamespace("${NAMESPACE}").instructions.`,
+    instructions: `${instructions}\n\n${details}`,
+  };
 }
 
 /** Forwards one call to the server, completing it with the current session. */
@@ -162,17 +191,22 @@ async function callTool(tool, params, signal, ctx, register) {
   const server = await serverFor(ctx, register);
   let result;
   try {
-    result = await server.callTool(tool.name, prepared.args, signal);
+    result = await server.callTool(tool.name, prepared.args, signal, { timeoutMs: CALL_TIMEOUT_MS });
   } catch (error) {
     if (!server.alive) {
-      throw new Error(`${messageOf(error)} (it is started again on the next call)`);
+      if (state.server === server) stopServer();
+      throw new Error(`${messageOf(error)} (a new server starts on the next call)`);
     }
     throw error;
   }
   const content = Array.isArray(result?.content) ? result.content : [];
+  const structured =
+    result?.structuredContent !== undefined && result?.isError !== true
+      ? completeResult(result.structuredContent, prepared)
+      : result?.structuredContent;
   return {
     content: content.length > 0 ? content : [{ type: "text", text: "" }],
-    ...(result?.structuredContent !== undefined ? { structuredContent: result.structuredContent } : {}),
+    ...(structured !== undefined ? { structuredContent: structured } : {}),
     ...(result?.isError === true ? { isError: true } : {}),
     // The document is already in structuredContent; keeping a second copy in the session
     // file would only grow it.
@@ -194,7 +228,9 @@ async function serverFor(ctx, register) {
     const server = new McpServer({
       command: found.path,
       args,
-      cwd: ctx.cwd,
+      // The server needs no working directory of its own; a project directory removed while
+      // Pi runs must not make the binary look missing.
+      cwd: existsSync(ctx.cwd) ? ctx.cwd : agentDir,
       env: childEnv(process.env, agentDir),
       onToolsChanged: () => {
         server.listTools().then((tools) => register(tools, server.instructions), () => {});
@@ -235,18 +271,44 @@ async function runRetro(text, ctx) {
   if (found.error) return { level: "error", text: found.error };
   const agentDir = getAgentDir();
   const args = [...parsed.args.slice(0, 1), ...storeArgs({ agentDir, sessionDir: ctx.sessionManager.getSessionDir() }), ...parsed.args.slice(1)];
-  const command = `pi-retrospect ${parsed.args[0]}`;
+  const command = `/retro ${parsed.sub}`;
+  if (!existsSync(ctx.cwd)) {
+    return { level: "error", text: `${command}: the project directory ${ctx.cwd} no longer exists` };
+  }
   const run = await new Promise((resolve) => {
-    execFile(
-      found.path,
-      args,
-      { cwd: ctx.cwd, env: childEnv(process.env, agentDir), maxBuffer: 64 * 1024 * 1024, encoding: "utf8" },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : null) : 0;
-        const spawnError = error && typeof error.code !== "number" ? messageOf(error) : "";
-        resolve({ command, code, stdout: stdout ?? "", stderr: stderr || spawnError });
-      },
-    );
+    const done = (error, stdout, stderr) => {
+      const timedOut = false;
+      const code = error ? (typeof error.code === "number" ? error.code : null) : 0;
+      const spawnError = error && typeof error.code !== "number" && !timedOut ? messageOf(error) : "";
+      resolve({ command, sub: parsed.sub, cwd: ctx.cwd, code, timedOut, stdout: stdout ?? "", stderr: stderr || spawnError });
+    };
+    try {
+      // A CLI that hangs (a stuck store, a wrong binary) is killed with what it started:
+      // /retro must not hold the TUI, and nothing it ran outlives it.
+      let timedOut = false;
+      const child = execFile(
+        found.path,
+        args,
+        {
+          cwd: ctx.cwd,
+          env: childEnv(process.env, agentDir),
+          maxBuffer: 64 * 1024 * 1024,
+          encoding: "utf8",
+          detached: process.platform !== "win32",
+        },
+        (error, stdout, stderr) => {
+          clearTimeout(timer);
+          if (timedOut) resolve({ command, sub: parsed.sub, cwd: ctx.cwd, code: null, timedOut, timeoutMs: RETRO_TIMEOUT, stdout: "", stderr: "" });
+          else done(error, stdout, stderr);
+        },
+      );
+      const timer = setTimeout(() => {
+        timedOut = true;
+        killGroup(child, "SIGKILL");
+      }, RETRO_TIMEOUT);
+    } catch (error) {
+      done(error, "", "");
+    }
   });
   return retroResult(run);
 }

@@ -42,20 +42,28 @@ export class McpServer {
    */
   async start(options = {}) {
     const { command, args, cwd, env } = this.options;
-    const child = spawn(command, args, { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
+    // Its own process group, so giving up on it also ends whatever it started (a wrapper
+    // script's children).
+    const child = spawn(command, args, { cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: process.platform !== "win32" });
     this.child = child;
     child.stdin.on("error", () => {
       // A server that exits while a request is written: the exit handler reports it.
     });
-    let buffer = "";
-    child.stdout.setEncoding("utf8");
+    const reader = new LineReader(this.options.maxLineBytes ?? MAX_LINE_BYTES);
     child.stdout.on("data", (chunk) => {
-      buffer += chunk;
-      let newline;
-      while ((newline = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, newline).trim();
-        buffer = buffer.slice(newline + 1);
-        if (line) this.receive(line);
+      const lines = reader.push(chunk);
+      if (lines === undefined) {
+        this.abandon(
+          new Error(
+            `${command} mcp wrote more than ${reader.max} bytes without a newline (a reply this ` +
+              "large is not one this client reads); it was stopped",
+          ),
+        );
+        return;
+      }
+      for (const line of lines) {
+        const trimmed = line.trim();
+        if (trimmed) this.receive(trimmed);
       }
     });
     child.stderr.setEncoding("utf8");
@@ -72,14 +80,28 @@ export class McpServer {
       const tail = this.stderrTail.trim();
       this.finish(new Error(`${command} mcp ${how}${tail ? `: ${tail}` : ""}`));
     });
-    await started;
-    const initialize = this.request("initialize", {
-      protocolVersion: PROTOCOL_VERSION,
-      capabilities: {},
-      clientInfo: { name: "pi-retrospect-extension", version: "1" },
-    });
-    const result = await withTimeout(initialize, options.timeoutMs, "the MCP handshake");
+    let result;
+    try {
+      await started;
+      const initialize = this.request(
+        "initialize",
+        {
+          protocolVersion: PROTOCOL_VERSION,
+          capabilities: {},
+          clientInfo: { name: "pi-retrospect-extension", version: "1" },
+        },
+        undefined,
+        { timeoutMs: options.timeoutMs, what: "the MCP handshake" },
+      );
+      result = await initialize;
+    } catch (error) {
+      // A server that never finished its handshake is of no use and must not outlive the call
+      // that gave up on it (its pipes would also keep Pi from exiting).
+      this.abandon(error);
+      throw error;
+    }
     this.instructions = typeof result?.instructions === "string" ? result.instructions : undefined;
+    this.serverVersion = typeof result?.serverInfo?.version === "string" ? result.serverInfo.version : undefined;
     this.notify("notifications/initialized");
     this.updateRef();
     return result;
@@ -90,11 +112,10 @@ export class McpServer {
     const tools = [];
     let cursor;
     do {
-      const page = await withTimeout(
-        this.request("tools/list", cursor === undefined ? {} : { cursor }),
-        options.timeoutMs,
-        "tools/list",
-      );
+      const page = await this.request("tools/list", cursor === undefined ? {} : { cursor }, undefined, {
+        timeoutMs: options.timeoutMs,
+        what: "tools/list",
+      });
       tools.push(...(page?.tools ?? []));
       cursor = typeof page?.nextCursor === "string" && page.nextCursor ? page.nextCursor : undefined;
     } while (cursor !== undefined);
@@ -106,37 +127,62 @@ export class McpServer {
    * @param {string} name
    * @param {Record<string, unknown>} args
    * @param {AbortSignal} [signal]
+   * @param {{timeoutMs?: number}} [options] a call not answered in time stops the server
    */
-  callTool(name, args, signal) {
-    return this.request("tools/call", { name, arguments: args }, signal);
+  callTool(name, args, signal, options = {}) {
+    return this.request("tools/call", { name, arguments: args }, signal, {
+      timeoutMs: options.timeoutMs,
+      what: `${name}`,
+    });
   }
 
   /**
    * Sends a request and resolves with its result; rejects with the server's error, when the
-   * process exits first, or when `signal` aborts (the server is told to cancel).
+   * process exits first, when `signal` aborts (the server is told to cancel), or after
+   * `timeoutMs` (a server that does not answer is stuck: it is stopped, failing every waiting
+   * request, and the next call starts a new one).
+   * @param {{timeoutMs?: number, what?: string}} [options]
    */
-  request(method, params, signal) {
+  request(method, params, signal, options = {}) {
     if (this.exited) return Promise.reject(this.exited);
     if (signal?.aborted) return Promise.reject(new Error("cancelled"));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
+      let timer;
       const onAbort = () => {
         if (!this.pending.delete(id)) return;
+        clearTimeout(timer);
         this.notify("notifications/cancelled", { requestId: id, reason: "cancelled by Pi" });
         this.updateRef();
         reject(new Error("cancelled"));
       };
       signal?.addEventListener("abort", onAbort, { once: true });
+      const settle = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      };
       this.pending.set(id, {
         resolve: (value) => {
-          signal?.removeEventListener("abort", onAbort);
+          settle();
           resolve(value);
         },
         reject: (error) => {
-          signal?.removeEventListener("abort", onAbort);
+          settle();
           reject(error);
         },
       });
+      if (options.timeoutMs) {
+        timer = setTimeout(() => {
+          if (!this.pending.has(id)) return;
+          const seconds = options.timeoutMs >= 1000 ? `${options.timeoutMs / 1000} s` : `${options.timeoutMs} ms`;
+          this.abandon(
+            new Error(
+              `${options.what ?? method}: ${this.options.command} mcp did not answer within ${seconds} ` +
+                "(the timeout); the server was stopped",
+            ),
+          );
+        }, options.timeoutMs);
+      }
       this.updateRef();
       this.send({ jsonrpc: "2.0", id, method, params });
     });
@@ -233,6 +279,19 @@ export class McpServer {
     term.unref();
   }
 
+  /**
+   * Gives up on the server: kills it at once (SIGKILL also ends a stopped process) and fails
+   * every waiting request with `error`.
+   */
+  abandon(error) {
+    const child = this.child;
+    this.finish(error);
+    if (child) killGroup(child, "SIGKILL");
+    child?.stdout?.destroy();
+    child?.stdin?.destroy();
+    child?.stderr?.destroy();
+  }
+
   /** Ends the server at once (used when the Node process itself exits). */
   kill() {
     const child = this.child;
@@ -240,11 +299,53 @@ export class McpServer {
   }
 }
 
-function withTimeout(promise, timeoutMs, what) {
-  if (!timeoutMs) return promise;
-  let timer;
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${timeoutMs} ms`)), timeoutMs);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+/** Sends `signal` to the child's process group (to the child alone where there is none). */
+export function killGroup(child, signal) {
+  if (child.pid === undefined) return;
+  try {
+    if (process.platform !== "win32") process.kill(-child.pid, signal);
+    else child.kill(signal);
+  } catch {
+    // The group is gone already; the child itself may remain.
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  }
+}
+
+/** The longest line the client reads from the server (a reply is one line). */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Splits a byte stream into lines in linear time: each chunk is scanned once for newlines and
+ * the bytes of an unfinished line are only joined when its newline arrives. Returns undefined
+ * once an unfinished line is longer than `max` bytes.
+ */
+export class LineReader {
+  constructor(max = MAX_LINE_BYTES) {
+    this.max = max;
+    this.parts = [];
+    this.size = 0;
+  }
+
+  /** The lines `chunk` completes (without their newlines), or undefined past the cap. */
+  push(chunk) {
+    const lines = [];
+    let start = 0;
+    let newline;
+    while ((newline = chunk.indexOf(10, start)) >= 0) {
+      const piece = chunk.subarray(start, newline);
+      if (this.size + piece.length > this.max) return undefined;
+      this.parts.push(piece);
+      lines.push(Buffer.concat(this.parts).toString("utf8"));
+      this.parts = [];
+      this.size = 0;
+      start = newline + 1;
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start);
+      this.size += rest.length;
+      if (this.size > this.max) return undefined;
+      this.parts.push(rest);
+    }
+    return lines;
+  }
 }

@@ -5,11 +5,15 @@ import { createInterface } from "node:readline";
 
 const send = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
 const lines = createInterface({ input: process.stdin });
+// A server that never answers its handshake (and ignores stdin closing): FAKE_MODE=silent.
+const silent = process.env.FAKE_MODE === "silent";
+if (silent) setInterval(() => {}, 1000);
 const held = new Map();
 let pingId = 1000;
 
 lines.on("line", (line) => {
   const message = JSON.parse(line);
+  if (silent) return;
   if (message.method === "initialize") {
     send({ jsonrpc: "2.0", id: message.id, result: { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "fake", version: "0" }, instructions: "Fake tools.\nMore." } });
   } else if (message.method === "tools/list") {
@@ -29,6 +33,14 @@ lines.on("line", (line) => {
       held.set(pingId++, message.id);
     } else if (name === "hang") {
       held.set(`hang-${message.id}`, message.id);
+    } else if (name === "flood") {
+      // A reply that never ends: bytes without a newline.
+      const block = "x".repeat(64 * 1024);
+      const write = () => {
+        while (process.stdout.write(block));
+        process.stdout.once("drain", write);
+      };
+      write();
     } else if (name === "die") {
       process.stderr.write("fatal: asked to die\n");
       process.exit(3);
@@ -46,4 +58,6 @@ lines.on("line", (line) => {
     send({ jsonrpc: "2.0", id: callId, result: { content: [{ type: "text", text: `pong ${JSON.stringify(message.result)}` }] } });
   }
 });
-lines.on("close", () => process.exit(0));
+lines.on("close", () => {
+  if (!silent) process.exit(0);
+});

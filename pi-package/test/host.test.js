@@ -7,8 +7,12 @@ import { join } from "node:path";
 import { test } from "node:test";
 
 import {
+  ALL_TOOLS,
   INSTALL_HELP,
   adaptTool,
+  completeResult,
+  firstSentence,
+  formatFailureGroups,
   childEnv,
   findBinary,
   prepareArguments,
@@ -51,60 +55,142 @@ const sessionStats = {
   description: "Counts.",
   inputSchema: {
     type: "object",
-    properties: { sessionPath: { type: ["string", "null"] }, cwdPrefix: { type: "array" }, by: { type: "array" } },
+    properties: {
+      sessionPath: { type: ["string", "null"] },
+      cwdPrefix: { type: "array" },
+      by: { type: "array" },
+      excludeSessionPath: { type: ["string", "null"] },
+    },
   },
 };
 // A tool this extension has never heard of, with a sessionPath: it gets the default only when
 // it is one of the reading tools by name.
 const sessionFailures = {
   name: "session_failures",
-  inputSchema: { type: "object", properties: { sessionPath: { type: "string" }, kind: { type: "string" } }, required: ["sessionPath"] },
+  inputSchema: {
+    type: "object",
+    properties: {
+      sessionPath: { type: "string" },
+      kind: { type: "string" },
+      excludeSessionPath: { type: ["string", "null"] },
+      includeCurrentSession: { type: "boolean" },
+    },
+    required: ["sessionPath"],
+  },
+};
+const searchSessions = {
+  name: "search_sessions",
+  inputSchema: {
+    type: "object",
+    properties: { pattern: { type: "string" }, excludeSessionPath: { type: ["string", "null"] }, includeCurrentSession: { type: "boolean" } },
+    required: ["pattern"],
+  },
 };
 const unknownTool = {
   name: "some_new_tool",
   inputSchema: { type: "object", properties: { sessionPath: { type: "string" } }, required: ["sessionPath"] },
 };
 
-test("a reading tool's sessionPath becomes optional and defaults to the current session", () => {
+test("a one-session tool's sessionPath becomes optional and defaults to the current session", () => {
   const tool = adaptTool(sessionEntries);
   assert.deepEqual(tool.parameters.required, []);
-  assert.match(tool.parameters.properties.sessionPath.description, /^The session\.\nDefault: the session this Pi/);
+  assert.match(tool.parameters.properties.sessionPath.description, /default: the session this Pi is running/);
   assert.deepEqual(sessionEntries.inputSchema.required, ["sessionPath"], "the server's schema is not changed");
-  assert.deepEqual(prepareArguments(tool, { limit: 3 }, CURRENT), { args: { limit: 3, sessionPath: CURRENT } });
-  assert.deepEqual(prepareArguments(tool, { sessionPath: "/other.jsonl" }, CURRENT), { args: { sessionPath: "/other.jsonl" } });
+  const prepared = prepareArguments(tool, { limit: 3 }, CURRENT);
+  assert.deepEqual(prepared.args, { limit: 3, sessionPath: CURRENT });
+  assert.match(prepared.sessionsRead, /current session/);
+  assert.deepEqual(prepareArguments(tool, { sessionPath: "/other.jsonl" }, CURRENT).args, { sessionPath: "/other.jsonl" });
 });
 
-test("a tool added to the server later is handled by name, and other tools are left alone", () => {
+test("session_failures reads the current session only for a call with no arguments", () => {
   const failures = adaptTool(sessionFailures);
   assert.deepEqual(failures.parameters.required, []);
-  assert.deepEqual(prepareArguments(failures, { kind: "tool_error" }, CURRENT).args, { kind: "tool_error", sessionPath: CURRENT });
+  assert.deepEqual(prepareArguments(failures, {}, CURRENT).args, { sessionPath: CURRENT });
+  assert.deepEqual(prepareArguments(failures, { limit: 5 }, CURRENT).args, { limit: 5, sessionPath: CURRENT });
+  // Any other argument asks about the store, without the current session.
+  for (const call of [{ kind: "tool_error" }, { startTimestamp: "7d", by: "signature" }, { includeCurrentSession: false }]) {
+    const prepared = prepareArguments(failures, call, CURRENT);
+    assert.equal(prepared.args.sessionPath, undefined, JSON.stringify(call));
+    assert.equal(prepared.args.excludeSessionPath, CURRENT, JSON.stringify(call));
+    assert.match(prepared.sessionsRead, /except the current session/);
+  }
+  const withCurrent = prepareArguments(failures, { includeCurrentSession: true }, CURRENT);
+  assert.deepEqual(withCurrent.args, { includeCurrentSession: true });
+  assert.match(withCurrent.sessionsRead, /current session included/);
+  // Excluding the current session names it, never reads it alone.
+  assert.deepEqual(prepareArguments(failures, { excludeSessionPath: CURRENT }, CURRENT).args, { excludeSessionPath: CURRENT });
+  const other = prepareArguments(failures, { excludeSessionPath: "/x.jsonl" }, CURRENT);
+  assert.deepEqual(other.args, { excludeSessionPath: "/x.jsonl" });
+  assert.match(other.sessionsRead, /except \/x\.jsonl; the current session .* is read too/);
+});
+
+test("a tool the host does not know is left alone", () => {
   const other = adaptTool(unknownTool);
   assert.deepEqual(other.parameters.required, ["sessionPath"]);
   assert.deepEqual(prepareArguments(other, {}, CURRENT).args, {});
 });
 
-test("session_stats reads the current session only when the call chooses no sessions", () => {
+test("session_stats: the current session for {} only, the store for a filter, a grouping or a window", () => {
   const tool = adaptTool(sessionStats);
-  assert.equal(prepareArguments(tool, { by: ["model"] }, CURRENT).args.sessionPath, CURRENT);
-  assert.deepEqual(prepareArguments(tool, { cwdPrefix: ["/home/me"] }, CURRENT).args, { cwdPrefix: ["/home/me"] });
+  assert.equal(prepareArguments(tool, {}, CURRENT).args.sessionPath, CURRENT);
+  assert.deepEqual(prepareArguments(tool, { by: ["model"] }, CURRENT).args, { by: ["model"], excludeSessionPath: CURRENT });
+  assert.deepEqual(prepareArguments(tool, { cwdPrefix: ["/home/me"] }, CURRENT).args, {
+    cwdPrefix: ["/home/me"],
+    excludeSessionPath: CURRENT,
+  });
   // An empty filter chooses nothing.
   assert.equal(prepareArguments(tool, { cwdPrefix: [] }, CURRENT).args.sessionPath, CURRENT);
 });
 
-test("without a session file a reading tool answers an error naming sessionPath", () => {
-  const result = prepareArguments(adaptTool(sessionEntries), {}, undefined);
-  assert.match(result.error, /^sessionPath: /);
+test("search_sessions leaves the current session out by default, like list_sessions", () => {
+  const tool = adaptTool(searchSessions);
+  assert.deepEqual(prepareArguments(tool, { pattern: "x" }, CURRENT).args, { pattern: "x", excludeSessionPath: CURRENT });
+  assert.deepEqual(prepareArguments(tool, { pattern: "x", includeCurrentSession: true }, CURRENT).args, {
+    pattern: "x",
+    includeCurrentSession: true,
+  });
+  assert.match(tool.parameters.properties.includeCurrentSession.description, /session this Pi is running/);
 });
 
-test("list_sessions leaves the current session out unless includeCurrentSession", () => {
+test("without a session file a reading tool answers an error naming sessionPath", () => {
+  assert.match(prepareArguments(adaptTool(sessionEntries), {}, undefined).error, /^sessionPath: /);
+  assert.match(prepareArguments(adaptTool(sessionStats), {}, undefined).error, /^sessionPath: /);
+  // A store-wide call needs no current session.
+  assert.deepEqual(prepareArguments(adaptTool(sessionStats), { by: "model" }, undefined).args, { by: "model" });
+});
+
+test("list_sessions leaves the current session out unless includeCurrentSession, also when another is excluded", () => {
   const tool = adaptTool(listSessions);
   assert.match(tool.parameters.properties.includeCurrentSession.description, /session this Pi is running/);
-  assert.match(tool.description, /^Lists the sessions\.\nIn this Pi the current session is known/);
+  assert.equal(tool.description, "Lists the sessions. Leaves out the session this Pi is running unless includeCurrentSession is true.");
   assert.equal(tool.label, "List Pi sessions");
   assert.deepEqual(prepareArguments(tool, {}, CURRENT).args, { excludeSessionPath: CURRENT });
   assert.deepEqual(prepareArguments(tool, { includeCurrentSession: true }, CURRENT).args, { includeCurrentSession: true });
-  assert.deepEqual(prepareArguments(tool, { excludeSessionPath: "/x.jsonl" }, CURRENT).args, { excludeSessionPath: "/x.jsonl" });
+  const other = prepareArguments(tool, { excludeSessionPath: "/x.jsonl" }, CURRENT);
+  assert.deepEqual(other.args, { excludeSessionPath: "/x.jsonl" });
+  const answer = { sessions: [{ path: "/a.jsonl" }, { path: CURRENT }], warnings: [] };
+  assert.deepEqual(completeResult(answer, other).sessions, [{ path: "/a.jsonl" }]);
+  assert.match(completeResult(answer, other).sessionsRead, /except \/x\.jsonl and the current session/);
   assert.deepEqual(prepareArguments(tool, {}, undefined).args, {});
+});
+
+test("the package's descriptions are short and drop the server's caveats about the calling session", () => {
+  const server = {
+    ...sessionEntries,
+    description:
+      "Reads the stored entries of one session file in file order. Never writes.\n- sessionPath is a `path` from list_sessions (absolute). Pi 1.6.0 does not tell the server which session is calling, so it is required.\n- More.",
+  };
+  const tool = adaptTool(server);
+  assert.equal(tool.description, "Reads the stored entries of one session file in file order. Reads the session this Pi is running unless sessionPath (a `path` from list_sessions) is given.");
+  assert.doesNotMatch(tool.details, /does not tell/);
+  assert.match(tool.details, /- More\./);
+  assert.equal(firstSentence("a".repeat(300), 50).length, 50);
+  const list = adaptTool({
+    ...listSessions,
+    description: "Lists.\n- The calling session is left out unless includeCurrentSession is true, but only when the server knows it: Pi 1.6.0 does not tell an MCP server which session is calling. Pass your own session file as excludeSessionPath to leave it out.\n- Pages.",
+  });
+  assert.doesNotMatch(list.details, /Pi 1\.6\.0|Pass your own/);
+  assert.match(list.outputSchema.properties.sessionsRead.type, /string/);
 });
 
 test("includeCurrentSession is added when the server does not take it, and never forwarded then", () => {
@@ -151,32 +237,65 @@ test("the binary is found from PI_RETROSPECT_BIN, then PATH, then the package", 
     assert.deepEqual(find({ PATH: join(dir, "empty") }), { path: packaged, source: "package" });
     assert.deepEqual(findBinary({ ...options, arch: "arm64", env: {} }), { error: INSTALL_HELP });
     const wrong = find({ PI_RETROSPECT_BIN: join(dir, "notexec"), PATH: join(dir, "path") });
-    assert.match(wrong.error, /^PI_RETROSPECT_BIN=.*notexec is not an executable file/);
+    assert.match(wrong.error, /^PI_RETROSPECT_BIN=.*notexec is set but is not an executable file: fix it, or unset it/);
+    assert.doesNotMatch(wrong.error, /not installed|no PI_RETROSPECT_BIN/);
     assert.match(INSTALL_HELP, /cargo install --locked --path crates\/cli/);
+    // Pi 1.6 takes a bare `./x.tgz` for an extension file and then fails to start.
+    assert.match(INSTALL_HELP, /pi install "npm:pi-retrospect@file:\/ABSOLUTE\/PATH\/pi-retrospect-<version>\.tgz"/);
+    assert.doesNotMatch(INSTALL_HELP, /pi install \.\//);
+    assert.equal(ALL_TOOLS.length, 7);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
 test("/retro runs the CLI command for the current project", () => {
-  assert.deepEqual(retroCommand("stats"), { args: ["stats", "--here", "--color", "never"] });
-  assert.deepEqual(retroCommand("  failures "), { args: ["failures", "--here", "--color", "never"] });
+  assert.deepEqual(retroCommand("stats"), { sub: "stats", args: ["stats", "--here", "--by", "model", "--color", "never"] });
+  assert.deepEqual(retroCommand("  failures "), { sub: "failures", args: ["failures", "--here", "--by", "signature", "--json"] });
   assert.deepEqual(retroCommand("search -E no such  file"), {
+    sub: "search",
     args: ["search", "--here", "--color", "never", "--", "-E no such  file"],
   });
   assert.match(retroCommand("search").usage, /needs the text/);
+  assert.match(retroCommand("search a\u0000b").usage, /NUL/);
+  assert.match(retroCommand(`search ${"a".repeat(300_000)}`).usage, /at most/);
   assert.match(retroCommand("stats now").usage, /takes no arguments/);
   assert.match(retroCommand("").usage, /^usage: \/retro/);
   assert.match(retroCommand("bogus").usage, /^unknown \/retro command "bogus"/);
 });
 
-test("/retro shows the CLI's text, nothing found, or its error without the usage lines", () => {
-  const run = { command: "pi-retrospect search" };
-  assert.deepEqual(retroResult({ ...run, code: 0, stdout: "a\nb\n\n", stderr: "" }), { level: "info", text: "a\nb" });
-  assert.deepEqual(retroResult({ ...run, code: 1, stdout: "", stderr: "" }), { level: "info", text: "pi-retrospect search: nothing found" });
+test("/retro shows its command, the CLI's text, nothing found with warnings, or its error", () => {
+  const run = { command: "/retro search", sub: "search", cwd: "/p" };
+  assert.deepEqual(retroResult({ ...run, code: 0, stdout: "a\nb\n\n", stderr: "" }), { level: "info", text: "/retro search (/p):\na\nb" });
+  assert.deepEqual(retroResult({ ...run, code: 1, stdout: "", stderr: "" }), { level: "info", text: "/retro search (/p):\nnothing found" });
+  const warned = retroResult({ ...run, code: 1, stdout: "", stderr: "pi-retrospect: warning: /s/broken.jsonl: first line is not valid JSON\n" });
+  assert.equal(warned.level, "warning");
+  assert.equal(warned.text, "/retro search (/p):\nnothing found\n\nwarning: /s/broken.jsonl: first line is not valid JSON");
   assert.deepEqual(
     retroResult({ ...run, code: 2, stdout: "", stderr: "error: unrecognized subcommand 'failures'\n\nUsage: pi-retrospect [OPTIONS] <COMMAND>\n" }),
-    { level: "error", text: "pi-retrospect search: error: unrecognized subcommand 'failures'" },
+    { level: "error", text: "/retro search (/p): error: unrecognized subcommand 'failures'" },
   );
-  assert.deepEqual(retroResult({ ...run, code: null, stdout: "", stderr: "" }), { level: "error", text: "pi-retrospect search: exited with status null" });
+  assert.deepEqual(retroResult({ ...run, code: null, stdout: "", stderr: "" }), { level: "error", text: "/retro search (/p): exited with status null" });
+  assert.match(retroResult({ ...run, timedOut: true, timeoutMs: 5000 }).text, /^\/retro search \(\/p\): the CLI was stopped after 5 s .*timeout/);
+});
+
+test("/retro failures shows a bounded summary of groups, the most recent last", () => {
+  const groups = Array.from({ length: 40 }, (_, i) => ({
+    count: 40 - i,
+    nSessions: 1,
+    key: `bash: error ${i}\u001b]0;title\u0007`,
+    firstSeen: `2026-01-01T00:00:${String(i).padStart(2, "0")}.000Z`,
+    lastSeen: `2026-01-01T00:00:${String(i).padStart(2, "0")}.000Z`,
+    examplePath: "/s/a.jsonl",
+    exampleEntryId: "abc",
+  }));
+  const text = formatFailureGroups({ nFailures: 820, groups: [...groups].reverse() }, 15);
+  const lines = text.split("\n");
+  assert.match(lines[0], /^820 failures in 40 groups .*the 15 seen most recently, newest last/);
+  assert.equal(lines.length, 1 + 15 * 3 + 1);
+  assert.match(lines.at(-3), /bash: error 39/, "the newest group is last, on screen");
+  assert.doesNotMatch(text, /\u001b/);
+  assert.match(lines.at(-1), /session_failures/);
+  const result = retroResult({ command: "/retro failures", sub: "failures", code: 0, stdout: JSON.stringify({ nFailures: 1, groups: groups.slice(0, 1) }), stderr: "" });
+  assert.match(result.text, /^\/retro failures:\n1 failure in 1 group/);
 });

@@ -5,7 +5,7 @@ import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 
-import { McpServer } from "../extension/mcp-client.js";
+import { LineReader, McpServer } from "../extension/mcp-client.js";
 
 const FAKE = fileURLToPath(new URL("./fake-server.js", import.meta.url));
 
@@ -83,4 +83,56 @@ test("close ends the server by closing its stdin", async () => {
   clearInterval(keepAlive);
   assert.equal(code, 0);
   assert.equal(server.alive, false);
+});
+
+function exitOf(server) {
+  const child = server.child;
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve([child.exitCode, child.signalCode]);
+  return once(child, "exit");
+}
+
+test("a call the server does not answer in time fails naming the timeout, and the server is killed", async () => {
+  const server = fake();
+  await server.start();
+  const exited = exitOf(server);
+  const waiting = server.callTool("hang", {});
+  await assert.rejects(server.callTool("hang", {}, undefined, { timeoutMs: 200 }), /hang: .* did not answer within 200 ms \(the timeout\); the server was stopped/);
+  // Every other waiting call fails too, and the process is gone.
+  await assert.rejects(waiting, /did not answer within 200 ms/);
+  assert.equal(server.alive, false);
+  const [, signal] = await exited;
+  assert.equal(signal, "SIGKILL");
+});
+
+test("a handshake that times out kills the process it gave up on", async () => {
+  const server = fake({ env: { ...process.env, FAKE_MODE: "silent" } });
+  const started = server.start({ timeoutMs: 300 });
+  await assert.rejects(started, /the MCP handshake: .* did not answer within 300 ms/);
+  const [, signal] = await exitOf(server);
+  assert.equal(signal, "SIGKILL");
+  assert.equal(server.alive, false);
+});
+
+test("a reply over the line cap stops the server with a clear error instead of growing without bound", async () => {
+  const server = fake({ maxLineBytes: 1024 * 1024 });
+  await server.start();
+  const exited = exitOf(server);
+  await assert.rejects(server.callTool("flood", {}), /wrote more than 1048576 bytes without a newline.*stopped/);
+  assert.equal(server.alive, false);
+  await exited;
+});
+
+test("the line reader joins split lines, keeps multibyte characters and enforces its cap", () => {
+  const reader = new LineReader(16);
+  const text = Buffer.from('{"a":"é"}\n{"b":');
+  assert.deepEqual(reader.push(text.subarray(0, 7)), []);
+  assert.deepEqual(reader.push(text.subarray(7)), ['{"a":"é"}']);
+  assert.deepEqual(reader.push(Buffer.from("1}\n\n")), ['{"b":1}', ""]);
+  assert.equal(reader.push(Buffer.from("x".repeat(17))), undefined);
+  // Many small chunks of one long line are each scanned once: 64 MiB in 64 KiB chunks stays fast.
+  const big = new LineReader(128 * 1024 * 1024);
+  const chunk = Buffer.alloc(64 * 1024, 120);
+  for (let i = 0; i < 1024; i++) assert.deepEqual(big.push(chunk), []);
+  const [line] = big.push(Buffer.from("\n"));
+  assert.equal(line.length, 64 * 1024 * 1024);
 });
