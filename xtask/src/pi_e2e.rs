@@ -602,6 +602,8 @@ const CURRENT = __CURRENT__;
 const SERVER_TOOLS = __TOOLS__;
 const READING = new Set(["session_entries", "inspect_session", "session_handoff", "session_failures",
   "session_stats"]);
+// The store tools leave the current session out (a call with arguments reads the store).
+const LEAVING_OUT = new Set(["list_sessions", "search_sessions"]);
 // What a tool needs besides the session; a tool not named here is called with {}.
 const ARGS = { search_sessions: { pattern: "hello", limit: 200 }, inspect_session: { view: "overview" } };
 const settle = async (call) => {
@@ -615,8 +617,13 @@ const out = { calls: {} };
 for (const name of SERVER_TOOLS) {
   const args = ARGS[name] ?? {};
   const explicit = READING.has(name) ? { ...args, sessionPath: CURRENT }
-    : name === "list_sessions" ? { ...args, excludeSessionPath: CURRENT } : args;
+    : LEAVING_OUT.has(name) ? { ...args, excludeSessionPath: CURRENT } : args;
   const viaPackage = await settle(tools[name](args));
+  // The package says which sessions it read; the server's document is otherwise the same.
+  if (viaPackage.value && typeof viaPackage.value === "object") {
+    out.sessionsRead = { ...(out.sessionsRead ?? {}), [name]: viaPackage.value.sessionsRead };
+    delete viaPackage.value.sessionsRead;
+  }
   const viaMcp = await settle(tools[`mcp__retrospect__${name}`](explicit));
   out.calls[name] = { viaPackage, viaMcp: viaMcp.value ? { value: viaMcp.value.structuredContent,
     isError: viaMcp.value.isError === true } : viaMcp };
@@ -800,15 +807,15 @@ fn check_package(
     )?;
     checks.equal("/retro notifications", &json!(notes.len()), &json!(4))?;
     for (note, (what, args)) in notes.iter().zip([
-        ("/retro stats", vec!["stats", "--here", "--color", "never"]),
+        (
+            "/retro stats",
+            vec!["stats", "--here", "--by", "model", "--color", "never"],
+        ),
         (
             "/retro search hello",
             vec!["search", "--here", "--color", "never", "--", "hello"],
         ),
-        (
-            "/retro failures",
-            vec!["failures", "--here", "--color", "never"],
-        ),
+        ("/retro failures", vec!["failures", "--here", "--count"]),
     ]) {
         let mut full = vec![args[0], "--sessions-root", &sessions_root];
         full.extend(&args[1..]);
@@ -817,33 +824,40 @@ fn check_package(
             .with_context(|| format!("cannot run pi-retrospect {}", args[0]))?;
         let stdout = String::from_utf8_lossy(&run.stdout).trim_end().to_owned();
         let stderr = String::from_utf8_lossy(&run.stderr);
-        if run.status.success() {
-            checks.equal(
-                &format!("{what} shows the CLI's text"),
+        let command = what.split(' ').take(2).collect::<Vec<_>>().join(" ");
+        let message = note["message"].as_str().unwrap_or("");
+        let headed = message.starts_with(&format!("{command} ("));
+        if args[0] == "failures" {
+            // A summary grouped by signature, headed by the number of failures.
+            let count = stdout.trim();
+            checks.holds(
+                &format!("{what} shows the grouped summary"),
+                headed
+                    && note["type"] != json!("error")
+                    && (message.contains(&format!("\n{count} failure"))
+                        || (count == "0" && message.contains("nothing found"))),
                 note,
-                &json!({ "message": stdout, "type": "info" }),
             )?;
-        } else if run.status.code() == Some(1) && stderr.trim().is_empty() {
-            // `search` and `failures` exit 1 when they find nothing: said so, not an error.
-            let message = if stdout.is_empty() {
-                format!("pi-retrospect {}: nothing found", args[0])
+        } else if run.status.success() || (run.status.code() == Some(1) && stderr.trim().is_empty())
+        {
+            let body = if stdout.is_empty() {
+                "nothing found".to_owned()
             } else {
                 stdout.clone()
             };
-            checks.equal(
-                &format!("{what} says nothing was found"),
+            checks.holds(
+                &format!("{what} shows the CLI's text under its command"),
+                headed
+                    && note["type"] == json!("info")
+                    && message.ends_with(&format!("):\n{body}")),
                 note,
-                &json!({ "message": message, "type": "info" }),
             )?;
         } else {
             // A command this binary does not have (yet) is shown as the CLI's error.
             let first = stderr.lines().next().unwrap_or("").trim();
             checks.holds(
                 &format!("{what} shows the CLI's error"),
-                note["type"] == json!("error")
-                    && note["message"]
-                        .as_str()
-                        .is_some_and(|text| !first.is_empty() && text.contains(first)),
+                note["type"] == json!("error") && !first.is_empty() && message.contains(first),
                 note,
             )?;
         }
@@ -997,7 +1011,7 @@ fn check_package(
         ),
     )?;
     checks.equal(
-        "search_sessions hits (search --json)",
+        "search_sessions hits without the current session (search --exclude-current --json)",
         &calls["search_sessions"]["viaPackage"]["value"]["hits"],
         &cli_json(
             &[
@@ -1008,9 +1022,18 @@ fn check_package(
                 "200",
                 "--sessions-root",
                 &sessions_root,
+                "--exclude-current",
             ],
-            None,
+            Some(&current),
         )?["hits"],
+    )?;
+    let read = &got["sessionsRead"];
+    checks.holds(
+        "every package result says which sessions it read",
+        tool_names
+            .iter()
+            .all(|name| read[name].as_str().is_some_and(|text| !text.is_empty())),
+        read,
     )?;
     let bad = &got["badArgument"];
     checks.holds(

@@ -3,11 +3,14 @@
 //! It builds the release binary for the host, and puts into `pi-package/` (none of it
 //! committed) what the package carries beside its extension:
 //! - `bin/<platform>/pi-retrospect`, `<platform>` named as Node names it (`linux-x64`,
-//!   `darwin-arm64`), where the extension looks after `PI_RETROSPECT_BIN` and `PATH`;
-//! - `skills/pi-retrospect/SKILL.md`, copied from `skills/`;
-//! - `tools.json`, the binary's own `tools/list` answer and server instructions, which the
-//!   extension registers its tools from only when it finds no binary (so each of them can say
-//!   how to install one).
+//!   `darwin-arm64`), where the extension looks after `PI_RETROSPECT_BIN` and `PATH`; stripped
+//!   of its symbols (`strip`), which makes it several times smaller;
+//! - `tools.json`, the binary's own `tools/list` answer, server instructions and version,
+//!   which the extension registers its tools from when Pi loads it, so no binary runs before
+//!   the first call.
+//!
+//! The package's skill (`pi-package/skills/`, written for the package's tool names) and its
+//! README are committed.
 //!
 //! Then `npm pack` writes `target/pi-package/pi-retrospect-<version>.tgz`. Installing it needs
 //! no Rust and downloads nothing: the package has no dependencies.
@@ -23,7 +26,7 @@ use serde_json::{Value, json};
 pub const SOURCE_DIR: &str = "pi-package";
 
 /// The files of the package that are committed (the rest is written by [`assemble`]).
-const SOURCE_FILES: &[&str] = &["package.json", "README.md", "extension"];
+const SOURCE_FILES: &[&str] = &["package.json", "README.md", "extension", "skills"];
 
 /// Runs `cargo xtask pi-package`.
 pub fn run(workspace: &Path) -> anyhow::Result<()> {
@@ -114,23 +117,43 @@ pub fn assemble(workspace: &Path, binary: &Path, package: &Path) -> anyhow::Resu
     std::fs::copy(binary, &target)
         .with_context(|| format!("cannot copy {} to {}", binary.display(), target.display()))?;
     make_executable(&target)?;
+    strip(&target);
+    ensure!(
+        package.join("skills/pi-retrospect/SKILL.md").is_file(),
+        "{} has no skills/pi-retrospect/SKILL.md (workspace {})",
+        package.display(),
+        workspace.display()
+    );
 
-    let skills = package.join("skills");
-    remove_dir(&skills)?;
-    copy_tree(
-        &workspace.join("skills/pi-retrospect/SKILL.md"),
-        &skills.join("pi-retrospect/SKILL.md"),
-    )?;
-
-    let (tools, instructions) = list_tools(&target)?;
+    let (tools, instructions, version) = list_tools_with_version(&target)?;
     let document = json!({
         "generatedBy": "cargo xtask pi-package, from the packed binary's tools/list",
+        "version": version,
         "instructions": instructions,
         "tools": tools,
     });
     let text = serde_json::to_string_pretty(&document)? + "\n";
     std::fs::write(package.join("tools.json"), text).context("cannot write tools.json")?;
     Ok(())
+}
+
+/// Strips the packed copy's symbols and debug information (the build's own binary is left
+/// as it is). Without a `strip` on `PATH` the copy is packed as built, with a note.
+fn strip(path: &Path) {
+    if cfg!(windows) {
+        return;
+    }
+    match Command::new("strip").arg(path).status() {
+        Ok(status) if status.success() => {}
+        Ok(status) => eprintln!(
+            "pi-package: strip {} failed ({status}); packed unstripped",
+            path.display()
+        ),
+        Err(error) => eprintln!(
+            "pi-package: no strip ({error}); {} packed unstripped",
+            path.display()
+        ),
+    }
 }
 
 /// The package's version must be the workspace's, so a tarball names the binary it carries.
@@ -174,6 +197,11 @@ fn make_executable(_path: &Path) -> anyhow::Result<()> {
 /// Asks `binary mcp` for its tools (following `nextCursor`) and its instructions, the way the
 /// extension does.
 pub fn list_tools(binary: &Path) -> anyhow::Result<(Vec<Value>, Value)> {
+    list_tools_with_version(binary).map(|(tools, instructions, _)| (tools, instructions))
+}
+
+/// [`list_tools`] and the version the server names in its `serverInfo`.
+pub fn list_tools_with_version(binary: &Path) -> anyhow::Result<(Vec<Value>, Value, Value)> {
     // An empty store: listing tools reads none, and nothing of the caller's is touched.
     let empty = std::env::temp_dir().join(format!("pi-retrospect-list-{}", std::process::id()));
     std::fs::create_dir_all(&empty)?;
@@ -182,7 +210,7 @@ pub fn list_tools(binary: &Path) -> anyhow::Result<(Vec<Value>, Value)> {
     result
 }
 
-fn talk(binary: &Path, empty: &Path) -> anyhow::Result<(Vec<Value>, Value)> {
+fn talk(binary: &Path, empty: &Path) -> anyhow::Result<(Vec<Value>, Value, Value)> {
     let mut child = Command::new(binary)
         .arg("mcp")
         .arg("--sessions-root")
@@ -244,7 +272,11 @@ fn talk(binary: &Path, empty: &Path) -> anyhow::Result<(Vec<Value>, Value)> {
         binary.display()
     );
     ensure!(!tools.is_empty(), "{} mcp lists no tools", binary.display());
-    Ok((tools, initialize["instructions"].clone()))
+    Ok((
+        tools,
+        initialize["instructions"].clone(),
+        initialize["serverInfo"]["version"].clone(),
+    ))
 }
 
 /// Runs `npm pack` in `package`, writing the tarball into `destination`; returns its path.
