@@ -145,26 +145,21 @@ export function childEnv(env, agentDir) {
 /** The first sentence of a text (up to `max` characters), for a short tool description. */
 export function firstSentence(text, max = 200) {
   const line = (text ?? "").split("\n")[0].trim();
-  const match = /^(.+?[.:;])(\s|$)/.exec(line);
+  const match = /^(.+?[.])(\s|$)/.exec(line);
   const sentence = match ? match[1] : line;
   return sentence.length <= max ? sentence : `${sentence.slice(0, max - 1).trimEnd()}…`;
 }
 
 /** What the host says, per tool, in place of the server's text about the calling session. */
 function hostNote(name) {
-  if (ONE_SESSION_TOOLS.has(name)) {
-    return "Reads the session this Pi is running unless sessionPath (a `path` from list_sessions) is given.";
-  }
+  if (ONE_SESSION_TOOLS.has(name)) return "Without sessionPath: the session this Pi is running.";
   if (CURRENT_BY_DEFAULT_TOOLS.has(name)) {
     return (
-      "With no arguments (or only limit/cursor) it reads the session this Pi is running; any other " +
-      "argument (startTimestamp, by, kind, cwds, ...) reads the store without the current session " +
-      `unless includeCurrentSession. The result's ${SESSIONS_READ} says which.`
+      "`{}` reads this Pi's session; any other argument reads the store without it " +
+      `(includeCurrentSession adds it). ${SESSIONS_READ} says which.`
     );
   }
-  if (STORE_TOOLS.has(name)) {
-    return "Leaves out the session this Pi is running unless includeCurrentSession is true.";
-  }
+  if (STORE_TOOLS.has(name)) return "Leaves out this Pi's session unless includeCurrentSession.";
   return "";
 }
 
@@ -191,9 +186,8 @@ export function adaptTool(tool) {
     properties.sessionPath = {
       ...properties.sessionPath,
       description: oneSession
-        ? "The session file, a `path` from list_sessions (default: the session this Pi is running)."
-        : "Only this session file, a `path` from list_sessions, with its runs (default: the " +
-          "current session when the call gives no other argument).",
+        ? "A `path` from list_sessions (default: this Pi's session)."
+        : "Only this `path` from list_sessions, with its runs.",
     };
   }
   const serverTakesInclude = INCLUDE_CURRENT in properties;
@@ -203,12 +197,12 @@ export function adaptTool(tool) {
       ...(properties[INCLUDE_CURRENT] ?? {}),
       type: "boolean",
       default: false,
-      description: "Also read the session this Pi is running (default false: it is left out with its runs).",
+      description: "Also read this Pi's session (default false).",
     };
     if (serverTakesExclude) {
       properties[EXCLUDE] = {
         ...properties[EXCLUDE],
-        description: "Also leave out the session at this absolute path, with its runs.",
+        description: "Also leave out this session file, with its runs.",
       };
     }
   }
@@ -220,8 +214,12 @@ export function adaptTool(tool) {
       [SESSIONS_READ]: { type: "string", description: "Which sessions the call read (added by the Pi package)." },
     };
   }
+  const fullOutputSchema = outputSchema;
+  const fullInputSchema = tool.inputSchema;
+  outputSchema = outputSchema ? shallowOutputSchema(outputSchema) : undefined;
+  shortenDescriptions(parameters);
   const note = hostNote(tool.name);
-  const short = joinText(firstSentence(tool.description ?? ""), note);
+  const short = joinText(firstSentence(tool.description ?? "", 110), note);
   return {
     name: tool.name,
     label: tool.title ?? tool.annotations?.title ?? tool.name,
@@ -229,9 +227,59 @@ export function adaptTool(tool) {
     details: joinText(withoutCallerCaveats(tool.description ?? ""), note),
     parameters,
     outputSchema,
+    fullOutputSchema,
+    fullInputSchema,
     annotations: tool.annotations,
     host: { oneSession, currentByDefault, store, serverTakesInclude, serverTakesExclude },
   };
+}
+
+/**
+ * The output schema codemode declares: the top-level fields with their JSON types, without
+ * descriptions or nested shapes. Codemode renders the whole output type into the model's
+ * prompt, and the servers' full schemas (up to 14 KB each) would leave most tools out of its
+ * inline budget; the full schema stays in the namespace instructions.
+ */
+export function shallowOutputSchema(schema) {
+  if (schema?.type !== "object" || typeof schema.properties !== "object") return schema;
+  const properties = {};
+  for (const [name, field] of Object.entries(schema.properties)) {
+    const type = field?.type;
+    properties[name] = type === undefined ? {} : { type };
+  }
+  return {
+    type: "object",
+    properties,
+    ...(Array.isArray(schema.required) ? { required: schema.required } : {}),
+  };
+}
+
+/** Input properties whose description the package keeps in codemode's declaration. */
+const DESCRIBED_INPUTS = new Set(["sessionPath", INCLUDE_CURRENT, EXCLUDE]);
+
+/**
+ * Drops the descriptions of an input schema (in place) but those of the properties the host
+ * gives a meaning: with them the seven declarations do not fit codemode's inline budget; the
+ * server's descriptions, which explain the arguments, are in the namespace instructions.
+ */
+function shortenDescriptions(schema) {
+  const strip = (node, seen) => {
+    if (node === null || typeof node !== "object" || seen.has(node)) return;
+    seen.add(node);
+    if (typeof node.description === "string") delete node.description;
+    for (const value of Object.values(node)) strip(value, seen);
+  };
+  const seen = new Set();
+  for (const [name, property] of Object.entries(schema.properties ?? {})) {
+    if (DESCRIBED_INPUTS.has(name)) {
+      const { description, ...rest } = property;
+      strip(rest, seen);
+      schema.properties[name] = { ...rest, ...(description ? { description } : {}) };
+    } else {
+      strip(property, seen);
+    }
+  }
+  for (const value of Object.values(schema.$defs ?? {})) strip(value, seen);
 }
 
 /** The server's description without its lines about not knowing the calling session. */

@@ -174,7 +174,14 @@ function readPackedTools() {
 function namespaceOf(instructions, adapted) {
   if (!instructions) return undefined;
   const [first] = instructions.split("\n");
-  const details = adapted.map((tool) => `## ${tool.name}\n${tool.details}`).join("\n\n");
+  const details = adapted
+    .map(
+      (tool) =>
+        `## ${tool.name}\n${tool.details}` +
+        (tool.fullInputSchema ? `\nInput schema: ${JSON.stringify(tool.fullInputSchema)}` : "") +
+        (tool.fullOutputSchema ? `\nOutput schema: ${JSON.stringify(tool.fullOutputSchema)}` : ""),
+    )
+    .join("\n\n");
   return {
     name: NAMESPACE,
     aliases: ["pi-retrospect"],

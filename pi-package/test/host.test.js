@@ -94,7 +94,7 @@ const unknownTool = {
 test("a one-session tool's sessionPath becomes optional and defaults to the current session", () => {
   const tool = adaptTool(sessionEntries);
   assert.deepEqual(tool.parameters.required, []);
-  assert.match(tool.parameters.properties.sessionPath.description, /default: the session this Pi is running/);
+  assert.match(tool.parameters.properties.sessionPath.description, /default: this Pi's session/);
   assert.deepEqual(sessionEntries.inputSchema.required, ["sessionPath"], "the server's schema is not changed");
   const prepared = prepareArguments(tool, { limit: 3 }, CURRENT);
   assert.deepEqual(prepared.args, { limit: 3, sessionPath: CURRENT });
@@ -149,7 +149,7 @@ test("search_sessions leaves the current session out by default, like list_sessi
     pattern: "x",
     includeCurrentSession: true,
   });
-  assert.match(tool.parameters.properties.includeCurrentSession.description, /session this Pi is running/);
+  assert.match(tool.parameters.properties.includeCurrentSession.description, /this Pi's session/);
 });
 
 test("without a session file a reading tool answers an error naming sessionPath", () => {
@@ -161,8 +161,8 @@ test("without a session file a reading tool answers an error naming sessionPath"
 
 test("list_sessions leaves the current session out unless includeCurrentSession, also when another is excluded", () => {
   const tool = adaptTool(listSessions);
-  assert.match(tool.parameters.properties.includeCurrentSession.description, /session this Pi is running/);
-  assert.equal(tool.description, "Lists the sessions. Leaves out the session this Pi is running unless includeCurrentSession is true.");
+  assert.match(tool.parameters.properties.includeCurrentSession.description, /this Pi's session/);
+  assert.equal(tool.description, "Lists the sessions. Leaves out this Pi's session unless includeCurrentSession.");
   assert.equal(tool.label, "List Pi sessions");
   assert.deepEqual(prepareArguments(tool, {}, CURRENT).args, { excludeSessionPath: CURRENT });
   assert.deepEqual(prepareArguments(tool, { includeCurrentSession: true }, CURRENT).args, { includeCurrentSession: true });
@@ -181,7 +181,7 @@ test("the package's descriptions are short and drop the server's caveats about t
       "Reads the stored entries of one session file in file order. Never writes.\n- sessionPath is a `path` from list_sessions (absolute). Pi 1.6.0 does not tell the server which session is calling, so it is required.\n- More.",
   };
   const tool = adaptTool(server);
-  assert.equal(tool.description, "Reads the stored entries of one session file in file order. Reads the session this Pi is running unless sessionPath (a `path` from list_sessions) is given.");
+  assert.equal(tool.description, "Reads the stored entries of one session file in file order. Without sessionPath: the session this Pi is running.");
   assert.doesNotMatch(tool.details, /does not tell/);
   assert.match(tool.details, /- More\./);
   assert.equal(firstSentence("a".repeat(300), 50).length, 50);
@@ -298,4 +298,39 @@ test("/retro failures shows a bounded summary of groups, the most recent last", 
   assert.match(lines.at(-1), /session_failures/);
   const result = retroResult({ command: "/retro failures", sub: "failures", code: 0, stdout: JSON.stringify({ nFailures: 1, groups: groups.slice(0, 1) }), stderr: "" });
   assert.match(result.text, /^\/retro failures:\n1 failure in 1 group/);
+});
+
+test("codemode's declaration gets a shallow output schema and only the host's argument descriptions", () => {
+  const server = {
+    ...sessionStats,
+    inputSchema: {
+      type: "object",
+      properties: {
+        sessionPath: { type: ["string", "null"], description: "server text" },
+        by: { $ref: "#/$defs/By", description: "Groupings, long text." },
+        excludeSessionPath: { type: ["string", "null"], description: "server text" },
+      },
+      $defs: { By: { description: "a grouping", enum: ["session", "model"] } },
+    },
+    outputSchema: {
+      type: "object",
+      properties: { total: { type: "object", description: "Every record.", properties: { cost: { type: "number" } } }, rows: { type: "array", items: { $ref: "#/$defs/Row" } } },
+      required: ["total"],
+      $defs: { Row: { type: "object" } },
+    },
+  };
+  const tool = adaptTool(server);
+  assert.equal(tool.parameters.properties.by.description, undefined);
+  assert.equal(tool.parameters.$defs.By.description, undefined);
+  assert.deepEqual(tool.parameters.$defs.By.enum, ["session", "model"]);
+  assert.match(tool.parameters.properties.sessionPath.description, /list_sessions/);
+  assert.match(tool.parameters.properties.excludeSessionPath.description, /Also leave out/);
+  assert.deepEqual(tool.outputSchema, {
+    type: "object",
+    properties: { total: { type: "object" }, rows: { type: "array" }, sessionsRead: { type: "string" } },
+    required: ["total"],
+  });
+  // The whole schemas stay available for the namespace instructions.
+  assert.equal(tool.fullOutputSchema.properties.total.properties.cost.type, "number");
+  assert.equal(tool.fullInputSchema.properties.by.description, "Groupings, long text.");
 });
