@@ -147,7 +147,10 @@ export function firstSentence(text, max = 200) {
   const line = (text ?? "").split("\n")[0].trim();
   const match = /^(.+?[.])(\s|$)/.exec(line);
   const sentence = match ? match[1] : line;
-  return sentence.length <= max ? sentence : `${sentence.slice(0, max - 1).trimEnd()}…`;
+  if (sentence.length <= max) return sentence;
+  const cut = sentence.slice(0, max - 1);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,;:(]+$/, "")}…`;
 }
 
 /** What the host says, per tool, in place of the server's text about the calling session. */

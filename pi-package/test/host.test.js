@@ -185,6 +185,7 @@ test("the package's descriptions are short and drop the server's caveats about t
   assert.doesNotMatch(tool.details, /does not tell/);
   assert.match(tool.details, /- More\./);
   assert.equal(firstSentence("a".repeat(300), 50).length, 50);
+  assert.equal(firstSentence("one two three four", 12), "one two…");
   const list = adaptTool({
     ...listSessions,
     description: "Lists.\n- The calling session is left out unless includeCurrentSession is true, but only when the server knows it: Pi 1.6.0 does not tell an MCP server which session is calling. Pass your own session file as excludeSessionPath to leave it out.\n- Pages.",
