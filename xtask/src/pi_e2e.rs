@@ -604,8 +604,10 @@ const READING = new Set(["session_entries", "inspect_session", "session_handoff"
   "session_stats"]);
 // The store tools leave the current session out (a call with arguments reads the store).
 const LEAVING_OUT = new Set(["list_sessions", "search_sessions"]);
-// What a tool needs besides the session; a tool not named here is called with {}.
-const ARGS = { search_sessions: { pattern: "hello", limit: 200 }, inspect_session: { view: "overview" } };
+// What a tool needs besides the session; a tool not named here is called with {}. With a
+// limit, session_entries keeps raw lines up to 64 KiB: this script's own line is over 16 KiB.
+const ARGS = { search_sessions: { pattern: "hello", limit: 200 }, inspect_session: { view: "overview" },
+  session_entries: { limit: 500 } };
 const settle = async (call) => {
   try {
     return { value: await call };
