@@ -231,3 +231,50 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     }
     message
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flag(input: Input) -> &'static str {
+        match input {
+            Input::Since => "--since",
+            Input::Until => "--until",
+            _ => "--other",
+        }
+    }
+
+    #[test]
+    fn each_front_end_spells_the_input_and_the_input_mentioned() {
+        let error = AppError::bad_input_mentioning(
+            Input::Until,
+            "2026-01-01 is before ",
+            Input::Since,
+            " (2026-02-01): the range is empty",
+        );
+        assert_eq!(error.kind, ErrorKind::Usage);
+        assert_eq!(error.input, Some(Input::Until));
+        assert_eq!(
+            error.describe(flag),
+            "--until: 2026-01-01 is before --since (2026-02-01): the range is empty"
+        );
+        assert_eq!(
+            error.to_string(),
+            "until: 2026-01-01 is before since (2026-02-01): the range is empty"
+        );
+        assert_eq!(
+            error.reason(|input| match input {
+                Input::Since => "startTimestamp",
+                _ => "endTimestamp",
+            }),
+            "2026-01-01 is before startTimestamp (2026-02-01): the range is empty"
+        );
+    }
+
+    #[test]
+    fn an_error_about_no_input_is_its_message() {
+        let error = AppError::io("cannot read /x: permission denied");
+        assert_eq!(error.input, None);
+        assert_eq!(error.describe(flag), "cannot read /x: permission denied");
+    }
+}
