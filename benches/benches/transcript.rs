@@ -19,7 +19,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use pi_retrospect_benches::SEED;
 use pi_retrospect_transcript::{
-    EntriesFilter, InspectRequest, InspectView, Transcript, entries, inspect,
+    EntriesFilter, InspectPageRequest, InspectView, Transcript, entries, inspect,
 };
 
 /// The generated session's target size.
@@ -62,7 +62,7 @@ fn transcript(c: &mut Criterion) {
         b.iter(|| entries(black_box(&session), &filter).map(|rows| rows.len()));
     });
     group.bench_function("inspect overview, first page", |b| {
-        let request = InspectRequest::new(InspectView::Overview);
+        let request = InspectPageRequest::new(InspectView::Overview);
         b.iter(|| inspect(black_box(&session), &request).map(|page| page.checkpoints.len()));
     });
     group.finish();

@@ -1,5 +1,6 @@
 //! Project automation behind `cargo xtask`: the synthetic fixture stores, the large generated
-//! stores for benchmarks and the benchmark harness. The generators live in this library so
+//! stores for benchmarks, the benchmark harness and the layering check of ARCHITECTURE.md's
+//! table. The generators live in this library so
 //! tests can check that the committed fixtures are exactly what the generator writes, and so
 //! the criterion benches in `benches/` can generate the same stores.
 
@@ -9,3 +10,4 @@ pub mod bench;
 pub mod big_store;
 pub mod fixtures;
 pub mod gen_session;
+pub mod layering;

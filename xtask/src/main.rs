@@ -11,6 +11,8 @@
 //!   `stats --by day` and search counts against ripgrep (see `xtask::bench`).
 //! - `cargo xtask man [--out DIR]` writes the manual pages (`pi-retrospect.1` and one per
 //!   command, generated from the flags by clap_mangen) into DIR, by default `target/man`.
+//! - `cargo xtask layering` checks each crate's normal dependencies against the layering table
+//!   of ARCHITECTURE.md (see `xtask::layering`).
 //! - `cargo xtask pi-package` puts the release binary, the skill and the tool list into
 //!   `pi-package/` and packs it with `npm pack` (see `pi_package.rs`).
 //! - `cargo xtask pi-e2e [--bin PATH]` registers the MCP server with the real Pi and calls
@@ -37,6 +39,8 @@ const USAGE: &str = "usage:
   cargo xtask man [--out DIR]
     (the transcript section compares with Pi when it finds Node 22 and Pi's SDK: env PI_NODE,
     ORACLE_CACHE, default /tmp/oracle-cache)
+  cargo xtask layering
+    (checks every crate's dependencies against ARCHITECTURE.md's layering table)
   cargo xtask pi-package
     (the Pi package with the host's release binary, packed into target/pi-package/ by npm pack)
   cargo xtask pi-e2e [--bin PATH]
@@ -95,6 +99,7 @@ fn main() -> anyhow::Result<()> {
                 .map_or_else(|| workspace.join("target/man"), PathBuf::from);
             man(&workspace, &out)
         }
+        Some("layering") if args.len() == 1 => xtask::layering::run(&workspace),
         Some("pi-package") if args.len() == 1 => pi_package::run(&workspace),
         Some("pi-e2e") => pi_e2e::run(&workspace, &args[1..]),
         _ => bail!("{USAGE}"),

@@ -32,14 +32,18 @@ use crate::store::{StoreFlags, resolve_stores};
 /// a symlink between the check and the open is not detected; that needs write access to the
 /// store itself.
 ///
-/// Errors name the argument's text but not the argument: the caller prefixes its own name
-/// (`sessionPath: ...`). A path that is refused is a [`crate::ErrorKind::Usage`] error, a
+/// Every error is about [`crate::Input::Session`]: its message names the argument's text but
+/// not the argument, which the caller spells its own way (`sessionPath: ...`). A path that is refused is a [`crate::ErrorKind::Usage`] error, a
 /// file that does not exist [`crate::ErrorKind::NotFound`].
 pub fn confine_to_stores(
     argument: &str,
     flags: &StoreFlags,
     env: &Environment,
 ) -> Result<PathBuf, AppError> {
+    confine(argument, flags, env).map_err(|error| error.about(crate::Input::Session))
+}
+
+fn confine(argument: &str, flags: &StoreFlags, env: &Environment) -> Result<PathBuf, AppError> {
     if argument.is_empty() {
         return Err(AppError::usage("must not be empty"));
     }

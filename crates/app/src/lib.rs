@@ -22,6 +22,7 @@ mod error;
 mod failures;
 mod handoff;
 mod list;
+mod parallel;
 pub mod picker;
 mod read;
 mod search;
@@ -32,16 +33,31 @@ mod when;
 
 pub use confine::confine_to_stores;
 pub use env::Environment;
-pub use error::{AppError, ErrorKind};
+pub use error::{AppError, ErrorKind, Input};
 pub use failures::{FailuresRequest, FailuresResult, failures, failures_streamed};
 pub use handoff::{HandoffRequest, handoff, write_handoff};
 pub use list::{ListRequest, ListResult, PathMap, list, list_unordered, read_summaries};
+pub use parallel::map_chunks;
 pub use pi_retrospect_transcript::{Lineage, RunInfo};
+pub use pi_retrospect_walk::WalkState;
+// The libraries' types a front end puts in a request or reads from a result, re-exported so
+// that the front ends depend on `app`, `render` and `core` alone.
+pub use pi_retrospect_failures::{FailureGroup, FailureKind, FailureRow, GroupBy, RepeatRow};
+pub use pi_retrospect_handoff::HandoffOptions;
+pub use pi_retrospect_search::{
+    CaseMode, DEFAULT_CONTEXT_CHARS, Event as SearchEvent, Mode as SearchMode, Progress,
+    ProgressCounts, SessionOrder,
+};
+pub use pi_retrospect_stats::parse_group_keys;
+pub use pi_retrospect_transcript::{
+    Cursor as InspectCursor, EntryRow, InspectView, MessageFacts, SearchScope, Transcript,
+    TranscriptWarning,
+};
 pub use read::{
     EntriesRequest, EntriesResult, InspectRequest, InspectResult, SessionTarget, ShowRequest,
     ShowResult, ShowView, check_session_file, entries, inspect, lineage, show, time_range,
 };
-pub use search::{SearchRequest, search, search_with_progress, session_heading};
+pub use search::{SearchRequest, SearchTerms, search, search_with_progress, session_heading};
 pub use session_ref::{
     LocatedSession, OpenedSession, SessionRef, locate_session, open_session, resolve_session,
 };

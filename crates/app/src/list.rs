@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use pi_retrospect_core::filter::{CwdMatcher, Query, SortKey};
+use pi_retrospect_core::filter::{CwdMatcher, ListFilter, SortKey};
 use pi_retrospect_core::{
     IdBuffer, IdPrefixes, Listing, Session, SessionRow, SessionSummary, Warning,
 };
@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use crate::current::CurrentSession;
 use crate::env::Environment;
-use crate::error::AppError;
+use crate::error::{AppError, Input};
 use crate::store::{StoreFlags, resolve_stores};
 
 /// A `list` request: which stores, which sessions, in what order, and which body facts.
@@ -96,7 +96,7 @@ pub struct ListResult {
 impl ListRequest {
     /// Returns the filter, sort and limit this request asks for, resolved against `env`;
     /// fails on a bad value before any file is read.
-    pub fn query(&self, env: &Environment) -> Result<Query, AppError> {
+    pub fn filter(&self, env: &Environment) -> Result<ListFilter, AppError> {
         let mut cwds = Vec::new();
         let mut exact: Vec<&str> = self.cwd.iter().map(String::as_str).collect();
         let cwd_text = env
@@ -112,7 +112,12 @@ impl ListRequest {
         ] {
             for value in values {
                 if value.is_empty() {
-                    return Err(AppError::usage("--cwd and --cwd-prefix need a directory"));
+                    let input = if include_subdirectories {
+                        Input::CwdPrefix
+                    } else {
+                        Input::Cwd
+                    };
+                    return Err(AppError::bad_input(input, "needs a directory"));
                 }
                 cwds.push(CwdMatcher {
                     dir: env.absolute(value)?,
@@ -122,30 +127,31 @@ impl ListRequest {
             }
         }
         let (since, until) = crate::when::time_bounds(
-            ("--since", self.since.as_deref()),
-            ("--until", self.until.as_deref()),
+            (Input::Since, self.since.as_deref()),
+            (Input::Until, self.until.as_deref()),
             env,
         )?;
         let (active_since, active_until) = crate::when::time_bounds(
-            ("--active-since", self.active_since.as_deref()),
-            ("--active-until", self.active_until.as_deref()),
+            (Input::ActiveSince, self.active_since.as_deref()),
+            (Input::ActiveUntil, self.active_until.as_deref()),
             env,
         )?;
         let limit = match self.limit {
             None => None,
             Some(limit) if limit >= 1 => Some(usize::try_from(limit).unwrap_or(usize::MAX)),
             Some(limit) => {
-                return Err(AppError::usage(format!(
-                    "--limit must be at least 1, not {limit} (leave it out to list every session)"
-                )));
+                return Err(AppError::bad_input(
+                    Input::Limit,
+                    format!("must be at least 1, not {limit} (leave it out to list every session)"),
+                ));
             }
         };
         // One rule for every filter: an empty value is refused, never read as "any".
         if self.id_prefixes.iter().any(String::is_empty) {
-            return Err(AppError::usage("--id needs a non-empty prefix"));
+            return Err(AppError::bad_input(Input::Id, "needs a non-empty prefix"));
         }
         if self.name_contains.as_deref() == Some("") {
-            return Err(AppError::usage("--name needs non-empty text"));
+            return Err(AppError::bad_input(Input::Name, "needs non-empty text"));
         }
         // `$PI_SESSION_FILE` is left out by file identity, not by path text
         // (`CurrentSession`, applied by `list` before the query), but a value that cannot be
@@ -155,7 +161,7 @@ impl ListRequest {
         {
             env.absolute(file)?;
         }
-        Ok(Query {
+        Ok(ListFilter {
             cwds,
             since,
             until,
@@ -177,7 +183,7 @@ impl ListRequest {
 struct Resolved {
     stores: Vec<Store>,
     store_warnings: Vec<Warning>,
-    query: Query,
+    query: ListFilter,
     /// The session to leave out (`exclude_current`), recognised by file identity.
     current: Option<CurrentSession>,
     walk: WalkOptions,
@@ -185,7 +191,7 @@ struct Resolved {
 
 fn resolve(request: &ListRequest, env: &Environment) -> Result<Resolved, AppError> {
     // Everything the request alone can refuse is refused before a settings file is read.
-    let query = request.query(env)?;
+    let query = request.filter(env)?;
     let (stores, store_warnings) = resolve_stores(&request.stores, env)?;
     Ok(Resolved {
         stores,
@@ -559,7 +565,7 @@ fn warn_if_activity_unknown(path: &str, summary: &SessionSummary, warnings: &mut
 ///   header the query may keep, unless the shown sessions are likely a small part of those
 ///   (a `--limit`, `--id`, `--with-subagents`), where reading after filtering costs less.
 struct WalkReads<'a> {
-    query: &'a Query,
+    query: &'a ListFilter,
     /// How far the reads for shown sessions reach, when the walk makes them.
     shown: Option<BodyReach>,
     /// What a filter reads of every top-level session.
@@ -568,7 +574,7 @@ struct WalkReads<'a> {
 
 impl<'a> WalkReads<'a> {
     /// Returns the reads for `request`, or `None` when it needs no body.
-    fn new(request: &ListRequest, query: &'a Query) -> Option<WalkReads<'a>> {
+    fn new(request: &ListRequest, query: &'a ListFilter) -> Option<WalkReads<'a>> {
         let filtered = if query.needs_names() {
             Some(Facts::Summary)
         } else if query.needs_activity() {

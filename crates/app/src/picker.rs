@@ -53,7 +53,7 @@ pub fn list_here(request: &ListRequest, env: &Environment) -> Result<ListResult,
         unique_id_prefixes: false,
         ..request.clone()
     };
-    let query = here.query(env)?;
+    let query = here.filter(env)?;
     let (stores, store_warnings) = resolve_stores(&request.stores, env)?;
     let cwd = env
         .cwd

@@ -6,17 +6,16 @@ use std::path::Path;
 
 use pi_retrospect_core::Timestamp;
 use pi_retrospect_transcript::{
-    Cursor, DisplayItem, EntriesFilter, EntryRow, InspectPage, Lineage, OutputLimit, ReadLimits,
-    RunInfo, SearchScope, SessionFacts, ShowOptions, TranscriptError, TreeCounts, TreeRow,
-    utc_timestamp,
+    Cursor, DisplayItem, EntriesFilter, EntryRow, InspectPage, InspectView, Lineage, OutputLimit,
+    ReadLimits, RunInfo, SearchScope, SessionFacts, ShowOptions, TranscriptError, TreeCounts,
+    TreeRow, utc_timestamp,
 };
 use pi_retrospect_walk::SessionFile;
 
 use crate::env::Environment;
-use crate::error::AppError;
+use crate::error::{AppError, Input};
 use crate::session_ref::{OpenedSession, SessionRef, open_session};
 use crate::store::StoreFlags;
-use crate::when::{Bound, parse_when};
 
 /// Which session to read and where to look for it.
 #[derive(Debug, Clone)]
@@ -185,8 +184,15 @@ fn launcher_of(path: &str) -> Option<String> {
 pub struct InspectRequest {
     /// The session.
     pub target: SessionTarget,
-    /// The view, page size, cursor and options.
-    pub view: pi_retrospect_transcript::InspectRequest,
+    /// The view.
+    pub view: InspectView,
+    /// Page size: default 20, at most 50.
+    pub limit: Option<usize>,
+    /// A `nextCursor` from an earlier page of the same request.
+    pub cursor: Option<String>,
+    /// What is shown and searched besides the conversation (tool output, tool-call
+    /// arguments, thinking, system prompts).
+    pub scope: SearchScope,
 }
 
 /// The result of `inspect`.
@@ -204,23 +210,24 @@ pub struct InspectResult {
 /// pages see the first page's snapshot; requests that can be refused without the file are
 /// refused before anything is read.
 pub fn inspect(request: &InspectRequest, env: &Environment) -> Result<InspectResult, AppError> {
-    if let pi_retrospect_transcript::InspectView::Search { query } = &request.view.view
+    if let InspectView::Search { query } = &request.view
         && query.is_empty()
     {
-        return Err(AppError::usage("search: the query must not be empty"));
+        return Err(AppError::bad_input(Input::Query, "must not be empty"));
     }
-    let cursor = request
-        .view
-        .cursor
-        .as_deref()
-        .map(Cursor::decode)
-        .transpose()?;
+    let cursor = request.cursor.as_deref().map(Cursor::decode).transpose()?;
     let limits = ReadLimits {
         snapshot_bytes: cursor.map(|cursor| cursor.snapshot_bytes),
         ..env.read_limits()
     };
     let session = open(&request.target, env, &limits)?;
-    let page = pi_retrospect_transcript::inspect(&session.transcript, &request.view)?;
+    let view = pi_retrospect_transcript::InspectPageRequest {
+        view: request.view.clone(),
+        limit: request.limit,
+        cursor: request.cursor.clone(),
+        scope: request.scope,
+    };
+    let page = pi_retrospect_transcript::inspect(&session.transcript, &view)?;
     Ok(InspectResult {
         session,
         page,
@@ -348,22 +355,24 @@ pub fn check_session_file(path: &Path) -> Result<(), AppError> {
 fn entries_filter(request: &EntriesRequest, env: &Environment) -> Result<EntriesFilter, AppError> {
     let (first_line, last_line) = match &request.lines {
         Some(text) => {
-            parse_lines(text).map_err(|message| AppError::usage(format!("--lines: {message}")))?
+            parse_lines(text).map_err(|message| AppError::bad_input(Input::Lines, message))?
         }
         None => (None, None),
     };
     let (since, until) = time_range(request.since.as_deref(), request.until.as_deref(), env)?;
     if request.grep.iter().any(String::is_empty) {
-        return Err(AppError::usage("--grep needs a non-empty term"));
+        return Err(AppError::bad_input(Input::Grep, "needs a non-empty term"));
     }
     if request.id.as_deref() == Some("") {
-        return Err(AppError::usage(
-            "--entry needs an entry id or a line:N handle",
+        return Err(AppError::bad_input(
+            Input::Entry,
+            "needs an entry id or a line:N handle",
         ));
     }
     if request.parent_id.as_deref() == Some("") {
-        return Err(AppError::usage(
-            "--parent needs an entry id or a line:N handle",
+        return Err(AppError::bad_input(
+            Input::Parent,
+            "needs an entry id or a line:N handle",
         ));
     }
     Ok(EntriesFilter {
@@ -389,30 +398,14 @@ fn entries_filter(request: &EntriesRequest, env: &Environment) -> Result<Entries
     })
 }
 
-/// Returns the inclusive instants `--since` and `--until` denote, refusing an empty range.
+/// Returns the inclusive instants a creation-time range's two ends denote, refusing a value
+/// that is not a time ([`Input::Since`], [`Input::Until`]) and an empty range.
 pub fn time_range(
     since: Option<&str>,
     until: Option<&str>,
     env: &Environment,
 ) -> Result<(Option<Timestamp>, Option<Timestamp>), AppError> {
-    let bound = |flag: &str, value: Option<&str>, which: Bound| {
-        value
-            .map(|text| {
-                parse_when(text, which, env.now, &env.time_zone)
-                    .map_err(|message| AppError::usage(format!("{flag}: {message}")))
-            })
-            .transpose()
-    };
-    let since = bound("--since", since, Bound::Start)?;
-    let until = bound("--until", until, Bound::End)?;
-    if let (Some(since), Some(until)) = (since, until)
-        && until < since
-    {
-        return Err(AppError::usage(format!(
-            "--until ({until}) is before --since ({since}): the range is empty"
-        )));
-    }
-    Ok((since, until))
+    crate::when::time_bounds((Input::Since, since), (Input::Until, until), env)
 }
 
 /// Returns the inclusive line range of `A..B`, `A..`, `..B` or `N`.

@@ -3,13 +3,14 @@
 
 use std::ops::ControlFlow;
 
-use pi_retrospect_core::search::{SearchTotals, SearchWarning, SessionHeading};
+use pi_retrospect_core::search::{FieldKind, SearchTotals, SearchWarning, SessionHeading};
 use pi_retrospect_search::{
-    Event, Mode, Progress, Query, RunOptions, SearchFile, Searcher, SessionOrder,
+    CaseMode, Event, FieldKinds, Mode, Pattern, Progress, Query, RunOptions, Scope, SearchFile,
+    Searcher, SessionOrder,
 };
 
 use crate::env::Environment;
-use crate::error::AppError;
+use crate::error::{AppError, Input};
 use crate::list::{ListRequest, list};
 use crate::read::SessionTarget;
 use crate::session_ref::resolve_session;
@@ -22,8 +23,8 @@ pub struct SearchRequest {
     pub sessions: ListRequest,
     /// Only this session file.
     pub session: Option<SessionTarget>,
-    /// The pattern, the texts searched and the snippet context.
-    pub query: Query,
+    /// The pattern, how it matches, the texts searched and the snippet context.
+    pub terms: SearchTerms,
     /// The order of sessions (hits stay in file order inside a session).
     pub order: SessionOrder,
     /// Hits, counts per file, or files with matches.
@@ -37,6 +38,101 @@ pub struct SearchRequest {
     /// listing, so sessions written since sort by their own key instead of shifting the
     /// position. An error when the file is no longer among those searched.
     pub resume_at: Option<String>,
+}
+
+/// What a search looks for, how, and in which texts, as a front end states it; the
+/// application turns it into the search library's [`Query`] (one construction for every
+/// front end).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchTerms {
+    /// The pattern as given.
+    pub pattern: String,
+    /// A regular expression (`regex` crate syntax) rather than literal text.
+    pub is_regex: bool,
+    /// How letter case is matched.
+    pub case: CaseMode,
+    /// Only matches that are whole words.
+    pub is_whole_word: bool,
+    /// Also search thinking blocks.
+    pub thinking: bool,
+    /// Also search tool-call arguments.
+    pub tool_args: bool,
+    /// Also search tool results.
+    pub tool_results: bool,
+    /// Also search the system prompt.
+    pub system: bool,
+    /// Only entries of these message roles (empty: any).
+    pub roles: Vec<String>,
+    /// Only tool calls and results of these tools (empty: any).
+    pub tools: Vec<String>,
+    /// Only assistant messages of these models (empty: any).
+    pub models: Vec<String>,
+    /// Only entries written at or after this time ([`crate::parse_when`] syntax).
+    pub since: Option<String>,
+    /// Only entries written at or before this time.
+    pub until: Option<String>,
+    /// Characters of context on each side of a match in a snippet.
+    pub context_chars: usize,
+}
+
+impl SearchTerms {
+    /// Returns the terms of a literal, case-sensitive search for `pattern` over the texts
+    /// searched by default, with the default context.
+    pub fn new(pattern: impl Into<String>) -> SearchTerms {
+        SearchTerms {
+            pattern: pattern.into(),
+            is_regex: false,
+            case: CaseMode::Sensitive,
+            is_whole_word: false,
+            thinking: false,
+            tool_args: false,
+            tool_results: false,
+            system: false,
+            roles: Vec::new(),
+            tools: Vec::new(),
+            models: Vec::new(),
+            since: None,
+            until: None,
+            context_chars: pi_retrospect_search::DEFAULT_CONTEXT_CHARS,
+        }
+    }
+
+    /// Returns the search library's query for these terms, refusing times that are not
+    /// times and an empty range ([`Input::Since`], [`Input::Until`]).
+    pub(crate) fn query(&self, env: &Environment) -> Result<Query, AppError> {
+        let pattern = if self.is_regex {
+            Pattern::regex(self.pattern.clone())
+        } else {
+            Pattern::literal(self.pattern.clone())
+        };
+        let mut pattern = pattern.with_case(self.case);
+        if self.is_whole_word {
+            pattern = pattern.whole_word();
+        }
+        let mut kinds = FieldKinds::default_kinds();
+        for (is_on, kind) in [
+            (self.thinking, FieldKind::Thinking),
+            (self.tool_args, FieldKind::ToolArgs),
+            (self.tool_results, FieldKind::ToolResult),
+            (self.system, FieldKind::System),
+        ] {
+            if is_on {
+                kinds = kinds.with(kind);
+            }
+        }
+        let (since, until) = crate::time_range(self.since.as_deref(), self.until.as_deref(), env)?;
+        let mut query = Query::new(pattern);
+        query.scope = Scope {
+            kinds,
+            roles: self.roles.clone(),
+            tools: self.tools.clone(),
+            models: self.models.clone(),
+            since,
+            until,
+        };
+        query.context_chars = self.context_chars;
+        Ok(query)
+    }
 }
 
 /// Searches the sessions `request` selects, handing every event to `on_event` in order; the
@@ -58,10 +154,10 @@ pub fn search_with_progress(
     progress: &Progress,
     on_event: &mut dyn FnMut(Event<'_>) -> ControlFlow<()>,
 ) -> Result<SearchTotals, AppError> {
-    let searcher = Searcher::new(&request.query)
-        .map_err(|error| AppError::usage(format!("PATTERN: {error}")))?;
+    let searcher = Searcher::new(&request.terms.query(env)?)
+        .map_err(|error| AppError::bad_input(Input::Pattern, error.to_string()))?;
     if let Some(0) = request.limit {
-        return Err(AppError::usage("--limit must be at least 1"));
+        return Err(AppError::bad_input(Input::Limit, "must be at least 1"));
     }
     let files = match &request.session {
         Some(target) => {
@@ -108,10 +204,13 @@ pub fn search_with_progress(
                 .iter()
                 .position(|file| &file.path == path)
                 .ok_or_else(|| {
-                    AppError::usage(format!(
-                        "{path}: the session a paged search continues in is no longer among \
-                         the sessions searched"
-                    ))
+                    AppError::bad_input(
+                        Input::Cursor,
+                        format!(
+                            "{path}: the session a paged search continues in is no longer \
+                             among the sessions searched"
+                        ),
+                    )
                 })?;
             files.into_iter().skip(start).collect()
         }

@@ -11,7 +11,7 @@ use pi_retrospect_walk::WalkOptions;
 
 use crate::current::CurrentSession;
 use crate::env::Environment;
-use crate::error::AppError;
+use crate::error::{AppError, Input};
 use crate::store::{StoreFlags, resolve_stores};
 
 /// How a request names one session.
@@ -43,7 +43,7 @@ impl SessionRef {
     /// also a stored id or id prefix, [`locate_session`] says which reading won in a note.
     pub fn parse(argument: &str, env: &Environment) -> Result<SessionRef, AppError> {
         if argument.is_empty() {
-            return Err(AppError::usage("SESSION must not be empty"));
+            return Err(AppError::bad_input(Input::Session, "must not be empty"));
         }
         if argument == "latest" {
             return Ok(SessionRef::Latest { back: 0 });
@@ -171,8 +171,9 @@ pub fn locate_session(
             notes: Vec::new(),
         }),
         SessionRef::Latest { back } => latest(*back, stores, env),
-        SessionRef::Stdin => Err(AppError::usage(
-            "SESSION `-` (standard input) is read only by show, inspect and entries",
+        SessionRef::Stdin => Err(AppError::bad_input(
+            Input::Session,
+            "`-` (standard input) is read only by show, inspect and entries",
         )),
     }
 }

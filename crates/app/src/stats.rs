@@ -8,7 +8,7 @@ use pi_retrospect_stats::StatsOptions;
 use pi_retrospect_walk::{BodyReach, BodyReader, Head, SessionFile};
 
 use crate::env::Environment;
-use crate::error::AppError;
+use crate::error::{AppError, Input};
 use crate::list::{ListRequest, list_reading};
 use crate::read::{SessionTarget, time_range};
 use crate::session_ref::resolve_session;
@@ -49,7 +49,7 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsResult, A
     let time_zone = match &request.time_zone {
         None => env.time_zone.clone(),
         Some(name) => jiff::tz::TimeZone::get(name)
-            .map_err(|error| AppError::usage(format!("--timezone {name:?}: {error}")))?,
+            .map_err(|error| AppError::bad_input(Input::TimeZone, format!("{name:?}: {error}")))?,
     };
     // One zone for the whole report: a date in `--since`/`--until` is the same day as the
     // period row that bears it.

@@ -109,30 +109,33 @@ pub fn parse_when(
     ))
 }
 
-/// Returns the inclusive instants a pair of flags (`--since`/`--until`, or
-/// `--active-since`/`--active-until`) denotes, refusing a value that is not a time and an
-/// empty range. Each message names its flag.
+/// Returns the inclusive instants a pair of inputs (since and until, or active-since and
+/// active-until) denotes, refusing a value that is not a time and an empty range. Each error
+/// is about the input that is wrong (an empty range: its end).
 pub(crate) fn time_bounds(
-    (since_flag, since): (&str, Option<&str>),
-    (until_flag, until): (&str, Option<&str>),
+    (since_input, since): (crate::Input, Option<&str>),
+    (until_input, until): (crate::Input, Option<&str>),
     env: &crate::Environment,
 ) -> Result<(Option<Timestamp>, Option<Timestamp>), crate::AppError> {
-    let bound = |flag: &str, value: Option<&str>, which: Bound| {
+    let bound = |input: crate::Input, value: Option<&str>, which: Bound| {
         value
             .map(|text| {
                 parse_when(text, which, env.now, &env.time_zone)
-                    .map_err(|message| crate::AppError::usage(format!("{flag}: {message}")))
+                    .map_err(|message| crate::AppError::bad_input(input, message))
             })
             .transpose()
     };
-    let since = bound(since_flag, since, Bound::Start)?;
-    let until = bound(until_flag, until, Bound::End)?;
+    let since = bound(since_input, since, Bound::Start)?;
+    let until = bound(until_input, until, Bound::End)?;
     if let (Some(since), Some(until)) = (since, until)
         && until < since
     {
-        return Err(crate::AppError::usage(format!(
-            "{until_flag} ({until}) is before {since_flag} ({since}): the range is empty"
-        )));
+        return Err(crate::AppError::bad_input_mentioning(
+            until_input,
+            &format!("{until} is before "),
+            since_input,
+            &format!(" ({since}): the range is empty"),
+        ));
     }
     Ok((since, until))
 }

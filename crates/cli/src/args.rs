@@ -175,3 +175,32 @@ pub fn threads(value: Option<usize>) -> anyhow::Result<usize> {
         Some(threads) => Ok(threads),
     }
 }
+
+/// Returns how the command line spells `input`: a flag, or the name of a positional argument
+/// (`inspect`'s entry and query are positional; elsewhere the entry is `--entry`).
+pub fn input_name(input: pi_retrospect_app::Input, is_inspect: bool) -> &'static str {
+    use pi_retrospect_app::Input;
+    match input {
+        Input::Session => "SESSION",
+        Input::Since => "--since",
+        Input::Until => "--until",
+        Input::ActiveSince => "--active-since",
+        Input::ActiveUntil => "--active-until",
+        Input::Limit => "--limit",
+        Input::Pattern => "PATTERN",
+        Input::Query => "QUERY",
+        Input::Cursor => "--cursor",
+        Input::Cwd => "--cwd",
+        Input::CwdPrefix => "--cwd-prefix",
+        Input::Id => "--id",
+        Input::Name => "--name",
+        Input::Entry if is_inspect => "ENTRY",
+        Input::Entry => "--entry",
+        Input::Parent => "--parent",
+        Input::Lines => "--lines",
+        Input::Grep => "--grep",
+        Input::TimeZone => "--timezone",
+        Input::Out => "--out",
+        _ => input.name(),
+    }
+}

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use clap::{Args, ValueEnum};
 use pi_retrospect_app::{Environment, FailuresRequest, ListRequest};
-use pi_retrospect_failures::{FailureKind, GroupBy};
+use pi_retrospect_app::{FailureKind, GroupBy};
 use pi_retrospect_render::failures::{self as render, TextOptions};
 
 use crate::UsageError;
@@ -211,7 +211,7 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
         return Ok(is_found);
     }
     let options = TextOptions {
-        is_color: crate::term::use_color(args.color),
+        paint: crate::term::use_color(args.color),
         width: crate::term::fit_width(),
     };
     match &result.groups {

@@ -4,8 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use pi_retrospect_app::{Environment, HandoffRequest};
-use pi_retrospect_handoff::HandoffOptions;
+use pi_retrospect_app::{Environment, HandoffOptions, HandoffRequest};
 use pi_retrospect_render::handoff::{MarkdownOptions, write_json, write_markdown};
 
 use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
@@ -61,15 +60,15 @@ pub struct HandoffArgs {
     pub goal: Option<String>,
 
     /// At most N messages.
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), default_value_t = pi_retrospect_handoff::DEFAULT_MAX_MESSAGES, help_heading = "Limits")]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), default_value_t = HandoffOptions::default().max_messages, help_heading = "Limits")]
     pub max_messages: usize,
 
     /// Each message cut at N bytes of UTF-8.
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), default_value_t = pi_retrospect_handoff::DEFAULT_MAX_MESSAGE_BYTES, help_heading = "Limits")]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), default_value_t = HandoffOptions::default().max_message_bytes, help_heading = "Limits")]
     pub max_message_bytes: usize,
 
     /// All messages together cut at N bytes of UTF-8.
-    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), default_value_t = pi_retrospect_handoff::DEFAULT_MAX_EXCERPT_BYTES, help_heading = "Limits")]
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..), default_value_t = HandoffOptions::default().max_excerpt_bytes, help_heading = "Limits")]
     pub max_bytes: usize,
 
     /// Print the document as JSON (`pi-retrospect schema handoff`).
@@ -102,7 +101,8 @@ pub fn run(args: &HandoffArgs, env: &Environment, out: &mut dyn Write) -> anyhow
             max_message_bytes: args.max_message_bytes,
             max_excerpt_bytes: args.max_bytes,
             // The document bound grows with a larger --max-bytes rather than overruling it.
-            max_document_bytes: pi_retrospect_handoff::DEFAULT_MAX_DOCUMENT_BYTES
+            max_document_bytes: HandoffOptions::default()
+                .max_document_bytes
                 .max(args.max_bytes.saturating_mul(2).saturating_add(64 * 1024)),
             ..HandoffOptions::default()
         },

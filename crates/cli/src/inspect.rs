@@ -3,8 +3,7 @@
 use std::io::Write;
 
 use clap::{Args, Subcommand};
-use pi_retrospect_app::{Environment, InspectRequest};
-use pi_retrospect_transcript::{InspectView, SearchScope};
+use pi_retrospect_app::{Environment, InspectRequest, InspectView, SearchScope};
 
 use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
 use crate::output::{print_change_since_read, print_warnings};
@@ -168,7 +167,8 @@ impl InspectViewArg {
 
 /// Runs `inspect` with `args`, writing to `out`.
 pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
-    let view = pi_retrospect_transcript::InspectRequest {
+    let request = InspectRequest {
+        target: args.store.target(&args.session, env)?,
         view: args.view.view(),
         limit: Some(usize::from(args.limit)),
         cursor: args.cursor.clone(),
@@ -178,10 +178,6 @@ pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow
             thinking: args.thinking,
             system: args.system,
         },
-    };
-    let request = InspectRequest {
-        target: args.store.target(&args.session, env)?,
-        view,
     };
     let result = pi_retrospect_app::inspect(&request, env)?;
     let session = &result.session;
@@ -203,7 +199,7 @@ pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow
         out,
         &session.path,
         &result.page,
-        &request.view.view,
+        &request.view,
         &style,
     )?;
     out.flush()?;

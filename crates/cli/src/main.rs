@@ -137,6 +137,8 @@ fn main() -> ExitCode {
     };
     // `search` exits as ripgrep does: 1 when nothing matched, 2 on any error.
     let is_search = matches!(opts.command, Command::Search(_) | Command::Failures(_));
+    // `inspect` takes its entry and query as positional arguments, the others as flags.
+    let is_inspect = matches!(opts.command, Command::Inspect(_));
     let result = Environment::from_process()
         .map_err(anyhow::Error::from)
         .and_then(|env| run(opts, &env, &mut *out))
@@ -151,10 +153,11 @@ fn main() -> ExitCode {
         Err(error) => {
             // The message may carry an id, a path or a settings value from a file or an
             // argument: escaped, so it can never drive the terminal.
-            let message = pi_retrospect_render::text::terminal_message(&format!("{error:#}"))
-                // A note an error carries (`\nnote: …`, from the application layer) is
-                // printed as every note is.
-                .replace("\nnote: ", "\npi-retrospect: note: ");
+            let message =
+                pi_retrospect_render::text::terminal_message(&error_text(&error, is_inspect))
+                    // A note an error carries (`\nnote: …`, from the application layer) is
+                    // printed as every note is.
+                    .replace("\nnote: ", "\npi-retrospect: note: ");
             let _ = writeln!(io::stderr(), "pi-retrospect: {message}");
             ExitCode::from(if is_search { 2 } else { exit_code(&error) })
         }
@@ -201,6 +204,21 @@ fn exit_code(error: &anyhow::Error) -> u8 {
                 .is_some_and(|error| matches!(error.kind, ErrorKind::Usage | ErrorKind::NotFound))
     });
     if is_usage { 2 } else { 1 }
+}
+
+/// Returns the text of `error` as the CLI writes it: an [`AppError`] about one input names
+/// it as the command line spells it (`--since`, `SESSION`).
+fn error_text(error: &anyhow::Error, is_inspect: bool) -> String {
+    let app_error = error.downcast_ref::<AppError>().or_else(|| match error
+        .downcast_ref::<pi_retrospect_pick::PickError>(
+    ) {
+        Some(pi_retrospect_pick::PickError::App(app_error)) => Some(app_error),
+        _ => None,
+    });
+    match app_error {
+        Some(app_error) => app_error.describe(|input| args::input_name(input, is_inspect)),
+        None => format!("{error:#}"),
+    }
 }
 
 /// An error in how the tool was called (a bad flag value); exits 2 like clap's own.

@@ -5,8 +5,8 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use pi_retrospect_app::{Transcript, TranscriptWarning};
 use pi_retrospect_core::Warning;
-use pi_retrospect_transcript::{Transcript, TranscriptWarning};
 
 /// Whether `-q/--quiet` was given: set once by `main` before a command runs.
 static IS_QUIET: AtomicBool = AtomicBool::new(false);

@@ -92,11 +92,13 @@ pub fn run(args: &PickArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
         },
         print: args.print,
         all_projects: args.all,
-        is_color: match args.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            // The picker draws on the terminal itself, whatever stdout is.
-            ColorChoice::Auto => crate::term::auto_color(true, &|name| std::env::var_os(name)),
+        paint: pi_retrospect_render::Paint {
+            is_on: match args.color {
+                ColorChoice::Always => true,
+                ColorChoice::Never => false,
+                // The picker draws on the terminal itself, whatever stdout is.
+                ColorChoice::Auto => crate::term::auto_color(true, &|name| std::env::var_os(name)),
+            },
         },
         pager: std::env::var("PAGER")
             .ok()

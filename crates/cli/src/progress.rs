@@ -11,7 +11,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use pi_retrospect_search::{Progress, ProgressCounts};
+use pi_retrospect_app::{Progress, ProgressCounts};
 
 /// How long a search runs before its progress is shown: a fast search never flashes a line.
 const DELAY: Duration = Duration::from_millis(400);

@@ -5,12 +5,12 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
-use pi_retrospect_app::{Environment, ListRequest, SearchRequest};
-use pi_retrospect_core::search::{FieldKind, SearchWarning};
-use pi_retrospect_render::search::{self as search_render, JsonStream, TextWriter};
-use pi_retrospect_search::{
-    CaseMode, Event, FieldKinds, Mode, Pattern, Progress, Query, Scope, SessionOrder,
+use pi_retrospect_app::{
+    CaseMode, Environment, ListRequest, Progress, SearchEvent as Event, SearchMode as Mode,
+    SearchRequest, SearchTerms, SessionOrder,
 };
+use pi_retrospect_core::search::SearchWarning;
+use pi_retrospect_render::search::{self as search_render, JsonStream, TextWriter};
 
 use crate::args::{ColorChoice, SessionFilterArgs, StoreArgs};
 use crate::progress::ProgressDisplay;
@@ -128,7 +128,7 @@ pub struct SearchArgs {
     pub until: Option<String>,
 
     /// Characters of context on each side of a match.
-    #[arg(long, short = 'C', value_name = "N", default_value_t = pi_retrospect_search::DEFAULT_CONTEXT_CHARS, help_heading = "Output")]
+    #[arg(long, short = 'C', value_name = "N", default_value_t = pi_retrospect_app::DEFAULT_CONTEXT_CHARS, help_heading = "Output")]
     pub context: usize,
 
     /// Stop after N hits.
@@ -185,7 +185,9 @@ pub fn run(
     out: &mut dyn Write,
 ) -> anyhow::Result<SearchOutcome> {
     let request = request(args, env)?;
-    let is_color = !args.json && !args.jsonl && crate::term::use_color(args.color);
+    let paint = pi_retrospect_render::Paint {
+        is_on: !args.json && !args.jsonl && crate::term::use_color(args.color).is_on,
+    };
     // ripgrep writes paths as they are unless they go to a terminal; so do `--count` and
     // `-l` (every path is valid UTF-8; a control character in one is escaped on a terminal).
     let is_raw_paths = !std::io::stdout().is_terminal();
@@ -200,7 +202,7 @@ pub fn run(
     } else {
         (None, out)
     };
-    let mut text = TextWriter::new(text_out, is_color)
+    let mut text = TextWriter::new(text_out, paint)
         .with_time_zone(env.time_zone.clone())
         .with_width(crate::term::fit_width());
     let mut write_error: Option<std::io::Error> = None;
@@ -306,11 +308,6 @@ pub fn run(
 }
 
 fn request(args: &SearchArgs, env: &Environment) -> anyhow::Result<SearchRequest> {
-    let pattern = if args.regex {
-        Pattern::regex(args.pattern.clone())
-    } else {
-        Pattern::literal(args.pattern.clone())
-    };
     let case = if args.ignore_case {
         CaseMode::Insensitive
     } else if args.smart_case {
@@ -318,33 +315,22 @@ fn request(args: &SearchArgs, env: &Environment) -> anyhow::Result<SearchRequest
     } else {
         CaseMode::Sensitive
     };
-    let mut pattern = pattern.with_case(case);
-    if args.word {
-        pattern = pattern.whole_word();
-    }
-    let mut kinds = FieldKinds::default_kinds();
-    for (is_on, kind) in [
-        (args.thinking, FieldKind::Thinking),
-        (args.tool_args, FieldKind::ToolArgs),
-        (args.tool_results, FieldKind::ToolResult),
-        (args.system, FieldKind::System),
-    ] {
-        if is_on {
-            kinds = kinds.with(kind);
-        }
-    }
-    let mut query = Query::new(pattern);
-    let (since, until) =
-        pi_retrospect_app::time_range(args.since.as_deref(), args.until.as_deref(), env)?;
-    query.scope = Scope {
-        kinds,
+    let terms = SearchTerms {
+        is_regex: args.regex,
+        case,
+        is_whole_word: args.word,
+        thinking: args.thinking,
+        tool_args: args.tool_args,
+        tool_results: args.tool_results,
+        system: args.system,
         roles: args.role.clone(),
         tools: args.tool.clone(),
         models: args.model.clone(),
-        since,
-        until,
+        since: args.since.clone(),
+        until: args.until.clone(),
+        context_chars: args.context,
+        ..SearchTerms::new(args.pattern.clone())
     };
-    query.context_chars = args.context;
     let session = args
         .session
         .as_deref()
@@ -360,7 +346,7 @@ fn request(args: &SearchArgs, env: &Environment) -> anyhow::Result<SearchRequest
             ..ListRequest::default()
         }),
         session,
-        query,
+        terms,
         order: match args.sort {
             SortArg::Newest => SessionOrder::Newest,
             SortArg::Oldest => SessionOrder::Oldest,

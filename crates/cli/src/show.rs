@@ -5,9 +5,9 @@ use std::io::Write;
 use clap::Args;
 use pi_retrospect_app::{Environment, ShowRequest, ShowView};
 use pi_retrospect_render::show::{
-    JsonView, Paint, ShowParts, ShowStyle, TreeWriter, write_heading, write_item, write_items_head,
-    write_json_element, write_json_head, write_json_tail, write_jsonl_item, write_jsonl_session,
-    write_jsonl_tree_row, write_jsonl_warnings,
+    JsonView, ShowParts, ShowStyle, TranscriptBody, TranscriptWriteError, write_json_element,
+    write_json_head, write_json_tail, write_jsonl_item, write_jsonl_session, write_jsonl_tree_row,
+    write_jsonl_warnings, write_transcript,
 };
 
 use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
@@ -165,9 +165,7 @@ pub fn run(args: &ShowArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
         return Ok(());
     }
     let style = ShowStyle {
-        paint: Paint {
-            is_on: use_color(args.color),
-        },
+        paint: use_color(args.color),
         width: fit_width().unwrap_or(120),
         time_zone: &env.time_zone,
         system: args.system,
@@ -175,24 +173,21 @@ pub fn run(args: &ShowArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
         fold: args.fold,
     };
     print_warnings(&session.path, session.transcript.warnings());
-    write_heading(out, &parts, &style)?;
-    match result.view {
-        ShowView::Tree => {
-            let mut writer = TreeWriter::new(&style);
-            writer.write_head(out, result.tree_counts())?;
-            result.for_each_tree_row(|row| {
-                writer.write_row(out, &row)?;
-                anyhow::Ok(())
-            })?;
-        }
-        ShowView::Items => {
-            write_items_head(out, result.n_active_entries())?;
-            result.for_each_item(|item| {
-                write_item(out, &item, &style)?;
-                anyhow::Ok(())
-            })?;
-        }
-    }
+    let body = match result.view {
+        ShowView::Tree => TranscriptBody::Tree {
+            counts: result.tree_counts(),
+            for_each: &mut |visit| result.for_each_tree_row(visit),
+        },
+        ShowView::Items => TranscriptBody::Items {
+            n_active_entries: result.n_active_entries(),
+            for_each: &mut |visit| result.for_each_item(visit),
+        },
+    };
+    // Each failure as itself, so that a closed pipe is still an `io::Error` in the chain.
+    write_transcript(out, &parts, &style, body).map_err(|error| match error {
+        TranscriptWriteError::Write(error) => anyhow::Error::from(error),
+        TranscriptWriteError::Read(error) => anyhow::Error::from(error),
+    })?;
     out.flush()?;
     print_change_since_read(&session.path, &session.transcript)
 }

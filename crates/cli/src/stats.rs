@@ -105,10 +105,10 @@ pub struct StatsArgs {
 pub fn run(args: &StatsArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
     let group_by = match &args.by {
         None => Vec::new(),
-        Some(text) => pi_retrospect_stats::parse_group_keys(text)
+        Some(text) => pi_retrospect_app::parse_group_keys(text)
             .map_err(|error| UsageError(format!("--by: {error}")))?,
     };
-    if args.rollup && !group_by.contains(&pi_retrospect_stats::GroupKey::Session) {
+    if args.rollup && !group_by.contains(&pi_retrospect_core::stats::GroupKey::Session) {
         // Only a session row has runs to add in; silently showing the same table would
         // suggest the runs were rolled up somewhere.
         return Err(UsageError(format!(
@@ -149,7 +149,7 @@ pub fn run(args: &StatsArgs, env: &Environment, out: &mut dyn Write) -> anyhow::
         report,
         &TableOptions {
             rollup: args.rollup,
-            color,
+            paint: color,
             id_prefixes: Some(&result.id_prefixes),
             width: crate::term::fit_width(),
         },
@@ -162,7 +162,7 @@ pub fn run(args: &StatsArgs, env: &Environment, out: &mut dyn Write) -> anyhow::
             } else {
                 ChartMetric::Tokens
             },
-            color,
+            paint: color,
         };
         pi_retrospect_render::stats::write_bar_chart(out, report, &options)?;
     }

@@ -2,6 +2,8 @@
 
 use std::io::IsTerminal;
 
+use pi_retrospect_render::Paint;
+
 use crate::args::ColorChoice;
 
 /// Returns whether to colour standard output for `choice`.
@@ -10,14 +12,15 @@ use crate::args::ColorChoice;
 /// when `CLICOLOR_FORCE` is set to something other than `0`, and never when `NO_COLOR` is set
 /// and non-empty (<https://no-color.org>). `always` and `never` are the user's explicit word
 /// and win over every variable.
-pub fn use_color(choice: ColorChoice) -> bool {
-    match choice {
+pub fn use_color(choice: ColorChoice) -> Paint {
+    let is_on = match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => auto_color(std::io::stdout().is_terminal(), &|name| {
             std::env::var_os(name)
         }),
-    }
+    };
+    Paint { is_on }
 }
 
 /// The `auto` rule of [`use_color`] for an output that `is_terminal`, with the environment

@@ -145,7 +145,7 @@ fn last_activity_filters_and_sorts() {
     assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr_of(&output)
-            .contains("--active-until (2026-03-04T23:59:59.999Z) is before --active-since"),
+            .contains("--active-until: 2026-03-04T23:59:59.999Z is before --active-since ("),
         "{}",
         stderr_of(&output)
     );
@@ -598,21 +598,21 @@ fn usage_messages() {
         &["inspect", "latest", "search", "x", "--limit", "51"],
         "must be at most 50 a page, not 51",
     );
-    check(&["list", "--id", ""], "--id needs a non-empty prefix");
+    check(&["list", "--id", ""], "--id: needs a non-empty prefix");
     // One rule for an empty filter value: refused, naming the flag, never read as "any"
     // (finding L6 of the second flows review: `--name ""` listed every named session).
     let file = pi_real_session("01a22b41-c0ec");
     let file = file.to_str().expect("utf-8");
     for (args, message) in [
-        (&["list", "--name", ""][..], "--name needs non-empty text"),
-        (&["stats", "--name", ""], "--name needs non-empty text"),
+        (&["list", "--name", ""][..], "--name: needs non-empty text"),
+        (&["stats", "--name", ""], "--name: needs non-empty text"),
         (
             &["entries", file, "--entry", ""],
-            "--entry needs an entry id or a line:N handle",
+            "--entry: needs an entry id or a line:N handle",
         ),
         (
             &["entries", file, "--parent", ""],
-            "--parent needs an entry id or a line:N handle",
+            "--parent: needs an entry id or a line:N handle",
         ),
         // Final review L1: search's own filters too.
         (&["search", "x", "--tool", ""], "--tool <NAME>"),

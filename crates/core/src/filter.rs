@@ -86,7 +86,7 @@ pub enum SortKey {
 
 /// A filter, order and limit for a listing. The default keeps everything in contract order.
 #[derive(Debug, Clone, Default)]
-pub struct Query {
+pub struct ListFilter {
     /// Keep sessions whose cwd matches any of these (all sessions when empty).
     pub cwds: Vec<CwdMatcher>,
     /// Keep sessions at or after this instant.
@@ -118,7 +118,7 @@ pub struct Query {
     pub limit: Option<usize>,
 }
 
-impl Query {
+impl ListFilter {
     /// Returns whether answering the query needs session names from file bodies.
     pub fn needs_names(&self) -> bool {
         self.name_contains.is_some()
@@ -185,7 +185,7 @@ impl Query {
 
     /// Returns whether a top-level session whose header has `cwd` and `instant` passes the
     /// filters that need nothing but the header (cwd, start bounds, `active_until`). `false`
-    /// is final: [`Query::apply`] drops such a session; `true` promises nothing.
+    /// is final: [`ListFilter::apply`] drops such a session; `true` promises nothing.
     pub fn may_keep_header(&self, cwd: &str, instant: Timestamp) -> bool {
         self.keeps_header(cwd, instant) && self.active_until.is_none_or(|until| instant <= until)
     }
@@ -324,7 +324,7 @@ mod tests {
         }
     }
 
-    fn check(query: Query, expected: &[&str]) {
+    fn check(query: ListFilter, expected: &[&str]) {
         let mut listing = listing();
         // Whatever the query, a session its header alone refuses is never kept.
         let refused: Vec<String> = listing
@@ -370,17 +370,17 @@ mod tests {
     #[test]
     fn default_keeps_everything_in_order() {
         check(
-            Query::default(),
+            ListFilter::default(),
             &["aa1", "+c", "++g", "bb2", "ab3", "cc4", "dd5"],
         );
     }
 
     #[test]
     fn cwd_matching() {
-        let query = |matchers| Query {
+        let query = |matchers| ListFilter {
             cwds: matchers,
             max_depth: Some(0),
-            ..Query::default()
+            ..ListFilter::default()
         };
         check(query(vec![cwd("/r/app", false, false)]), &["aa1"]);
         check(query(vec![cwd("/r/app/", false, false)]), &["aa1"]);
@@ -407,10 +407,10 @@ mod tests {
     fn time_bounds_are_inclusive() {
         let at = |text| timestamp::parse(text);
         check(
-            Query {
+            ListFilter {
                 since: at("2026-01-02T00:00:00Z"),
                 until: at("2026-01-04T00:00:00Z"),
-                ..Query::default()
+                ..ListFilter::default()
             },
             &["bb2", "ab3", "cc4"],
         );
@@ -419,33 +419,33 @@ mod tests {
     #[test]
     fn tree_filters() {
         check(
-            Query {
+            ListFilter {
                 with_subagents: true,
-                ..Query::default()
+                ..ListFilter::default()
             },
             &["aa1", "+c", "++g"],
         );
         check(
-            Query {
+            ListFilter {
                 with_subagents: true,
                 max_depth: Some(1),
-                ..Query::default()
+                ..ListFilter::default()
             },
             &["aa1", "+c"],
         );
         check(
-            Query {
+            ListFilter {
                 exclude_path: Some("/s/c.jsonl".into()),
                 limit: Some(2),
-                ..Query::default()
+                ..ListFilter::default()
             },
             &["aa1", "bb2"],
         );
         check(
-            Query {
+            ListFilter {
                 exclude_path: Some("/s/a.jsonl".into()),
                 limit: Some(1),
-                ..Query::default()
+                ..ListFilter::default()
             },
             &["bb2"],
         );
@@ -454,17 +454,17 @@ mod tests {
     #[test]
     fn pruning_keeps_the_run_count() {
         let mut listing = listing();
-        Query {
+        ListFilter {
             max_depth: Some(0),
-            ..Query::default()
+            ..ListFilter::default()
         }
         .apply(&mut listing, &|_| None);
         assert_eq!(listing.sessions[0].subagent_sessions.len(), 0);
         assert_eq!(listing.sessions[0].n_runs(), 1);
         let mut listing = self::listing();
-        Query {
+        ListFilter {
             max_depth: Some(1),
-            ..Query::default()
+            ..ListFilter::default()
         }
         .apply(&mut listing, &|_| None);
         let child = &listing.sessions[0].subagent_sessions[0];
@@ -474,24 +474,24 @@ mod tests {
     #[test]
     fn ids_and_names() {
         check(
-            Query {
+            ListFilter {
                 id_prefixes: vec!["a".into()],
                 max_depth: Some(0),
-                ..Query::default()
+                ..ListFilter::default()
             },
             &["aa1", "ab3"],
         );
         check(
-            Query {
+            ListFilter {
                 name_contains: Some("the bug".into()),
-                ..Query::default()
+                ..ListFilter::default()
             },
             &["bb2"],
         );
         check(
-            Query {
+            ListFilter {
                 name_contains: Some("nothing".into()),
-                ..Query::default()
+                ..ListFilter::default()
             },
             &[],
         );
@@ -503,64 +503,64 @@ mod tests {
         // bb2 started on Jan 2 and was last active on Jan 9; the others have no activity
         // read, so their last activity is their start.
         check(
-            Query {
+            ListFilter {
                 active_since: at("2026-01-05T00:00:00Z"),
-                ..Query::default()
+                ..ListFilter::default()
             },
             &["bb2", "dd5"],
         );
         // Active at some point on Jan 3 (00:00 to 23:59): started by its end, last active
         // after its start.
         check(
-            Query {
+            ListFilter {
                 active_since: at("2026-01-03T00:00:00Z"),
                 active_until: at("2026-01-03T23:59:59Z"),
-                ..Query::default()
+                ..ListFilter::default()
             },
             &["bb2", "ab3"],
         );
         check(
-            Query {
+            ListFilter {
                 active_until: at("2026-01-01T12:00:00Z"),
-                ..Query::default()
+                ..ListFilter::default()
             },
             &["aa1", "+c", "++g"],
         );
         check(
-            Query {
+            ListFilter {
                 sort: SortKey::Activity,
                 max_depth: Some(0),
-                ..Query::default()
+                ..ListFilter::default()
             },
             &["aa1", "ab3", "cc4", "dd5", "bb2"],
         );
         check(
-            Query {
+            ListFilter {
                 sort: SortKey::Activity,
                 newest_first: true,
                 limit: Some(1),
                 max_depth: Some(0),
-                ..Query::default()
+                ..ListFilter::default()
             },
             &["bb2"],
         );
         assert!(
-            Query {
+            ListFilter {
                 sort: SortKey::Activity,
-                ..Query::default()
+                ..ListFilter::default()
             }
             .needs_activity()
         );
-        assert!(!Query::default().needs_activity());
+        assert!(!ListFilter::default().needs_activity());
     }
 
     /// Issue 11: `--id` finds subagent runs too, keeping their ancestors (and counting the
     /// runs it hides).
     #[test]
     fn ids_of_runs_keep_their_ancestors() {
-        let query = |prefix: &str| Query {
+        let query = |prefix: &str| ListFilter {
             id_prefixes: vec![prefix.into()],
-            ..Query::default()
+            ..ListFilter::default()
         };
         check(query("g"), &["aa1", "+c", "++g"]);
         check(query("c"), &["aa1", "+c", "++g", "cc4"]);
@@ -582,19 +582,19 @@ mod tests {
 
     #[test]
     fn sorting_and_limits() {
-        let base = Query {
+        let base = ListFilter {
             max_depth: Some(0),
-            ..Query::default()
+            ..ListFilter::default()
         };
         check(
-            Query {
+            ListFilter {
                 newest_first: true,
                 ..base.clone()
             },
             &["dd5", "cc4", "ab3", "bb2", "aa1"],
         );
         check(
-            Query {
+            ListFilter {
                 newest_first: true,
                 limit: Some(2),
                 ..base.clone()
@@ -602,7 +602,7 @@ mod tests {
             &["dd5", "cc4"],
         );
         check(
-            Query {
+            ListFilter {
                 sort: SortKey::Id,
                 ..base.clone()
             },
@@ -610,14 +610,14 @@ mod tests {
         );
         // Bytewise: `-` sorts before `/`.
         check(
-            Query {
+            ListFilter {
                 sort: SortKey::Cwd,
                 ..base.clone()
             },
             &["aa1", "bb2", "dd5", "cc4", "ab3"],
         );
         check(
-            Query {
+            ListFilter {
                 sort: SortKey::Path,
                 newest_first: true,
                 ..base
@@ -626,10 +626,10 @@ mod tests {
         );
         // Children keep launch order even when the top level is reversed.
         check(
-            Query {
+            ListFilter {
                 newest_first: true,
                 limit: Some(5),
-                ..Query::default()
+                ..ListFilter::default()
             }
             .clone(),
             &["dd5", "cc4", "ab3", "bb2", "aa1", "+c", "++g"],

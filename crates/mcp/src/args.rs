@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use pi_retrospect_app::{Bound, SessionRef, SessionTarget, StoreFlags};
+use pi_retrospect_app::{SessionRef, SessionTarget, StoreFlags};
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -330,11 +330,6 @@ impl SessionFilters {
         ),
         ToolError,
     > {
-        check_time_range(
-            context,
-            ("startTimestamp", self.start_timestamp.as_deref()),
-            ("endTimestamp", self.end_timestamp.as_deref()),
-        )?;
         let cwds = absolute_dirs("cwds", self.cwds.into_vec())?;
         let cwd_prefix = absolute_dirs("cwdPrefix", self.cwd_prefix.into_vec())?;
         let env = leave_out(
@@ -402,38 +397,6 @@ pub(crate) fn is_absolute_text(text: &str) -> bool {
     text.starts_with('/') || text == "~" || text.starts_with("~/")
 }
 
-/// Checks a pair of time bounds (`parse_when` syntax: an RFC 3339 instant, a date, a local
-/// date-time or an age) and that the range is not empty, naming the argument that is wrong.
-pub(crate) fn check_time_range(
-    context: &CallContext,
-    start: (&str, Option<&str>),
-    end: (&str, Option<&str>),
-) -> Result<(), ToolError> {
-    let env = &context.env;
-    let parse = |(name, value): (&str, Option<&str>), bound| {
-        value
-            .map(|text| {
-                pi_retrospect_app::parse_when(text, bound, env.now, &env.time_zone)
-                    .map_err(|message| ToolError::argument(name, message))
-            })
-            .transpose()
-    };
-    let since = parse(start, Bound::Start)?;
-    let until = parse(end, Bound::End)?;
-    if let (Some(since), Some(until)) = (since, until)
-        && until < since
-    {
-        return Err(ToolError::argument(
-            end.0,
-            format!(
-                "{until} is before {} ({since}): the range is empty",
-                start.0
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// Returns the session a reading tool works on: `sessionPath` when given, else the session
 /// the server knows is calling it (`$PI_SESSION_FILE`, which Pi 1.6.0 does not set for MCP
 /// servers); either way confined to the resolved stores and to `*.jsonl` files.
@@ -473,7 +436,7 @@ pub(crate) fn session_target(
 fn confine(context: &CallContext, path: &str) -> Result<PathBuf, ToolError> {
     // Every failure here is about the path the caller gave: refused, missing or unreadable.
     pi_retrospect_app::confine_to_stores(path, &context.stores, &context.env)
-        .map_err(|error| ToolError::argument("sessionPath", error.message))
+        .map_err(ToolError::from)
 }
 
 /// Returns the store flags of a call: the ones the server was started with.

@@ -1,7 +1,7 @@
 //! The crate's errors: why the server could not run ([`McpError`]), and why one tool call
 //! failed ([`ToolError`], which becomes a tool error result, never a crash).
 
-use pi_retrospect_app::AppError;
+use pi_retrospect_app::{AppError, Input};
 
 /// Why the server could not start or stopped abnormally.
 #[derive(Debug, thiserror::Error)]
@@ -32,9 +32,10 @@ pub(crate) enum ToolError {
     /// names it.
     #[error("invalid arguments: {0}")]
     Arguments(String),
-    /// The application layer failed (a session that cannot be read, an unknown entry).
+    /// The application layer failed (a session that cannot be read) for a reason that is
+    /// about no one argument; one that is becomes [`ToolError::Argument`].
     #[error("{0}")]
-    App(#[from] AppError),
+    App(AppError),
     /// The result could not be produced for another reason.
     #[error("{0}")]
     Internal(String),
@@ -47,5 +48,38 @@ impl ToolError {
             name: name.into(),
             message: message.into(),
         }
+    }
+}
+
+impl From<AppError> for ToolError {
+    fn from(error: AppError) -> ToolError {
+        match error.input {
+            Some(input) => ToolError::argument(argument_name(input), error.reason(argument_name)),
+            None => ToolError::App(error),
+        }
+    }
+}
+
+/// Returns the argument of the tools that carries `input` (the tools name each input the same
+/// way wherever they take it).
+pub(crate) fn argument_name(input: Input) -> &'static str {
+    match input {
+        Input::Session => "sessionPath",
+        Input::Since => "startTimestamp",
+        Input::Until => "endTimestamp",
+        Input::Limit => "limit",
+        Input::Pattern => "pattern",
+        Input::Query => "query",
+        Input::Cursor => "cursor",
+        Input::Cwd => "cwds",
+        Input::CwdPrefix => "cwdPrefix",
+        Input::Id => "id",
+        Input::Name => "name",
+        Input::Entry => "entryId",
+        Input::Parent => "parentIds",
+        Input::Lines => "startLineNo",
+        Input::Grep => "search.terms",
+        Input::TimeZone => "timeZone",
+        other => other.name(),
     }
 }

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use pi_retrospect_app::Progress;
 use pi_retrospect_app::{Environment, StoreFlags};
-use pi_retrospect_search::Progress;
 use rmcp::ErrorData;
 use rmcp::RoleServer;
 use rmcp::ServerHandler;

@@ -10,11 +10,10 @@ use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 
 use pi_retrospect_app::{
-    AppError, Environment, SessionRef, SessionTarget, ShowRequest, ShowResult, ShowView, StoreFlags,
+    Environment, SessionRef, SessionTarget, ShowRequest, ShowResult, ShowView, StoreFlags,
 };
-use pi_retrospect_render::show::{
-    Paint, ShowParts, ShowStyle, TreeWriter, write_heading, write_item, write_items_head,
-};
+use pi_retrospect_render::Paint;
+use pi_retrospect_render::show::{ShowParts, ShowStyle, TranscriptBody, TranscriptWriteError};
 
 use crate::error::PickError;
 
@@ -48,7 +47,7 @@ pub(crate) fn write_transcript(
     out: &mut dyn Write,
     result: &ShowResult,
     env: &Environment,
-    is_color: bool,
+    paint: Paint,
     width: usize,
 ) -> io::Result<()> {
     let session = &result.session;
@@ -59,40 +58,30 @@ pub(crate) fn write_transcript(
         lineage: &result.lineage,
     };
     let style = ShowStyle {
-        paint: Paint { is_on: is_color },
+        paint,
         width,
         time_zone: &env.time_zone,
         system: false,
         tool_args: false,
         fold: false,
     };
-    write_heading(out, &parts, &style)?;
-    // The items are made by the app, whose error type carries a failure to make one; a failed
-    // write is kept here whole, so that its kind (`BrokenPipe`) survives.
-    let mut write_error = None;
-    let mut written = |result: io::Result<()>| {
-        result.map_err(|error| {
-            let message = AppError::io(error.to_string());
-            write_error = Some(error);
-            message
-        })
+    let body = match result.view {
+        ShowView::Tree => TranscriptBody::Tree {
+            counts: result.tree_counts(),
+            for_each: &mut |visit| result.for_each_tree_row(visit),
+        },
+        ShowView::Items => TranscriptBody::Items {
+            n_active_entries: result.n_active_entries(),
+            for_each: &mut |visit| result.for_each_item(visit),
+        },
     };
-    let made = match result.view {
-        ShowView::Tree => {
-            let mut writer = TreeWriter::new(&style);
-            writer.write_head(out, result.tree_counts())?;
-            result.for_each_tree_row(|row| written(writer.write_row(out, &row)))
+    // A failed write keeps its kind (`BrokenPipe` when the pager quit).
+    pi_retrospect_render::show::write_transcript(out, &parts, &style, body).map_err(|error| {
+        match error {
+            TranscriptWriteError::Write(error) => error,
+            TranscriptWriteError::Read(error) => io::Error::other(error.to_string()),
         }
-        ShowView::Items => {
-            write_items_head(out, result.n_active_entries())?;
-            result.for_each_item(|item| written(write_item(out, &item, &style)))
-        }
-    };
-    match (made, write_error) {
-        (Ok(()), _) => Ok(()),
-        (Err(_), Some(error)) => Err(error),
-        (Err(error), None) => Err(io::Error::other(error.to_string())),
-    }
+    })
 }
 
 /// Starts `pager` (a shell command, as `$PAGER` is) with `pager_env` set, on `tty`, hands
@@ -342,14 +331,14 @@ mod tests {
             n_written: 0,
             n_refused: 0,
         };
-        write_transcript(&mut whole, &result, &env, true, 80).expect("written whole");
+        write_transcript(&mut whole, &result, &env, Paint::ON, 80).expect("written whole");
         assert!(whole.n_written > 1000, "{} bytes", whole.n_written);
         let mut pipe = ClosingPipe {
             room: 200,
             n_written: 0,
             n_refused: 0,
         };
-        let written = write_transcript(&mut pipe, &result, &env, true, 80);
+        let written = write_transcript(&mut pipe, &result, &env, Paint::ON, 80);
         assert_eq!(
             written.map_err(|error| error.kind()),
             Err(io::ErrorKind::BrokenPipe)
@@ -358,7 +347,7 @@ mod tests {
         let tty = dev_null();
         for pager in ["cat > /dev/null", "head -c 100 > /dev/null"] {
             let paged = page(pager, &[], &tty, &mut |out| {
-                write_transcript(out, &result, &env, true, 80)
+                write_transcript(out, &result, &env, Paint::ON, 80)
             });
             assert!(paged.is_ok_and(|status| status.success()), "{pager}");
         }

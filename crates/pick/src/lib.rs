@@ -68,7 +68,7 @@ pub struct PickOptions {
     /// Start with every project listed, not only the current directory's sessions.
     pub all_projects: bool,
     /// Use colour (the front end decides: `NO_COLOR`, `--color`).
-    pub is_color: bool,
+    pub paint: pi_retrospect_render::Paint,
     /// The pager for transcripts, a shell command (`$PAGER`); `less -R` when `None`.
     pub pager: Option<String>,
     /// Variables set for the pager: the front end sets `LESS=R` when `LESS` is unset, as git
@@ -84,7 +84,7 @@ impl Default for PickOptions {
             list: ListRequest::default(),
             print: false,
             all_projects: false,
-            is_color: true,
+            paint: pi_retrospect_render::Paint::ON,
             pager: None,
             pager_env: Vec::new(),
         }

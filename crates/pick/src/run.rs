@@ -134,7 +134,7 @@ pub fn pick(options: &PickOptions, env: &Environment) -> Result<Outcome, PickErr
     let mut state = first_state(options, env)?;
     let context = ViewContext {
         theme: Theme {
-            is_color: options.is_color,
+            paint: options.paint,
         },
         time_zone: &env.time_zone,
     };
@@ -216,7 +216,7 @@ fn event_loop(
                             let pager = options.pager.as_deref().unwrap_or(DEFAULT_PAGER);
                             // Written into the pager as it is made (issue 16 review M3).
                             let mut feed = |out: &mut dyn Write| {
-                                write_transcript(out, &result, env, options.is_color, width)
+                                write_transcript(out, &result, env, options.paint, width)
                             };
                             signals
                                 .paging(|| console.page(pager, &options.pager_env, &mut feed))
@@ -437,7 +437,7 @@ pub fn first_screen(
     let mut state = first_state(options, env)?;
     let context = ViewContext {
         theme: Theme {
-            is_color: options.is_color,
+            paint: options.paint,
         },
         time_zone: &env.time_zone,
     };
@@ -597,7 +597,9 @@ mod tests {
         signals.received.store(signal, Ordering::SeqCst);
         let env = Environment::default();
         let context = ViewContext {
-            theme: Theme { is_color: false },
+            theme: Theme {
+                paint: pi_retrospect_render::Paint::OFF,
+            },
             time_zone: &env.time_zone,
         };
         let outcome = event_loop(

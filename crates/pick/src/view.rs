@@ -27,7 +27,7 @@ const SIDE_BY_SIDE_WIDTH: u16 = 120;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Theme {
     /// Whether to use colour.
-    pub is_color: bool,
+    pub paint: pi_retrospect_render::Paint,
 }
 
 impl Theme {
@@ -40,7 +40,7 @@ impl Theme {
     }
 
     fn matched(self) -> Style {
-        if self.is_color {
+        if self.paint.is_on {
             Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD)
         } else {
             Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
@@ -57,7 +57,7 @@ impl Theme {
 
     fn role(self, is_user: bool) -> Style {
         let style = Style::new().add_modifier(Modifier::BOLD);
-        match (self.is_color, is_user) {
+        match (self.paint.is_on, is_user) {
             (false, _) => style,
             (true, true) => style.fg(Color::Cyan),
             (true, false) => style.fg(Color::Green),
@@ -65,7 +65,7 @@ impl Theme {
     }
 
     fn warning(self) -> Style {
-        if self.is_color {
+        if self.paint.is_on {
             Style::new().fg(Color::Yellow)
         } else {
             Style::new().add_modifier(Modifier::BOLD)
@@ -953,7 +953,9 @@ mod tests {
     fn check(name: &str, state: &mut State, width: u16, height: u16, is_color: bool) {
         let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test terminal");
         let context = ViewContext {
-            theme: Theme { is_color },
+            theme: Theme {
+                paint: pi_retrospect_render::Paint { is_on: is_color },
+            },
             time_zone: &jiff::tz::TimeZone::UTC,
         };
         terminal
@@ -1083,7 +1085,9 @@ mod tests {
         with_preview(&mut state);
         let mut terminal = Terminal::new(TestBackend::new(160, 30)).expect("test terminal");
         let context = ViewContext {
-            theme: Theme { is_color: false },
+            theme: Theme {
+                paint: pi_retrospect_render::Paint::OFF,
+            },
             time_zone: &jiff::tz::TimeZone::UTC,
         };
         terminal
@@ -1129,7 +1133,9 @@ mod tests {
         state.preview_read(path, PreviewSlot::Ready(Box::new(preview)));
         let mut terminal = Terminal::new(TestBackend::new(80, 30)).expect("test terminal");
         let context = ViewContext {
-            theme: Theme { is_color: false },
+            theme: Theme {
+                paint: pi_retrospect_render::Paint::OFF,
+            },
             time_zone: &jiff::tz::TimeZone::UTC,
         };
         terminal

@@ -10,9 +10,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
 use pi_retrospect_app::picker::{PreviewLimits, preview};
-use pi_retrospect_app::{Environment, ListRequest, SearchRequest};
+use pi_retrospect_app::{
+    CaseMode, Environment, ListRequest, SearchEvent as Event, SearchMode as Mode, SearchRequest,
+    SearchTerms, SessionOrder,
+};
 use pi_retrospect_core::SessionSummary;
-use pi_retrospect_search::{CaseMode, Event, Mode, Pattern, Query, SessionOrder};
 
 use crate::index::Index;
 use crate::state::{FoundText, PreviewSlot};
@@ -171,15 +173,16 @@ impl Workers {
         let current = Arc::clone(&self.search_generation);
         let stop = Arc::clone(&self.stop);
         let sender = self.sender.clone();
-        let mut pattern = Pattern::literal(term);
-        pattern.case = CaseMode::Smart;
         let search = SearchRequest {
             sessions: ListRequest {
                 read_summaries: false,
                 ..request
             },
             session: None,
-            query: Query::new(pattern),
+            terms: SearchTerms {
+                case: CaseMode::Smart,
+                ..SearchTerms::new(term)
+            },
             order: SessionOrder::Newest,
             // The first hit of each file (its scan stops there), for the text shown on its row.
             mode: Mode::Hits,

@@ -3,8 +3,8 @@
 
 use std::io::{self, Write};
 
+use crate::text::escape_for_terminal;
 use pi_retrospect_core::Warning;
-use pi_retrospect_core::sanitize::escape_for_terminal;
 use pi_retrospect_failures::{FailureGroup, FailureRow, FailuresReport, RepeatRow};
 use serde_json::json;
 
@@ -23,13 +23,13 @@ const TEXT_MESSAGE_LINES: usize = 6;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TextOptions {
     /// Colour with ANSI escapes.
-    pub is_color: bool,
+    pub paint: crate::Paint,
     /// Fit lines to this many characters.
     pub width: Option<usize>,
 }
 
 fn paint(options: TextOptions, color: &str, text: &str) -> String {
-    if options.is_color {
+    if options.paint.is_on {
         format!("{color}{text}{RESET}")
     } else {
         text.to_owned()

@@ -8,7 +8,7 @@
 
 use std::io::{self, Write};
 
-use pi_retrospect_core::sanitize::{escape_for_terminal, sanitize_for_terminal};
+use crate::text::{escape_for_terminal, sanitize_for_terminal};
 use pi_retrospect_core::timestamp;
 pub use pi_retrospect_handoff::{
     Excerpt, ExcerptLimits, FailureKind, Handoff, HandoffFailure, HandoffFile, HandoffMessage,

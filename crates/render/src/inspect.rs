@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use pi_retrospect_transcript::{
-    CheckpointItem, InspectPage, InspectView, ReadItem, ReadResult, SearchHit, Transcript,
+    CheckpointItem, InspectHit, InspectPage, InspectView, ReadItem, ReadResult, Transcript,
     TranscriptWarning,
 };
 use serde::Serialize;
@@ -180,7 +180,7 @@ fn range_line(what: &str, offset: usize, n_shown: usize, n_total: usize) -> Stri
     }
 }
 
-fn write_hit(out: &mut dyn Write, hit: &SearchHit, style: &InspectStyle<'_>) -> io::Result<()> {
+fn write_hit(out: &mut dyn Write, hit: &InspectHit, style: &InspectStyle<'_>) -> io::Result<()> {
     let active = if hit.is_on_active_branch {
         "  active"
     } else {

@@ -19,10 +19,13 @@ pub mod search;
 pub mod show;
 pub mod stats;
 pub mod text;
+pub mod when;
+
+pub use text::Paint;
 
 use std::io::{self, Write};
 
-use pi_retrospect_core::sanitize::escape_for_terminal;
+use crate::text::escape_for_terminal;
 use pi_retrospect_core::{Listing, Session};
 
 /// Writes the contract's rendered text: `Sessions (N)`, one `- <path>` bullet per session with
@@ -431,7 +434,7 @@ mod tests {
 
             let summary_of = |_: &str| None;
             let options = long::LongOptions {
-                color: false,
+                paint: crate::Paint::OFF,
                 width: None,
                 header: false,
                 home: None,

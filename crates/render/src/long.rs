@@ -18,14 +18,14 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-use pi_retrospect_core::sanitize::escape_for_terminal;
+use crate::text::escape_for_terminal;
 use pi_retrospect_core::{Listing, Session, SessionSummary};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// Options for [`write_long`].
 pub struct LongOptions<'a> {
     /// Emit ANSI colour.
-    pub color: bool,
+    pub paint: crate::Paint,
     /// The terminal's width: every line fits it. `None` (not a terminal): nothing is cut.
     pub width: Option<usize>,
     /// Write a header row naming the columns.
@@ -156,7 +156,7 @@ fn columns(text: &str) -> usize {
 fn plain_width(text: &str) -> Option<usize> {
     // Printable ASCII (most titles and paths) is a column a byte: checked first by a fold
     // with no early exit, which the compiler turns into many bytes an instruction.
-    if pi_retrospect_core::sanitize::is_printable_ascii(text) {
+    if crate::text::is_printable_ascii(text) {
         return Some(text.len());
     }
     let bytes = text.as_bytes();
@@ -586,7 +586,7 @@ fn push_row(
         + n_separators(row, shared) * SEPARATOR.len();
     // When not even the columns fit, the plain line itself is cut.
     let is_cut_whole = matches!(options.width, Some(width) if before_title > width);
-    let (dim, yellow, cyan, bold, reset) = match (options.color && !is_cut_whole, is_body) {
+    let (dim, yellow, cyan, bold, reset) = match (options.paint.is_on && !is_cut_whole, is_body) {
         (false, _) => ("", "", "", "", ""),
         (true, true) => ("\x1b[2m", "\x1b[33m", "\x1b[36m", "\x1b[1m", "\x1b[0m"),
         (true, false) => ("\x1b[1m", "\x1b[1m", "\x1b[1m", "\x1b[1m", "\x1b[0m"),
@@ -717,7 +717,7 @@ fn is_one_line(text: &str) -> bool {
     let bytes = text.as_bytes();
     // One fold with no early exit over the bytes and their successors, which the compiler
     // checks many bytes an instruction: every byte printable, and no two spaces in a row.
-    let is_printable = pi_retrospect_core::sanitize::is_printable_ascii(text);
+    let is_printable = crate::text::is_printable_ascii(text);
     let has_double_space = bytes
         .iter()
         .zip(bytes.iter().skip(1))
@@ -743,7 +743,7 @@ fn push_one_line_general(line: &mut String, text: &str) {
     } else {
         text.into()
     };
-    let clean = pi_retrospect_core::sanitize::sanitize_for_terminal(&spaced);
+    let clean = crate::text::sanitize_for_terminal(&spaced);
     line.reserve(clean.len());
     let mut is_first = true;
     for word in clean.split_whitespace() {
@@ -884,7 +884,7 @@ mod tests {
             .into_iter(),
         );
         let options = LongOptions {
-            color: false,
+            paint: crate::Paint::OFF,
             width,
             header,
             home: Some("/home/me"),
@@ -1015,7 +1015,7 @@ mod tests {
         };
         let render = |width: Option<usize>| {
             let options = LongOptions {
-                color: false,
+                paint: crate::Paint::OFF,
                 width,
                 header: width.is_some(),
                 home: None,
@@ -1068,7 +1068,7 @@ mod tests {
             ["05413fb4-aaaa", untitled[0], untitled[1]].into_iter(),
         );
         let options = LongOptions {
-            color: false,
+            paint: crate::Paint::OFF,
             width: Some(64),
             header: false,
             home: None,
@@ -1087,7 +1087,7 @@ mod tests {
         // Coloured, the untitled row is as wide as plain: no separator and empty bold title
         // after its run count (last break review).
         let coloured = LongOptions {
-            color: true,
+            paint: crate::Paint::ON,
             ..options
         };
         for line in long_lines(&listing, &coloured)

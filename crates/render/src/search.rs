@@ -24,7 +24,7 @@
 
 use std::io::{self, Write};
 
-use pi_retrospect_core::sanitize::escape_for_terminal;
+use crate::text::escape_for_terminal;
 use pi_retrospect_core::search::{
     FieldKind, FileCount, SearchDocument, SearchHit, SearchTotals, SearchWarning, SessionHeading,
 };
@@ -44,7 +44,7 @@ const RESET: &str = "\u{1b}[0m";
 /// session file, with a blank line between groups.
 pub struct TextWriter<'w> {
     out: &'w mut dyn Write,
-    is_color: bool,
+    paint: crate::Paint,
     current_path: Option<String>,
     time_zone: Option<jiff::tz::TimeZone>,
     width: Option<usize>,
@@ -52,11 +52,11 @@ pub struct TextWriter<'w> {
 }
 
 impl<'w> TextWriter<'w> {
-    /// Returns a writer to `out`, with ANSI colour when `is_color`.
-    pub fn new(out: &'w mut dyn Write, is_color: bool) -> TextWriter<'w> {
+    /// Returns a writer to `out`, coloured as `paint` says.
+    pub fn new(out: &'w mut dyn Write, paint: crate::Paint) -> TextWriter<'w> {
         TextWriter {
             out,
-            is_color,
+            paint,
             current_path: None,
             time_zone: None,
             width: None,
@@ -96,7 +96,7 @@ impl<'w> TextWriter<'w> {
     }
 
     fn paint(&self, text: &mut Vec<u8>, color: &str, part: &str) {
-        if self.is_color {
+        if self.paint.is_on {
             text.extend_from_slice(color.as_bytes());
             text.extend_from_slice(part.as_bytes());
             text.extend_from_slice(RESET.as_bytes());
@@ -709,7 +709,7 @@ mod tests {
 
     fn check(is_color: bool, expected: &str) {
         let mut out = Vec::new();
-        let mut writer = TextWriter::new(&mut out, is_color);
+        let mut writer = TextWriter::new(&mut out, crate::Paint { is_on: is_color });
         for hit in hits() {
             writer.write_hit(&hit).expect("write");
         }
@@ -743,7 +743,7 @@ mod tests {
     #[test]
     fn headings_carry_the_title_and_lines_fit_the_width() {
         let mut out = Vec::new();
-        let mut writer = TextWriter::new(&mut out, false).with_width(Some(30));
+        let mut writer = TextWriter::new(&mut out, crate::Paint::OFF).with_width(Some(30));
         let long = hit(
             "/s/a-long-session-path.jsonl",
             0,
@@ -779,7 +779,7 @@ mod tests {
         }
         // Without a width the lines are whole, and a heading without title or cwd adds none.
         let mut out = Vec::new();
-        let mut writer = TextWriter::new(&mut out, false);
+        let mut writer = TextWriter::new(&mut out, crate::Paint::OFF);
         writer.set_heading(SessionHeading::default());
         writer.write_hit(&long).expect("write");
         assert_eq!(

@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use crate::entries::{write_lines_indented, write_warnings_array};
 use crate::text::{
-    clean, field, human_bytes, local_time, omission_line, one_line, status_marks, thousands, wrap,
-    write_indented,
+    Paint, clean, field, human_bytes, local_time, omission_line, one_line, status_marks, thousands,
+    wrap, write_indented,
 };
 
 /// Deepest level of side branches drawn with its own indentation; deeper rows are drawn at
@@ -70,23 +70,6 @@ pub struct ShowParts<'a> {
     pub lineage: &'a Lineage,
 }
 
-/// ANSI styles, empty when colour is off.
-#[derive(Debug, Clone, Copy)]
-pub struct Paint {
-    /// Whether to colour.
-    pub is_on: bool,
-}
-
-impl Paint {
-    fn wrap(&self, code: &str, text: &str) -> String {
-        if self.is_on {
-            format!("\u{1b}[{code}m{text}\u{1b}[0m")
-        } else {
-            text.to_owned()
-        }
-    }
-}
-
 /// How `show` text is laid out.
 pub struct ShowStyle<'a> {
     /// Colour.
@@ -101,6 +84,103 @@ pub struct ShowStyle<'a> {
     pub tool_args: bool,
     /// Fold each side branch of the tree into one line.
     pub fold: bool,
+}
+
+/// The body of a `show` transcript, made one item or row at a time by whoever holds the open
+/// session (`app::ShowResult`): `for_each` hands each to the visitor it is given and stops at
+/// the visitor's first error.
+pub enum TranscriptBody<'a> {
+    /// The active branch's items.
+    Items {
+        /// Entries on the active branch, for the head line.
+        n_active_entries: usize,
+        /// Makes each item and hands it to the visitor.
+        for_each: ItemSource<'a>,
+    },
+    /// The whole entry tree.
+    Tree {
+        /// The tree's counts, for the head line.
+        counts: TreeCounts,
+        /// Makes each row and hands it to the visitor.
+        for_each: RowSource<'a>,
+    },
+}
+
+/// Makes each display item and hands it to the visitor (see [`TranscriptBody`]).
+pub type ItemSource<'a> = &'a mut dyn FnMut(
+    &mut dyn FnMut(DisplayItem) -> Result<(), TranscriptWriteError>,
+) -> Result<(), TranscriptWriteError>;
+
+/// Makes each tree row and hands it to the visitor (see [`TranscriptBody`]).
+pub type RowSource<'a> = &'a mut dyn FnMut(
+    &mut dyn FnMut(TreeRow) -> Result<(), TranscriptWriteError>,
+) -> Result<(), TranscriptWriteError>;
+
+/// Why a transcript could not be written whole: a write failed (its kind kept, so a pager
+/// that quit is `BrokenPipe`), or the session could not be read further.
+#[derive(Debug)]
+pub enum TranscriptWriteError {
+    /// Writing failed.
+    Write(io::Error),
+    /// Making the next item or row failed.
+    Read(pi_retrospect_transcript::TranscriptError),
+}
+
+impl std::fmt::Display for TranscriptWriteError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TranscriptWriteError::Write(error) => write!(formatter, "{error}"),
+            TranscriptWriteError::Read(error) => write!(formatter, "{error}"),
+        }
+    }
+}
+
+impl std::error::Error for TranscriptWriteError {
+    // Transparent, as the message is the inner error's own: its sources are this error's.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TranscriptWriteError::Write(error) => error.source(),
+            TranscriptWriteError::Read(error) => error.source(),
+        }
+    }
+}
+
+impl From<io::Error> for TranscriptWriteError {
+    fn from(error: io::Error) -> TranscriptWriteError {
+        TranscriptWriteError::Write(error)
+    }
+}
+
+impl From<pi_retrospect_transcript::TranscriptError> for TranscriptWriteError {
+    fn from(error: pi_retrospect_transcript::TranscriptError) -> TranscriptWriteError {
+        TranscriptWriteError::Read(error)
+    }
+}
+
+/// Writes the text transcript `show` prints and the picker pages: the heading, then the
+/// active branch's items or the entry tree, each as it is made, so no more than one is held
+/// whatever the session's size.
+pub fn write_transcript(
+    out: &mut dyn Write,
+    parts: &ShowParts<'_>,
+    style: &ShowStyle<'_>,
+    body: TranscriptBody<'_>,
+) -> Result<(), TranscriptWriteError> {
+    write_heading(out, parts, style)?;
+    match body {
+        TranscriptBody::Tree { counts, for_each } => {
+            let mut writer = TreeWriter::new(style);
+            writer.write_head(out, counts)?;
+            for_each(&mut |row| Ok(writer.write_row(out, &row)?))
+        }
+        TranscriptBody::Items {
+            n_active_entries,
+            for_each,
+        } => {
+            write_items_head(out, n_active_entries)?;
+            for_each(&mut |item| Ok(write_item(out, &item, style)?))
+        }
+    }
 }
 
 /// Writes the `show --json` document up to the opening of its `items` or `tree` array;

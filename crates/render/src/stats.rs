@@ -19,7 +19,7 @@ pub struct TableOptions<'a> {
     /// Shows each session row's figure with its subagent runs (`withRuns`) instead of its own.
     pub rollup: bool,
     /// Emits ANSI colour: the header and the total line bold.
-    pub color: bool,
+    pub paint: crate::Paint,
     /// The ids a lookup by id searches (the whole store): each session's id is shown by a
     /// prefix unique among them too, not only among the rows shown, so it stays a handle
     /// when a filter kept few sessions.
@@ -168,7 +168,7 @@ pub fn write_table(
             _ => line,
         };
         let is_emphasised = line_idx == 0 || line_idx + 1 == n_lines;
-        if options.color && is_emphasised {
+        if options.paint.is_on && is_emphasised {
             text.push_str(&format!("{BOLD}{}{RESET}", line.trim_end()));
         } else {
             text.push_str(line.trim_end());
@@ -203,7 +203,7 @@ pub struct ChartOptions {
     /// What the bars measure.
     pub metric: ChartMetric,
     /// Emits ANSI colour: the title bold, the bars cyan.
-    pub color: bool,
+    pub paint: crate::Paint,
 }
 
 const BOLD: &str = "\x1b[1m";
@@ -215,7 +215,7 @@ impl Default for ChartOptions {
         ChartOptions {
             width: 80,
             metric: ChartMetric::Tokens,
-            color: false,
+            paint: crate::Paint::OFF,
         }
     }
 }
@@ -268,7 +268,7 @@ pub fn write_bar_chart(
         .saturating_sub(label_width + tokens_width + cost_width + 6)
         .max(10);
 
-    let (bold, cyan, reset) = if options.color {
+    let (bold, cyan, reset) = if options.paint.is_on {
         (BOLD, CYAN, RESET)
     } else {
         ("", "", "")
@@ -1032,12 +1032,12 @@ Total                  700       0           0            0    700    $1.00
         );
         let render = |color: bool| {
             let table = TableOptions {
-                color,
+                paint: crate::Paint { is_on: color },
                 ..TableOptions::default()
             };
             let chart = ChartOptions {
                 width: 40,
-                color,
+                paint: crate::Paint { is_on: color },
                 ..ChartOptions::default()
             };
             text_of(|out| {
@@ -1079,7 +1079,7 @@ Total                  700       0           0            0    700    $1.00
                 &ChartOptions {
                     width: 44,
                     metric: ChartMetric::Tokens,
-                    color: false,
+                    paint: crate::Paint::OFF,
                 },
             )
         });

@@ -5,9 +5,39 @@
 use std::borrow::Cow;
 use std::io::Write;
 
-use pi_retrospect_core::sanitize::{escape_for_terminal, sanitize_for_terminal};
+// The terminal sanitiser every writer uses. Its rules live in `core::sanitize` because the
+// libraries escape what their own messages quote (a header's bad value, a path); the writers
+// reach it here, beside the helpers built on it.
+pub use pi_retrospect_core::sanitize::{
+    escape_for_terminal, is_printable_ascii, sanitize_for_terminal,
+};
 use pi_retrospect_core::timestamp;
 use pi_retrospect_transcript::{Failure, MessageStatus, Omission, TranscriptWarning, WarningKind};
+
+/// Whether a text writer colours its output with ANSI escapes: the one colour setting every
+/// writer takes. A front end decides it (the CLI from `--color` and the environment, the
+/// picker from `NO_COLOR`); the writers only follow it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Paint {
+    /// Whether to colour.
+    pub is_on: bool,
+}
+
+impl Paint {
+    /// No colour.
+    pub const OFF: Paint = Paint { is_on: false };
+    /// ANSI colour.
+    pub const ON: Paint = Paint { is_on: true };
+
+    /// Returns `text` in the SGR style `code` (`1`, `2;33`) when colour is on, else as is.
+    pub fn wrap(&self, code: &str, text: &str) -> String {
+        if self.is_on {
+            format!("\u{1b}[{code}m{text}\u{1b}[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+}
 
 /// Warnings printed as text before the rest are only counted (`--json` has all of them).
 pub const MAX_TEXT_WARNINGS: usize = 20;

@@ -83,7 +83,7 @@ impl InspectView {
 
 /// Returns one inspect request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InspectRequest {
+pub struct InspectPageRequest {
     /// The view.
     pub view: InspectView,
     /// Page size: default 20, at most 50.
@@ -95,10 +95,10 @@ pub struct InspectRequest {
     pub scope: SearchScope,
 }
 
-impl InspectRequest {
+impl InspectPageRequest {
     /// Returns a request for `view` with default paging and no tool output.
     pub fn new(view: InspectView) -> Self {
-        InspectRequest {
+        InspectPageRequest {
             view,
             limit: None,
             cursor: None,
@@ -252,7 +252,7 @@ pub struct CheckpointItem {
 /// One search match.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SearchHit {
+pub struct InspectHit {
     /// The matching entry.
     pub entry_id: String,
     /// What matched.
@@ -363,7 +363,7 @@ pub struct InspectPage {
     pub checkpoints: Vec<CheckpointItem>,
     /// Matches (`search`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub hits: Vec<SearchHit>,
+    pub hits: Vec<InspectHit>,
     /// What `search` did not look in, each with the option that adds it (`toolResults`,
     /// `toolArgs`, `thinking`, `system`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -388,7 +388,10 @@ pub struct InspectPage {
 const TOKEN_ESTIMATE: &str = "approximate: serialized characters / 4, not provider usage";
 
 /// Returns a page of `request` over the file at `path`, parsing only the cursor's snapshot.
-pub fn inspect_path(path: &Path, request: &InspectRequest) -> Result<InspectPage, TranscriptError> {
+pub fn inspect_path(
+    path: &Path,
+    request: &InspectPageRequest,
+) -> Result<InspectPage, TranscriptError> {
     let snapshot_bytes = match &request.cursor {
         Some(cursor) => Some(Cursor::decode(cursor)?.snapshot_bytes),
         None => None,
@@ -398,7 +401,7 @@ pub fn inspect_path(path: &Path, request: &InspectRequest) -> Result<InspectPage
 }
 
 /// Returns the page size of `request`, refusing one outside 1 to 50.
-fn page_limit(request: &InspectRequest) -> Result<usize, TranscriptError> {
+fn page_limit(request: &InspectPageRequest) -> Result<usize, TranscriptError> {
     let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
     if !(1..=MAX_LIMIT).contains(&limit) {
         return Err(TranscriptError::InvalidArgument {
@@ -413,7 +416,7 @@ fn page_limit(request: &InspectRequest) -> Result<usize, TranscriptError> {
 /// Returns where the page starts: 0, or the offset of a cursor from this very request over
 /// this very snapshot.
 fn resume_offset(
-    request: &InspectRequest,
+    request: &InspectPageRequest,
     snapshot: Snapshot,
     fingerprint: u64,
 ) -> Result<usize, TranscriptError> {
@@ -445,7 +448,7 @@ fn resume_offset(
 /// length ([`inspect_path`] arranges that).
 pub fn inspect(
     session: &Transcript,
-    request: &InspectRequest,
+    request: &InspectPageRequest,
 ) -> Result<InspectPage, TranscriptError> {
     let limit = page_limit(request)?;
     let fingerprint = request.fingerprint(session);
@@ -761,7 +764,7 @@ impl<'a> InspectCtx<'a> {
         &self,
         query: &str,
         page: std::ops::Range<usize>,
-    ) -> Result<(Vec<SearchHit>, usize), TranscriptError> {
+    ) -> Result<(Vec<InspectHit>, usize), TranscriptError> {
         let session = self.session;
         let needle = Needle::new(query, false);
         let mut hits = Vec::new();
@@ -774,7 +777,7 @@ impl<'a> InspectCtx<'a> {
                     if !page.contains(&(n_hits - 1)) {
                         return;
                     }
-                    hits.push(SearchHit {
+                    hits.push(InspectHit {
                         entry_id: self.handle(idx),
                         field,
                         snippet: snippet_around(text, at, PREVIEW_CHARS),

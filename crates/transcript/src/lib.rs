@@ -48,8 +48,8 @@ pub use entry::{ContentShape, Entry, EntryKind, MessageMeta, Role};
 pub use error::TranscriptError;
 pub use facts::{ForkCopy, LabelFact, Lineage, RunInfo, SessionFacts, facts, fork_copy, labels};
 pub use inspect::{
-    BranchPoint, CheckpointItem, Cursor, InspectPage, InspectRequest, InspectView,
-    NEIGHBOUR_TEXT_CHARS, READ_PAGE_CHARS, ReadItem, ReadResult, SearchHit, ToolResultRef, inspect,
+    BranchPoint, CheckpointItem, Cursor, InspectHit, InspectPage, InspectPageRequest, InspectView,
+    NEIGHBOUR_TEXT_CHARS, READ_PAGE_CHARS, ReadItem, ReadResult, ToolResultRef, inspect,
     inspect_path,
 };
 /// One line of a session file decoded as Pi decodes it (lone surrogates and invalid UTF-8
@@ -67,6 +67,6 @@ pub use summary::{
     ENDS_WHOLE_BYTES, HEAD_BYTES, MAX_FACT_LINE_BYTES, SummaryError, SummaryScope,
     read_ends_with_head, read_summary, read_summary_from, read_summary_from_in, read_summary_in,
 };
-pub use text::{Excerpt, Omission, OutputLimit, head_and_tail, utc_timestamp};
+pub use text::{HeadAndTail, Omission, OutputLimit, head_and_tail, utc_timestamp};
 pub use turns::{Turn, Turns};
 pub use warning::{KEPT_PER_KIND, OmittedWarnings, TranscriptWarning, WarningCounts, WarningKind};

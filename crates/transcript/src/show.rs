@@ -14,7 +14,7 @@ use crate::entry::{Entry, EntryKind, Role};
 use crate::error::TranscriptError;
 use crate::facts::labels;
 use crate::session::Transcript;
-use crate::text::{Excerpt, Omission, OutputLimit, head_and_tail, preview, utc_timestamp};
+use crate::text::{HeadAndTail, Omission, OutputLimit, head_and_tail, preview, utc_timestamp};
 
 /// The opening Pi writes before every generated branch summary; a reader wants the summary.
 const BRANCH_SUMMARY_OPENING: &str = "The user explored a different conversation branch before returning here.\nSummary of that exploration:\n\n";
@@ -259,7 +259,7 @@ impl ItemBuilder<'_> {
     fn cut(&self, text: String) -> (String, Option<Omission>) {
         match self.options.output_limit {
             Some(limit) => {
-                let Excerpt { text, omitted } = head_and_tail(&text, limit);
+                let HeadAndTail { text, omitted } = head_and_tail(&text, limit);
                 (text, omitted)
             }
             None => (text, None),

@@ -74,7 +74,7 @@ pub struct Omission {
 
 /// A text cut to its head and tail, with what was left out between them.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Excerpt {
+pub struct HeadAndTail {
     /// The head and the tail, joined.
     pub text: String,
     /// What was left out, when anything was.
@@ -101,17 +101,17 @@ fn pi_notice_start(text: &str) -> Option<usize> {
 /// Returns `text` cut to `limit`: as many whole lines of the head and of the tail as fit (a
 /// single over-long line is cut within), Pi's own truncation notice always kept at the end.
 /// Linear in the length of `text`.
-pub fn head_and_tail(text: &str, limit: OutputLimit) -> Excerpt {
+pub fn head_and_tail(text: &str, limit: OutputLimit) -> HeadAndTail {
     let n_chars = text.chars().count();
     let n_lines = text.lines().count();
     if n_chars <= limit.max_chars && n_lines <= limit.max_lines {
-        return Excerpt {
+        return HeadAndTail {
             text: text.to_owned(),
             omitted: None,
         };
     }
     if limit.max_chars == 0 || limit.max_lines == 0 {
-        return Excerpt {
+        return HeadAndTail {
             text: String::new(),
             omitted: Some(Omission {
                 at: 0,
@@ -138,7 +138,7 @@ pub fn head_and_tail(text: &str, limit: OutputLimit) -> Excerpt {
     let tail_start = tail_start(body, tail_chars, tail_lines).max(head_end);
     let omitted = &body[head_end..tail_start];
     if omitted.is_empty() {
-        return Excerpt {
+        return HeadAndTail {
             text: text.to_owned(),
             omitted: None,
         };
@@ -148,7 +148,7 @@ pub fn head_and_tail(text: &str, limit: OutputLimit) -> Excerpt {
     kept.push_str(&body[..head_end]);
     kept.push_str(&body[tail_start..]);
     kept.push_str(notice);
-    Excerpt {
+    HeadAndTail {
         text: kept,
         omitted: Some(Omission {
             at: head_end,

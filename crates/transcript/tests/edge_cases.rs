@@ -6,7 +6,7 @@ mod common;
 
 use common::{assistant, jsonl, other, parse, tool_result, user};
 use pi_retrospect_transcript::{
-    DisplayItem, EntriesFilter, InspectRequest, InspectView, ShowOptions, Transcript,
+    DisplayItem, EntriesFilter, InspectPageRequest, InspectView, ShowOptions, Transcript,
     active_branch_items, entries, inspect,
 };
 
@@ -101,11 +101,11 @@ fn entries_filters_accept_line_handles() {
 }
 
 fn overview(session: &Transcript, cursor: Option<String>) -> Result<serde_json::Value, String> {
-    let request = InspectRequest {
+    let request = InspectPageRequest {
         view: InspectView::Overview,
         limit: Some(1),
         cursor,
-        ..InspectRequest::new(InspectView::Overview)
+        ..InspectPageRequest::new(InspectView::Overview)
     };
     inspect(session, &request)
         .map(|page| serde_json::to_value(page).expect("json"))
@@ -170,10 +170,10 @@ fn checkpoint_context_estimates_agree_with_the_context() {
         &user("u3", Some("c2"), "after"),
         &assistant("a3", Some("u3"), "ok", &[]),
     ]));
-    let request = InspectRequest {
+    let request = InspectPageRequest {
         view: InspectView::Overview,
         limit: Some(50),
-        ..InspectRequest::new(InspectView::Overview)
+        ..InspectPageRequest::new(InspectView::Overview)
     };
     let page = inspect(&session, &request).expect("overview");
     assert!(page.checkpoints.len() >= 3);

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use pi_retrospect_transcript::{
-    Cursor, EntriesFilter, InspectRequest, InspectView, KEPT_PER_KIND, Transcript, WarningKind,
+    Cursor, EntriesFilter, InspectPageRequest, InspectView, KEPT_PER_KIND, Transcript, WarningKind,
     entries, inspect,
 };
 use proptest::prelude::*;
@@ -240,7 +240,7 @@ fn check_transcript(bytes: Vec<u8>) -> Result<(), TestCaseError> {
             query: "a".to_owned(),
         },
     ] {
-        let page = inspect(&session, &InspectRequest::new(view));
+        let page = inspect(&session, &InspectPageRequest::new(view));
         prop_assert!(page.is_ok(), "{:?}", page.err());
     }
     Ok(())

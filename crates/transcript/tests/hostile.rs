@@ -8,7 +8,7 @@ use std::fs::File;
 
 use common::{HEADER, assistant, jsonl, materialise, other, parse, parse_bytes, user};
 use pi_retrospect_transcript::{
-    DisplayItem, EntriesFilter, InspectRequest, InspectView, KEPT_PER_KIND, ReadLimits,
+    DisplayItem, EntriesFilter, InspectPageRequest, InspectView, KEPT_PER_KIND, ReadLimits,
     ShowOptions, Transcript, TranscriptError, TranscriptWarning, WarningKind, entries, facts,
     for_each_item, for_each_tree_row, inspect, tree_counts,
 };
@@ -216,9 +216,9 @@ fn search_builds_only_the_page() {
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     let session = parse(&jsonl(&refs));
     for limit in [1, 50] {
-        let request = InspectRequest {
+        let request = InspectPageRequest {
             limit: Some(limit),
-            ..InspectRequest::new(InspectView::Search {
+            ..InspectPageRequest::new(InspectView::Search {
                 query: "needle".to_owned(),
             })
         };

@@ -431,7 +431,7 @@ proptest::proptest! {
             pi_retrospect_transcript::InspectView::Search { query: "y".to_owned() },
             pi_retrospect_transcript::InspectView::Ancestors { entry: None },
         ] {
-            let _ = pi_retrospect_transcript::inspect(&session, &pi_retrospect_transcript::InspectRequest::new(request));
+            let _ = pi_retrospect_transcript::inspect(&session, &pi_retrospect_transcript::InspectPageRequest::new(request));
         }
     }
 }

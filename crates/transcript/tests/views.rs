@@ -4,8 +4,8 @@ mod common;
 
 use common::{assistant, jsonl, other, parse, tool_result, user};
 use pi_retrospect_transcript::{
-    EntriesFilter, InspectRequest, InspectView, OutputLimit, SearchScope, ShowOptions, Transcript,
-    Turns, active_branch_items, entries, entry_tree, facts, inspect, inspect_path,
+    EntriesFilter, InspectPageRequest, InspectView, OutputLimit, SearchScope, ShowOptions,
+    Transcript, Turns, active_branch_items, entries, entry_tree, facts, inspect, inspect_path,
 };
 
 fn handles(session: &Transcript, indices: &[usize]) -> String {
@@ -242,7 +242,7 @@ fn page(
     cursor: Option<String>,
     tools: bool,
 ) -> serde_json::Value {
-    let request = InspectRequest {
+    let request = InspectPageRequest {
         view,
         limit,
         cursor,
@@ -420,7 +420,7 @@ fn inspect_rejects_bad_requests() {
             None,
         ),
     ] {
-        let request = InspectRequest {
+        let request = InspectPageRequest {
             view,
             limit,
             cursor,
@@ -441,7 +441,7 @@ fn cursor_continues_the_same_snapshot_after_the_file_grows() {
     }
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     let (_dir, path) = common::materialise(jsonl(&refs).as_bytes());
-    let request = |cursor: Option<String>| InspectRequest {
+    let request = |cursor: Option<String>| InspectPageRequest {
         view: InspectView::Overview,
         limit: Some(2),
         cursor,
@@ -475,7 +475,7 @@ fn cursor_continues_the_same_snapshot_after_the_file_grows() {
         7
     );
     // A cursor does not continue a different request.
-    let other_request = InspectRequest {
+    let other_request = InspectPageRequest {
         view: InspectView::Search {
             query: "answer".to_owned(),
         },
@@ -487,7 +487,7 @@ fn cursor_continues_the_same_snapshot_after_the_file_grows() {
 }
 
 fn first_cursor(path: &std::path::Path) -> Option<String> {
-    let request = InspectRequest {
+    let request = InspectPageRequest {
         view: InspectView::Overview,
         limit: Some(1),
         cursor: None,
@@ -1094,9 +1094,9 @@ fn search_scope_is_opt_in() {
     let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
     let session = parse(&jsonl(&refs));
     let check = |scope: SearchScope, expected: &[&str], not_searched: &[&str]| {
-        let request = InspectRequest {
+        let request = InspectPageRequest {
             scope,
-            ..InspectRequest::new(InspectView::Search {
+            ..InspectPageRequest::new(InspectView::Search {
                 query: "push".to_owned(),
             })
         };
@@ -1176,9 +1176,9 @@ fn read_pages_long_text() {
     let mut text = String::new();
     let mut offsets = Vec::new();
     loop {
-        let request = InspectRequest {
+        let request = InspectPageRequest {
             cursor: cursor.clone(),
-            ..InspectRequest::new(InspectView::Read {
+            ..InspectPageRequest::new(InspectView::Read {
                 entry: "u0".to_owned(),
                 before: 0,
                 after: 0,

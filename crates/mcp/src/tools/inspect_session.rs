@@ -4,8 +4,7 @@
 
 use std::sync::Arc;
 
-use pi_retrospect_app::InspectRequest;
-use pi_retrospect_transcript::InspectView;
+use pi_retrospect_app::{InspectRequest, InspectView, SearchScope};
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -141,21 +140,17 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     loop {
         let request = InspectRequest {
             target: target.clone(),
-            view: pi_retrospect_transcript::InspectRequest {
-                view: view.clone(),
-                limit: Some(limit),
-                cursor: after.as_ref().map(|after| after.position.clone()),
-                scope: pi_retrospect_transcript::SearchScope {
-                    tool_results: params.include_tool_results,
-                    ..pi_retrospect_transcript::SearchScope::default()
-                },
+            view: view.clone(),
+            limit: Some(limit),
+            cursor: after.as_ref().map(|after| after.position.clone()),
+            scope: SearchScope {
+                tool_results: params.include_tool_results,
+                ..SearchScope::default()
             },
         };
         let mut result = pi_retrospect_app::inspect(&request, &context.env).map_err(|error| {
             // An entry handle that names nothing is the `entryId` argument's fault.
-            if error.kind == pi_retrospect_app::ErrorKind::NotFound
-                && error.message.starts_with("no entry ")
-            {
+            if error.input == Some(pi_retrospect_app::Input::Entry) {
                 ToolError::argument(
                     "entryId",
                     format!(
@@ -164,7 +159,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
                     ),
                 )
             } else {
-                ToolError::App(error)
+                ToolError::from(error)
             }
         })?;
         // The page's own cursor is a position in the snapshot it read; the one handed out
@@ -208,7 +203,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
                 out,
                 &session.path,
                 &result.page,
-                &request.view.view,
+                &request.view,
                 &pi_retrospect_render::inspect::InspectStyle {
                     offset: result.offset,
                     time_zone: &context.env.time_zone,
@@ -325,7 +320,7 @@ impl SnapshotKey {
         let number = |idx: usize| value[idx].as_u64().ok_or_else(invalid);
         let position = value[3].as_str().ok_or_else(invalid)?.to_owned();
         // The position must itself be a well-formed page position of this snapshot.
-        let decoded = pi_retrospect_transcript::Cursor::decode(&position).map_err(|_| invalid())?;
+        let decoded = pi_retrospect_app::InspectCursor::decode(&position).map_err(|_| invalid())?;
         let key = SnapshotKey {
             dev: number(0)?,
             ino: number(1)?,

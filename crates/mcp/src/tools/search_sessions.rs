@@ -5,11 +5,10 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use pi_retrospect_app::SearchRequest;
-use pi_retrospect_core::search::{FieldKind, SearchDocument};
-use pi_retrospect_search::{
-    CaseMode, Event, FieldKinds, Mode, Pattern, Query, Scope, SessionOrder,
+use pi_retrospect_app::{
+    CaseMode, SearchEvent as Event, SearchMode as Mode, SearchRequest, SearchTerms, SessionOrder,
 };
+use pi_retrospect_core::search::SearchDocument;
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -196,33 +195,18 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         Some(Order::Oldest) => SessionOrder::Oldest,
         Some(Order::Path) => SessionOrder::Path,
     };
-    let pattern = if params.regex {
-        Pattern::regex(params.pattern)
-    } else {
-        Pattern::literal(params.pattern)
-    };
-    let mut pattern = pattern.with_case(case);
-    if params.whole_word {
-        pattern = pattern.whole_word();
-    }
-    let mut kinds = FieldKinds::default_kinds();
-    for (is_on, kind) in [
-        (params.thinking, FieldKind::Thinking),
-        (params.tool_args, FieldKind::ToolArgs),
-        (params.tool_results, FieldKind::ToolResult),
-        (params.system, FieldKind::System),
-    ] {
-        if is_on {
-            kinds = kinds.with(kind);
-        }
-    }
-    let mut query = Query::new(pattern);
-    query.scope = Scope {
-        kinds,
+    let terms = SearchTerms {
+        is_regex: params.regex,
+        case,
+        is_whole_word: params.whole_word,
+        thinking: params.thinking,
+        tool_args: params.tool_args,
+        tool_results: params.tool_results,
+        system: params.system,
         roles: params.roles.into_names(),
         tools: params.tools.into_vec(),
         models: params.models.into_vec(),
-        ..Scope::default()
+        ..SearchTerms::new(params.pattern)
     };
     let session = params
         .session_path
@@ -242,7 +226,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     let request = SearchRequest {
         sessions,
         session,
-        query,
+        terms,
         order,
         mode: Mode::Hits,
         // The page stops itself (one hit more than the page tells whether another follows),
@@ -292,24 +276,12 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             }
             ControlFlow::Continue(())
         })
-        .map_err(|error| match error.kind {
-            pi_retrospect_app::ErrorKind::Usage
-                if error.message.contains("a paged search continues") =>
-            {
-                ToolError::argument(
-                    "cursor",
-                    format!("{}; start again without cursor", error.message),
-                )
-            }
-            // The application names the CLI's argument (`PATTERN: …`); here it is `pattern`.
-            pi_retrospect_app::ErrorKind::Usage => ToolError::argument(
-                "pattern",
-                error
-                    .message
-                    .strip_prefix("PATTERN: ")
-                    .unwrap_or(&error.message),
+        .map_err(|error| match error.input {
+            Some(pi_retrospect_app::Input::Cursor) => ToolError::argument(
+                "cursor",
+                format!("{}; start again without cursor", error.message),
             ),
-            _ => ToolError::App(error),
+            _ => ToolError::from(error),
         })?;
     // One named session that cannot be read is a failure, as the CLI's `search --session`
     // exits non-zero on it, never an empty result (review M3).
@@ -361,7 +333,10 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     document.hits.truncate(n_kept);
     let mut text = Vec::new();
     {
-        let mut writer = pi_retrospect_render::search::TextWriter::new(&mut text, false);
+        let mut writer = pi_retrospect_render::search::TextWriter::new(
+            &mut text,
+            pi_retrospect_render::Paint::OFF,
+        );
         for hit in &document.hits {
             writer
                 .write_hit(hit)

@@ -3,14 +3,14 @@
 
 use std::sync::Arc;
 
+use pi_retrospect_app::EntryRow;
 use pi_retrospect_app::{EntriesRequest, OpenedSession};
-use pi_retrospect_transcript::EntryRow;
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::args::{EntryType, MessageRole, OneOrMany, check_time_range, parse, session_target};
+use crate::args::{EntryType, MessageRole, OneOrMany, parse, session_target};
 use crate::cursor;
 use crate::error::ToolError;
 use crate::output::{
@@ -374,11 +374,6 @@ fn filters(context: &CallContext, params: SessionEntriesParams) -> Result<Filter
             "a term must not be empty",
         ));
     }
-    check_time_range(
-        context,
-        ("startTimestamp", params.start_timestamp.as_deref()),
-        ("endTimestamp", params.end_timestamp.as_deref()),
-    )?;
     let ids = params.ids.into_vec();
     let parent_ids = params.parent_ids.into_vec();
     if ids.len().max(1) * parent_ids.len().max(1) > MAX_HANDLE_COMBINATIONS {
@@ -577,7 +572,7 @@ mod tests {
             message_role: Some("user".into()),
             text: Some(text.into()),
             raw: serde_json::value::RawValue::from_string(raw).ok(),
-            facts: pi_retrospect_transcript::MessageFacts::default(),
+            facts: pi_retrospect_app::MessageFacts::default(),
         }
     }
 

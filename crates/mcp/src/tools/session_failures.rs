@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
+use pi_retrospect_app::{FailureGroup, FailureKind, FailureRow, GroupBy, RepeatRow};
 use pi_retrospect_app::{FailuresRequest, ListRequest};
 use pi_retrospect_core::Timestamp;
-use pi_retrospect_failures::{FailureGroup, FailureKind, FailureRow, GroupBy, RepeatRow};
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
+use pi_retrospect_app::HandoffOptions;
 use pi_retrospect_app::HandoffRequest;
-use pi_retrospect_handoff::HandoffOptions;
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;

@@ -153,7 +153,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     let group_by = if by.is_empty() {
         Vec::new()
     } else {
-        pi_retrospect_stats::parse_group_keys(&by.join(","))
+        pi_retrospect_app::parse_group_keys(&by.join(","))
             .map_err(|error| ToolError::argument("by", error.to_string()))?
     };
     let session = params
@@ -260,7 +260,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             &report,
             &pi_retrospect_render::stats::TableOptions {
                 rollup: params.rollup,
-                color: false,
+                paint: pi_retrospect_render::Paint::OFF,
                 id_prefixes: Some(&id_prefixes),
                 width: None,
             },
