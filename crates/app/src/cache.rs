@@ -419,21 +419,34 @@ fn load(path: &Path) -> Result<HashMap<String, Entry>, String> {
 /// Writes `document` to a new file in `dir` and renames it over the cache file, so a reader
 /// sees the old file or the new one, whole.
 fn write_replacing(dir: &Path, document: &Document) -> std::io::Result<()> {
+    // Unique among processes (the pid) and among the writes of one (the count); a name left
+    // by a process that died is skipped.
+    static N_WRITES: AtomicU64 = AtomicU64::new(0);
     let bytes = serde_json::to_vec(document).map_err(std::io::Error::other)?;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.subsec_nanos());
-    let temporary = dir.join(format!(".{FILE_NAME}.{}.{nanos}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::OpenOptions::new()
+    let mut n_tries = 0;
+    let (temporary, mut file) = loop {
+        let temporary = dir.join(format!(
+            ".{FILE_NAME}.{}.{}.tmp",
+            std::process::id(),
+            N_WRITES.fetch_add(1, Ordering::Relaxed)
+        ));
+        match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(&temporary)?;
-        file.write_all(&bytes)?;
-        std::fs::rename(&temporary, dir.join(FILE_NAME))
-    })();
+            .open(&temporary)
+        {
+            Ok(file) => break (temporary, file),
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists && n_tries < 8 => {
+                n_tries += 1;
+            }
+            Err(error) => return Err(error),
+        }
+    };
+    let result = file
+        .write_all(&bytes)
+        .and_then(|()| std::fs::rename(&temporary, dir.join(FILE_NAME)));
     if result.is_err() {
         let _ = std::fs::remove_file(&temporary);
     }
@@ -485,4 +498,388 @@ fn fnv1a(bytes: &[u8]) -> u64 {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::list::{ListRequest, list};
+    use crate::store::StoreFlags;
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"big","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+
+    /// Returns `n` assistant lines of about a kilobyte each, stamped `minute`.
+    fn filler(n: usize, minute: u32) -> String {
+        let line = format!(
+            r#"{{"type":"message","timestamp":"2026-01-01T00:{minute:02}:00.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{}"}}]}}}}"#,
+            "x".repeat(1000)
+        );
+        format!("{line}\n").repeat(n)
+    }
+
+    fn named(name: &str) -> String {
+        format!(
+            r#"{{"type":"session_info","timestamp":"2026-01-01T00:30:00.000Z","name":"{name}"}}"#
+        ) + "\n"
+    }
+
+    /// A session of about 3 MiB whose name is set once, in the middle.
+    fn big_session() -> String {
+        format!(
+            "{HEADER}\n{}\n{}{}{}",
+            r#"{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"first question"}}"#,
+            filler(1500, 1),
+            named("Named in the middle"),
+            filler(1500, 2)
+        )
+    }
+
+    /// A store holding one big session, a cache directory, and the environment naming it.
+    struct Setup {
+        dir: tempfile::TempDir,
+        env: Environment,
+    }
+
+    impl Setup {
+        fn new() -> Setup {
+            let dir = tempfile::tempdir().expect("temp dir");
+            std::fs::create_dir_all(dir.path().join("store/--w--")).expect("mkdir");
+            std::fs::create_dir(dir.path().join("cache-home")).expect("mkdir");
+            let env = Environment {
+                cache_dir: Some(dir.path().join("cache-home/pi-retrospect")),
+                ..Environment::default()
+            };
+            let setup = Setup { dir, env };
+            setup.write(&big_session());
+            setup
+        }
+
+        fn session(&self) -> PathBuf {
+            self.dir.path().join("store/--w--/big.jsonl")
+        }
+
+        fn cache_file(&self) -> PathBuf {
+            self.dir
+                .path()
+                .join("cache-home/pi-retrospect")
+                .join(FILE_NAME)
+        }
+
+        fn write(&self, body: &str) {
+            std::fs::write(self.session(), body).expect("write");
+        }
+
+        fn append(&self, text: &str) {
+            let mut file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(self.session())
+                .expect("open");
+            file.write_all(text.as_bytes()).expect("append");
+        }
+
+        fn request(&self) -> ListRequest {
+            ListRequest {
+                stores: StoreFlags {
+                    sessions_root: Some(self.dir.path().join("store")),
+                    ..StoreFlags::default()
+                },
+                read_summaries: true,
+                threads: 2,
+                ..ListRequest::default()
+            }
+        }
+
+        /// Lists with `request` and returns the session's facts, the cache counts and the
+        /// notes.
+        fn list_with(
+            &self,
+            request: &ListRequest,
+        ) -> (SessionSummary, Option<CacheCounts>, Vec<String>) {
+            let result = list(request, &self.env).expect("listed");
+            let session = &result.listing.sessions[0];
+            let summary = match &session.summary {
+                Some(summary) => SessionSummary::clone(summary),
+                None => result.summaries[&session.path].clone(),
+            };
+            (summary, result.cache_counts, result.notes)
+        }
+
+        fn list(&self) -> (SessionSummary, Option<CacheCounts>, Vec<String>) {
+            self.list_with(&self.request())
+        }
+    }
+
+    fn counts(
+        n_hits: u64,
+        n_appended: u64,
+        n_read_whole: u64,
+        n_bytes_scanned: u64,
+    ) -> CacheCounts {
+        CacheCounts {
+            n_hits,
+            n_appended,
+            n_read_whole,
+            n_bytes_scanned,
+        }
+    }
+
+    /// A name set once in the middle of a big file is found with the cache, read whole the
+    /// first time and not at all the second; the bounded read without the cache misses it.
+    #[test]
+    fn a_name_set_in_the_middle_is_found_and_kept() {
+        let setup = Setup::new();
+        let size = std::fs::metadata(setup.session()).expect("stat").len();
+        let (summary, counts_seen, notes) = setup.list();
+        assert_eq!(summary.name.as_deref(), Some("Named in the middle"));
+        assert_eq!(
+            summary.first_user_message.as_deref(),
+            Some("first question")
+        );
+        assert_eq!(counts_seen, Some(counts(0, 0, 1, size)));
+        assert!(notes.is_empty(), "{notes:?}");
+        let mode = std::fs::metadata(setup.cache_file().parent().expect("dir"))
+            .expect("stat")
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        let (again, counts_seen, _) = setup.list();
+        assert_eq!(again, summary);
+        assert_eq!(counts_seen, Some(counts(1, 0, 0, 0)));
+        // A name filter reads through the same cache.
+        let (filtered, counts_seen, _) = setup.list_with(&ListRequest {
+            name_contains: Some("middle".to_owned()),
+            ..setup.request()
+        });
+        assert_eq!(filtered, summary);
+        assert_eq!(counts_seen, Some(counts(1, 0, 0, 0)));
+        // So does a listing that reads after filtering (a limit).
+        let (limited, counts_seen, _) = setup.list_with(&ListRequest {
+            limit: Some(1),
+            ..setup.request()
+        });
+        assert_eq!(limited, summary);
+        assert_eq!(counts_seen, Some(counts(1, 0, 0, 0)));
+        let (bounded, counts_seen, _) = setup.list_with(&ListRequest {
+            no_cache: true,
+            ..setup.request()
+        });
+        assert_eq!(bounded.name, None);
+        assert_eq!(counts_seen, None);
+    }
+
+    /// An append is read from where the last read's whole lines ended: exactly the new
+    /// bytes, and a name set in them wins; a line that was cut at the old end is read whole.
+    #[test]
+    fn an_append_reads_only_the_new_bytes() {
+        let setup = Setup::new();
+        let cut_line = named("Cut then finished");
+        let (start, end) = cut_line.split_at(20);
+        setup.append(start);
+        let old_size = std::fs::metadata(setup.session()).expect("stat").len();
+        setup.list();
+        let (summary, counts_seen, _) = setup.list();
+        assert_eq!(summary.name.as_deref(), Some("Named in the middle"));
+        assert_eq!(counts_seen, Some(counts(1, 0, 0, 0)));
+        let more = format!("{end}{}", filler(3, 40));
+        setup.append(&more);
+        let (summary, counts_seen, _) = setup.list();
+        assert_eq!(summary.name.as_deref(), Some("Cut then finished"));
+        assert_eq!(
+            summary.last_activity,
+            pi_retrospect_core::timestamp::parse("2026-01-01T00:40:00.000Z")
+        );
+        let n_new = (start.len() + more.len()) as u64;
+        assert_eq!(counts_seen, Some(counts(0, 1, 0, n_new)));
+        assert!(n_new < old_size / 100);
+        let (_, counts_seen, _) = setup.list();
+        assert_eq!(counts_seen, Some(counts(1, 0, 0, 0)));
+    }
+
+    /// A file that shrank, was replaced by another, or was rewritten in place with more bytes
+    /// is read whole again, and its facts are the new file's.
+    #[test]
+    fn a_changed_file_is_read_whole_again() {
+        let setup = Setup::new();
+        setup.list();
+        // Truncated.
+        let shorter = format!("{HEADER}\n{}", filler(100, 3));
+        setup.write(&shorter);
+        let (summary, counts_seen, _) = setup.list();
+        assert_eq!(summary.name, None);
+        assert_eq!(summary.first_user_message, None);
+        assert_eq!(counts_seen, Some(counts(0, 0, 1, shorter.len() as u64)));
+        // Replaced by a new file (another inode), longer.
+        let replacement = format!("{shorter}{}{}", named("Replaced"), filler(10, 4));
+        let staged = setup.dir.path().join("store/staged");
+        std::fs::write(&staged, &replacement).expect("write");
+        std::fs::rename(&staged, setup.session()).expect("rename");
+        let (summary, counts_seen, _) = setup.list();
+        assert_eq!(summary.name.as_deref(), Some("Replaced"));
+        assert_eq!(counts_seen, Some(counts(0, 0, 1, replacement.len() as u64)));
+        // Rewritten in place, longer, its start changed: not an append.
+        let rewritten = replacement.replacen("Replaced", "Rewrote!", 1) + &named("Rewritten");
+        let rewritten =
+            rewritten.replacen("2026-01-01T00:00:00.000Z", "2026-01-01T00:00:00.001Z", 1);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(setup.session())
+            .and_then(|mut file| file.write_all(rewritten.as_bytes()))
+            .expect("rewrite");
+        let (summary, counts_seen, _) = setup.list();
+        assert_eq!(summary.name.as_deref(), Some("Rewritten"));
+        assert_eq!(counts_seen, Some(counts(0, 0, 1, rewritten.len() as u64)));
+    }
+
+    /// A corrupt cache file is reported once, its facts are never used, and it is rebuilt.
+    #[test]
+    fn a_corrupt_cache_is_ignored_and_rebuilt() {
+        let setup = Setup::new();
+        setup.list();
+        for garbage in [
+            "{\"version\":1,\"entries\":{\"x\":",
+            "\u{0}\u{1}binary",
+            "[]",
+        ] {
+            std::fs::write(setup.cache_file(), garbage).expect("write");
+            let (summary, counts_seen, notes) = setup.list();
+            assert_eq!(summary.name.as_deref(), Some("Named in the middle"));
+            assert_eq!(counts_seen.map(|counts| counts.n_read_whole), Some(1));
+            assert_eq!(notes.len(), 1, "{notes:?}");
+            assert!(
+                notes[0].contains(FILE_NAME) && notes[0].contains("rebuilt"),
+                "{notes:?}"
+            );
+            let (_, counts_seen, notes) = setup.list();
+            assert_eq!(counts_seen, Some(counts(1, 0, 0, 0)));
+            assert!(notes.is_empty(), "{notes:?}");
+        }
+    }
+
+    /// Runs at the same time leave a cache file every later run can use.
+    #[test]
+    fn concurrent_runs_leave_a_valid_cache() {
+        let setup = Setup::new();
+        for index in 0..20 {
+            let body = format!("{HEADER}\n{}{}", filler(20, 5), named(&format!("n{index}")));
+            std::fs::write(
+                setup.dir.path().join(format!("store/--w--/s{index}.jsonl")),
+                body,
+            )
+            .expect("write");
+        }
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| setup.list());
+            }
+        });
+        let entries = load(&setup.cache_file()).expect("a valid cache file");
+        assert_eq!(entries.len(), 21);
+        let result = list(&setup.request(), &setup.env).expect("listed");
+        assert_eq!(result.cache_counts, Some(counts(21, 0, 0, 0)));
+        // No temporary file is left behind.
+        let n_files = std::fs::read_dir(setup.cache_file().parent().expect("dir"))
+            .expect("read dir")
+            .count();
+        assert_eq!(n_files, 1);
+    }
+
+    /// With `no_cache` the cache is neither read (a planted entry with the file's identity is
+    /// not used) nor written (the file keeps its bytes), nor created.
+    #[test]
+    fn no_cache_neither_reads_nor_writes() {
+        let setup = Setup::new();
+        let no_cache = ListRequest {
+            no_cache: true,
+            ..setup.request()
+        };
+        setup.list_with(&no_cache);
+        assert!(!setup.cache_file().parent().expect("dir").exists());
+        setup.list();
+        let planted = std::fs::read_to_string(setup.cache_file())
+            .expect("cache")
+            .replace("Named in the middle", "Planted in the cache");
+        std::fs::write(setup.cache_file(), &planted).expect("write");
+        let (summary, _, _) = setup.list();
+        assert_eq!(summary.name.as_deref(), Some("Planted in the cache"));
+        let before = std::fs::metadata(setup.cache_file()).expect("stat");
+        // The planted entry matches the file exactly, yet is not used.
+        let (summary, counts_seen, _) = setup.list_with(&no_cache);
+        assert_eq!(summary.name, None);
+        assert_eq!(counts_seen, None);
+        let filtered = list(
+            &ListRequest {
+                name_contains: Some("Planted".to_owned()),
+                ..no_cache.clone()
+            },
+            &setup.env,
+        )
+        .expect("listed");
+        assert!(filtered.listing.sessions.is_empty());
+        setup.append(&named("Appended"));
+        let (summary, _, _) = setup.list_with(&no_cache);
+        assert_eq!(summary.name.as_deref(), Some("Appended"));
+        assert_eq!(
+            std::fs::read_to_string(setup.cache_file()).expect("cache"),
+            planted
+        );
+        let after = std::fs::metadata(setup.cache_file()).expect("stat");
+        assert_eq!(after.ino(), before.ino());
+        assert_eq!(after.mtime_nsec(), before.mtime_nsec());
+    }
+
+    /// A cache directory inside a sessions root is never used or created; a home that does
+    /// not exist gets no cache and no note.
+    #[test]
+    fn no_cache_inside_a_store_or_without_a_home() {
+        let setup = Setup::new();
+        let inside = setup.dir.path().join("store/cache");
+        let env = Environment {
+            cache_dir: Some(inside.join("pi-retrospect")),
+            ..setup.env.clone()
+        };
+        let result = list(&setup.request(), &env).expect("listed");
+        assert_eq!(result.cache_counts, None);
+        assert_eq!(result.notes.len(), 1, "{:?}", result.notes);
+        assert!(result.notes[0].contains("inside the sessions root"));
+        assert!(!inside.exists());
+        let env = Environment {
+            cache_dir: Some(setup.dir.path().join("no-home/.cache/pi-retrospect")),
+            ..setup.env.clone()
+        };
+        let result = list(&setup.request(), &env).expect("listed");
+        assert_eq!(result.cache_counts, None);
+        assert!(result.notes.is_empty());
+        assert!(!setup.dir.path().join("no-home").exists());
+    }
+
+    /// Files that are gone from a walked store are forgotten; other stores' entries stay.
+    #[test]
+    fn files_gone_from_a_walked_store_are_forgotten() {
+        let setup = Setup::new();
+        let other = setup.dir.path().join("store/--w--/other.jsonl");
+        std::fs::write(&other, format!("{HEADER}\n{}", filler(30, 6))).expect("write");
+        setup.list();
+        let mut entries = load(&setup.cache_file()).expect("cache");
+        assert_eq!(entries.len(), 2);
+        let elsewhere = entries.values().next().expect("entry").clone();
+        entries.insert("/elsewhere/--x--/kept.jsonl".to_owned(), elsewhere);
+        let document = Document {
+            version: VERSION,
+            entries,
+        };
+        write_replacing(setup.cache_file().parent().expect("dir"), &document).expect("write");
+        std::fs::remove_file(&other).expect("remove");
+        setup.list();
+        let mut kept: Vec<String> = load(&setup.cache_file())
+            .expect("cache")
+            .into_keys()
+            .collect();
+        kept.sort();
+        assert_eq!(
+            kept,
+            [
+                "/elsewhere/--x--/kept.jsonl".to_owned(),
+                setup.session().to_str().expect("utf-8").to_owned()
+            ]
+        );
+    }
 }

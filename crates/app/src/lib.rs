@@ -39,7 +39,9 @@ pub use env::{Environment, NO_CACHE_VARIABLE};
 pub use error::{AppError, ErrorKind};
 pub use failures::{FailuresRequest, FailuresResult, failures, failures_streamed};
 pub use handoff::{HandoffRequest, handoff, write_handoff};
-pub use list::{ListRequest, ListResult, PathMap, list, list_unordered, read_summaries};
+pub use list::{
+    ListRequest, ListResult, PathMap, SummaryReader, list, list_unordered, read_summaries,
+};
 pub use pi_retrospect_transcript::{Lineage, RunInfo};
 pub use read::{
     EntriesRequest, EntriesResult, InspectRequest, InspectResult, SessionTarget, ShowRequest,

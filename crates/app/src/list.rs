@@ -787,6 +787,60 @@ pub fn read_summaries(paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
     read_summaries_in(paths, SummaryScope::Whole)
 }
 
+/// Reads the whole-body facts (name, first user message, last activity) of many session
+/// files, as [`read_summaries`] does, through the summary cache when the request may use it
+/// (the picker's names and first messages): opened once, read in batches, then
+/// [`SummaryReader::finish`] writes what was read back to the cache.
+pub struct SummaryReader {
+    cache: Option<SummaryCache>,
+    notes: Vec<String>,
+}
+
+impl SummaryReader {
+    /// Opens the summary cache for the stores `request` names (none when it says `no_cache`,
+    /// `env` names no cache directory, or the stores cannot be resolved).
+    pub fn open(request: &ListRequest, env: &Environment) -> SummaryReader {
+        let opened = match resolve_stores(&request.stores, env) {
+            Ok((stores, _)) if !request.no_cache => SummaryCache::open(env, &stores),
+            _ => (None, Vec::new()),
+        };
+        SummaryReader {
+            cache: opened.0,
+            notes: opened.1,
+        }
+    }
+
+    /// Reads the facts of the files at `paths` in parallel on the current pool, in the
+    /// order given; a file that cannot be read is a warning naming it.
+    pub fn read(&self, paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
+        match &self.cache {
+            Some(cache) => paths
+                .par_iter()
+                .map(|path| {
+                    cache
+                        .summary_at(path)
+                        .map_err(|error| Warning::new(*path, error.to_string()))
+                })
+                .collect(),
+            None => read_summaries(paths),
+        }
+    }
+
+    /// Returns what the cache did so far, when there is one.
+    pub fn cache_counts(&self) -> Option<CacheCounts> {
+        self.cache.as_ref().map(SummaryCache::counts)
+    }
+
+    /// Writes what was read back to the cache; returns the notes for the person (a corrupt
+    /// cache rebuilt, one that could not be written).
+    pub fn finish(mut self) -> Vec<String> {
+        if let Some(cache) = self.cache.take() {
+            self.notes.extend(cache.save(None));
+        }
+        self.notes
+    }
+}
+
 fn read_summaries_in(paths: &[&str], scope: SummaryScope) -> Vec<Result<SessionSummary, Warning>> {
     paths
         .par_iter()

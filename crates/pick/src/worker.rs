@@ -106,21 +106,25 @@ impl Workers {
             if sender.send(message).is_err() {
                 return;
             }
+            // Through the summary cache, which keeps what is read for the next start; the
+            // picker has no place to show its notes.
+            let reader = pi_retrospect_app::SummaryReader::open(&request, &env);
             for batch in paths.chunks(SUMMARY_BATCH) {
                 if stop.load(Ordering::Relaxed) {
-                    return;
+                    break;
                 }
                 let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
-                let read = pi_retrospect_app::read_summaries(&refs);
+                let read = reader.read(&refs);
                 let summaries = batch
                     .iter()
                     .zip(read)
                     .map(|(path, result)| (path.clone(), result.unwrap_or_default()))
                     .collect();
                 if sender.send(Message::Summaries(summaries)).is_err() {
-                    return;
+                    break;
                 }
             }
+            let _ = reader.finish();
         });
     }
 
