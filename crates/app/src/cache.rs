@@ -26,7 +26,7 @@ use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use pi_retrospect_core::SessionSummary;
 use pi_retrospect_core::timestamp::Timestamp;
@@ -110,17 +110,50 @@ impl Entry {
     }
 }
 
+/// The entries by session path. Its hash is a fast one: every listed file is looked up.
+type Entries = HashMap<String, Entry, foldhash::fast::RandomState>;
+
 /// The cache file's contents.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Document {
     version: u32,
-    entries: HashMap<String, Entry>,
+    entries: Entries,
+}
+
+/// An entry as a request holds it: whether the request looked it up (a file it listed).
+struct Slot {
+    entry: Entry,
+    is_seen: AtomicBool,
+}
+
+/// The identity of the cache file as it was read: if it is the same when the cache is
+/// written back, no other run wrote it in between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_nanos: i128,
+}
+
+impl FileIdentity {
+    fn of(metadata: &std::fs::Metadata) -> FileIdentity {
+        FileIdentity {
+            dev: metadata.dev(),
+            ino: metadata.ino(),
+            size: metadata.len(),
+            mtime_nanos: i128::from(metadata.mtime()) * 1_000_000_000
+                + i128::from(metadata.mtime_nsec()),
+        }
+    }
 }
 
 /// The summary cache of one request: the entries read at its start, and what it read anew.
 pub(crate) struct SummaryCache {
     dir: PathBuf,
-    entries: HashMap<String, Entry>,
+    entries: HashMap<String, Slot, foldhash::fast::RandomState>,
+    /// The cache file read at the start, when there was one.
+    loaded: Option<FileIdentity>,
     updates: Mutex<Vec<(String, Entry)>>,
     n_hits: AtomicU64,
     n_appended: AtomicU64,
@@ -152,19 +185,30 @@ impl SummaryCache {
             }
         }
         let path = dir.join(FILE_NAME);
-        let (entries, is_corrupt) = match load(&path) {
-            Ok(entries) => (entries, false),
+        let (entries, loaded, is_corrupt) = match load(&path) {
+            Ok((entries, loaded)) => (entries, loaded, false),
             Err(reason) => {
                 notes.push(format!(
                     "summary cache {}: {reason}; ignored and rebuilt",
                     path.display()
                 ));
-                (HashMap::new(), true)
+                (Entries::default(), None, true)
             }
         };
+        let entries = entries
+            .into_iter()
+            .map(|(path, entry)| {
+                let slot = Slot {
+                    entry,
+                    is_seen: AtomicBool::new(false),
+                };
+                (path, slot)
+            })
+            .collect();
         let cache = SummaryCache {
             dir: dir.to_owned(),
             entries,
+            loaded,
             updates: Mutex::new(Vec::new()),
             n_hits: AtomicU64::new(0),
             n_appended: AtomicU64::new(0),
@@ -201,7 +245,10 @@ impl SummaryCache {
             // Small files cost one read; anything else gets its error from the plain read.
             return pi_retrospect_transcript::read_summary_from(Path::new(path), file);
         }
-        let cached = self.entries.get(path);
+        let cached = self.entries.get(path).map(|slot| {
+            slot.is_seen.store(true, Ordering::Relaxed);
+            &slot.entry
+        });
         if let Some(entry) = cached
             && entry.is_unchanged(&metadata)
         {
@@ -277,34 +324,54 @@ impl SummaryCache {
         }
     }
 
-    /// Writes the cache back when it changed: the file as it is now (another run may have
-    /// replaced it since it was read) with this run's reads put in, and, when `walked` gives
-    /// the stores walked and every session file the walk found in them, without the entries
-    /// of files under those roots that are gone. Returns a note when it could not be written.
-    pub(crate) fn save(self, walked: Option<(&[Store], &HashSet<String>)>) -> Vec<String> {
+    /// Writes the cache back when it changed, with this run's reads put in: over the file
+    /// as it is now when another run replaced it since it was read. When `walked` gives the
+    /// stores this request walked, the entries of files under them that it did not look up
+    /// and that are gone are dropped. Returns a note when it could not be written.
+    pub(crate) fn save(self, walked: Option<&[Store]>) -> Vec<String> {
         let updates = self
             .updates
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let is_gone = |path: &str| match walked {
-            Some((stores, found)) => {
-                !found.contains(path)
-                    && stores.iter().any(|store| {
-                        path.strip_prefix(store.root.as_str())
-                            .is_some_and(|rest| rest.starts_with('/'))
-                    })
-            }
-            None => false,
+        let is_under_walked = |path: &str| {
+            walked.is_some_and(|stores| {
+                stores.iter().any(|store| {
+                    path.strip_prefix(store.root.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+                })
+            })
         };
-        if updates.is_empty() && !self.is_corrupt && !self.entries.keys().any(|path| is_gone(path))
-        {
+        // A file looked up was listed; only the others are checked (none, when every
+        // cached file was listed), without following a link.
+        let gone: HashSet<&str> = self
+            .entries
+            .iter()
+            .filter(|(path, slot)| !slot.is_seen.load(Ordering::Relaxed) && is_under_walked(path))
+            .filter(|(path, _)| {
+                std::fs::symlink_metadata(path)
+                    .is_err_and(|error| error.kind() == std::io::ErrorKind::NotFound)
+            })
+            .map(|(path, _)| path.as_str())
+            .collect();
+        if updates.is_empty() && !self.is_corrupt && gone.is_empty() {
             return Vec::new();
         }
         let path = self.dir.join(FILE_NAME);
         // What another run wrote since this one started is kept; a file that cannot be read
         // now is replaced.
-        let mut entries = load(&path).unwrap_or_default();
-        entries.retain(|path, _| !is_gone(path));
+        let now = std::fs::symlink_metadata(&path)
+            .ok()
+            .map(|metadata| FileIdentity::of(&metadata));
+        let gone: HashSet<String> = gone.into_iter().map(str::to_owned).collect();
+        let mut entries: Entries = if now.is_some() && now == self.loaded {
+            self.entries
+                .into_iter()
+                .map(|(path, slot)| (path, slot.entry))
+                .collect()
+        } else {
+            load(&path).map(|(entries, _)| entries).unwrap_or_default()
+        };
+        entries.retain(|path, _| !gone.contains(path));
         entries.extend(updates);
         let document = Document {
             version: VERSION,
@@ -380,16 +447,18 @@ fn create_private_dir(dir: &Path) -> Result<(), String> {
     }
 }
 
-/// Reads the cache file at `path`: its entries, none when it does not exist or is of
-/// another version, or the reason it cannot be used.
-fn load(path: &Path) -> Result<HashMap<String, Entry>, String> {
+/// Reads the cache file at `path`: its entries and its identity (none when it does not
+/// exist, no entries when it is of another version), or the reason it cannot be used.
+fn load(path: &Path) -> Result<(Entries, Option<FileIdentity>), String> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path);
     let mut file = match file {
         Ok(file) => file,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Ok((Entries::default(), None));
+        }
         Err(error) => return Err(pi_retrospect_header::describe_io(&error)),
     };
     let metadata = file
@@ -398,22 +467,27 @@ fn load(path: &Path) -> Result<HashMap<String, Entry>, String> {
     if !metadata.is_file() {
         return Err("not a regular file".to_owned());
     }
+    let identity = Some(FileIdentity::of(&metadata));
     let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
     std::io::Read::read_to_end(&mut file, &mut bytes)
         .map_err(|error| pi_retrospect_header::describe_io(&error))?;
-    // The version is read first, so a file of another version is replaced, not reported.
-    #[derive(Deserialize)]
-    struct Version {
-        version: u32,
+    match serde_json::from_slice::<Document>(&bytes) {
+        Ok(document) if document.version == VERSION => Ok((document.entries, identity)),
+        Ok(_) => Ok((Entries::default(), identity)),
+        Err(error) => {
+            // Another version's file may have another shape: it is replaced, not reported.
+            #[derive(Deserialize)]
+            struct Version {
+                version: u32,
+            }
+            match serde_json::from_slice::<Version>(&bytes) {
+                Ok(Version { version }) if version != VERSION => {
+                    Ok((Entries::default(), identity))
+                }
+                _ => Err(format!("not a cache file: {error}")),
+            }
+        }
     }
-    match serde_json::from_slice::<Version>(&bytes) {
-        Ok(Version { version }) if version != VERSION => return Ok(HashMap::new()),
-        Ok(_) => {}
-        Err(error) => return Err(format!("not a cache file: {error}")),
-    }
-    serde_json::from_slice::<Document>(&bytes)
-        .map(|document| document.entries)
-        .map_err(|error| format!("not a cache file: {error}"))
 }
 
 /// Writes `document` to a new file in `dir` and renames it over the cache file, so a reader
@@ -771,7 +845,7 @@ mod tests {
                 scope.spawn(|| setup.list());
             }
         });
-        let entries = load(&setup.cache_file()).expect("a valid cache file");
+        let (entries, _) = load(&setup.cache_file()).expect("a valid cache file");
         assert_eq!(entries.len(), 21);
         let result = list(&setup.request(), &setup.env).expect("listed");
         assert_eq!(result.cache_counts, Some(counts(21, 0, 0, 0)));
@@ -858,7 +932,7 @@ mod tests {
         let other = setup.dir.path().join("store/--w--/other.jsonl");
         std::fs::write(&other, format!("{HEADER}\n{}", filler(30, 6))).expect("write");
         setup.list();
-        let mut entries = load(&setup.cache_file()).expect("cache");
+        let (mut entries, _) = load(&setup.cache_file()).expect("cache");
         assert_eq!(entries.len(), 2);
         let elsewhere = entries.values().next().expect("entry").clone();
         entries.insert("/elsewhere/--x--/kept.jsonl".to_owned(), elsewhere);
@@ -871,6 +945,7 @@ mod tests {
         setup.list();
         let mut kept: Vec<String> = load(&setup.cache_file())
             .expect("cache")
+            .0
             .into_keys()
             .collect();
         kept.sort();

@@ -1,7 +1,7 @@
 //! `list`: the sessions index of the resolved stores, filtered and sorted, with the body facts
 //! (name, first user message, last activity) a front end asked for.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use pi_retrospect_core::filter::{CwdMatcher, Query, SortKey};
 use pi_retrospect_core::{
@@ -284,13 +284,6 @@ pub(crate) fn list_reading<R: BodyReader>(
     } else {
         Vec::new()
     };
-    // Every session file the walk found, before the query drops any: the cache forgets the
-    // files of these stores that are no longer there.
-    let walked: Option<HashSet<String>> = resolved.cache.as_ref().map(|_| {
-        let mut paths = Vec::new();
-        collect(&listing.sessions, |session| &session.path, &mut paths);
-        paths.into_iter().map(str::to_owned).collect()
-    });
     listing
         .warnings
         .extend(resolved.store_warnings.iter().cloned());
@@ -312,10 +305,7 @@ pub(crate) fn list_reading<R: BodyReader>(
     notes.append(&mut resolved.cache_notes);
     let cache_counts = resolved.cache.take().map(|cache| {
         let counts = cache.counts();
-        let walked = walked
-            .as_ref()
-            .map(|paths| (resolved.stores.as_slice(), paths));
-        notes.extend(cache.save(walked));
+        notes.extend(cache.save(Some(&resolved.stores)));
         counts
     });
     Ok((
@@ -430,10 +420,9 @@ pub fn list_unordered(
     loose.extend(resolved.store_warnings.iter().cloned());
     loose.sort();
     let mut notes = std::mem::take(&mut resolved.cache_notes);
-    // A streamed listing keeps no list of the files it found, so nothing is forgotten.
     let cache_counts = resolved.cache.take().map(|cache| {
         let counts = cache.counts();
-        notes.extend(cache.save(None));
+        notes.extend(cache.save(Some(&resolved.stores)));
         counts
     });
     emit(ListResult {
