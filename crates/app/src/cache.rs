@@ -915,6 +915,17 @@ mod tests {
         assert_eq!(result.notes.len(), 1, "{:?}", result.notes);
         assert!(result.notes[0].contains("inside the sessions root"));
         assert!(!inside.exists());
+        // Nor through a link that leads into the store.
+        std::os::unix::fs::symlink(setup.dir.path().join("store"), setup.dir.path().join("link"))
+            .expect("symlink");
+        let env = Environment {
+            cache_dir: Some(setup.dir.path().join("link/cache/pi-retrospect")),
+            ..setup.env.clone()
+        };
+        let result = list(&setup.request(), &env).expect("listed");
+        assert_eq!(result.cache_counts, None);
+        assert!(result.notes[0].contains("inside the sessions root"));
+        assert!(!inside.exists());
         let env = Environment {
             cache_dir: Some(setup.dir.path().join("no-home/.cache/pi-retrospect")),
             ..setup.env.clone()
