@@ -481,9 +481,7 @@ fn load(path: &Path) -> Result<(Entries, Option<FileIdentity>), String> {
                 version: u32,
             }
             match serde_json::from_slice::<Version>(&bytes) {
-                Ok(Version { version }) if version != VERSION => {
-                    Ok((Entries::default(), identity))
-                }
+                Ok(Version { version }) if version != VERSION => Ok((Entries::default(), identity)),
                 _ => Err(format!("not a cache file: {error}")),
             }
         }
@@ -916,8 +914,11 @@ mod tests {
         assert!(result.notes[0].contains("inside the sessions root"));
         assert!(!inside.exists());
         // Nor through a link that leads into the store.
-        std::os::unix::fs::symlink(setup.dir.path().join("store"), setup.dir.path().join("link"))
-            .expect("symlink");
+        std::os::unix::fs::symlink(
+            setup.dir.path().join("store"),
+            setup.dir.path().join("link"),
+        )
+        .expect("symlink");
         let env = Environment {
             cache_dir: Some(setup.dir.path().join("link/cache/pi-retrospect")),
             ..setup.env.clone()
