@@ -206,9 +206,13 @@ enum Program {
     List,
     Floor,
     /// `list --long`: headers plus every session's body facts (name, first message, last
-    /// activity).
+    /// activity), from a warm summary cache (filled by the untimed warm-up run).
     Long,
-    /// `list --jsonl`: the same body facts, one row per session.
+    /// `list --long` with the summary cache emptied before every run: every body read whole.
+    LongCold,
+    /// `list --long --no-cache`: the facts read from each file's ends.
+    LongNoCache,
+    /// `list --jsonl`: the same body facts, one row per session, from a warm summary cache.
     Jsonl,
 }
 
@@ -218,28 +222,43 @@ impl Program {
             Program::List => "list --json",
             Program::Floor => "I/O floor",
             Program::Long => "list --long",
+            Program::LongCold => "list --long (cold cache)",
+            Program::LongNoCache => "list --long --no-cache",
             Program::Jsonl => "list --jsonl",
         }
     }
 }
 
-/// The two binaries of the list section.
+/// The two binaries of the list section, and the summary cache the listings use.
 struct Binaries {
     list: PathBuf,
     floor: PathBuf,
+    /// `$XDG_CACHE_HOME` of every listing: a directory of the bench's own, never the
+    /// developer's cache, outside the stores.
+    cache_home: PathBuf,
 }
 
 impl Binaries {
     fn command(&self, config: &Config) -> Command {
         let mut command = match config.program {
-            Program::List | Program::Long | Program::Jsonl => {
+            Program::List
+            | Program::Long
+            | Program::LongCold
+            | Program::LongNoCache
+            | Program::Jsonl => {
                 let format = match config.program {
-                    Program::Long => "--long",
+                    Program::Long | Program::LongCold => "--long",
+                    Program::LongNoCache => "--long --no-cache",
                     Program::Jsonl => "--jsonl",
                     _ => "--json",
                 };
                 let mut command = Command::new(&self.list);
-                command.arg("list").arg(format).arg("--sessions-root");
+                command
+                    .env("XDG_CACHE_HOME", &self.cache_home)
+                    .env_remove("PI_RETROSPECT_NO_CACHE")
+                    .arg("list")
+                    .args(format.split(' '))
+                    .arg("--sessions-root");
                 command
             }
             Program::Floor => Command::new(&self.floor),
@@ -304,6 +323,7 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
                 let binaries = Binaries {
                     list: cli()?,
                     floor: take(&mut built, "io_floor")?,
+                    cache_home: workspace.join("target/bench-summary-cache"),
                 };
                 report.push_str(&run_list(workspace, options, &binaries, n_cores)?);
             }
@@ -354,7 +374,12 @@ fn run_list(
         let mut programs = vec![Program::List, Program::Floor];
         if size == largest {
             // The views that read every session's body, against the header-only listing.
-            programs.extend([Program::Long, Program::Jsonl]);
+            programs.extend([
+                Program::Long,
+                Program::LongCold,
+                Program::LongNoCache,
+                Program::Jsonl,
+            ]);
         }
         for program in programs {
             for &threads in &thread_counts {
@@ -509,6 +534,15 @@ fn check_listing(binaries: &Binaries, root: &Path, stats: &StoreStats) -> anyhow
 }
 
 fn time_once(binaries: &Binaries, config: &Config) -> anyhow::Result<Duration> {
+    if config.program == Program::LongCold {
+        // Untimed: the next run finds no summary cache and reads every body whole.
+        match std::fs::remove_dir_all(binaries.cache_home.join("pi-retrospect")) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                bail!("cannot empty {}: {error}", binaries.cache_home.display())
+            }
+            _ => {}
+        }
+    }
     let mut command = binaries.command(config);
     command.stdout(Stdio::null()).stderr(Stdio::null());
     let started = Instant::now();
@@ -650,7 +684,12 @@ fn report(configs: &[Config], options: &BenchOptions, n_cores: usize) -> String 
             }
         }
     }
-    for program in [Program::Long, Program::Jsonl] {
+    for program in [
+        Program::Long,
+        Program::LongCold,
+        Program::LongNoCache,
+        Program::Jsonl,
+    ] {
         for config in configs
             .iter()
             .filter(|config| config.store_label == largest && config.program == program)

@@ -27,7 +27,16 @@ pub struct Environment {
     /// The longest line `show`, `entries` and `inspect` hold in memory
     /// (`$PI_RETROSPECT_MAX_LINE`, default 64 MiB); a longer one is skipped with a warning.
     pub max_line_bytes: usize,
+    /// The directory of the summary cache (`$XDG_CACHE_HOME/pi-retrospect`, else
+    /// `~/.cache/pi-retrospect`), or `None` for no cache (`$PI_RETROSPECT_NO_CACHE` set, or
+    /// neither variable set): what `list --long`/`--jsonl`, `--name` and the picker read
+    /// whole-body facts through (see `cache.rs`).
+    pub cache_dir: Option<PathBuf>,
 }
+
+/// The variable that turns the summary cache off for every command of the process (the
+/// MCP server and the picker included), as `--no-cache` does for one.
+pub const NO_CACHE_VARIABLE: &str = "PI_RETROSPECT_NO_CACHE";
 
 /// The variable that sets the line cap of the reading commands (issue 9: "documented,
 /// settable").
@@ -68,6 +77,7 @@ impl Default for Environment {
             now: jiff::Timestamp::UNIX_EPOCH,
             time_zone: jiff::tz::TimeZone::UTC,
             max_line_bytes: pi_retrospect_transcript::DEFAULT_MAX_LINE_BYTES,
+            cache_dir: None,
         }
     }
 }
@@ -78,11 +88,23 @@ impl Environment {
         let cwd = std::env::current_dir()
             .map_err(|error| AppError::io(format!("cannot read the current directory: {error}")))?;
         let non_empty = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());
+        let home = std::env::var_os("HOME")
+            .filter(|home| !home.is_empty())
+            .map(PathBuf::from);
+        // XDG's rule: a relative `$XDG_CACHE_HOME` is ignored.
+        let cache_dir = match std::env::var_os(NO_CACHE_VARIABLE).filter(|value| !value.is_empty())
+        {
+            Some(_) => None,
+            None => std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .filter(|dir| dir.is_absolute())
+                .or_else(|| home.as_ref().map(|home| home.join(".cache")))
+                .map(|dir| dir.join("pi-retrospect")),
+        };
         Ok(Environment {
             cwd,
-            home: std::env::var_os("HOME")
-                .filter(|home| !home.is_empty())
-                .map(PathBuf::from),
+            home,
+            cache_dir,
             agent_dir: non_empty("PI_CODING_AGENT_DIR"),
             session_dir: non_empty("PI_CODING_AGENT_SESSION_DIR"),
             session_file: non_empty("PI_SESSION_FILE"),

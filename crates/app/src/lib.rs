@@ -9,12 +9,15 @@
 //! - [`parse_when`]: time bounds (`--since`, `--until`).
 //! - One call per capability ([`list()`], [`show()`], [`inspect()`], [`entries()`]) taking
 //!   plain typed requests and returning typed results.
+//! - The summary cache (`cache.rs`): each session file's name, first user message and last
+//!   activity, kept outside the stores so `list --long` shows a name set anywhere.
 //! - [`AppError`]: one error type whose [`ErrorKind`] a front end maps to its own exit codes.
 //!
 //! The layer never prints, never exits and never reads a flag parser's types.
 
 #![deny(missing_docs)]
 
+mod cache;
 mod confine;
 mod current;
 mod env;
@@ -31,12 +34,15 @@ mod stats;
 mod store;
 mod when;
 
+pub use cache::{CacheCounts, FILE_NAME as CACHE_FILE_NAME};
 pub use confine::confine_to_stores;
-pub use env::Environment;
+pub use env::{Environment, NO_CACHE_VARIABLE};
 pub use error::{AppError, ErrorKind, Input};
 pub use failures::{FailuresRequest, FailuresResult, failures, failures_streamed};
 pub use handoff::{HandoffRequest, handoff, write_handoff};
-pub use list::{ListRequest, ListResult, PathMap, list, list_unordered, read_summaries};
+pub use list::{
+    ListRequest, ListResult, PathMap, SummaryReader, list, list_unordered, read_summaries,
+};
 pub use parallel::map_chunks;
 pub use pi_retrospect_transcript::{Lineage, RunInfo};
 pub use pi_retrospect_walk::WalkState;

@@ -11,6 +11,7 @@ use pi_retrospect_transcript::SummaryScope;
 use pi_retrospect_walk::{BodyReach, BodyReader, Store, WalkOptions, WalkState};
 use rayon::prelude::*;
 
+use crate::cache::{CacheCounts, SummaryCache};
 use crate::current::CurrentSession;
 use crate::env::Environment;
 use crate::error::{AppError, Input};
@@ -56,14 +57,19 @@ pub struct ListRequest {
     pub newest_first: bool,
     /// Keep at most this many top-level sessions after sorting (at least 1).
     pub limit: Option<i64>,
-    /// Read the name, first user message and last activity of every shown session, from the
-    /// ends of its file ([`SummaryScope::Ends`]: time bounded per file, as issue 11 asks; a
-    /// name set mid-session in a long file and never again is not seen, while a name filter
-    /// reads whole bodies and those serve instead). Unless few of the sessions the headers
-    /// allow are shown (`limit`, `id_prefixes`, `with_subagents`), the walk reads them on the
+    /// Read the name, first user message and last activity of every shown session. With the
+    /// summary cache (`Environment::cache_dir`, unless `no_cache`) these are the whole body's
+    /// facts, read once per file and then only what was appended; without it, they are read
+    /// from the ends of the file ([`SummaryScope::Ends`]: time bounded per file; a name set
+    /// mid-session in a long file and never again is not seen, while a name filter reads
+    /// whole bodies and those serve instead). Unless few of the sessions the headers allow are
+    /// shown (`limit`, `id_prefixes`, `with_subagents`), the walk reads them on the
     /// descriptors it holds, starting from the bytes it read with the header (see
     /// `WalkReads`).
     pub read_summaries: bool,
+    /// Neither read nor write the summary cache: body facts come from file ends (and whole
+    /// bodies for a name filter), as without a cache directory.
+    pub no_cache: bool,
     /// Keep every walked session's id, so a front end can show each id's shortest unique
     /// prefix.
     pub unique_id_prefixes: bool,
@@ -89,8 +95,11 @@ pub struct ListResult {
     /// the shown ones), so a shown prefix is unique where a lookup by id searches.
     pub id_prefixes: Option<IdPrefixes>,
     /// Advice for the person who made the request (a sessions root that looks like a project
-    /// directory), not about any file; a front end shows it apart from the output.
+    /// directory, a summary cache that was corrupt or could not be written), not about any
+    /// session file; a front end shows it apart from the output.
     pub notes: Vec<String>,
+    /// What the summary cache did, when the request used it.
+    pub cache_counts: Option<CacheCounts>,
 }
 
 impl ListRequest {
@@ -187,20 +196,33 @@ struct Resolved {
     /// The session to leave out (`exclude_current`), recognised by file identity.
     current: Option<CurrentSession>,
     walk: WalkOptions,
+    /// The summary cache, when the request reads body facts and may use it.
+    cache: Option<SummaryCache>,
+    /// Why the cache could not be used, or was rebuilt.
+    cache_notes: Vec<String>,
 }
 
 fn resolve(request: &ListRequest, env: &Environment) -> Result<Resolved, AppError> {
     // Everything the request alone can refuse is refused before a settings file is read.
     let query = request.filter(env)?;
     let (stores, store_warnings) = resolve_stores(&request.stores, env)?;
+    let current = current_to_leave_out(request, env)?;
+    let wants_cache = !request.no_cache && (request.read_summaries || query.needs_names());
+    let (cache, cache_notes) = if wants_cache {
+        SummaryCache::open(env, &stores)
+    } else {
+        (None, Vec::new())
+    };
     Ok(Resolved {
         stores,
         store_warnings,
         query,
-        current: current_to_leave_out(request, env)?,
+        current,
         walk: WalkOptions {
             threads: request.threads,
         },
+        cache,
+        cache_notes,
     })
 }
 
@@ -230,9 +252,10 @@ pub(crate) fn list_reading<R: BodyReader>(
     env: &Environment,
     extra: Option<&R>,
 ) -> Result<(ListResult, pi_retrospect_walk::Bodies<R::Body>), AppError> {
-    let resolved = resolve(request, env)?;
+    let mut resolved = resolve(request, env)?;
     let mut extra_bodies = Vec::new();
-    let (mut listing, mut prefetched) = match (WalkReads::new(request, &resolved.query), extra) {
+    let reads = WalkReads::new(request, &resolved.query, resolved.cache.as_ref());
+    let (mut listing, mut prefetched) = match (reads, extra) {
         (Some(reads), _) => {
             let (listing, bodies) =
                 pi_retrospect_walk::list_stores_with(&resolved.stores, &resolved.walk, &reads)?;
@@ -262,7 +285,7 @@ pub(crate) fn list_reading<R: BodyReader>(
         }
         buffer
     });
-    let notes = if listing.sessions.is_empty() {
+    let mut notes = if listing.sessions.is_empty() {
         crate::store::layout_hints(&request.stores, &resolved.stores)
     } else {
         Vec::new()
@@ -285,12 +308,19 @@ pub(crate) fn list_reading<R: BodyReader>(
     });
     listing.warnings.sort();
     listing.warnings.dedup();
+    notes.append(&mut resolved.cache_notes);
+    let cache_counts = resolved.cache.take().map(|cache| {
+        let counts = cache.counts();
+        notes.extend(cache.save(Some(&resolved.stores)));
+        counts
+    });
     Ok((
         ListResult {
             listing,
             summaries,
             id_prefixes,
             notes,
+            cache_counts,
         },
         extra_bodies,
     ))
@@ -325,13 +355,13 @@ pub fn list_unordered(
     env: &Environment,
     emit: &mut dyn FnMut(ListResult) -> WalkState,
 ) -> Result<(), AppError> {
-    let resolved = resolve(request, env)?;
+    let mut resolved = resolve(request, env)?;
     // Each tree is filtered (and its names read) on the worker that read it, so the writer
     // never waits on the pool while the pool waits on the writer; the bounded channel keeps
     // memory bounded when the writer is slower than the walk.
     let (sender, receiver) = std::sync::mpsc::sync_channel::<ListResult>(64);
     let mut state = WalkState::Continue;
-    let reads = WalkReads::new(request, &resolved.query);
+    let reads = WalkReads::new(request, &resolved.query, resolved.cache.as_ref());
     let mut loose = std::thread::scope(|scope| {
         let resolved = &resolved;
         // The sender moves into the walker, so the receiver's loop ends when the walk does.
@@ -395,11 +425,19 @@ pub fn list_unordered(
     }
     loose.extend(resolved.store_warnings.iter().cloned());
     loose.sort();
+    let mut notes = std::mem::take(&mut resolved.cache_notes);
+    let cache_counts = resolved.cache.take().map(|cache| {
+        let counts = cache.counts();
+        notes.extend(cache.save(Some(&resolved.stores)));
+        counts
+    });
     emit(ListResult {
         listing: Listing {
             sessions: Vec::new(),
             warnings: loose,
         },
+        notes,
+        cache_counts,
         ..ListResult::default()
     });
     Ok(())
@@ -440,6 +478,7 @@ fn filter(
             &paths,
             facts,
             resolved.walk.threads,
+            resolved.cache.as_ref(),
             prefetched,
             summaries,
             &mut listing.warnings,
@@ -470,6 +509,7 @@ fn filter(
             &missing,
             Facts::Ends,
             resolved.walk.threads,
+            resolved.cache.as_ref(),
             prefetched,
             summaries,
             &mut listing.warnings,
@@ -502,11 +542,13 @@ fn collect<'a>(sessions: &'a [Session], field: fn(&Session) -> &str, out: &mut V
 }
 
 /// Reads `facts` of the sessions at `paths` into `summaries` (a file that cannot be read is a
-/// warning), taking each from `prefetched` when the walk read it, else reading it now.
+/// warning), taking each from `prefetched` when the walk read it, else reading it now
+/// (through `cache`, when there is one, for a name or what is shown).
 fn read_into(
     paths: &[&str],
     facts: Facts,
     threads: usize,
+    cache: Option<&SummaryCache>,
     prefetched: &mut Prefetched,
     summaries: &mut PathMap<SessionSummary>,
     warnings: &mut Vec<Warning>,
@@ -525,10 +567,18 @@ fn read_into(
     if unread.is_empty() {
         return;
     }
-    let read = pi_retrospect_walk::with_threads(threads, || match facts {
-        Facts::Summary => read_summaries_in(&unread, SummaryScope::Whole),
-        Facts::Ends => read_summaries_in(&unread, SummaryScope::Ends),
-        Facts::LastActivity => read_last_activities(&unread),
+    let read = pi_retrospect_walk::with_threads(threads, || match (facts, cache) {
+        (Facts::Summary | Facts::Ends, Some(cache)) => unread
+            .par_iter()
+            .map(|path| {
+                cache
+                    .summary_at(path)
+                    .map_err(|error| Warning::new(*path, error.to_string()))
+            })
+            .collect(),
+        (Facts::Summary, None) => read_summaries_in(&unread, SummaryScope::Whole),
+        (Facts::Ends, None) => read_summaries_in(&unread, SummaryScope::Ends),
+        (Facts::LastActivity, _) => read_last_activities(&unread),
     });
     for (path, result) in unread.into_iter().zip(read) {
         match result {
@@ -566,6 +616,8 @@ fn warn_if_activity_unknown(path: &str, summary: &SessionSummary, warnings: &mut
 ///   (a `--limit`, `--id`, `--with-subagents`), where reading after filtering costs less.
 struct WalkReads<'a> {
     query: &'a ListFilter,
+    /// The summary cache whole-body facts are read through, when there is one.
+    cache: Option<&'a SummaryCache>,
     /// How far the reads for shown sessions reach, when the walk makes them.
     shown: Option<BodyReach>,
     /// What a filter reads of every top-level session.
@@ -574,7 +626,11 @@ struct WalkReads<'a> {
 
 impl<'a> WalkReads<'a> {
     /// Returns the reads for `request`, or `None` when it needs no body.
-    fn new(request: &ListRequest, query: &'a ListFilter) -> Option<WalkReads<'a>> {
+    fn new(
+        request: &ListRequest,
+        query: &'a ListFilter,
+        cache: Option<&'a SummaryCache>,
+    ) -> Option<WalkReads<'a>> {
         let filtered = if query.needs_names() {
             Some(Facts::Summary)
         } else if query.needs_activity() {
@@ -590,6 +646,7 @@ impl<'a> WalkReads<'a> {
         });
         (shown.is_some() || filtered.is_some()).then_some(WalkReads {
             query,
+            cache,
             shown,
             filtered,
         })
@@ -640,15 +697,20 @@ impl BodyReader for WalkReads<'_> {
         head: pi_retrospect_walk::Head<'_>,
     ) -> (Facts, BodyFacts) {
         let path_ref = std::path::Path::new(path);
-        let result = match facts {
-            Facts::Summary => pi_retrospect_transcript::read_summary_from(path_ref, file),
-            Facts::Ends => pi_retrospect_transcript::read_ends_with_head(
+        let result = match (facts, self.cache) {
+            // A file the walk read whole with its header needs nothing more.
+            (Facts::Ends, _) if head.is_whole => {
+                pi_retrospect_transcript::read_ends_with_head(path_ref, file, head.bytes, true)
+            }
+            (Facts::Summary | Facts::Ends, Some(cache)) => cache.summary_of(path, file, head.bytes),
+            (Facts::Summary, None) => pi_retrospect_transcript::read_summary_from(path_ref, file),
+            (Facts::Ends, None) => pi_retrospect_transcript::read_ends_with_head(
                 path_ref,
                 file,
                 head.bytes,
                 head.is_whole,
             ),
-            Facts::LastActivity => {
+            (Facts::LastActivity, _) => {
                 pi_retrospect_transcript::read_last_activity_from(path_ref, file)
                     .map(pi_retrospect_transcript::LastActivity::into_summary)
             }
@@ -718,6 +780,60 @@ impl Prefetched {
 /// naming it.
 pub fn read_summaries(paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
     read_summaries_in(paths, SummaryScope::Whole)
+}
+
+/// Reads the whole-body facts (name, first user message, last activity) of many session
+/// files, as [`read_summaries`] does, through the summary cache when the request may use it
+/// (the picker's names and first messages): opened once, read in batches, then
+/// [`SummaryReader::finish`] writes what was read back to the cache.
+pub struct SummaryReader {
+    cache: Option<SummaryCache>,
+    notes: Vec<String>,
+}
+
+impl SummaryReader {
+    /// Opens the summary cache for the stores `request` names (none when it says `no_cache`,
+    /// `env` names no cache directory, or the stores cannot be resolved).
+    pub fn open(request: &ListRequest, env: &Environment) -> SummaryReader {
+        let opened = match resolve_stores(&request.stores, env) {
+            Ok((stores, _)) if !request.no_cache => SummaryCache::open(env, &stores),
+            _ => (None, Vec::new()),
+        };
+        SummaryReader {
+            cache: opened.0,
+            notes: opened.1,
+        }
+    }
+
+    /// Reads the facts of the files at `paths` in parallel on the current pool, in the
+    /// order given; a file that cannot be read is a warning naming it.
+    pub fn read(&self, paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
+        match &self.cache {
+            Some(cache) => paths
+                .par_iter()
+                .map(|path| {
+                    cache
+                        .summary_at(path)
+                        .map_err(|error| Warning::new(*path, error.to_string()))
+                })
+                .collect(),
+            None => read_summaries(paths),
+        }
+    }
+
+    /// Returns what the cache did so far, when there is one.
+    pub fn cache_counts(&self) -> Option<CacheCounts> {
+        self.cache.as_ref().map(SummaryCache::counts)
+    }
+
+    /// Writes what was read back to the cache; returns the notes for the person (a corrupt
+    /// cache rebuilt, one that could not be written).
+    pub fn finish(mut self) -> Vec<String> {
+        if let Some(cache) = self.cache.take() {
+            self.notes.extend(cache.save(None));
+        }
+        self.notes
+    }
 }
 
 fn read_summaries_in(paths: &[&str], scope: SummaryScope) -> Vec<Result<SessionSummary, Warning>> {

@@ -161,8 +161,9 @@ pub struct ListArgs {
     pub json: bool,
 
     /// Print one flattened JSON object per line, with `depth`, `parentPath`, `nSubagents`,
-    /// `name`, `firstUserMessage` and `lastActivity`. Reads file ends (a name set only in the
-    /// middle of a long session is not seen; --name reads whole bodies).
+    /// `name`, `firstUserMessage` and `lastActivity`: each file's whole-body facts, kept in the
+    /// summary cache (with --no-cache, read from file ends: a name set only in the middle of a
+    /// long session is not seen).
     #[arg(long, group = "format", help_heading = "Output")]
     pub jsonl: bool,
 
@@ -171,10 +172,16 @@ pub struct ListArgs {
     pub unordered: bool,
 
     /// One aligned line per session: local start time (and last activity), id, cwd, runs,
-    /// and name or first message; fitted to the terminal, with a header row there. Reads file
-    /// ends, as --jsonl does.
+    /// and name or first message; fitted to the terminal, with a header row there. Reads the
+    /// facts as --jsonl does.
     #[arg(long, short = 'l', group = "format", help_heading = "Output")]
     pub long: bool,
+
+    /// Neither read nor write the summary cache ($XDG_CACHE_HOME/pi-retrospect, else
+    /// ~/.cache/pi-retrospect): --long and --jsonl read file ends, --name whole bodies.
+    /// $PI_RETROSPECT_NO_CACHE does the same for every command.
+    #[arg(long, help_heading = "Output")]
+    pub no_cache: bool,
 
     /// When to use colour.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN", help_heading = "Output")]
@@ -282,6 +289,7 @@ fn request(args: &ListArgs) -> anyhow::Result<ListRequest> {
         limit: args.limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
         // What a person sees in --long, a script gets in --jsonl.
         read_summaries: args.long || args.jsonl,
+        no_cache: args.no_cache,
         unique_id_prefixes: args.long,
         threads,
     })
@@ -449,19 +457,16 @@ fn stream_unordered(
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let mut write_error = None;
-    pi_retrospect_app::list_unordered(request, env, &mut |part| match write(
-        format,
-        &part,
-        env,
-        request.threads,
-        out,
-    )
-    .and_then(|()| Ok(out.flush()?))
-    {
-        Ok(()) => pi_retrospect_app::WalkState::Continue,
-        Err(error) => {
-            write_error = Some(error);
-            pi_retrospect_app::WalkState::Quit
+    pi_retrospect_app::list_unordered(request, env, &mut |part| {
+        for note in &part.notes {
+            crate::output::print_note(note);
+        }
+        match write(format, &part, env, request.threads, out).and_then(|()| Ok(out.flush()?)) {
+            Ok(()) => pi_retrospect_app::WalkState::Continue,
+            Err(error) => {
+                write_error = Some(error);
+                pi_retrospect_app::WalkState::Quit
+            }
         }
     })?;
     match write_error {

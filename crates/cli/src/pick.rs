@@ -63,6 +63,11 @@ pub struct PickArgs {
     /// terminal).
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
+
+    /// Neither read nor write the summary cache of names and first messages (as
+    /// $PI_RETROSPECT_NO_CACHE does): every body is read whole in the background.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// The picker ended without an error message to show: exit with this status (130 when the
@@ -88,6 +93,7 @@ pub fn run(args: &PickArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
     let options = PickOptions {
         list: ListRequest {
             stores: args.store.flags(),
+            no_cache: args.no_cache,
             ..ListRequest::default()
         },
         print: args.print,

@@ -800,6 +800,7 @@ fn long_fits_the_terminal() {
         .env("COLUMNS", "50")
         .env("TZ", "UTC")
         .env("HOME", "/nonexistent-home-for-tests")
+        .env_remove("XDG_CACHE_HOME")
         .env_remove("PI_CODING_AGENT_DIR"));
     let text = stdout_of(&output).replace('\r', "");
     let lines: Vec<&str> = text.lines().collect();

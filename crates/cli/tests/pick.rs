@@ -83,6 +83,7 @@ impl Pty {
             .env_remove("PI_CODING_AGENT_DIR")
             .env_remove("PI_CODING_AGENT_SESSION_DIR")
             .env_remove("PI_SESSION_FILE")
+            .env_remove("XDG_CACHE_HOME")
             .env_remove("PAGER")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

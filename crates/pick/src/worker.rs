@@ -108,21 +108,25 @@ impl Workers {
             if sender.send(message).is_err() {
                 return;
             }
+            // Through the summary cache, which keeps what is read for the next start; the
+            // picker has no place to show its notes.
+            let reader = pi_retrospect_app::SummaryReader::open(&request, &env);
             for batch in paths.chunks(SUMMARY_BATCH) {
                 if stop.load(Ordering::Relaxed) {
-                    return;
+                    break;
                 }
                 let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
-                let read = pi_retrospect_app::read_summaries(&refs);
+                let read = reader.read(&refs);
                 let summaries = batch
                     .iter()
                     .zip(read)
                     .map(|(path, result)| (path.clone(), result.unwrap_or_default()))
                     .collect();
                 if sender.send(Message::Summaries(summaries)).is_err() {
-                    return;
+                    break;
                 }
             }
+            let _ = reader.finish();
         });
     }
 
@@ -271,4 +275,72 @@ fn spawn(name: &str, work: impl FnOnce() + Send + 'static) {
     let _ = std::thread::Builder::new()
         .name(name.to_owned())
         .spawn(work);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The picker's index gets a session's name however deep in a long file it was set, and
+    /// keeps it in the summary cache for the next start.
+    #[test]
+    fn the_index_gets_a_name_set_in_the_middle_of_a_long_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let project = dir.path().join("store/--w--");
+        std::fs::create_dir_all(&project).expect("mkdir");
+        std::fs::create_dir(dir.path().join("cache")).expect("mkdir");
+        let filler = format!(
+            "{}\n",
+            r#"{"type":"message","timestamp":"2026-01-01T00:01:00.000Z","message":{"role":"assistant","content":"filler filler filler filler filler filler filler filler"}}"#
+        )
+        .repeat(20_000);
+        let body = format!(
+            "{}\n{}\n{filler}{}\n{filler}",
+            r#"{"type":"session","version":3,"id":"big","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
+            r#"{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"first question"}}"#,
+            r#"{"type":"session_info","timestamp":"2026-01-01T00:00:02.000Z","name":"Named in the middle"}"#,
+        );
+        let path = project.join("big.jsonl");
+        std::fs::write(&path, body).expect("write");
+        let cache_dir = dir.path().join("cache/pi-retrospect");
+        let env = Environment {
+            cwd: "/w".into(),
+            cache_dir: Some(cache_dir.clone()),
+            ..Environment::default()
+        };
+        let request = ListRequest {
+            stores: pi_retrospect_app::StoreFlags {
+                sessions_root: Some(dir.path().join("store")),
+                ..pi_retrospect_app::StoreFlags::default()
+            },
+            ..ListRequest::default()
+        };
+        let workers = Workers::new();
+        workers.start_index(request, env, "/w".to_owned());
+        let timeout = std::time::Duration::from_secs(120);
+        let (mut index, n_to_read) = match workers.receiver.recv_timeout(timeout) {
+            Ok(Message::Index { index, n_to_read }) => (index, n_to_read),
+            other => panic!("expected the index, got {other:?}"),
+        };
+        assert_eq!(n_to_read, 1);
+        match workers.receiver.recv_timeout(timeout) {
+            Ok(Message::Summaries(summaries)) => {
+                for (path, summary) in &summaries {
+                    index.set_summary(path, summary);
+                }
+            }
+            other => panic!("expected summaries, got {other:?}"),
+        }
+        let path = path.to_str().expect("utf-8");
+        let entry = &index.entries[index.find(path).expect("indexed")];
+        assert_eq!(entry.name(), Some("Named in the middle"));
+        // The reader writes the cache once it has read everything.
+        let cache_file = cache_dir.join(pi_retrospect_app::CACHE_FILE_NAME);
+        let deadline = std::time::Instant::now() + timeout;
+        while !cache_file.exists() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let cache = std::fs::read_to_string(&cache_file).expect("cache written");
+        assert!(cache.contains("Named in the middle"));
+    }
 }

@@ -64,8 +64,9 @@ pub use show::{
     for_each_tree_row, tree_counts,
 };
 pub use summary::{
-    ENDS_WHOLE_BYTES, HEAD_BYTES, MAX_FACT_LINE_BYTES, SummaryError, SummaryScope,
+    ENDS_WHOLE_BYTES, HEAD_BYTES, MAX_FACT_LINE_BYTES, SummaryError, SummaryScan, SummaryScope,
     read_ends_with_head, read_summary, read_summary_from, read_summary_from_in, read_summary_in,
+    scan_summary_from,
 };
 pub use text::{HeadAndTail, Omission, OutputLimit, head_and_tail, utc_timestamp};
 pub use turns::{Turn, Turns};

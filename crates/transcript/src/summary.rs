@@ -233,6 +233,63 @@ fn whole_summary_of(file: &File, size: u64) -> std::io::Result<SessionSummary> {
     Ok(summary)
 }
 
+/// What [`scan_summary_from`] read: the facts of the file's first `size` bytes and how far
+/// its whole lines reach, so that a later read of what was appended can go on from there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SummaryScan {
+    /// The facts, as [`read_summary`] reads them (the whole body).
+    pub summary: SessionSummary,
+    /// The offset just past the last newline read: where the next line starts.
+    pub lines_end: u64,
+    /// The bytes of the body streamed by this read (from `from` to `size`), not counting the
+    /// bounded read from the end for the last activity.
+    pub n_bytes_scanned: u64,
+}
+
+/// Reads the whole-body facts of the first `size` bytes of the open `file` from offset
+/// `from` on, going on from `prior` (the facts of the bytes before `from`): a `session_info`
+/// after `from` sets the name, a first user message is looked for only when `prior` has
+/// none. `from` must be the start of a line (0, or the [`SummaryScan::lines_end`] of an
+/// earlier read of the same file); from 0 the facts equal [`read_summary_from`]'s. The last
+/// activity is read again from the end of the `size` bytes, as every read reads it.
+///
+/// Reads are positional, so the descriptor's offset does not matter.
+pub fn scan_summary_from(
+    file: &File,
+    size: u64,
+    prior: SessionSummary,
+    from: u64,
+) -> Result<SummaryScan, SummaryError> {
+    let facts = &*FACTS;
+    let mut summary = prior;
+    let from = from.min(size);
+    let mut lines_end = from;
+    let reader = ReadAt { file, offset: from };
+    let n_bytes_scanned = for_each_line(
+        reader,
+        size - from,
+        crate::scan::DEFAULT_MAX_LINE_BYTES,
+        |line| {
+            let length = line.over_long.unwrap_or(line.bytes.len() as u64);
+            if line.has_newline {
+                lines_end = from + line.offset + length + 1;
+            }
+            if (from == 0 && line.line_no == 1) || line.over_long.is_some() {
+                return;
+            }
+            facts.apply(line.bytes, &mut summary);
+        },
+    )?;
+    let activity = crate::activity::last_activity_of(file, size)?;
+    summary.last_activity = activity.instant;
+    summary.last_activity_unknown = activity.unknown;
+    Ok(SummaryScan {
+        summary,
+        lines_end,
+        n_bytes_scanned,
+    })
+}
+
 thread_local! {
     /// The buffer a small file, or a file's ends, are read into, kept per thread so that
     /// listing thousands of files neither allocates nor zeroes one per file.
@@ -802,6 +859,7 @@ mod tests {
             let _ = std::io::Read::read(&mut file, &mut head).expect("read");
             let from_open = read_summary_from(&path, &file).expect("readable");
             assert_eq!(from_open, summary, "read_summary_from");
+            check_scan_in_two_steps(dir.path(), body, &summary);
         }
         // Compared whole, shown short: bodies and messages can be megabytes.
         let short = |text: Option<&str>| text.map(|text| text.chars().take(60).collect::<String>());
@@ -817,6 +875,39 @@ mod tests {
             short(summary.first_user_message.as_deref()),
             short(first)
         );
+    }
+
+    /// Checks that [`scan_summary_from`] finds `expected` from the start, and in two steps as
+    /// after an append: the file cut at a few places (line ends and mid-line), then the rest
+    /// read from where the first read's whole lines ended.
+    fn check_scan_in_two_steps(dir: &Path, body: &str, expected: &SessionSummary) {
+        let whole_path = dir.join("whole.jsonl");
+        std::fs::write(&whole_path, body).expect("write");
+        let whole = File::open(&whole_path).expect("open");
+        let size = body.len() as u64;
+        let scan = scan_summary_from(&whole, size, SessionSummary::default(), 0).expect("read");
+        assert_eq!(&scan.summary, expected, "scan from the start");
+        assert_eq!(scan.n_bytes_scanned, size);
+        let newlines: Vec<usize> = body.match_indices('\n').map(|(at, _)| at + 1).collect();
+        let mut cuts: Vec<usize> = newlines
+            .iter()
+            .step_by(newlines.len() / 4 + 1)
+            .copied()
+            .collect();
+        cuts.push(body.len() / 2);
+        cuts.push(body.len() - 1);
+        for cut in cuts {
+            let part_path = dir.join("part.jsonl");
+            std::fs::write(&part_path, &body.as_bytes()[..cut]).expect("write");
+            let part = File::open(&part_path).expect("open");
+            let first =
+                scan_summary_from(&part, cut as u64, SessionSummary::default(), 0).expect("read");
+            assert!(first.lines_end <= cut as u64);
+            let rest =
+                scan_summary_from(&whole, size, first.summary, first.lines_end).expect("read");
+            assert_eq!(&rest.summary, expected, "cut at {cut}");
+            assert_eq!(rest.n_bytes_scanned, size - first.lines_end, "cut at {cut}");
+        }
     }
 
     fn filler(n_lines: usize) -> String {

@@ -10,13 +10,16 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 /// Returns a `pi-retrospect` command with Pi's environment cleared, a `$HOME` that does not
-/// exist, no colour and UTC as the local timezone.
+/// exist (so no summary cache: one is made only under a home that exists), no colour and UTC
+/// as the local timezone.
 pub fn binary() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_pi-retrospect"));
     command
         .env_remove("PI_CODING_AGENT_DIR")
         .env_remove("PI_CODING_AGENT_SESSION_DIR")
         .env_remove("PI_SESSION_FILE")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("PI_RETROSPECT_NO_CACHE")
         .env("HOME", "/nonexistent-home-for-tests")
         .env("NO_COLOR", "1")
         .env("TZ", "UTC");
