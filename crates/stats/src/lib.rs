@@ -27,7 +27,6 @@
 #![deny(missing_docs)]
 
 mod error;
-mod json;
 mod options;
 mod plan;
 mod scan;

@@ -1,20 +1,51 @@
-//! A small strict JSON reader for the scan's one job: take the few members that carry usage
-//! out of an entry line and pass over everything else (message content above all) as fast as
-//! the bytes can be searched.
+//! The exact JSON tokenizer of the workspace: one pass over one line of a session file that
+//! reads the few members its caller names and passes over everything else, validating it the
+//! way `JSON.parse` does, at little more than the cost of finding the bytes.
 //!
-//! It accepts what `JSON.parse` accepts, which is what decides whether Pi counts a line: the
+//! It accepts what `JSON.parse` accepts, which is what decides whether Pi reads a line: the
 //! RFC 8259 grammar, raw control characters refused inside strings, repeated members allowed
-//! (the last one wins), nesting deeper than [`MAX_DEPTH`] refused (`JSON.parse` has a larger
-//! limit; no Pi entry comes near it). Bytes that are not UTF-8 are not an error, as Pi decodes
-//! a file with replacement characters before parsing it; strings that are kept are decoded
-//! the same way. Strings are skipped with a vectorised search for `"` and `\`; only the
-//! members named here are decoded, so a line costs little more than one pass over its bytes.
+//! (the caller sees each; the last one wins in `JSON.parse`), nesting deeper than
+//! [`MAX_DEPTH`] refused (`JSON.parse` has a larger limit; no Pi entry comes near it). Bytes
+//! that are not UTF-8 are not an error, as Pi decodes a file with replacement characters
+//! before parsing it; strings that are kept are decoded the same way.
+//!
+//! A caller descends with [`Reader::object`] (each member's name, then the caller reads or
+//! skips its value) and [`Reader::array`], keeps a value with [`Reader::text`],
+//! [`Reader::bytes`] or [`Reader::number`], and passes over any other with
+//! [`Reader::skip_value`]; [`Reader::end`] checks that nothing but white space follows.
+//! Strings are passed over a block of bytes at a time and only the members asked for are
+//! decoded, so a line costs little more than one pass over its bytes.
+//!
+//! ```
+//! use pi_retrospect_read::json::Reader;
+//!
+//! let line = br#"{"type":"message","message":{"usage":{"input":12}},"id":"a1"}"#;
+//! let mut reader = Reader::new(line);
+//! let mut input = None;
+//! reader.object(|reader, name| match name {
+//!     b"message" => reader
+//!         .object(|reader, name| match name {
+//!             b"usage" => reader
+//!                 .object(|reader, name| match name {
+//!                     b"input" => reader.number().map(|number| input = number),
+//!                     _ => reader.skip_value(),
+//!                 })
+//!                 .map(drop),
+//!             _ => reader.skip_value(),
+//!         })
+//!         .map(drop),
+//!     _ => reader.skip_value(),
+//! })?;
+//! reader.end()?;
+//! assert_eq!(input.and_then(|number| number.as_token_count()), Some(12));
+//! # Ok::<(), pi_retrospect_read::json::JsonError>(())
+//! ```
 
 use std::borrow::Cow;
 use std::fmt;
 
 /// The deepest nesting of arrays and objects accepted.
-const MAX_DEPTH: usize = 128;
+pub const MAX_DEPTH: usize = 128;
 
 /// Strings up to this many bytes are scanned byte by byte, longer ones with `memchr2`.
 const SHORT_STRING: usize = 32;
@@ -22,15 +53,31 @@ const SHORT_STRING: usize = 32;
 /// Why a line is not JSON: what was wrong and at which byte of the line. Eight bytes, so
 /// that every `Result` of the reader travels in registers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct JsonError {
+pub struct JsonError {
     what: Problem,
     /// The byte (from 0), or `u32::MAX` when the line ended too soon.
     at: u32,
 }
 
-/// What was wrong.
+impl JsonError {
+    /// Returns what was wrong.
+    pub fn problem(&self) -> Problem {
+        self.what
+    }
+
+    /// Returns the byte of the line (from 0) where it went wrong, or `None` when the line
+    /// ended too soon.
+    pub fn offset(&self) -> Option<usize> {
+        (self.at != u32::MAX).then_some(self.at as usize)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+/// What was wrong with a line that is not JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Problem {
+#[non_exhaustive]
+pub enum Problem {
     /// `unexpected end of line`.
     EndOfLine,
     /// `trailing characters`.
@@ -80,11 +127,32 @@ impl fmt::Display for JsonError {
     }
 }
 
-type Result<T> = std::result::Result<T, JsonError>;
+/// What the reader returns: a value, or why the line is not JSON.
+pub type Result<T> = std::result::Result<T, JsonError>;
+
+/// The kind of the next value, told by its first byte (the value itself is checked only
+/// when it is read or skipped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `{`.
+    Object,
+    /// `[`.
+    Array,
+    /// `"`.
+    String,
+    /// `-` or a digit.
+    Number,
+    /// `t`.
+    True,
+    /// `f`.
+    False,
+    /// `n`.
+    Null,
+}
 
 /// A JSON number as written: an integer that fits, or any other number as a float.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Number {
+pub enum Number {
     /// A non-negative integer below 2^64.
     Unsigned(u64),
     /// A negative integer at or above -2^63.
@@ -95,7 +163,7 @@ pub(crate) enum Number {
 
 impl Number {
     /// Returns the number as a token count: a non-negative integer.
-    pub(crate) fn as_token_count(self) -> Option<u64> {
+    pub fn as_token_count(self) -> Option<u64> {
         match self {
             Number::Unsigned(count) => Some(count),
             Number::Signed(count) => u64::try_from(count).ok(),
@@ -110,7 +178,7 @@ impl Number {
     }
 
     /// Returns the number as a float.
-    pub(crate) fn as_f64(self) -> Option<f64> {
+    pub fn as_f64(self) -> Option<f64> {
         Some(match self {
             Number::Unsigned(value) => value as f64,
             Number::Signed(value) => value as f64,
@@ -119,7 +187,7 @@ impl Number {
     }
 
     /// Returns the number as an integer, a float cut toward zero.
-    pub(crate) fn as_i64(self) -> Option<i64> {
+    pub fn as_i64(self) -> Option<i64> {
         match self {
             Number::Unsigned(value) => i64::try_from(value).ok(),
             Number::Signed(value) => Some(value),
@@ -143,8 +211,9 @@ impl fmt::Display for Number {
     }
 }
 
-/// A reader positioned in one line.
-pub(crate) struct Reader<'a> {
+/// A reader positioned in one line (or any one JSON text): it moves forward only, one value at
+/// a time, and every method that reads or skips a value checks it.
+pub struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
     depth: usize,
@@ -152,7 +221,7 @@ pub(crate) struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     /// Returns a reader at the start of `bytes`.
-    pub(crate) fn new(bytes: &'a [u8]) -> Reader<'a> {
+    pub fn new(bytes: &'a [u8]) -> Reader<'a> {
         Reader {
             bytes,
             at: 0,
@@ -195,8 +264,13 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Returns the byte offset the reader has got to (after the last value read).
+    pub fn offset(&self) -> usize {
+        self.at
+    }
+
     /// Checks that only white space is left.
-    pub(crate) fn end(&mut self) -> Result<()> {
+    pub fn end(&mut self) -> Result<()> {
         self.skip_whitespace();
         if self.at == self.bytes.len() {
             Ok(())
@@ -208,7 +282,7 @@ impl<'a> Reader<'a> {
     /// Reads an object member by member: `member` gets each name (raw: escapes decoded only
     /// when there are any) and must read the value. Returns `false`, having skipped the value,
     /// when the value is not an object.
-    pub(crate) fn object(
+    pub fn object(
         &mut self,
         mut member: impl FnMut(&mut Reader<'a>, &[u8]) -> Result<()>,
     ) -> Result<bool> {
@@ -266,7 +340,7 @@ impl<'a> Reader<'a> {
 
     /// Reads an array element by element: `element` must read each value. Returns `false`,
     /// having skipped the value, when the value is not an array.
-    pub(crate) fn array(
+    pub fn array(
         &mut self,
         mut element: impl FnMut(&mut Reader<'a>) -> Result<()>,
     ) -> Result<bool> {
@@ -298,7 +372,7 @@ impl<'a> Reader<'a> {
     /// Reads a value that is kept only when it is a string (decoded like Pi decodes a file:
     /// bytes that are not UTF-8 become replacement characters).
     #[inline]
-    pub(crate) fn text(&mut self) -> Result<Option<Cow<'a, str>>> {
+    pub fn text(&mut self) -> Result<Option<Cow<'a, str>>> {
         if self.peek()? != b'"' {
             self.skip_value()?;
             return Ok(None);
@@ -315,7 +389,7 @@ impl<'a> Reader<'a> {
     /// Reads a value that is kept only when it is a string, as raw bytes (escapes decoded):
     /// for values that are only compared, or decoded later when needed.
     #[inline]
-    pub(crate) fn bytes(&mut self) -> Result<Option<Cow<'a, [u8]>>> {
+    pub fn bytes(&mut self) -> Result<Option<Cow<'a, [u8]>>> {
         if self.peek()? != b'"' {
             self.skip_value()?;
             return Ok(None);
@@ -324,7 +398,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a value that is kept only when it is a number.
-    pub(crate) fn number(&mut self) -> Result<Option<Number>> {
+    pub fn number(&mut self) -> Result<Option<Number>> {
         match self.peek()? {
             b'-' | b'0'..=b'9' => self.read_number().map(Some),
             _ => {
@@ -334,14 +408,32 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Returns the first byte of the next value (`{`, `[`, `"`, `t`, `f`, `n`, `-` or a
-    /// digit) without reading it.
-    pub(crate) fn next_kind(&mut self) -> Result<u8> {
-        self.peek()
+    /// Returns the kind of the next value, from its first byte, without reading it; an
+    /// error when no value can start there.
+    pub fn next_kind(&mut self) -> Result<Kind> {
+        Ok(match self.peek()? {
+            b'{' => Kind::Object,
+            b'[' => Kind::Array,
+            b'"' => Kind::String,
+            b'-' | b'0'..=b'9' => Kind::Number,
+            b't' => Kind::True,
+            b'f' => Kind::False,
+            b'n' => Kind::Null,
+            _ => return Err(self.error(Problem::Value)),
+        })
+    }
+
+    /// Passes over one value of any kind, checking its grammar, and returns its raw bytes
+    /// (escapes not decoded, no white space around it).
+    pub fn raw_value(&mut self) -> Result<&'a [u8]> {
+        self.skip_whitespace();
+        let start = self.at;
+        self.skip_value()?;
+        Ok(&self.bytes[start..self.at])
     }
 
     /// Reads a `true`, `false` or `null` literal and returns it.
-    pub(crate) fn literal(&mut self) -> Result<&'static [u8]> {
+    fn literal(&mut self) -> Result<&'static [u8]> {
         let rest = &self.bytes[self.at..];
         for literal in [&b"true"[..], b"false", b"null"] {
             if rest.starts_with(literal) {
@@ -353,7 +445,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Passes over one value of any kind, checking its grammar.
-    pub(crate) fn skip_value(&mut self) -> Result<()> {
+    pub fn skip_value(&mut self) -> Result<()> {
         match self.peek()? {
             b'"' => self.skip_string().map(|_| ()),
             b'{' => {
@@ -420,7 +512,7 @@ impl<'a> Reader<'a> {
 
     /// Reads a string (at its opening quote) and returns its bytes, escapes decoded.
     #[inline]
-    pub(crate) fn string(&mut self) -> Result<Cow<'a, [u8]>> {
+    fn string(&mut self) -> Result<Cow<'a, [u8]>> {
         let start = self.at + 1;
         let has_escapes = self.skip_string()?;
         let raw = &self.bytes[start..self.at - 1];
