@@ -47,7 +47,8 @@ use std::fmt;
 /// The deepest nesting of arrays and objects accepted.
 pub const MAX_DEPTH: usize = 128;
 
-/// Strings up to this many bytes are scanned byte by byte, longer ones with `memchr2`.
+/// Strings up to this many bytes are scanned eight bytes at a time, longer ones with
+/// `memchr2`.
 const SHORT_STRING: usize = 32;
 
 /// Why a line is not JSON: what was wrong and at which byte of the line. Eight bytes, so
@@ -247,6 +248,16 @@ impl<'a> Reader<'a> {
     /// Returns the next byte that is not white space, without consuming it.
     #[inline]
     fn peek(&mut self) -> Result<u8> {
+        // Pi writes no white space between tokens: one comparison settles the usual case.
+        match self.bytes.get(self.at) {
+            Some(&byte) if byte > b' ' => Ok(byte),
+            _ => self.peek_after_whitespace(),
+        }
+    }
+
+    /// [`Reader::peek`] when there is white space (or nothing) to pass over first.
+    #[inline(never)]
+    fn peek_after_whitespace(&mut self) -> Result<u8> {
         self.skip_whitespace();
         self.bytes
             .get(self.at)
@@ -301,13 +312,7 @@ impl<'a> Reader<'a> {
             if self.peek()? != b'"' {
                 return Err(self.error(Problem::MemberName));
             }
-            // Fast path for the usual name: up to fifteen plain bytes, its quote and the colon
-            // right after, found with one or two eight-byte looks.
-            let start = self.at + 1;
-            if let Some(length) = short_name_length(self.bytes, start)
-                && self.bytes[start + length] == b'"'
-                && self.bytes.get(start + length + 1) == Some(&b':')
-            {
+            if let Some((start, length)) = self.short_name() {
                 {
                     self.at = start + length + 2;
                     member(self, &self.bytes[start..start + length])?;
@@ -445,9 +450,20 @@ impl<'a> Reader<'a> {
     }
 
     /// Passes over one value of any kind, checking its grammar.
+    #[inline]
     pub fn skip_value(&mut self) -> Result<()> {
+        // Strings and numbers, most values, without a call; containers and literals below.
         match self.peek()? {
             b'"' => self.skip_string().map(|_| ()),
+            b'-' | b'0'..=b'9' => self.number_span(),
+            _ => self.skip_other(),
+        }
+    }
+
+    /// [`Reader::skip_value`] for an object, an array or a literal.
+    #[inline(never)]
+    fn skip_other(&mut self) -> Result<()> {
+        match self.peek()? {
             b'{' => {
                 // As `object`, without decoding the member names.
                 self.enter()?;
@@ -461,8 +477,13 @@ impl<'a> Reader<'a> {
                     if self.peek()? != b'"' {
                         return Err(self.error(Problem::MemberName));
                     }
-                    self.skip_string()?;
-                    self.expect(b':', Problem::Colon)?;
+                    match self.short_name() {
+                        Some((start, length)) => self.at = start + length + 2,
+                        None => {
+                            self.skip_string()?;
+                            self.expect(b':', Problem::Colon)?;
+                        }
+                    }
                     self.skip_value()?;
                     match self.peek()? {
                         b',' => self.at += 1,
@@ -496,9 +517,20 @@ impl<'a> Reader<'a> {
                     }
                 }
             }
-            b'-' | b'0'..=b'9' => self.number_span().map(|_| ()),
             _ => self.literal().map(|_| ()),
         }
+    }
+
+    /// Returns where the name of the member at the reader (at its opening quote) starts and
+    /// how long it is, for the usual name: up to fifteen plain bytes, its closing quote and
+    /// the colon right after, found with one or two eight-byte looks. `None` sends the caller
+    /// to the general path.
+    #[inline]
+    fn short_name(&self) -> Option<(usize, usize)> {
+        let start = self.at + 1;
+        let length = short_name_length(self.bytes, start)?;
+        (self.bytes[start + length] == b'"' && self.bytes.get(start + length + 1) == Some(&b':'))
+            .then_some((start, length))
     }
 
     #[inline]
@@ -525,33 +557,33 @@ impl<'a> Reader<'a> {
     /// Passes over a string (at its opening quote); returns whether it holds escapes.
     #[inline]
     fn skip_string(&mut self) -> Result<bool> {
-        self.at += 1;
         // Most strings are short (names, ids, timestamps): look at them eight bytes at a time
         // before paying for the call of the vectorised search.
-        let start = self.at;
-        let short_end = self.bytes.len().min(start + SHORT_STRING);
-        let mut at = start;
-        while at + 8 <= short_end {
-            let mut chunk = [0; 8];
-            chunk.copy_from_slice(&self.bytes[at..at + 8]);
-            if let Some(offset) = first_special(u64::from_le_bytes(chunk)) {
+        let mut at = self.at + 1;
+        for _ in 0..SHORT_STRING / 8 {
+            let Some(chunk) = self.bytes.get(at..at + 8) else {
+                break;
+            };
+            let mut word = [0; 8];
+            word.copy_from_slice(chunk);
+            if let Some(offset) = first_special(u64::from_le_bytes(word)) {
                 at += offset;
+                if self.bytes[at] == b'"' {
+                    self.at = at + 1;
+                    return Ok(false);
+                }
                 break;
             }
             at += 8;
         }
-        while at < short_end && !is_special(self.bytes[at]) {
-            at += 1;
-        }
         self.at = at;
-        match self.bytes.get(at) {
-            Some(b'"') => {
-                self.at += 1;
-                return Ok(false);
-            }
-            Some(byte) if *byte < 0x20 => return Err(self.error(Problem::ControlCharacter)),
-            _ => {}
-        }
+        self.skip_long_string()
+    }
+
+    /// Passes over the rest of a string from the reader's position (inside it, or at a
+    /// backslash or control character of it); returns whether it holds escapes.
+    #[inline(never)]
+    fn skip_long_string(&mut self) -> Result<bool> {
         let mut has_escapes = false;
         loop {
             let rest = &self.bytes[self.at..];
@@ -611,14 +643,7 @@ impl<'a> Reader<'a> {
         let mut mantissa: Option<u64> = Some(0);
         let mut exponent: i64 = 0;
         let integer_start = at;
-        while at < bytes.len() && bytes[at].is_ascii_digit() {
-            if WANTS_VALUE {
-                mantissa = mantissa
-                    .and_then(|value| value.checked_mul(10))
-                    .and_then(|value| value.checked_add(u64::from(bytes[at] - b'0')));
-            }
-            at += 1;
-        }
+        at = digits::<WANTS_VALUE>(bytes, at, &mut mantissa);
         let n_integer_digits = at - integer_start;
         if n_integer_digits == 0 || (n_integer_digits > 1 && bytes[integer_start] == b'0') {
             self.at = at;
@@ -629,19 +654,12 @@ impl<'a> Reader<'a> {
             at += 1;
             is_integer = false;
             let fraction_start = at;
-            while at < bytes.len() && bytes[at].is_ascii_digit() {
-                if WANTS_VALUE {
-                    mantissa = mantissa
-                        .and_then(|value| value.checked_mul(10))
-                        .and_then(|value| value.checked_add(u64::from(bytes[at] - b'0')));
-                    exponent -= 1;
-                }
-                at += 1;
-            }
+            at = digits::<WANTS_VALUE>(bytes, at, &mut mantissa);
             if at == fraction_start {
                 self.at = at;
                 return Err(self.error(Problem::Number));
             }
+            exponent -= (at - fraction_start) as i64;
         }
         if at < bytes.len() && (bytes[at] | 0x20) == b'e' {
             at += 1;
@@ -703,21 +721,89 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Passes over the run of ASCII digits at `at` and returns where it ends; when
+/// `WANTS_VALUE`, appends them to `mantissa`, which becomes `None` once it no longer fits in
+/// a `u64` (exactly when adding them one at a time would overflow: every prefix of a number
+/// that fits fits too). Eight digits are found and converted at a time.
+#[inline]
+fn digits<const WANTS_VALUE: bool>(
+    bytes: &[u8],
+    mut at: usize,
+    mantissa: &mut Option<u64>,
+) -> usize {
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let n_digits = leading_digits(word);
+        if n_digits == 0 {
+            return at;
+        }
+        if WANTS_VALUE {
+            *mantissa = mantissa
+                .and_then(|value| value.checked_mul(EXACT_POWERS_OF_TEN[n_digits]))
+                .and_then(|value| value.checked_add(digits_value(word, n_digits)));
+        }
+        at += n_digits;
+        if n_digits < 8 {
+            return at;
+        }
+    }
+    // The last few bytes of the line, one at a time.
+    while at < bytes.len() && bytes[at].is_ascii_digit() {
+        if WANTS_VALUE {
+            *mantissa = mantissa
+                .and_then(|value| value.checked_mul(10))
+                .and_then(|value| value.checked_add(u64::from(bytes[at] - b'0')));
+        }
+        at += 1;
+    }
+    at
+}
+
+/// Returns how many of eight little-endian bytes, from the first, are ASCII digits. A byte
+/// below `0` or above `9` sets its own top bit in one of the two sums; a carry or borrow
+/// only ever reaches the bytes after such a byte, so the first flagged byte is exact.
+#[inline]
+fn leading_digits(word: u64) -> usize {
+    const ONES: u64 = u64::MAX / 255;
+    let not_digit = (word.wrapping_add(ONES * 0x46) | word.wrapping_sub(ONES * 0x30)) & (ONES << 7);
+    (not_digit.trailing_zeros() / 8) as usize
+}
+
+/// Returns the value of the first `n_digits` (1 to 8) ASCII digits of eight little-endian
+/// bytes: the digits are moved to the top, the bytes before them become leading zeros, and
+/// pairs, quads and octets are combined with three multiplications.
+#[inline]
+fn digits_value(word: u64, n_digits: usize) -> u64 {
+    let word = (word & 0x0F0F_0F0F_0F0F_0F0F) << (8 * (8 - n_digits));
+    let word = word.wrapping_mul(1 + (10 << 8)) >> 8;
+    let word = (word & 0x00FF_00FF_00FF_00FF).wrapping_mul(1 + (100 << 16)) >> 16;
+    (word & 0x0000_FFFF_0000_FFFF).wrapping_mul(1 + (10_000 << 32)) >> 32
+}
+
+/// The powers of ten up to 10^8, as integers.
+const EXACT_POWERS_OF_TEN: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
 /// The powers of ten that a double holds exactly.
 const POWERS_OF_TEN: [f64; 23] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
-/// Returns whether a byte ends the plain run of a string: a quote, a backslash, or a control
-/// character (which JSON forbids raw in a string).
-#[inline]
-fn is_special(byte: u8) -> bool {
-    byte == b'"' || byte == b'\\' || byte < 0x20
-}
-
-/// Returns the index of the first special byte (see [`is_special`]) of eight little-endian
-/// bytes, if any. The classic "has a zero byte" test, for three conditions at once; it can
+/// Returns the index of the first special byte of eight little-endian bytes, if any: a
+/// quote, a backslash or a control character (which JSON forbids raw in a string), the bytes
+/// that end the plain run of a string. The classic "has a zero byte" test, for three conditions at once; it can
 /// flag bytes after the first real one, never before it.
 #[inline]
 fn first_special(chunk: u64) -> Option<usize> {
@@ -732,7 +818,7 @@ fn first_special(chunk: u64) -> Option<usize> {
     (found != 0).then(|| (found.trailing_zeros() / 8) as usize)
 }
 
-/// Returns where the first special byte (see [`is_special`]) is among the sixteen bytes from
+/// Returns where the first special byte (see [`first_special`]) is among the sixteen bytes from
 /// `start`, if there are sixteen and one of them is.
 #[inline]
 fn short_name_length(bytes: &[u8], start: usize) -> Option<usize> {
@@ -946,6 +1032,22 @@ mod tests {
             } else {
                 proptest::prop_assert_eq!(as_float, expected, "{}", text);
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Every integer reads exactly, whatever its length and wherever it ends: the digits
+        /// are read eight at a time while eight bytes are left in the line, then one by one.
+        #[test]
+        fn reads_integers_exactly(value in proptest::prelude::any::<i64>(), suffix in "[,}\\]]{0,9}") {
+            let text = format!("{value}{suffix}");
+            let mut reader = Reader::new(text.as_bytes());
+            let expected = match u64::try_from(value) {
+                Ok(value) => Number::Unsigned(value),
+                Err(_) => Number::Signed(value),
+            };
+            proptest::prop_assert_eq!(reader.number(), Ok(Some(expected)), "{}", text);
+            proptest::prop_assert_eq!(reader.offset(), value.to_string().len());
         }
     }
 

@@ -70,10 +70,14 @@ pub(crate) struct ScanRequest<'a> {
     /// The paths of every session file of the listing: a subagent run a tool result names
     /// is counted from its own file when that file is one of these, and from the tool
     /// result's nested usage only when it is not.
-    pub listed: &'a HashSet<&'a str>,
+    pub listed: &'a PathSet<'a>,
     /// Whether to read what the session was ([`SessionFacts`]), for rows grouped by session.
     pub wants_facts: bool,
 }
+
+/// A set of session paths (the listing's), hashed with foldhash: a store's paths are tens of
+/// thousands of strings, hashed once each for every report.
+pub(crate) type PathSet<'a> = HashSet<&'a str, foldhash::fast::RandomState>;
 
 /// The identity of an entry across a fork: its `id` and `timestamp`, which Pi copies verbatim.
 pub(crate) type EntryKey = Box<str>;
@@ -1041,7 +1045,7 @@ struct Wants<'a> {
     models: bool,
     time: bool,
     facts: bool,
-    listed: &'a HashSet<&'a str>,
+    listed: &'a PathSet<'a>,
     /// The path of the file being read: a run that names no session file is looked for
     /// where pi-subagents writes it, under this file's stem.
     launcher: &'a str,
