@@ -379,7 +379,7 @@ impl<'a> Reader<'a> {
     #[inline]
     pub fn text(&mut self) -> Result<Option<Cow<'a, str>>> {
         if self.peek()? != b'"' {
-            self.skip_value()?;
+            self.skip_unwanted()?;
             return Ok(None);
         }
         Ok(Some(match self.string()? {
@@ -396,18 +396,19 @@ impl<'a> Reader<'a> {
     #[inline]
     pub fn bytes(&mut self) -> Result<Option<Cow<'a, [u8]>>> {
         if self.peek()? != b'"' {
-            self.skip_value()?;
+            self.skip_unwanted()?;
             return Ok(None);
         }
         self.string().map(Some)
     }
 
     /// Reads a value that is kept only when it is a number.
+    #[inline]
     pub fn number(&mut self) -> Result<Option<Number>> {
         match self.peek()? {
             b'-' | b'0'..=b'9' => self.read_number().map(Some),
             _ => {
-                self.skip_value()?;
+                self.skip_unwanted()?;
                 Ok(None)
             }
         }
@@ -415,6 +416,7 @@ impl<'a> Reader<'a> {
 
     /// Returns the kind of the next value, from its first byte, without reading it; an
     /// error when no value can start there.
+    #[inline]
     pub fn next_kind(&mut self) -> Result<Kind> {
         Ok(match self.peek()? {
             b'{' => Kind::Object,
@@ -458,6 +460,13 @@ impl<'a> Reader<'a> {
             b'-' | b'0'..=b'9' => self.number_span(),
             _ => self.skip_other(),
         }
+    }
+
+    /// [`Reader::skip_value`] for a value of a kind the caller did not ask for: not inlined,
+    /// as that is rare.
+    #[inline(never)]
+    fn skip_unwanted(&mut self) -> Result<()> {
+        self.skip_value()
     }
 
     /// [`Reader::skip_value`] for an object, an array or a literal.
@@ -555,7 +564,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Passes over a string (at its opening quote); returns whether it holds escapes.
-    #[inline]
+    #[inline(always)]
     fn skip_string(&mut self) -> Result<bool> {
         // Most strings are short (names, ids, timestamps): look at them eight bytes at a time
         // before paying for the call of the vectorised search.
@@ -621,6 +630,7 @@ impl<'a> Reader<'a> {
         self.scan_number::<false>().map(|_| ())
     }
 
+    #[inline(never)]
     fn read_number(&mut self) -> Result<Number> {
         self.scan_number::<true>()?
             .ok_or_else(|| self.error(Problem::Number))

@@ -104,14 +104,16 @@ impl<'l> StatsPlan<'l> {
         // A run is known by its path and also by its place in the store (`store_tail`): the
         // launcher records the absolute path it wrote, which no longer matches once the store
         // is copied, moved or reached through a link.
-        let listed: PathSet<'l> = sessions
-            .iter()
-            .flat_map(|planned| {
-                let path = planned.session.path.as_str();
-                [Some(path), pi_retrospect_core::path::store_tail(path)]
-            })
-            .flatten()
-            .collect();
+        let mut listed = PathSet::with_capacity_and_hasher(2 * sessions.len(), Default::default());
+        listed.extend(
+            sessions
+                .iter()
+                .flat_map(|planned| {
+                    let path = planned.session.path.as_str();
+                    [Some(path), pi_retrospect_core::path::store_tail(path)]
+                })
+                .flatten(),
+        );
         let mut files: Vec<PlannedFile<'l>> = sessions
             .iter()
             .zip(&selected)
