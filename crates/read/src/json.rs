@@ -290,9 +290,10 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Reads an object member by member: `member` gets each name (raw: escapes decoded only
-    /// when there are any) and must read the value. Returns `false`, having skipped the value,
-    /// when the value is not an object.
+    /// Reads an object member by member: `member` gets each name (its escapes decoded) and
+    /// must read or skip the value. A repeated name is handed over each time (in `JSON.parse`
+    /// the last one wins). Returns `false`, having skipped the value, when the value is not
+    /// an object.
     pub fn object(
         &mut self,
         mut member: impl FnMut(&mut Reader<'a>, &[u8]) -> Result<()>,
@@ -981,6 +982,35 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn gives_raw_values_offsets_and_where_an_error_is() {
+        let line = br#"{"a": [1, {"b":"c\n"}] , "d":2}"#;
+        let mut reader = Reader::new(line);
+        let mut raw = Vec::new();
+        reader
+            .object(|reader, name| {
+                raw.push((name.to_vec(), reader.raw_value()?.to_vec()));
+                Ok(())
+            })
+            .expect("valid");
+        assert_eq!(
+            raw,
+            [
+                (b"a".to_vec(), br#"[1, {"b":"c\n"}]"#.to_vec()),
+                (b"d".to_vec(), b"2".to_vec())
+            ]
+        );
+        assert_eq!(reader.offset(), line.len());
+        let error = Reader::new(b"[1,,2]").skip_value().expect_err("invalid");
+        assert_eq!((error.problem(), error.offset()), (Problem::Value, Some(3)));
+        let error = Reader::new(b"[1,").skip_value().expect_err("cut short");
+        assert_eq!(
+            (error.problem(), error.offset()),
+            (Problem::EndOfLine, None)
+        );
+        assert_eq!(error.to_string(), "unexpected end of line");
     }
 
     #[test]
