@@ -27,7 +27,6 @@
 #![deny(missing_docs)]
 
 mod error;
-mod json;
 mod options;
 mod plan;
 mod scan;
@@ -38,7 +37,7 @@ pub use pi_retrospect_core::stats::{Figures, GroupKey, RowSession, StatsReport, 
 pub use plan::StatsPlan;
 pub use scan::FileScan;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use pi_retrospect_core::Listing;
 
@@ -104,7 +103,7 @@ pub fn prescan(
     is_whole: bool,
     options: &StatsOptions,
 ) -> Box<FileScan> {
-    let no_runs = HashSet::new();
+    let no_runs = scan::PathSet::default();
     let request = scan::ScanRequest {
         options,
         is_counted: true,

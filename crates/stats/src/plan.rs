@@ -15,7 +15,7 @@ use pi_retrospect_core::stats::{
 use pi_retrospect_core::{Listing, Session, Warning};
 
 use crate::options::StatsOptions;
-use crate::scan::{FileScan, ScanRequest, missing_runs_reason, scan_file};
+use crate::scan::{FileScan, PathSet, ScanRequest, missing_runs_reason, scan_file};
 
 /// Which files a report reads and how they relate. A report is made in three steps:
 /// [`StatsPlan::new`] decides which files to read and what to keep of each (forks and their
@@ -31,7 +31,7 @@ pub struct StatsPlan<'l> {
     /// that are not in the listing (read only for their entries' identities).
     files: Vec<PlannedFile<'l>>,
     /// The path of every session of the listing.
-    listed: HashSet<&'l str>,
+    listed: PathSet<'l>,
 }
 
 #[derive(Debug, Clone)]
@@ -104,14 +104,16 @@ impl<'l> StatsPlan<'l> {
         // A run is known by its path and also by its place in the store (`store_tail`): the
         // launcher records the absolute path it wrote, which no longer matches once the store
         // is copied, moved or reached through a link.
-        let listed: HashSet<&'l str> = sessions
-            .iter()
-            .flat_map(|planned| {
-                let path = planned.session.path.as_str();
-                [Some(path), pi_retrospect_core::path::store_tail(path)]
-            })
-            .flatten()
-            .collect();
+        let mut listed = PathSet::with_capacity_and_hasher(2 * sessions.len(), Default::default());
+        listed.extend(
+            sessions
+                .iter()
+                .flat_map(|planned| {
+                    let path = planned.session.path.as_str();
+                    [Some(path), pi_retrospect_core::path::store_tail(path)]
+                })
+                .flatten(),
+        );
         let mut files: Vec<PlannedFile<'l>> = sessions
             .iter()
             .zip(&selected)

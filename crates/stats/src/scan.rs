@@ -31,8 +31,8 @@ use pi_retrospect_core::{Timestamp as HeaderInstant, Warning, timestamp};
 use pi_retrospect_header::{
     HeaderError, MAX_HEADER_LINE_BYTES, Symlinks, describe_io, open_regular, parse_header,
 };
+use pi_retrospect_read::json::{JsonError, Kind, Number, Reader};
 
-use crate::json::{JsonError, Number, Reader};
 use crate::options::StatsOptions;
 
 /// Bytes read at a time; a line that fits is decoded from the buffer in place.
@@ -70,10 +70,14 @@ pub(crate) struct ScanRequest<'a> {
     /// The paths of every session file of the listing: a subagent run a tool result names
     /// is counted from its own file when that file is one of these, and from the tool
     /// result's nested usage only when it is not.
-    pub listed: &'a HashSet<&'a str>,
+    pub listed: &'a PathSet<'a>,
     /// Whether to read what the session was ([`SessionFacts`]), for rows grouped by session.
     pub wants_facts: bool,
 }
+
+/// A set of session paths (the listing's), hashed with foldhash: a store's paths are tens of
+/// thousands of strings, hashed once each for every report.
+pub(crate) type PathSet<'a> = HashSet<&'a str, foldhash::fast::RandomState>;
 
 /// The identity of an entry across a fork: its `id` and `timestamp`, which Pi copies verbatim.
 pub(crate) type EntryKey = Box<str>;
@@ -1041,7 +1045,7 @@ struct Wants<'a> {
     models: bool,
     time: bool,
     facts: bool,
-    listed: &'a HashSet<&'a str>,
+    listed: &'a PathSet<'a>,
     /// The path of the file being read: a run that names no session file is looked for
     /// where pi-subagents writes it, under this file's stem.
     launcher: &'a str,
@@ -1103,7 +1107,7 @@ struct RawUsage {
 /// Reads one member of a `cost` object other than `total`: only a negative number matters
 /// (it marks the record as broken), so anything else is checked and passed over.
 fn cost_part(reader: &mut Reader<'_>, name: &[u8], raw: &mut RawUsage) -> Result<(), JsonError> {
-    if reader.next_kind()? != b'-' {
+    if reader.next_kind()? != Kind::Number {
         return reader.skip_value();
     }
     let is_negative = reader
@@ -1130,9 +1134,9 @@ impl RawUsage {
         name: &'static str,
     ) -> Result<Option<Number>, JsonError> {
         match reader.next_kind()? {
-            b'-' | b'0'..=b'9' => reader.number(),
-            // Only `null` starts with `n`; JavaScript adds it as 0.
-            b'n' => reader.literal().map(|_| None),
+            Kind::Number => reader.number(),
+            // JavaScript adds `null` as 0.
+            Kind::Null => reader.skip_value().map(|()| None),
             _ => {
                 reader.skip_value()?;
                 self.not_a_number.get_or_insert(name);
@@ -1308,7 +1312,7 @@ fn read_run<'a>(reader: &mut Reader<'a>, runs: &mut Vec<RunRef<'a>>) -> Result<(
                         b"cacheWrite" => raw.cache_write = raw.token(reader, "cacheWrite")?,
                         // pi-subagents keeps a run's cost as a number; Pi's shape too.
                         b"cost" => match reader.next_kind()? {
-                            b'{' => {
+                            Kind::Object => {
                                 reader.object(|reader, name| {
                                     match name {
                                         b"total" => raw.cost_total = reader.number()?,
@@ -1472,7 +1476,7 @@ fn entry_timestamp(line: &[u8]) -> Option<HeaderInstant> {
 /// Reads a `usage` member, classified the way JavaScript's truthiness and Pi's code see it.
 fn read_usage(reader: &mut Reader<'_>) -> Result<UsageField, JsonError> {
     Ok(match reader.next_kind()? {
-        b'{' => {
+        Kind::Object => {
             let mut usage = RawUsage::default();
             reader.object(|reader, name| {
                 match name {
@@ -1497,22 +1501,22 @@ fn read_usage(reader: &mut Reader<'_>) -> Result<UsageField, JsonError> {
             })?;
             UsageField::Object(usage)
         }
-        b'"' => match reader.text()? {
+        Kind::String => match reader.text()? {
             Some(text) if text.is_empty() => UsageField::Falsy,
             _ => UsageField::Other,
         },
-        b'-' | b'0'..=b'9' => match reader.number()? {
+        Kind::Number => match reader.number()? {
             Some(Number::Unsigned(0) | Number::Signed(0)) => UsageField::Falsy,
             Some(Number::Float(0.0)) => UsageField::Falsy,
             _ => UsageField::Other,
         },
-        b'[' => {
+        Kind::Array | Kind::True => {
             reader.skip_value()?;
             UsageField::Other
         }
-        _ => match reader.literal()? {
-            b"true" => UsageField::Other,
-            _ => UsageField::Falsy,
-        },
+        Kind::False | Kind::Null => {
+            reader.skip_value()?;
+            UsageField::Falsy
+        }
     })
 }

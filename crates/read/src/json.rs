@@ -1,36 +1,84 @@
-//! A small strict JSON reader for the scan's one job: take the few members that carry usage
-//! out of an entry line and pass over everything else (message content above all) as fast as
-//! the bytes can be searched.
+//! The exact JSON tokenizer of the workspace: one pass over one line of a session file that
+//! reads the few members its caller names and passes over everything else, validating it the
+//! way `JSON.parse` does, at little more than the cost of finding the bytes.
 //!
-//! It accepts what `JSON.parse` accepts, which is what decides whether Pi counts a line: the
+//! It accepts what `JSON.parse` accepts, which is what decides whether Pi reads a line: the
 //! RFC 8259 grammar, raw control characters refused inside strings, repeated members allowed
-//! (the last one wins), nesting deeper than [`MAX_DEPTH`] refused (`JSON.parse` has a larger
-//! limit; no Pi entry comes near it). Bytes that are not UTF-8 are not an error, as Pi decodes
-//! a file with replacement characters before parsing it; strings that are kept are decoded
-//! the same way. Strings are skipped with a vectorised search for `"` and `\`; only the
-//! members named here are decoded, so a line costs little more than one pass over its bytes.
+//! (the caller sees each; the last one wins in `JSON.parse`), nesting deeper than
+//! [`MAX_DEPTH`] refused (`JSON.parse` has a larger limit; no Pi entry comes near it). Bytes
+//! that are not UTF-8 are not an error, as Pi decodes a file with replacement characters
+//! before parsing it; strings that are kept are decoded the same way.
+//!
+//! A caller descends with [`Reader::object`] (each member's name, then the caller reads or
+//! skips its value) and [`Reader::array`], keeps a value with [`Reader::text`],
+//! [`Reader::bytes`] or [`Reader::number`], and passes over any other with
+//! [`Reader::skip_value`]; [`Reader::end`] checks that nothing but white space follows.
+//! Strings are passed over a block of bytes at a time and only the members asked for are
+//! decoded, so a line costs little more than one pass over its bytes.
+//!
+//! ```
+//! use pi_retrospect_read::json::Reader;
+//!
+//! let line = br#"{"type":"message","message":{"usage":{"input":12}},"id":"a1"}"#;
+//! let mut reader = Reader::new(line);
+//! let mut input = None;
+//! reader.object(|reader, name| match name {
+//!     b"message" => reader
+//!         .object(|reader, name| match name {
+//!             b"usage" => reader
+//!                 .object(|reader, name| match name {
+//!                     b"input" => reader.number().map(|number| input = number),
+//!                     _ => reader.skip_value(),
+//!                 })
+//!                 .map(drop),
+//!             _ => reader.skip_value(),
+//!         })
+//!         .map(drop),
+//!     _ => reader.skip_value(),
+//! })?;
+//! reader.end()?;
+//! assert_eq!(input.and_then(|number| number.as_token_count()), Some(12));
+//! # Ok::<(), pi_retrospect_read::json::JsonError>(())
+//! ```
 
 use std::borrow::Cow;
 use std::fmt;
 
 /// The deepest nesting of arrays and objects accepted.
-const MAX_DEPTH: usize = 128;
+pub const MAX_DEPTH: usize = 128;
 
-/// Strings up to this many bytes are scanned byte by byte, longer ones with `memchr2`.
+/// Strings up to this many bytes are scanned eight bytes at a time, longer ones with
+/// `memchr2`.
 const SHORT_STRING: usize = 32;
 
 /// Why a line is not JSON: what was wrong and at which byte of the line. Eight bytes, so
 /// that every `Result` of the reader travels in registers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct JsonError {
+pub struct JsonError {
     what: Problem,
     /// The byte (from 0), or `u32::MAX` when the line ended too soon.
     at: u32,
 }
 
-/// What was wrong.
+impl JsonError {
+    /// Returns what was wrong.
+    pub fn problem(&self) -> Problem {
+        self.what
+    }
+
+    /// Returns the byte of the line (from 0) where it went wrong, or `None` when the line
+    /// ended too soon.
+    pub fn offset(&self) -> Option<usize> {
+        (self.at != u32::MAX).then_some(self.at as usize)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+/// What was wrong with a line that is not JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Problem {
+#[non_exhaustive]
+pub enum Problem {
     /// `unexpected end of line`.
     EndOfLine,
     /// `trailing characters`.
@@ -80,11 +128,32 @@ impl fmt::Display for JsonError {
     }
 }
 
-type Result<T> = std::result::Result<T, JsonError>;
+/// What the reader returns: a value, or why the line is not JSON.
+pub type Result<T> = std::result::Result<T, JsonError>;
+
+/// The kind of the next value, told by its first byte (the value itself is checked only
+/// when it is read or skipped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `{`.
+    Object,
+    /// `[`.
+    Array,
+    /// `"`.
+    String,
+    /// `-` or a digit.
+    Number,
+    /// `t`.
+    True,
+    /// `f`.
+    False,
+    /// `n`.
+    Null,
+}
 
 /// A JSON number as written: an integer that fits, or any other number as a float.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Number {
+pub enum Number {
     /// A non-negative integer below 2^64.
     Unsigned(u64),
     /// A negative integer at or above -2^63.
@@ -95,7 +164,7 @@ pub(crate) enum Number {
 
 impl Number {
     /// Returns the number as a token count: a non-negative integer.
-    pub(crate) fn as_token_count(self) -> Option<u64> {
+    pub fn as_token_count(self) -> Option<u64> {
         match self {
             Number::Unsigned(count) => Some(count),
             Number::Signed(count) => u64::try_from(count).ok(),
@@ -110,7 +179,7 @@ impl Number {
     }
 
     /// Returns the number as a float.
-    pub(crate) fn as_f64(self) -> Option<f64> {
+    pub fn as_f64(self) -> Option<f64> {
         Some(match self {
             Number::Unsigned(value) => value as f64,
             Number::Signed(value) => value as f64,
@@ -119,7 +188,7 @@ impl Number {
     }
 
     /// Returns the number as an integer, a float cut toward zero.
-    pub(crate) fn as_i64(self) -> Option<i64> {
+    pub fn as_i64(self) -> Option<i64> {
         match self {
             Number::Unsigned(value) => i64::try_from(value).ok(),
             Number::Signed(value) => Some(value),
@@ -143,8 +212,9 @@ impl fmt::Display for Number {
     }
 }
 
-/// A reader positioned in one line.
-pub(crate) struct Reader<'a> {
+/// A reader positioned in one line (or any one JSON text): it moves forward only, one value at
+/// a time, and every method that reads or skips a value checks it.
+pub struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
     depth: usize,
@@ -152,7 +222,7 @@ pub(crate) struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     /// Returns a reader at the start of `bytes`.
-    pub(crate) fn new(bytes: &'a [u8]) -> Reader<'a> {
+    pub fn new(bytes: &'a [u8]) -> Reader<'a> {
         Reader {
             bytes,
             at: 0,
@@ -178,6 +248,16 @@ impl<'a> Reader<'a> {
     /// Returns the next byte that is not white space, without consuming it.
     #[inline]
     fn peek(&mut self) -> Result<u8> {
+        // Pi writes no white space between tokens: one comparison settles the usual case.
+        match self.bytes.get(self.at) {
+            Some(&byte) if byte > b' ' => Ok(byte),
+            _ => self.peek_after_whitespace(),
+        }
+    }
+
+    /// [`Reader::peek`] when there is white space (or nothing) to pass over first.
+    #[inline(never)]
+    fn peek_after_whitespace(&mut self) -> Result<u8> {
         self.skip_whitespace();
         self.bytes
             .get(self.at)
@@ -195,8 +275,13 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Returns the byte offset the reader has got to (after the last value read).
+    pub fn offset(&self) -> usize {
+        self.at
+    }
+
     /// Checks that only white space is left.
-    pub(crate) fn end(&mut self) -> Result<()> {
+    pub fn end(&mut self) -> Result<()> {
         self.skip_whitespace();
         if self.at == self.bytes.len() {
             Ok(())
@@ -205,10 +290,11 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Reads an object member by member: `member` gets each name (raw: escapes decoded only
-    /// when there are any) and must read the value. Returns `false`, having skipped the value,
-    /// when the value is not an object.
-    pub(crate) fn object(
+    /// Reads an object member by member: `member` gets each name (its escapes decoded) and
+    /// must read or skip the value. A repeated name is handed over each time (in `JSON.parse`
+    /// the last one wins). Returns `false`, having skipped the value, when the value is not
+    /// an object.
+    pub fn object(
         &mut self,
         mut member: impl FnMut(&mut Reader<'a>, &[u8]) -> Result<()>,
     ) -> Result<bool> {
@@ -227,13 +313,7 @@ impl<'a> Reader<'a> {
             if self.peek()? != b'"' {
                 return Err(self.error(Problem::MemberName));
             }
-            // Fast path for the usual name: up to fifteen plain bytes, its quote and the colon
-            // right after, found with one or two eight-byte looks.
-            let start = self.at + 1;
-            if let Some(length) = short_name_length(self.bytes, start)
-                && self.bytes[start + length] == b'"'
-                && self.bytes.get(start + length + 1) == Some(&b':')
-            {
+            if let Some((start, length)) = self.short_name() {
                 {
                     self.at = start + length + 2;
                     member(self, &self.bytes[start..start + length])?;
@@ -266,7 +346,7 @@ impl<'a> Reader<'a> {
 
     /// Reads an array element by element: `element` must read each value. Returns `false`,
     /// having skipped the value, when the value is not an array.
-    pub(crate) fn array(
+    pub fn array(
         &mut self,
         mut element: impl FnMut(&mut Reader<'a>) -> Result<()>,
     ) -> Result<bool> {
@@ -298,9 +378,9 @@ impl<'a> Reader<'a> {
     /// Reads a value that is kept only when it is a string (decoded like Pi decodes a file:
     /// bytes that are not UTF-8 become replacement characters).
     #[inline]
-    pub(crate) fn text(&mut self) -> Result<Option<Cow<'a, str>>> {
+    pub fn text(&mut self) -> Result<Option<Cow<'a, str>>> {
         if self.peek()? != b'"' {
-            self.skip_value()?;
+            self.skip_unwanted()?;
             return Ok(None);
         }
         Ok(Some(match self.string()? {
@@ -315,33 +395,53 @@ impl<'a> Reader<'a> {
     /// Reads a value that is kept only when it is a string, as raw bytes (escapes decoded):
     /// for values that are only compared, or decoded later when needed.
     #[inline]
-    pub(crate) fn bytes(&mut self) -> Result<Option<Cow<'a, [u8]>>> {
+    pub fn bytes(&mut self) -> Result<Option<Cow<'a, [u8]>>> {
         if self.peek()? != b'"' {
-            self.skip_value()?;
+            self.skip_unwanted()?;
             return Ok(None);
         }
         self.string().map(Some)
     }
 
     /// Reads a value that is kept only when it is a number.
-    pub(crate) fn number(&mut self) -> Result<Option<Number>> {
+    #[inline]
+    pub fn number(&mut self) -> Result<Option<Number>> {
         match self.peek()? {
             b'-' | b'0'..=b'9' => self.read_number().map(Some),
             _ => {
-                self.skip_value()?;
+                self.skip_unwanted()?;
                 Ok(None)
             }
         }
     }
 
-    /// Returns the first byte of the next value (`{`, `[`, `"`, `t`, `f`, `n`, `-` or a
-    /// digit) without reading it.
-    pub(crate) fn next_kind(&mut self) -> Result<u8> {
-        self.peek()
+    /// Returns the kind of the next value, from its first byte, without reading it; an
+    /// error when no value can start there.
+    #[inline]
+    pub fn next_kind(&mut self) -> Result<Kind> {
+        Ok(match self.peek()? {
+            b'{' => Kind::Object,
+            b'[' => Kind::Array,
+            b'"' => Kind::String,
+            b'-' | b'0'..=b'9' => Kind::Number,
+            b't' => Kind::True,
+            b'f' => Kind::False,
+            b'n' => Kind::Null,
+            _ => return Err(self.error(Problem::Value)),
+        })
+    }
+
+    /// Passes over one value of any kind, checking its grammar, and returns its raw bytes
+    /// (escapes not decoded, no white space around it).
+    pub fn raw_value(&mut self) -> Result<&'a [u8]> {
+        self.skip_whitespace();
+        let start = self.at;
+        self.skip_value()?;
+        Ok(&self.bytes[start..self.at])
     }
 
     /// Reads a `true`, `false` or `null` literal and returns it.
-    pub(crate) fn literal(&mut self) -> Result<&'static [u8]> {
+    fn literal(&mut self) -> Result<&'static [u8]> {
         let rest = &self.bytes[self.at..];
         for literal in [&b"true"[..], b"false", b"null"] {
             if rest.starts_with(literal) {
@@ -353,9 +453,27 @@ impl<'a> Reader<'a> {
     }
 
     /// Passes over one value of any kind, checking its grammar.
-    pub(crate) fn skip_value(&mut self) -> Result<()> {
+    #[inline]
+    pub fn skip_value(&mut self) -> Result<()> {
+        // Strings and numbers, most values, without a call; containers and literals below.
         match self.peek()? {
             b'"' => self.skip_string().map(|_| ()),
+            b'-' | b'0'..=b'9' => self.number_span(),
+            _ => self.skip_other(),
+        }
+    }
+
+    /// [`Reader::skip_value`] for a value of a kind the caller did not ask for: not inlined,
+    /// as that is rare.
+    #[inline(never)]
+    fn skip_unwanted(&mut self) -> Result<()> {
+        self.skip_value()
+    }
+
+    /// [`Reader::skip_value`] for an object, an array or a literal.
+    #[inline(never)]
+    fn skip_other(&mut self) -> Result<()> {
+        match self.peek()? {
             b'{' => {
                 // As `object`, without decoding the member names.
                 self.enter()?;
@@ -369,8 +487,13 @@ impl<'a> Reader<'a> {
                     if self.peek()? != b'"' {
                         return Err(self.error(Problem::MemberName));
                     }
-                    self.skip_string()?;
-                    self.expect(b':', Problem::Colon)?;
+                    match self.short_name() {
+                        Some((start, length)) => self.at = start + length + 2,
+                        None => {
+                            self.skip_string()?;
+                            self.expect(b':', Problem::Colon)?;
+                        }
+                    }
                     self.skip_value()?;
                     match self.peek()? {
                         b',' => self.at += 1,
@@ -404,9 +527,20 @@ impl<'a> Reader<'a> {
                     }
                 }
             }
-            b'-' | b'0'..=b'9' => self.number_span().map(|_| ()),
             _ => self.literal().map(|_| ()),
         }
+    }
+
+    /// Returns where the name of the member at the reader (at its opening quote) starts and
+    /// how long it is, for the usual name: up to fifteen plain bytes, its closing quote and
+    /// the colon right after, found with one or two eight-byte looks. `None` sends the caller
+    /// to the general path.
+    #[inline]
+    fn short_name(&self) -> Option<(usize, usize)> {
+        let start = self.at + 1;
+        let length = short_name_length(self.bytes, start)?;
+        (self.bytes[start + length] == b'"' && self.bytes.get(start + length + 1) == Some(&b':'))
+            .then_some((start, length))
     }
 
     #[inline]
@@ -420,7 +554,7 @@ impl<'a> Reader<'a> {
 
     /// Reads a string (at its opening quote) and returns its bytes, escapes decoded.
     #[inline]
-    pub(crate) fn string(&mut self) -> Result<Cow<'a, [u8]>> {
+    fn string(&mut self) -> Result<Cow<'a, [u8]>> {
         let start = self.at + 1;
         let has_escapes = self.skip_string()?;
         let raw = &self.bytes[start..self.at - 1];
@@ -431,35 +565,35 @@ impl<'a> Reader<'a> {
     }
 
     /// Passes over a string (at its opening quote); returns whether it holds escapes.
-    #[inline]
+    #[inline(always)]
     fn skip_string(&mut self) -> Result<bool> {
-        self.at += 1;
         // Most strings are short (names, ids, timestamps): look at them eight bytes at a time
         // before paying for the call of the vectorised search.
-        let start = self.at;
-        let short_end = self.bytes.len().min(start + SHORT_STRING);
-        let mut at = start;
-        while at + 8 <= short_end {
-            let mut chunk = [0; 8];
-            chunk.copy_from_slice(&self.bytes[at..at + 8]);
-            if let Some(offset) = first_special(u64::from_le_bytes(chunk)) {
+        let mut at = self.at + 1;
+        for _ in 0..SHORT_STRING / 8 {
+            let Some(chunk) = self.bytes.get(at..at + 8) else {
+                break;
+            };
+            let mut word = [0; 8];
+            word.copy_from_slice(chunk);
+            if let Some(offset) = first_special(u64::from_le_bytes(word)) {
                 at += offset;
+                if self.bytes[at] == b'"' {
+                    self.at = at + 1;
+                    return Ok(false);
+                }
                 break;
             }
             at += 8;
         }
-        while at < short_end && !is_special(self.bytes[at]) {
-            at += 1;
-        }
         self.at = at;
-        match self.bytes.get(at) {
-            Some(b'"') => {
-                self.at += 1;
-                return Ok(false);
-            }
-            Some(byte) if *byte < 0x20 => return Err(self.error(Problem::ControlCharacter)),
-            _ => {}
-        }
+        self.skip_long_string()
+    }
+
+    /// Passes over the rest of a string from the reader's position (inside it, or at a
+    /// backslash or control character of it); returns whether it holds escapes.
+    #[inline(never)]
+    fn skip_long_string(&mut self) -> Result<bool> {
         let mut has_escapes = false;
         loop {
             let rest = &self.bytes[self.at..];
@@ -497,6 +631,7 @@ impl<'a> Reader<'a> {
         self.scan_number::<false>().map(|_| ())
     }
 
+    #[inline(never)]
     fn read_number(&mut self) -> Result<Number> {
         self.scan_number::<true>()?
             .ok_or_else(|| self.error(Problem::Number))
@@ -519,14 +654,7 @@ impl<'a> Reader<'a> {
         let mut mantissa: Option<u64> = Some(0);
         let mut exponent: i64 = 0;
         let integer_start = at;
-        while at < bytes.len() && bytes[at].is_ascii_digit() {
-            if WANTS_VALUE {
-                mantissa = mantissa
-                    .and_then(|value| value.checked_mul(10))
-                    .and_then(|value| value.checked_add(u64::from(bytes[at] - b'0')));
-            }
-            at += 1;
-        }
+        at = digits::<WANTS_VALUE>(bytes, at, &mut mantissa);
         let n_integer_digits = at - integer_start;
         if n_integer_digits == 0 || (n_integer_digits > 1 && bytes[integer_start] == b'0') {
             self.at = at;
@@ -537,19 +665,12 @@ impl<'a> Reader<'a> {
             at += 1;
             is_integer = false;
             let fraction_start = at;
-            while at < bytes.len() && bytes[at].is_ascii_digit() {
-                if WANTS_VALUE {
-                    mantissa = mantissa
-                        .and_then(|value| value.checked_mul(10))
-                        .and_then(|value| value.checked_add(u64::from(bytes[at] - b'0')));
-                    exponent -= 1;
-                }
-                at += 1;
-            }
+            at = digits::<WANTS_VALUE>(bytes, at, &mut mantissa);
             if at == fraction_start {
                 self.at = at;
                 return Err(self.error(Problem::Number));
             }
+            exponent -= (at - fraction_start) as i64;
         }
         if at < bytes.len() && (bytes[at] | 0x20) == b'e' {
             at += 1;
@@ -611,36 +732,105 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Passes over the run of ASCII digits at `at` and returns where it ends; when
+/// `WANTS_VALUE`, appends them to `mantissa`, which becomes `None` once it no longer fits in
+/// a `u64` (exactly when adding them one at a time would overflow: every prefix of a number
+/// that fits fits too). Eight digits are found and converted at a time.
+#[inline]
+fn digits<const WANTS_VALUE: bool>(
+    bytes: &[u8],
+    mut at: usize,
+    mantissa: &mut Option<u64>,
+) -> usize {
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let word = u64::from_le_bytes(word);
+        let n_digits = leading_digits(word);
+        if n_digits == 0 {
+            return at;
+        }
+        if WANTS_VALUE {
+            *mantissa = mantissa
+                .and_then(|value| value.checked_mul(EXACT_POWERS_OF_TEN[n_digits]))
+                .and_then(|value| value.checked_add(digits_value(word, n_digits)));
+        }
+        at += n_digits;
+        if n_digits < 8 {
+            return at;
+        }
+    }
+    // The last few bytes of the line, one at a time.
+    while at < bytes.len() && bytes[at].is_ascii_digit() {
+        if WANTS_VALUE {
+            *mantissa = mantissa
+                .and_then(|value| value.checked_mul(10))
+                .and_then(|value| value.checked_add(u64::from(bytes[at] - b'0')));
+        }
+        at += 1;
+    }
+    at
+}
+
+/// Returns how many of eight little-endian bytes, from the first, are ASCII digits. A byte
+/// below `0` or above `9` sets its own top bit in one of the two sums; a carry or borrow
+/// only ever reaches the bytes after such a byte, so the first flagged byte is exact.
+#[inline]
+fn leading_digits(word: u64) -> usize {
+    const ONES: u64 = u64::MAX / 255;
+    let not_digit = (word.wrapping_add(ONES * 0x46) | word.wrapping_sub(ONES * 0x30)) & (ONES << 7);
+    (not_digit.trailing_zeros() / 8) as usize
+}
+
+/// Returns the value of the first `n_digits` (1 to 8) ASCII digits of eight little-endian
+/// bytes: the digits are moved to the top, the bytes before them become leading zeros, and
+/// pairs, quads and octets are combined with three multiplications.
+#[inline]
+fn digits_value(word: u64, n_digits: usize) -> u64 {
+    let word = (word & 0x0F0F_0F0F_0F0F_0F0F) << (8 * (8 - n_digits));
+    let word = word.wrapping_mul(1 + (10 << 8)) >> 8;
+    let word = (word & 0x00FF_00FF_00FF_00FF).wrapping_mul(1 + (100 << 16)) >> 16;
+    (word & 0x0000_FFFF_0000_FFFF).wrapping_mul(1 + (10_000 << 32)) >> 32
+}
+
+/// The powers of ten up to 10^8, as integers.
+const EXACT_POWERS_OF_TEN: [u64; 9] = [
+    1,
+    10,
+    100,
+    1_000,
+    10_000,
+    100_000,
+    1_000_000,
+    10_000_000,
+    100_000_000,
+];
+
 /// The powers of ten that a double holds exactly.
 const POWERS_OF_TEN: [f64; 23] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
-/// Returns whether a byte ends the plain run of a string: a quote, a backslash, or a control
-/// character (which JSON forbids raw in a string).
-#[inline]
-fn is_special(byte: u8) -> bool {
-    byte == b'"' || byte == b'\\' || byte < 0x20
-}
-
-/// Returns the index of the first special byte (see [`is_special`]) of eight little-endian
-/// bytes, if any. The classic "has a zero byte" test, for three conditions at once; it can
+/// Returns the index of the first special byte of eight little-endian bytes, if any: a
+/// quote, a backslash or a control character (which JSON forbids raw in a string), the bytes
+/// that end the plain run of a string. The classic "has a zero byte" test, for three conditions at once; it can
 /// flag bytes after the first real one, never before it.
 #[inline]
 fn first_special(chunk: u64) -> Option<usize> {
     const ONES: u64 = u64::MAX / 255;
     const HIGH: u64 = ONES << 7;
-    let control = chunk.wrapping_sub(ONES * 0x20) & !chunk;
-    let quote =
-        (chunk ^ (ONES * u64::from(b'"'))).wrapping_sub(ONES) & !(chunk ^ (ONES * u64::from(b'"')));
-    let backslash = (chunk ^ (ONES * u64::from(b'\\'))).wrapping_sub(ONES)
-        & !(chunk ^ (ONES * u64::from(b'\\')));
-    let found = (control | quote | backslash) & HIGH;
+    // Flipping bit 1 maps the control characters 0x00-0x1F onto themselves and the quote
+    // (0x22) onto 0x20, so one "byte below 0x21" test finds both.
+    let flipped = chunk ^ (ONES * 0x02);
+    let control_or_quote = flipped.wrapping_sub(ONES * 0x21) & !flipped;
+    let backslashes = chunk ^ (ONES * u64::from(b'\\'));
+    let backslash = backslashes.wrapping_sub(ONES) & !backslashes;
+    let found = (control_or_quote | backslash) & HIGH;
     (found != 0).then(|| (found.trailing_zeros() / 8) as usize)
 }
 
-/// Returns where the first special byte (see [`is_special`]) is among the sixteen bytes from
+/// Returns where the first special byte (see [`first_special`]) is among the sixteen bytes from
 /// `start`, if there are sixteen and one of them is.
 #[inline]
 fn short_name_length(bytes: &[u8], start: usize) -> Option<usize> {
@@ -770,6 +960,60 @@ mod tests {
     }
 
     #[test]
+    fn finds_every_byte_that_ends_a_plain_run_wherever_it_is() {
+        // Each byte value at each place of the first three eight-byte words of a string and
+        // of a member name: the block-wise checks must agree with serde_json (bytes that are
+        // not ASCII are passed over, as Pi decodes them before parsing).
+        for byte in 0..=255_u8 {
+            for before in 0..20 {
+                let mut text = b"\"".to_vec();
+                text.extend(std::iter::repeat_n(b'a', before));
+                text.push(byte);
+                text.extend_from_slice(b"bcd\"");
+                let as_name = [b"{".as_slice(), &text, b":1}"].concat();
+                for text in [text, as_name] {
+                    let mut reader = Reader::new(&text);
+                    let ours = reader.skip_value().and_then(|()| reader.end()).is_ok();
+                    let expected = match byte {
+                        0x80.. => true,
+                        _ => serde_json::from_slice::<serde_json::Value>(&text).is_ok(),
+                    };
+                    assert_eq!(ours, expected, "{:?}", String::from_utf8_lossy(&text));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn gives_raw_values_offsets_and_where_an_error_is() {
+        let line = br#"{"a": [1, {"b":"c\n"}] , "d":2}"#;
+        let mut reader = Reader::new(line);
+        let mut raw = Vec::new();
+        reader
+            .object(|reader, name| {
+                raw.push((name.to_vec(), reader.raw_value()?.to_vec()));
+                Ok(())
+            })
+            .expect("valid");
+        assert_eq!(
+            raw,
+            [
+                (b"a".to_vec(), br#"[1, {"b":"c\n"}]"#.to_vec()),
+                (b"d".to_vec(), b"2".to_vec())
+            ]
+        );
+        assert_eq!(reader.offset(), line.len());
+        let error = Reader::new(b"[1,,2]").skip_value().expect_err("invalid");
+        assert_eq!((error.problem(), error.offset()), (Problem::Value, Some(3)));
+        let error = Reader::new(b"[1,").skip_value().expect_err("cut short");
+        assert_eq!(
+            (error.problem(), error.offset()),
+            (Problem::EndOfLine, None)
+        );
+        assert_eq!(error.to_string(), "unexpected end of line");
+    }
+
+    #[test]
     fn reads_members_texts_and_numbers() {
         let line = br#"{"n\u0061me":"caf\u00e9","big":18446744073709551615,"neg":-5,"f":0.1,"s":"x","o":{"k":1}}"#;
         let mut reader = Reader::new(line);
@@ -854,6 +1098,22 @@ mod tests {
             } else {
                 proptest::prop_assert_eq!(as_float, expected, "{}", text);
             }
+        }
+    }
+
+    proptest::proptest! {
+        /// Every integer reads exactly, whatever its length and wherever it ends: the digits
+        /// are read eight at a time while eight bytes are left in the line, then one by one.
+        #[test]
+        fn reads_integers_exactly(value in proptest::prelude::any::<i64>(), suffix in "[,}\\]]{0,9}") {
+            let text = format!("{value}{suffix}");
+            let mut reader = Reader::new(text.as_bytes());
+            let expected = match u64::try_from(value) {
+                Ok(value) => Number::Unsigned(value),
+                Err(_) => Number::Signed(value),
+            };
+            proptest::prop_assert_eq!(reader.number(), Ok(Some(expected)), "{}", text);
+            proptest::prop_assert_eq!(reader.offset(), value.to_string().len());
         }
     }
 
