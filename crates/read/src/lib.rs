@@ -6,3 +6,5 @@
 //! this crate, so two commands cannot disagree about what a file says.
 
 #![deny(missing_docs)]
+
+pub mod searchable;
