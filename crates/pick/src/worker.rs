@@ -12,7 +12,7 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use pi_retrospect_app::picker::{PreviewLimits, preview};
 use pi_retrospect_app::{Environment, ListRequest, SearchRequest};
 use pi_retrospect_core::SessionSummary;
-use pi_retrospect_search::{CaseMode, Event, Mode, Pattern, Query, SessionOrder};
+use pi_retrospect_search::{Event, Mode, Pattern, Query, SessionOrder};
 
 use crate::index::Index;
 use crate::state::{FoundText, PreviewSlot};
@@ -158,8 +158,8 @@ impl Workers {
     }
 
     /// Starts full-text search `generation` for `term` over the sessions of `request`'s stores
-    /// (`app::search`, files with matches only: user and assistant text, names, labels,
-    /// summaries and `!` commands, smart case), newest first; stops any older search.
+    /// (`app::search`, the first hit of each file, over the default searchable texts with
+    /// smart case, as `search` has them), newest first; stops any older search.
     pub fn start_search(
         &self,
         term: &str,
@@ -171,8 +171,8 @@ impl Workers {
         let current = Arc::clone(&self.search_generation);
         let stop = Arc::clone(&self.stop);
         let sender = self.sender.clone();
-        let mut pattern = Pattern::literal(term);
-        pattern.case = CaseMode::Smart;
+        // Smart case and the default kinds of text: the rule every search shares.
+        let pattern = Pattern::literal(term);
         let search = SearchRequest {
             sessions: ListRequest {
                 read_summaries: false,
