@@ -45,18 +45,22 @@ fn scopes_are_opt_in() {
     // Tool output only with --tool-results.
     assert_eq!(run(&["ENOENT"]).status.code(), Some(1));
     assert_eq!(run(&["ENOENT", "--tool-results"]).status.code(), Some(0));
-    // Case rules.
-    assert_eq!(run(&["enoent", "--tool-results"]).status.code(), Some(1));
+    // Case rules: smart case unless -s or -i; -S, the old spelling of smart case, is kept.
+    assert_eq!(run(&["enoent", "--tool-results"]).status.code(), Some(0));
     assert_eq!(
-        run(&["enoent", "--tool-results", "-i"]).status.code(),
+        run(&["enoent", "--tool-results", "-s"]).status.code(),
+        Some(1)
+    );
+    assert_eq!(
+        run(&["Enoent", "--tool-results", "-i"]).status.code(),
         Some(0)
     );
     assert_eq!(
-        run(&["enoent", "--tool-results", "-S"]).status.code(),
+        run(&["enoent", "--tool-results", "-s", "-S"]).status.code(),
         Some(0)
     );
     assert_eq!(
-        run(&["Enoent", "--tool-results", "-S"]).status.code(),
+        run(&["Enoent", "--tool-results"]).status.code(),
         Some(1)
     );
 }
