@@ -458,6 +458,12 @@ fn entries_filters() {
     );
     assert!(lines(json!({ "search": { "terms": ["README"] } })).len() > 1);
     assert!(lines(json!({ "search": { "terms": ["readme"], "caseSensitive": true } })).is_empty());
+    // Smart case by default, as in search_sessions; `case` says otherwise.
+    assert_eq!(
+        lines(json!({ "search": { "terms": ["ReadMe"], "case": "insensitive" } })),
+        lines(json!({ "search": { "terms": ["readme"] } }))
+    );
+    assert!(lines(json!({ "search": { "terms": ["readme"], "case": "sensitive" } })).is_empty());
     assert_eq!(
         lines(json!({ "startTimestamp": "2030-01-01" })),
         Vec::<u64>::new()
@@ -909,7 +915,7 @@ fn search_and_stats_take_the_list_filters() {
         json!({ "cwds": first_cwd, "cwdMatch": "sibling-prefix" }),
     ];
 
-    let search = json!({ "pattern": "e", "limit": 200 });
+    let search = json!({ "pattern": "a", "case": "sensitive", "limit": 200 });
     let hit_paths = |arguments: &Value| -> BTreeSet<String> {
         let document = call_ok(&server, "search_sessions", arguments.clone());
         assert_eq!(document["nextCursor"], Value::Null, "one page holds them");
@@ -1046,7 +1052,7 @@ fn input_schemas_say_what_the_tools_accept() {
     let fixed: &[(&str, &[&str])] = &[
         ("list_sessions", &["cwdMatch", "sortBy", "sortDirection"]),
         ("session_entries", &["messageRoles", "types"]),
-        ("inspect_session", &["view"]),
+        ("inspect_session", &["case", "view"]),
         ("search_sessions", &["case", "cwdMatch", "order", "roles"]),
         ("session_stats", &["by", "cwdMatch"]),
         ("session_handoff", &[]),
