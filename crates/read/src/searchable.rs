@@ -749,6 +749,31 @@ mod tests {
         );
     }
 
+    /// The README's table of searchable text names every kind once, with its flag or as a
+    /// default, so the documentation cannot drift from the rule.
+    #[test]
+    fn the_readme_table_is_the_rule() {
+        let readme = include_str!("../../../README.md");
+        let table = readme
+            .split("### Searchable text")
+            .nth(1)
+            .and_then(|section| section.split("\n\n").find(|part| part.starts_with("| kind")))
+            .expect("the README has the table");
+        for rule in KIND_RULES {
+            let name = format!("`{}`", rule.kind.as_str());
+            let rows: Vec<&str> = table
+                .lines()
+                .filter(|row| row.split('|').nth(1).is_some_and(|cell| cell.contains(&name)))
+                .collect();
+            assert_eq!(rows.len(), 1, "{name}: {rows:?}");
+            let searched = rows[0].rsplit('|').nth(1).unwrap_or_default();
+            match rule.flag {
+                Some(flag) => assert!(searched.contains(flag), "{name}: {searched}"),
+                None => assert!(searched.contains("by default"), "{name}: {searched}"),
+            }
+        }
+    }
+
     #[test]
     fn filters_turn_on_the_kinds_they_select() {
         let tools = ["bash".to_owned()];
