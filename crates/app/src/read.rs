@@ -6,9 +6,9 @@ use std::path::Path;
 
 use pi_retrospect_core::Timestamp;
 use pi_retrospect_transcript::{
-    CaseMode, Cursor, DisplayItem, EntriesFilter, EntryRow, InspectPage, Lineage, OutputLimit, ReadLimits,
-    RunInfo, SearchScope, SessionFacts, ShowOptions, TranscriptError, TreeCounts, TreeRow,
-    utc_timestamp,
+    CaseMode, Cursor, DisplayItem, EntriesFilter, EntryRow, InspectPage, Lineage, OutputLimit,
+    ReadLimits, RunInfo, SearchScope, SessionFacts, ShowOptions, TranscriptError, TreeCounts,
+    TreeRow, utc_timestamp,
 };
 use pi_retrospect_walk::SessionFile;
 

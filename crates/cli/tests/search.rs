@@ -59,10 +59,7 @@ fn scopes_are_opt_in() {
         run(&["enoent", "--tool-results", "-s", "-S"]).status.code(),
         Some(0)
     );
-    assert_eq!(
-        run(&["Enoent", "--tool-results"]).status.code(),
-        Some(1)
-    );
+    assert_eq!(run(&["Enoent", "--tool-results"]).status.code(), Some(1));
 }
 
 #[test]
@@ -248,11 +245,15 @@ fn every_kind_session() -> Vec<String> {
     let message = |body: &str| format!(r#""type":"message","message":{body}"#);
     entry(
         "sys",
-        &message(r#"{"role":"system","content":"Policy: never run a command that pushes","timestamp":1}"#),
+        &message(
+            r#"{"role":"system","content":"Policy: never run a command that pushes","timestamp":1}"#,
+        ),
     );
     entry(
         "u1",
-        &message(r#"{"role":"user","content":"the db says connect ECONNREFUSED 127.0.0.1","timestamp":1}"#),
+        &message(
+            r#"{"role":"user","content":"the db says connect ECONNREFUSED 127.0.0.1","timestamp":1}"#,
+        ),
     );
     entry(
         "a1",
@@ -262,19 +263,27 @@ fn every_kind_session() -> Vec<String> {
     );
     entry(
         "t1",
-        &message(r#"{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"curl: (7) connect ECONNREFUSED"}],"isError":true,"timestamp":1}"#),
+        &message(
+            r#"{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"curl: (7) connect ECONNREFUSED"}],"isError":true,"timestamp":1}"#,
+        ),
     );
     entry(
         "e1",
-        &message(r#"{"role":"assistant","content":[],"provider":"p","model":"m","stopReason":"error","errorMessage":"429 Too Many Requests: rate limit reached","timestamp":1}"#),
+        &message(
+            r#"{"role":"assistant","content":[],"provider":"p","model":"m","stopReason":"error","errorMessage":"429 Too Many Requests: rate limit reached","timestamp":1}"#,
+        ),
     );
     entry(
         "e2",
-        &message(r#"{"role":"assistant","content":[],"provider":"p","model":"m","stopReason":"error","errorMessage":"Overloaded: the server is overloaded","timestamp":1}"#),
+        &message(
+            r#"{"role":"assistant","content":[],"provider":"p","model":"m","stopReason":"error","errorMessage":"Overloaded: the server is overloaded","timestamp":1}"#,
+        ),
     );
     entry(
         "b1",
-        &message(r#"{"role":"bashExecution","command":"pg_ctl start","output":"server started; Econnrefused gone","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1}"#),
+        &message(
+            r#"{"role":"bashExecution","command":"pg_ctl start","output":"server started; Econnrefused gone","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1}"#,
+        ),
     );
     entry(
         "k1",
@@ -289,7 +298,10 @@ fn every_kind_session() -> Vec<String> {
         r#""type":"custom_message","customType":"note","content":"extension says: command done","display":true"#,
     );
     entry("l1", r#""type":"label","targetId":"b1","label":"db fix""#);
-    entry("n1", r#""type":"session_info","name":"db connection trouble""#);
+    entry(
+        "n1",
+        r#""type":"session_info","name":"db connection trouble""#,
+    );
     lines
 }
 

@@ -35,7 +35,11 @@ pub struct KindRule {
 /// response, so it is searched by default.
 pub const KIND_RULES: [KindRule; 14] = [
     rule(FieldKind::User, "a user message's text", None),
-    rule(FieldKind::Assistant, "an assistant message's text blocks", None),
+    rule(
+        FieldKind::Assistant,
+        "an assistant message's text blocks",
+        None,
+    ),
     rule(
         FieldKind::ErrorMessage,
         "a failed assistant response's `errorMessage` (the provider's error)",
@@ -43,11 +47,7 @@ pub const KIND_RULES: [KindRule; 14] = [
     ),
     rule(FieldKind::BashCommand, "a `!` command", None),
     rule(FieldKind::BashOutput, "a `!` command's output", None),
-    rule(
-        FieldKind::CompactionSummary,
-        "a compaction's summary",
-        None,
-    ),
+    rule(FieldKind::CompactionSummary, "a compaction's summary", None),
     rule(
         FieldKind::BranchSummary,
         "an abandoned branch's summary",
@@ -757,13 +757,21 @@ mod tests {
         let table = readme
             .split("### Searchable text")
             .nth(1)
-            .and_then(|section| section.split("\n\n").find(|part| part.starts_with("| kind")))
+            .and_then(|section| {
+                section
+                    .split("\n\n")
+                    .find(|part| part.starts_with("| kind"))
+            })
             .expect("the README has the table");
         for rule in KIND_RULES {
             let name = format!("`{}`", rule.kind.as_str());
             let rows: Vec<&str> = table
                 .lines()
-                .filter(|row| row.split('|').nth(1).is_some_and(|cell| cell.contains(&name)))
+                .filter(|row| {
+                    row.split('|')
+                        .nth(1)
+                        .is_some_and(|cell| cell.contains(&name))
+                })
                 .collect();
             assert_eq!(rows.len(), 1, "{name}: {rows:?}");
             let searched = rows[0].rsplit('|').nth(1).unwrap_or_default();
@@ -800,8 +808,18 @@ mod tests {
     #[test]
     fn smart_case_ignores_case_without_an_upper_case_letter() {
         for (pattern, case, haystack, expected) in [
-            ("econnrefused", CaseMode::Smart, "connect ECONNREFUSED", true),
-            ("ECONNREFUSED", CaseMode::Smart, "connect econnrefused", false),
+            (
+                "econnrefused",
+                CaseMode::Smart,
+                "connect ECONNREFUSED",
+                true,
+            ),
+            (
+                "ECONNREFUSED",
+                CaseMode::Smart,
+                "connect econnrefused",
+                false,
+            ),
             ("Econnrefused", CaseMode::Insensitive, "ECONNREFUSED", true),
             ("econnrefused", CaseMode::Sensitive, "ECONNREFUSED", false),
             ("a.b", CaseMode::Smart, "A.B", true),

@@ -718,9 +718,9 @@ impl FileScan<'_> {
                 let is_assistant_text = matches!(
                     text.kind,
                     FieldKind::Assistant
-                    | FieldKind::ErrorMessage
-                    | FieldKind::Thinking
-                    | FieldKind::ToolArgs
+                        | FieldKind::ErrorMessage
+                        | FieldKind::Thinking
+                        | FieldKind::ToolArgs
                 );
                 self.result.hits.push(SearchHit {
                     path: self.file.path.clone(),

@@ -101,12 +101,10 @@ pub fn for_each_entry_row<E: From<TranscriptError>>(
         .grep
         .iter()
         .map(|term| {
-            LiteralMatcher::new(term, filter.case).ok_or_else(|| {
-                TranscriptError::InvalidArgument {
-                    name: "grep",
-                    value: term.clone(),
-                    reason: "is too long to search for",
-                }
+            LiteralMatcher::new(term, filter.case).ok_or_else(|| TranscriptError::InvalidArgument {
+                name: "grep",
+                value: term.clone(),
+                reason: "is too long to search for",
             })
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -740,12 +740,13 @@ impl<'a> InspectCtx<'a> {
         page: std::ops::Range<usize>,
     ) -> Result<(Vec<SearchHit>, usize), TranscriptError> {
         let session = self.session;
-        let matcher =
-            LiteralMatcher::new(query, self.case).ok_or_else(|| TranscriptError::InvalidArgument {
+        let matcher = LiteralMatcher::new(query, self.case).ok_or_else(|| {
+            TranscriptError::InvalidArgument {
                 name: "query",
                 value: query.to_owned(),
                 reason: "is too long to search for",
-            })?;
+            }
+        })?;
         let kinds: FieldKinds = self.scope.kinds();
         let version = session.version();
         let mut hits = Vec::new();
@@ -753,7 +754,11 @@ impl<'a> InspectCtx<'a> {
         for (idx, entry) in session.entries().iter().enumerate() {
             self.n_steps.set(self.n_steps.get() + 1);
             // Entries that cannot hold a searched text are never decoded.
-            if !may_hold_text(entry.entry_type, entry.role().map(|role| role.as_str()), kinds) {
+            if !may_hold_text(
+                entry.entry_type,
+                entry.role().map(|role| role.as_str()),
+                kinds,
+            ) {
                 continue;
             }
             let value = session.decode(idx)?;

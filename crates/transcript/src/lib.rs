@@ -55,11 +55,11 @@ pub use inspect::{
 /// One line of a session file decoded as Pi decodes it (lone surrogates and invalid UTF-8
 /// become U+FFFD).
 pub use json::decode_line;
+/// Re-exported from core, where the list renderer shares it.
+pub use pi_retrospect_core::sanitize::sanitize_for_terminal;
 /// The one rule for searchable text and case, from `pi-retrospect-read`: what `inspect search`
 /// and `entries --grep` look in, as `search` does.
 pub use pi_retrospect_read::searchable::{CaseMode, FieldKinds, SearchScope};
-/// Re-exported from core, where the list renderer shares it.
-pub use pi_retrospect_core::sanitize::sanitize_for_terminal;
 pub use scan::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
 pub use session::{Entries, EntriesIter, Header, ReadLimits, Snapshot, Transcript};
 pub use show::{

@@ -4,9 +4,8 @@ mod common;
 
 use common::{assistant, jsonl, other, parse, tool_result, user};
 use pi_retrospect_transcript::{
-    CaseMode,
-    EntriesFilter, InspectRequest, InspectView, OutputLimit, SearchScope, ShowOptions, Transcript,
-    Turns, active_branch_items, entries, entry_tree, facts, inspect, inspect_path,
+    CaseMode, EntriesFilter, InspectRequest, InspectView, OutputLimit, SearchScope, ShowOptions,
+    Transcript, Turns, active_branch_items, entries, entry_tree, facts, inspect, inspect_path,
 };
 
 fn handles(session: &Transcript, indices: &[usize]) -> String {
