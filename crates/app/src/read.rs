@@ -6,7 +6,8 @@ use std::path::Path;
 
 use pi_retrospect_core::Timestamp;
 use pi_retrospect_transcript::{
-    Cursor, DisplayItem, EntriesFilter, EntryRow, InspectPage, InspectView, Lineage, OutputLimit,
+    CaseMode, Cursor, DisplayItem, EntriesFilter, EntryRow, InspectPage, InspectView, Lineage,
+    OutputLimit,
     ReadLimits, RunInfo, SearchScope, SessionFacts, ShowOptions, TranscriptError, TreeCounts,
     TreeRow, utc_timestamp,
 };
@@ -193,6 +194,8 @@ pub struct InspectRequest {
     /// What is shown and searched besides the conversation (tool output, tool-call
     /// arguments, thinking, system prompts).
     pub scope: SearchScope,
+    /// How `search` treats case (smart case by default).
+    pub case: CaseMode,
 }
 
 /// The result of `inspect`.
@@ -226,6 +229,7 @@ pub fn inspect(request: &InspectRequest, env: &Environment) -> Result<InspectRes
         limit: request.limit,
         cursor: request.cursor.clone(),
         scope: request.scope,
+        case: request.case,
     };
     let page = pi_retrospect_transcript::inspect(&session.transcript, &view)?;
     Ok(InspectResult {
@@ -252,14 +256,13 @@ pub struct EntriesRequest {
     pub since: Option<String>,
     /// Entries at or before this bound.
     pub until: Option<String>,
-    /// Terms of which any must occur in the entry's text.
+    /// Terms of which any must occur in one of the entry's searchable texts.
     pub grep: Vec<String>,
-    /// Match `grep` terms case-sensitively.
-    pub case_sensitive: bool,
-    /// `grep` also looks in tool-call arguments.
-    pub grep_tool_args: bool,
-    /// `grep` also looks in thinking blocks.
-    pub grep_thinking: bool,
+    /// How `grep` terms treat case (smart case by default).
+    pub case: CaseMode,
+    /// The opt-in kinds of text `grep` also looks in (`--thinking`, `--tool-args`,
+    /// `--tool-results`, `--system`).
+    pub grep_scope: SearchScope,
     /// At most this many rows.
     pub limit: Option<u64>,
     /// Carry each entry's raw JSON.
@@ -385,12 +388,8 @@ fn entries_filter(request: &EntriesRequest, env: &Environment) -> Result<Entries
         since,
         until,
         grep: request.grep.clone(),
-        is_case_sensitive: request.case_sensitive,
-        grep_scope: SearchScope {
-            tool_args: request.grep_tool_args,
-            thinking: request.grep_thinking,
-            ..SearchScope::default()
-        },
+        case: request.case,
+        grep_scope: request.grep_scope,
         limit: request
             .limit
             .map(|limit| usize::try_from(limit).unwrap_or(usize::MAX)),

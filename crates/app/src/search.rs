@@ -76,13 +76,13 @@ pub struct SearchTerms {
 }
 
 impl SearchTerms {
-    /// Returns the terms of a literal, case-sensitive search for `pattern` over the texts
+    /// Returns the terms of a literal, smart-case search for `pattern` over the texts
     /// searched by default, with the default context.
     pub fn new(pattern: impl Into<String>) -> SearchTerms {
         SearchTerms {
             pattern: pattern.into(),
             is_regex: false,
-            case: CaseMode::Sensitive,
+            case: CaseMode::Smart,
             is_whole_word: false,
             thinking: false,
             tool_args: false,

@@ -204,3 +204,28 @@ pub fn input_name(input: pi_retrospect_app::Input, is_inspect: bool) -> &'static
         _ => input.name(),
     }
 }
+
+/// The case flags every searching command shares (`search`, `inspect … search`,
+/// `entries --grep`): smart case unless one is given; the last one given wins.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct CaseArgs {
+    /// Match case exactly (default: smart case, which ignores case unless the pattern has an
+    /// upper-case letter).
+    #[arg(short = 's', long, overrides_with_all = ["ignore_case", "smart_case"], help_heading = "Matching")]
+    pub case_sensitive: bool,
+
+    /// Ignore case.
+    #[arg(short = 'i', long, overrides_with_all = ["case_sensitive", "smart_case"], help_heading = "Matching")]
+    pub ignore_case: bool,
+
+    /// Smart case, the default; still accepted so that older scripts keep working.
+    #[arg(short = 'S', long, hide = true, overrides_with_all = ["case_sensitive", "ignore_case"])]
+    pub smart_case: bool,
+}
+
+impl CaseArgs {
+    /// Returns the case rule these flags ask for.
+    pub fn mode(&self) -> pi_retrospect_app::CaseMode {
+        pi_retrospect_app::CaseMode::from_flags(self.case_sensitive, self.ignore_case)
+    }
+}

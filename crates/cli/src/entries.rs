@@ -5,7 +5,7 @@ use std::io::Write;
 use clap::Args;
 use pi_retrospect_app::{EntriesRequest, Environment};
 
-use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
+use crate::args::{CaseArgs, ColorChoice, SESSION_HELP, StoreArgs};
 use crate::output::{print_change_since_read, print_warnings};
 
 pub const ENTRIES_HELP: &str = concat!(
@@ -24,10 +24,13 @@ and thinking blocks. Text output marks failures ([error: ...], [exit 2]) and sho
 stands in for a missing text (-> the tools called, (thinking only), (image)); times there \
 are local, in JSON UTC.
 
-Filters combine with AND; repeated --type, --role and --grep values OR. --grep is literal and \
-case-insensitive unless --case-sensitive, and looks in `text` (tool output and system \
-prompts included); --tool-args adds tool-call arguments (\"did it run git push?\"), \
---thinking adds thinking. --since/--until compare each entry's own timestamp (entries \
+Filters combine with AND; repeated --type, --role and --grep values OR. --grep is literal, \
+smart case unless -s (--case-sensitive) or -i (--ignore-case), and looks in the texts \
+`search` looks in (user and assistant text, API errors, `!` commands and their output, \
+summaries, custom messages, session names, labels; the README's table \"Searchable text\"); \
+--tool-args adds tool-call arguments (\"did it run git push?\"), --thinking thinking, \
+--tool-results tool output, --system system prompts (--role toolResult or system adds \
+theirs). --since/--until compare each entry's own timestamp (entries \
 without one are left out) and take the same forms as in `list`.
 
 --json prints `{ \"path\", \"sessionId\", \"version\", \"entries\": [...], \"warnings\": [...] }` \
@@ -94,17 +97,25 @@ pub struct EntriesArgs {
     #[arg(long, value_name = "TERM", help_heading = "Filters")]
     pub grep: Vec<String>,
 
-    /// Match --grep terms case-sensitively.
-    #[arg(long, help_heading = "Filters")]
-    pub case_sensitive: bool,
+    #[command(flatten)]
+    pub case: CaseArgs,
 
-    /// --grep also looks in tool-call arguments (a `bash` call's command, a `read` call's path).
+    /// --grep also looks in tool-call arguments' values (a `bash` call's command, a `read`
+    /// call's path).
     #[arg(long, requires = "grep", help_heading = "Filters")]
     pub tool_args: bool,
 
     /// --grep also looks in thinking blocks.
     #[arg(long, requires = "grep", help_heading = "Filters")]
     pub thinking: bool,
+
+    /// --grep also looks in tool output.
+    #[arg(long, requires = "grep", help_heading = "Filters")]
+    pub tool_results: bool,
+
+    /// --grep also looks in system prompts.
+    #[arg(long, requires = "grep", help_heading = "Filters")]
+    pub system: bool,
 
     /// At most N rows.
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = crate::args::positive_limit, help_heading = "Filters")]
@@ -145,9 +156,13 @@ pub fn run(args: &EntriesArgs, env: &Environment, out: &mut dyn Write) -> anyhow
         since: args.since.clone(),
         until: args.until.clone(),
         grep: args.grep.clone(),
-        case_sensitive: args.case_sensitive,
-        grep_tool_args: args.tool_args,
-        grep_thinking: args.thinking,
+        case: args.case.mode(),
+        grep_scope: pi_retrospect_app::SearchScope {
+            tool_results: args.tool_results,
+            tool_args: args.tool_args,
+            thinking: args.thinking,
+            system: args.system,
+        },
         limit: args.limit,
         raw: args.raw,
     };

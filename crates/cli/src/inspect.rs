@@ -5,7 +5,7 @@ use std::io::Write;
 use clap::{Args, Subcommand};
 use pi_retrospect_app::{Environment, InspectRequest, InspectView, SearchScope};
 
-use crate::args::{ColorChoice, SESSION_HELP, StoreArgs};
+use crate::args::{CaseArgs, ColorChoice, SESSION_HELP, StoreArgs};
 use crate::output::{print_change_since_read, print_warnings};
 
 pub const INSPECT_HELP: &str = concat!(
@@ -17,10 +17,13 @@ tool results answering its calls):
   overview           checkpoints across the whole tree, in file order
   ancestors [ENTRY]  checkpoints on the path from the root to ENTRY (default: the leaf)
   children ENTRY     the next checkpoint on each path below ENTRY
-  search QUERY       literal, case-insensitive matches in labels, assistant text, user
-                     requests and `!` commands; --tool-results adds tool output, --tool-args
-                     tool-call arguments, --thinking thinking, --system system prompts (the
-                     page says what it did not search)
+  search QUERY       literal matches, smart case unless -s or -i, in the texts `search`
+                     looks in (user and assistant text, API errors, `!` commands and their
+                     output, summaries, custom messages, session names, labels);
+                     --tool-results adds tool output, --tool-args tool-call arguments
+                     (values, never keys), --thinking thinking, --system system prompts (the
+                     page says what it did not search; the README's table \"Searchable
+                     text\")
   read ENTRY         one entry with --before ancestors and --after descendants; at a branch
                      point the child ids are listed instead of choosing one. A long entry's
                      text continues on the next pages (8,000 characters each)
@@ -120,10 +123,13 @@ pub enum InspectViewArg {
         /// An entry id or `line:N`.
         entry: String,
     },
-    /// Literal, case-insensitive search over labels, assistant text, user requests and `!` commands.
+    /// Literal search, smart case, over the texts `search` looks in (the README's table
+    /// "Searchable text").
     Search {
         /// The text to find.
         query: String,
+        #[command(flatten)]
+        case: CaseArgs,
     },
     /// One entry with its neighbours; at a branch point the child ids are listed.
     Read {
@@ -149,7 +155,7 @@ impl InspectViewArg {
             InspectViewArg::Children { entry } => InspectView::Children {
                 entry: entry.clone(),
             },
-            InspectViewArg::Search { query } => InspectView::Search {
+            InspectViewArg::Search { query, .. } => InspectView::Search {
                 query: query.clone(),
             },
             InspectViewArg::Read {
@@ -177,6 +183,10 @@ pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow
             tool_args: args.tool_args,
             thinking: args.thinking,
             system: args.system,
+        },
+        case: match &args.view {
+            InspectViewArg::Search { case, .. } => case.mode(),
+            _ => CaseArgs::default().mode(),
         },
     };
     let result = pi_retrospect_app::inspect(&request, env)?;

@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 use pi_retrospect_app::{
-    CaseMode, Environment, ListRequest, Progress, SearchEvent as Event, SearchMode as Mode,
+    Environment, ListRequest, Progress, SearchEvent as Event, SearchMode as Mode,
     SearchRequest, SearchTerms, SessionOrder,
 };
 use pi_retrospect_core::search::SearchWarning;
 use pi_retrospect_render::search::{self as search_render, JsonStream, TextWriter};
 
-use crate::args::{ColorChoice, SessionFilterArgs, StoreArgs};
+use crate::args::{CaseArgs, ColorChoice, SessionFilterArgs, StoreArgs};
 use crate::progress::ProgressDisplay;
 
 /// The long help of `search`.
@@ -21,12 +21,14 @@ Searches every session of the store (subagent runs included) without an index, e
 pattern is matched against the text of each entry, never against JSON field names, ids, \
 image data or signatures, and a match across a JSON escape (a quote, a newline) is found.
 
-Searched by default: user and assistant text, `!` commands and their output, compaction and \
-branch summaries, custom messages, session names and labels. Opt in with --thinking, \
---tool-args, --tool-results, --system; narrow with --role, --tool, --model.
+Searched by default: user and assistant text, API errors of failed responses, `!` commands \
+and their output, compaction and branch summaries, custom messages, session names and \
+labels. Opt in with --thinking, --tool-args (string values, never keys), --tool-results, \
+--system; narrow with --role, --tool, --model. `inspect ... search` and `entries --grep` look \
+in the same texts with the same flags (the README's table \"Searchable text\").
 
-The pattern is literal unless -E; case-sensitive unless -i, or -S (smart case: sensitive \
-only when the pattern has an upper-case letter); -w matches whole words. Sessions come \
+The pattern is literal unless -E; smart case (case is ignored unless the pattern has an \
+upper-case letter) unless -s (--case-sensitive) or -i (--ignore-case); -w matches whole words. Sessions come \
 newest first (--sort), hits in file order, each session under its path and a line with its \
 title and cwd; on a terminal every line is cut to its width, the match kept in view. Exit status: 0 when something matched, 1 when \
 nothing did, 2 on an error.
@@ -63,18 +65,8 @@ pub struct SearchArgs {
     #[arg(short = 'E', long, help_heading = "Matching")]
     pub regex: bool,
 
-    /// Ignore case.
-    #[arg(
-        short = 'i',
-        long,
-        conflicts_with = "smart_case",
-        help_heading = "Matching"
-    )]
-    pub ignore_case: bool,
-
-    /// Ignore case unless PATTERN has an upper-case letter.
-    #[arg(short = 'S', long, help_heading = "Matching")]
-    pub smart_case: bool,
+    #[command(flatten)]
+    pub case: CaseArgs,
 
     /// Match whole words only.
     #[arg(short = 'w', long, help_heading = "Matching")]
@@ -308,16 +300,9 @@ pub fn run(
 }
 
 fn request(args: &SearchArgs, env: &Environment) -> anyhow::Result<SearchRequest> {
-    let case = if args.ignore_case {
-        CaseMode::Insensitive
-    } else if args.smart_case {
-        CaseMode::Smart
-    } else {
-        CaseMode::Sensitive
-    };
     let terms = SearchTerms {
         is_regex: args.regex,
-        case,
+        case: args.case.mode(),
         is_whole_word: args.word,
         thinking: args.thinking,
         tool_args: args.tool_args,

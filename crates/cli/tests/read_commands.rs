@@ -180,7 +180,7 @@ fn golden_text_outputs() {
         ),
         (
             "inspect-search.txt",
-            vec!["inspect", &tree, "search", "APPROACH"],
+            vec!["inspect", &tree, "search", "approach"],
         ),
         (
             "inspect-read.txt",
@@ -483,8 +483,14 @@ fn tool_arguments_are_readable_and_findable() {
             .map(|row| row["id"].as_str().expect("id").to_owned())
             .collect()
     };
-    assert_eq!(grep(&[]), ["9ad2d801"], "only the output mentions it");
-    assert_eq!(grep(&["--tool-args"]), ["78c2c7f4", "9ad2d801"]);
+    // The call's argument and the tool's output mention it: neither is searched by default.
+    assert_eq!(grep(&[]), Vec::<String>::new());
+    assert_eq!(grep(&["--tool-results"]), ["9ad2d801"]);
+    assert_eq!(grep(&["--tool-args"]), ["78c2c7f4"]);
+    assert_eq!(
+        grep(&["--tool-args", "--tool-results"]),
+        ["78c2c7f4", "9ad2d801"]
+    );
     let search = |extra: &[&str]| {
         let mut args = vec!["inspect", failures.as_str(), "search", "git push", "--json"];
         args.extend_from_slice(extra);
@@ -958,7 +964,7 @@ fn entries_filters() {
         ["e46c151b", "fd647475", "e4034af3"]
     );
     assert_eq!(
-        ids(&["--grep", "APPROACH b", "--grep", "the test passes"]),
+        ids(&["--grep", "approach b", "--grep", "the test passes"]),
         ["843f2b6a", "e46c151b", "e4034af3", "046fe6a4", "12a50b94"]
     );
     assert_eq!(
@@ -1115,9 +1121,11 @@ fn inspect_views_agree_with_the_tree() {
         field(&children["checkpoints"], "entryId"),
         ["05e0be47", "e46c151b"]
     );
-    let hits = json(&["inspect", &tree, "search", "abandoned-A", "--json"]);
+    // A label is found in the label entry that holds it (its targetId names the entry it
+    // labels), as `search` and `entries --grep` find it.
+    let hits = json(&["inspect", &tree, "search", "abandoned-a", "--json"]);
     assert_eq!(field(&hits["hits"], "field"), ["label"]);
-    assert_eq!(field(&hits["hits"], "entryId"), ["474589f5"]);
+    assert_eq!(field(&hits["hits"], "entryId"), ["eec62c1f"]);
 
     let read = json(&[
         "inspect", &tree, "read", "5ef17fa5", "--before", "1", "--after", "5", "--json",

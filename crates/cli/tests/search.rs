@@ -45,20 +45,21 @@ fn scopes_are_opt_in() {
     // Tool output only with --tool-results.
     assert_eq!(run(&["ENOENT"]).status.code(), Some(1));
     assert_eq!(run(&["ENOENT", "--tool-results"]).status.code(), Some(0));
-    // Case rules.
-    assert_eq!(run(&["enoent", "--tool-results"]).status.code(), Some(1));
+    // Case rules: smart case unless -s or -i; -S, the old spelling of smart case, is kept.
+    assert_eq!(run(&["enoent", "--tool-results"]).status.code(), Some(0));
     assert_eq!(
-        run(&["enoent", "--tool-results", "-i"]).status.code(),
-        Some(0)
-    );
-    assert_eq!(
-        run(&["enoent", "--tool-results", "-S"]).status.code(),
-        Some(0)
-    );
-    assert_eq!(
-        run(&["Enoent", "--tool-results", "-S"]).status.code(),
+        run(&["enoent", "--tool-results", "-s"]).status.code(),
         Some(1)
     );
+    assert_eq!(
+        run(&["Enoent", "--tool-results", "-i"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        run(&["enoent", "--tool-results", "-s", "-S"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(run(&["Enoent", "--tool-results"]).status.code(), Some(1));
 }
 
 #[test]
@@ -226,4 +227,179 @@ fn max_count_keeps_each_files_first_hits() {
             .all(|line| line.ends_with(":1") || line.ends_with(":2")),
         "{counts}"
     );
+}
+
+/// One session holding every kind of searchable text, each entry's text chosen so that a
+/// pattern reaches it only through its kind (and case).
+fn every_kind_session() -> Vec<String> {
+    let header = r#"{"type":"session","version":3,"id":"every-kind","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+    let mut lines = vec![header.to_owned()];
+    let mut parent = "null".to_owned();
+    let mut entry = |id: &str, body: &str| {
+        lines.push(format!(
+            r#"{{"id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:0{}.000Z",{body}}}"#,
+            lines.len() % 10
+        ));
+        parent = format!("\"{id}\"");
+    };
+    let message = |body: &str| format!(r#""type":"message","message":{body}"#);
+    entry(
+        "sys",
+        &message(
+            r#"{"role":"system","content":"Policy: never run a command that pushes","timestamp":1}"#,
+        ),
+    );
+    entry(
+        "u1",
+        &message(
+            r#"{"role":"user","content":"the db says connect ECONNREFUSED 127.0.0.1","timestamp":1}"#,
+        ),
+    );
+    entry(
+        "a1",
+        &message(
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":"Maybe econnrefused means the db is down"},{"type":"text","text":"I will check the db port"},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"curl localhost:5432","timeout":30}}],"provider":"p","model":"m","stopReason":"toolUse","timestamp":1}"#,
+        ),
+    );
+    entry(
+        "t1",
+        &message(
+            r#"{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"curl: (7) connect ECONNREFUSED"}],"isError":true,"timestamp":1}"#,
+        ),
+    );
+    entry(
+        "e1",
+        &message(
+            r#"{"role":"assistant","content":[],"provider":"p","model":"m","stopReason":"error","errorMessage":"429 Too Many Requests: rate limit reached","timestamp":1}"#,
+        ),
+    );
+    entry(
+        "e2",
+        &message(
+            r#"{"role":"assistant","content":[],"provider":"p","model":"m","stopReason":"error","errorMessage":"Overloaded: the server is overloaded","timestamp":1}"#,
+        ),
+    );
+    entry(
+        "b1",
+        &message(
+            r#"{"role":"bashExecution","command":"pg_ctl start","output":"server started; Econnrefused gone","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1}"#,
+        ),
+    );
+    entry(
+        "k1",
+        r#""type":"compaction","summary":"Fixed the ECONNREFUSED by starting the db","firstKeptEntryId":"b1","tokensBefore":10"#,
+    );
+    entry(
+        "bs1",
+        r#""type":"branch_summary","fromId":"u1","summary":"An abandoned try at a rate limit retry""#,
+    );
+    entry(
+        "cm1",
+        r#""type":"custom_message","customType":"note","content":"extension says: command done","display":true"#,
+    );
+    entry("l1", r#""type":"label","targetId":"b1","label":"db fix""#);
+    entry(
+        "n1",
+        r#""type":"session_info","name":"db connection trouble""#,
+    );
+    lines
+}
+
+/// Returns the distinct entry ids in `items[*][field]`, sorted.
+fn entry_ids(document: &Value, items: &str, field: &str) -> Vec<String> {
+    let mut ids: Vec<String> = document[items]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| item[field].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// `search`, `inspect … search` and `entries --grep` look in the same texts with the same
+/// case rule and flags, so the same pattern finds the same entries in each.
+#[test]
+fn the_three_searching_commands_find_the_same_entries() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let project = dir.path().join("--p--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let path = project.join("2026-01-01T00-00-00-000Z_every-kind.jsonl");
+    std::fs::write(&path, every_kind_session().join("\n") + "\n").expect("write");
+    let root = dir.path().to_str().expect("utf-8");
+    let path = path.to_str().expect("utf-8");
+    let json = |args: &[&str]| -> Value {
+        let output = binary().args(args).output().expect("run");
+        // `search` exits 1 when nothing matched; its document is printed all the same.
+        assert!(
+            output.status.code().is_some_and(|code| code <= 1),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).expect("JSON")
+    };
+    let all = ["--thinking", "--tool-args", "--tool-results", "--system"];
+    let flag_sets: [&[&str]; 9] = [
+        &[],
+        &["--thinking"],
+        &["--tool-args"],
+        &["--tool-results"],
+        &["--system"],
+        &["-s"],
+        &["-i"],
+        &["--case-sensitive", "--tool-results"],
+        &all,
+    ];
+    for (pattern, expected_by_default) in [
+        // A lower-case pattern ignores case (smart case).
+        ("econnrefused", &["b1", "k1", "u1"][..]),
+        ("ECONNREFUSED", &["k1", "u1"]),
+        // An API error is searched by default.
+        ("rate limit", &["bs1", "e1"]),
+        ("overloaded", &["e2"]),
+        ("Overloaded", &["e2"]),
+        // `command` is a tool-call argument's key: never a text.
+        ("command", &["cm1"]),
+        ("curl", &[]),
+        ("5432", &[]),
+        ("30", &[]),
+        ("db", &["a1", "k1", "l1", "n1", "u1"]),
+        ("policy", &[]),
+    ] {
+        for flags in flag_sets {
+            let mut search_args = vec!["search", pattern, "--sessions-root", root];
+            search_args.extend(["--session", path, "--json"]);
+            search_args.extend(flags);
+            let from_search = entry_ids(&json(&search_args), "hits", "entryId");
+            let mut inspect_args = vec!["inspect", path, "--sessions-root", root];
+            inspect_args.extend(["search", pattern, "--json", "--limit", "50"]);
+            inspect_args.extend(flags);
+            let from_inspect = entry_ids(&json(&inspect_args), "hits", "entryId");
+            let mut entries_args = vec!["entries", path, "--sessions-root", root];
+            entries_args.extend(["--grep", pattern, "--json"]);
+            entries_args.extend(flags);
+            let from_entries = entry_ids(&json(&entries_args), "entries", "id");
+            assert_eq!(from_search, from_inspect, "{pattern:?} {flags:?}: inspect");
+            assert_eq!(from_search, from_entries, "{pattern:?} {flags:?}: entries");
+            if flags.is_empty() {
+                assert_eq!(from_search, expected_by_default, "{pattern:?}");
+            }
+        }
+    }
+    // The opt-in kinds each add their entries.
+    let found = |pattern: &str, flags: &[&str]| {
+        let mut args = vec!["search", pattern, "--sessions-root", root, "--json"];
+        args.extend(flags);
+        entry_ids(&json(&args), "hits", "entryId")
+    };
+    assert_eq!(found("maybe econnrefused", &["--thinking"]), ["a1"]);
+    assert_eq!(found("curl localhost", &["--tool-args"]), ["a1"]);
+    assert_eq!(found("curl: (7)", &["--tool-results"]), ["t1"]);
+    assert_eq!(found("policy", &["--system"]), ["sys"]);
+    assert_eq!(found("econnrefused", &["-s"]), Vec::<String>::new());
+    assert_eq!(found("Econnrefused", &["-s"]), ["b1"]);
 }

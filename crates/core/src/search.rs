@@ -9,9 +9,8 @@ use serde::Serialize;
 
 /// Returns which kind of text a hit was found in; serialised in camelCase (`bashCommand`).
 ///
-/// The first nine kinds are searched by default; the last four only on request, because
-/// they are large (tool output, thinking) or rarely what a person looks for (the system
-/// prompt, tool-call arguments).
+/// Which kinds are searched by default, and the flag that adds each of the others, is the
+/// rule of `pi-retrospect-read`'s `searchable` module.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum FieldKind {
@@ -19,6 +18,9 @@ pub enum FieldKind {
     User,
     /// The text blocks of an assistant message.
     Assistant,
+    /// The error of a failed assistant response (`errorMessage`: the provider's error, such
+    /// as `429 … rate limit` or `overloaded`).
+    ErrorMessage,
     /// The command of a `!` shell command (a `bashExecution` message).
     BashCommand,
     /// The output of a `!` shell command.
@@ -46,10 +48,11 @@ pub enum FieldKind {
 }
 
 impl FieldKind {
-    /// Every kind, defaults first.
-    pub const ALL: [FieldKind; 13] = [
+    /// Every kind, the ones searched by default first.
+    pub const ALL: [FieldKind; 14] = [
         FieldKind::User,
         FieldKind::Assistant,
+        FieldKind::ErrorMessage,
         FieldKind::BashCommand,
         FieldKind::BashOutput,
         FieldKind::CompactionSummary,
@@ -68,6 +71,7 @@ impl FieldKind {
         match self {
             FieldKind::User => "user",
             FieldKind::Assistant => "assistant",
+            FieldKind::ErrorMessage => "errorMessage",
             FieldKind::BashCommand => "bashCommand",
             FieldKind::BashOutput => "bashOutput",
             FieldKind::CompactionSummary => "compactionSummary",
@@ -87,14 +91,6 @@ impl FieldKind {
         FieldKind::ALL
             .into_iter()
             .find(|kind| kind.as_str() == name)
-    }
-
-    /// Returns whether the kind is searched when the request names no kinds.
-    pub fn is_default(self) -> bool {
-        !matches!(
-            self,
-            FieldKind::Thinking | FieldKind::ToolArgs | FieldKind::ToolResult | FieldKind::System
-        )
     }
 }
 
@@ -254,11 +250,6 @@ mod tests {
             let json = serde_json::to_string(&kind).expect("serialise");
             assert_eq!(json, format!("\"{}\"", kind.as_str()));
         }
-        let defaults: Vec<_> = FieldKind::ALL
-            .into_iter()
-            .filter(|kind| kind.is_default())
-            .collect();
-        assert_eq!(defaults.len(), 9);
         assert_eq!(FieldKind::from_name("tool_args"), None);
     }
 }

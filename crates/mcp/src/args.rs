@@ -532,3 +532,28 @@ mod tests {
         );
     }
 }
+
+/// How a pattern treats case: the `case` argument of every searching tool, smart case when
+/// it is not given (as on the command line).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Case {
+    /// Exactly as written.
+    Sensitive,
+    /// Upper and lower case alike.
+    Insensitive,
+    /// Insensitive unless the pattern holds an upper-case letter (the default).
+    Smart,
+}
+
+impl Case {
+    /// Returns the case rule `case` asks for (smart case when not given).
+    pub(crate) fn mode(case: Option<Case>) -> pi_retrospect_app::CaseMode {
+        use pi_retrospect_app::CaseMode;
+        match case {
+            None | Some(Case::Smart) => CaseMode::Smart,
+            Some(Case::Sensitive) => CaseMode::Sensitive,
+            Some(Case::Insensitive) => CaseMode::Insensitive,
+        }
+    }
+}

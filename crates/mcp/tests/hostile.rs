@@ -185,7 +185,7 @@ fn every_tool_is_bounded_and_valid_on_a_hostile_store() {
         "inspect_session",
         json!({ "sessionPath": big, "view": "overview" }),
     );
-    // H3: a hit on a `!` command has field "command", which the declared schema accepts.
+    // A hit on a `!` command has field "bashCommand", which the declared schema accepts.
     let search = call_bounded(
         &server,
         "inspect_session",
@@ -196,7 +196,7 @@ fn every_tool_is_bounded_and_valid_on_a_hostile_store() {
             .as_array()
             .expect("hits")
             .iter()
-            .any(|hit| hit["field"] == "command"),
+            .any(|hit| hit["field"] == "bashCommand"),
         "{search}"
     );
 }

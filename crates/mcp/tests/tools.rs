@@ -458,6 +458,12 @@ fn entries_filters() {
     );
     assert!(lines(json!({ "search": { "terms": ["README"] } })).len() > 1);
     assert!(lines(json!({ "search": { "terms": ["readme"], "caseSensitive": true } })).is_empty());
+    // Smart case by default, as in search_sessions; `case` says otherwise.
+    assert_eq!(
+        lines(json!({ "search": { "terms": ["ReadMe"], "case": "insensitive" } })),
+        lines(json!({ "search": { "terms": ["readme"] } }))
+    );
+    assert!(lines(json!({ "search": { "terms": ["readme"], "case": "sensitive" } })).is_empty());
     assert_eq!(
         lines(json!({ "startTimestamp": "2030-01-01" })),
         Vec::<u64>::new()
@@ -909,7 +915,7 @@ fn search_and_stats_take_the_list_filters() {
         json!({ "cwds": first_cwd, "cwdMatch": "sibling-prefix" }),
     ];
 
-    let search = json!({ "pattern": "e", "limit": 200 });
+    let search = json!({ "pattern": "a", "case": "sensitive", "limit": 200 });
     let hit_paths = |arguments: &Value| -> BTreeSet<String> {
         let document = call_ok(&server, "search_sessions", arguments.clone());
         assert_eq!(document["nextCursor"], Value::Null, "one page holds them");
@@ -1046,7 +1052,7 @@ fn input_schemas_say_what_the_tools_accept() {
     let fixed: &[(&str, &[&str])] = &[
         ("list_sessions", &["cwdMatch", "sortBy", "sortDirection"]),
         ("session_entries", &["messageRoles", "types"]),
-        ("inspect_session", &["view"]),
+        ("inspect_session", &["case", "view"]),
         ("search_sessions", &["case", "cwdMatch", "order", "roles"]),
         ("session_stats", &["by", "cwdMatch"]),
         ("session_handoff", &[]),
@@ -1153,4 +1159,102 @@ fn input_schemas_say_what_the_tools_accept() {
         );
     }
     call_ok(&knowing, "session_handoff", json!({}));
+}
+
+/// search_sessions, inspect_session's search and session_entries' search look in the same
+/// texts with the same case rule and flags, so they find the same entries; an API error is
+/// among the texts searched by default.
+#[test]
+fn the_searching_tools_find_the_same_entries() {
+    let server = server(&fixture("pi-real/sessions"));
+    let path = session_paths(&server)
+        .into_iter()
+        .find(|path| path.contains("01a22de2-540d"))
+        .expect("the session with a failed response");
+    let sorted = |mut ids: Vec<String>| {
+        ids.sort();
+        ids.dedup();
+        ids
+    };
+    let ids = |items: &Value, field: &str| -> Vec<String> {
+        sorted(
+            items
+                .as_array()
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(|item| item[field].as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        )
+    };
+    let options: [Value; 5] = [
+        json!({}),
+        json!({ "toolArgs": true }),
+        json!({ "toolResults": true }),
+        json!({ "case": "sensitive" }),
+        json!({ "case": "insensitive", "thinking": true, "system": true }),
+    ];
+    let mut n_found = 0;
+    for pattern in [
+        "rate limit",
+        "Rate Limit",
+        "git push",
+        "enoent",
+        "readme",
+        "main.rs",
+    ] {
+        for option in &options {
+            let with = |mut arguments: Value| {
+                for (key, value) in option.as_object().expect("object") {
+                    arguments[key] = value.clone();
+                }
+                arguments
+            };
+            let search = call_ok(
+                &server,
+                "search_sessions",
+                with(json!({ "pattern": pattern, "sessionPath": path, "limit": 200 })),
+            );
+            let inspect = call_ok(
+                &server,
+                "inspect_session",
+                with(
+                    json!({ "view": "search", "query": pattern, "sessionPath": path, "limit": 50 }),
+                ),
+            );
+            let mut terms = json!({ "terms": [pattern] });
+            for (key, value) in option.as_object().expect("object") {
+                terms[key] = value.clone();
+            }
+            let entries = call_ok(
+                &server,
+                "session_entries",
+                json!({ "search": terms, "sessionPath": path, "limit": 500 }),
+            );
+            let from_search = ids(&search["hits"], "entryId");
+            assert_eq!(
+                from_search,
+                ids(&inspect["hits"], "entryId"),
+                "{pattern} {option}"
+            );
+            assert_eq!(
+                from_search,
+                ids(&entries["entries"], "id"),
+                "{pattern} {option}"
+            );
+            n_found += from_search.len();
+        }
+    }
+    assert!(n_found > 0);
+    let errors = call_ok(
+        &server,
+        "search_sessions",
+        json!({ "pattern": "rate limit", "sessionPath": path }),
+    );
+    assert_eq!(
+        errors["hits"][0]["field"], "errorMessage",
+        "an API error is searched by default: {errors}"
+    );
 }

@@ -164,8 +164,8 @@ impl Workers {
     }
 
     /// Starts full-text search `generation` for `term` over the sessions of `request`'s stores
-    /// (`app::search`, files with matches only: user and assistant text, names, labels,
-    /// summaries and `!` commands, smart case), newest first; stops any older search.
+    /// (`app::search`, the first hit of each file, over the default searchable texts with
+    /// smart case, as `search` has them), newest first; stops any older search.
     pub fn start_search(
         &self,
         term: &str,

@@ -398,7 +398,7 @@ pub const INSPECT_SCHEMA: &str = concat!(
       "required": ["entryId", "field", "snippet", "checkpointId", "timestamp", "isOnActiveBranch"],
       "properties": {
         "entryId": { "type": "string" },
-        "field": { "enum": ["label", "assistant", "user", "command", "toolResult", "toolArgs", "thinking", "system"] },
+        "field": { "enum": ["user", "assistant", "errorMessage", "bashCommand", "bashOutput", "compactionSummary", "branchSummary", "custom", "sessionName", "label", "thinking", "toolArgs", "toolResult", "system"], "description": "Which kind of text matched, as in search (the README's table of searchable fields)." },
         "snippet": { "type": "string" }, "checkpointId": { "type": ["string", "null"] },
         "timestamp": { "$ref": "#/$defs/Timestamp" }, "isOnActiveBranch": { "type": "boolean" }
       }

@@ -528,8 +528,8 @@ pub const SEARCH_SCHEMA: &str = r##"{
   },
   "$defs": {
     "FieldKind": {
-      "enum": ["user", "assistant", "bashCommand", "bashOutput", "compactionSummary", "branchSummary", "custom", "sessionName", "label", "thinking", "toolArgs", "toolResult", "system"],
-      "description": "Which kind of text matched; the last four are searched only on request."
+      "enum": ["user", "assistant", "errorMessage", "bashCommand", "bashOutput", "compactionSummary", "branchSummary", "custom", "sessionName", "label", "thinking", "toolArgs", "toolResult", "system"],
+      "description": "Which kind of text matched; the last four are searched only on request (the README's table of searchable fields)."
     },
     "Hit": {
       "$ref": "#/$defs/HitFields",

@@ -12,12 +12,4 @@ pub enum SearchError {
         /// What the regular-expression compiler said.
         message: String,
     },
-    /// A field-kind name is not one of the kinds.
-    #[error("unknown field kind {name:?}; expected one of {expected}")]
-    UnknownFieldKind {
-        /// The name as given.
-        name: String,
-        /// The valid names, comma-separated.
-        expected: String,
-    },
 }

@@ -16,32 +16,15 @@
 //! of files whatever the store's size. Unreadable files and damaged lines are
 //! [`SearchWarning`]s, never errors.
 //!
-//! Where each kind of text comes from ([`FieldKind`]; the last four are opt-in):
-//!
-//! | kind | entries and fields |
-//! | --- | --- |
-//! | `user` | `message` with role `user`: `content` (a string, or each text block) |
-//! | `assistant` | role `assistant`: each text block |
-//! | `bashCommand`, `bashOutput` | role `bashExecution`: `command`, `output` |
-//! | `compactionSummary` | `compaction` entry's `summary`; role `compactionSummary`'s `summary` |
-//! | `branchSummary` | `branch_summary` entry's `summary`; role `branchSummary`'s `summary` |
-//! | `custom` | `custom_message` entry's `content`; role `custom` (`hookMessage` before version 3) or any role Pi does not define: `content` |
-//! | `sessionName` | `session_info` entry's `name` |
-//! | `label` | `label` entry's `label` |
-//! | `thinking` | role `assistant`: each thinking block's `thinking` |
-//! | `toolArgs` | role `assistant`: every string inside a tool call's `arguments` (never the keys) |
-//! | `toolResult` | role `toolResult`: `content` |
-//! | `system` | role `system`: `content` and each prompt section's body; a `compaction`'s `systemMessage` |
-//!
-//! Never searched: JSON field names, ids, timestamps, image data, signatures, usage, model
-//! and thinking-level changes, extension state (`custom` entries), `details`, and the
-//! session header.
+//! Which texts of an entry are searched, and which by default, is the one rule of
+//! `pi-retrospect-read` (`read::searchable`), shared with `inspect search` and
+//! `entries --grep`; this crate reads the raw bytes fast and asks that rule about each
+//! candidate line.
 
 #![deny(missing_docs)]
 
 mod decode;
 mod error;
-mod fields;
 mod order;
 mod pattern;
 mod prefilter;

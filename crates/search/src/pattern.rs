@@ -1,10 +1,10 @@
 //! The pattern a search looks for and the exact matcher built from it.
 //!
 //! A [`Pattern`] is literal by default (agents search for error messages full of regular
-//! expression metacharacters) or a regular expression of the `regex` crate. Case follows
-//! ripgrep: sensitive by default, `Insensitive` folds case (Unicode simple case folding), and
-//! `Smart` folds case only when the pattern has at least one literal character and none of
-//! them is uppercase. `is_whole_word` asks, like `rg -w`, for a match with no word character
+//! expression metacharacters) or a regular expression of the `regex` crate. Case follows the
+//! one rule of `read::searchable` ([`CaseMode`]): smart case by default (case is folded, by
+//! Unicode simple case folding, only when the pattern has at least one literal character and
+//! none of them is uppercase). `is_whole_word` asks, like `rg -w`, for a match with no word character
 //! (Unicode `\w`) just before or just after it.
 //!
 //! The [`Matcher`] runs on decoded text. `^` and `$` match at the start and end of each line
@@ -17,6 +17,7 @@ use regex_syntax::ast::{self, Ast};
 use regex_syntax::hir::Hir;
 
 use crate::error::SearchError;
+pub use pi_retrospect_read::searchable::CaseMode;
 
 /// The largest compiled program a `-E` pattern may become, in bytes. A bounded repetition
 /// such as `[\s\S]{0,3000}` multiplies the program; past this size the regex crate refuses
@@ -37,19 +38,7 @@ pub enum Syntax {
     Regex,
 }
 
-/// Returns how letter case is compared.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum CaseMode {
-    /// Case matters (ripgrep's default).
-    #[default]
-    Sensitive,
-    /// Case is ignored (`-i`).
-    Insensitive,
-    /// Case is ignored unless the pattern has an uppercase literal character (`-S`).
-    Smart,
-}
-
-/// Returns what to look for: the typed form of `PATTERN`, `-E`, `-i`, `-S` and `-w`.
+/// Returns what to look for: the typed form of `PATTERN`, `-E`, `-s`, `-i` and `-w`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Pattern {
     /// The pattern as the user wrote it.
@@ -63,7 +52,7 @@ pub struct Pattern {
 }
 
 impl Pattern {
-    /// Returns a case-sensitive literal pattern for `text`.
+    /// Returns a literal pattern for `text`, smart case.
     pub fn literal(text: impl Into<String>) -> Pattern {
         Pattern {
             text: text.into(),
@@ -71,7 +60,7 @@ impl Pattern {
         }
     }
 
-    /// Returns a case-sensitive regular expression pattern for `text`.
+    /// Returns a regular expression pattern for `text`, smart case.
     pub fn regex(text: impl Into<String>) -> Pattern {
         Pattern {
             text: text.into(),

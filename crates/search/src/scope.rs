@@ -1,80 +1,6 @@
 //! What a search looks at: which kinds of text, and which roles, tools and models.
 
-use pi_retrospect_core::search::FieldKind;
-
-use crate::error::SearchError;
-
-/// Returns a set of [`FieldKind`]s.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FieldKinds(u16);
-
-impl FieldKinds {
-    /// No kind at all.
-    pub const NONE: FieldKinds = FieldKinds(0);
-
-    /// Returns the kinds searched by default: user and assistant text, `!` commands and
-    /// their output, compaction and branch summaries, custom messages, session names and
-    /// labels.
-    pub fn default_kinds() -> FieldKinds {
-        FieldKind::ALL
-            .into_iter()
-            .filter(|kind| kind.is_default())
-            .collect()
-    }
-
-    /// Returns every kind, the opt-in ones included.
-    pub fn all() -> FieldKinds {
-        FieldKind::ALL.into_iter().collect()
-    }
-
-    /// Returns the kinds named in `names` (serialised spellings such as `toolResult`).
-    pub fn from_names<'a>(
-        names: impl IntoIterator<Item = &'a str>,
-    ) -> Result<FieldKinds, SearchError> {
-        names
-            .into_iter()
-            .map(|name| {
-                FieldKind::from_name(name).ok_or_else(|| SearchError::UnknownFieldKind {
-                    name: name.to_owned(),
-                    expected: FieldKind::ALL.map(FieldKind::as_str).join(", "),
-                })
-            })
-            .collect()
-    }
-
-    fn bit(kind: FieldKind) -> u16 {
-        1 << (kind as u16)
-    }
-
-    /// Returns the set with `kind` added.
-    pub fn with(self, kind: FieldKind) -> FieldKinds {
-        FieldKinds(self.0 | FieldKinds::bit(kind))
-    }
-
-    /// Returns whether `kind` is in the set.
-    pub fn contains(self, kind: FieldKind) -> bool {
-        self.0 & FieldKinds::bit(kind) != 0
-    }
-
-    /// Returns the kinds in the set, in [`FieldKind::ALL`] order.
-    pub fn iter(self) -> impl Iterator<Item = FieldKind> {
-        FieldKind::ALL
-            .into_iter()
-            .filter(move |&kind| self.contains(kind))
-    }
-}
-
-impl Default for FieldKinds {
-    fn default() -> Self {
-        FieldKinds::default_kinds()
-    }
-}
-
-impl FromIterator<FieldKind> for FieldKinds {
-    fn from_iter<I: IntoIterator<Item = FieldKind>>(kinds: I) -> Self {
-        kinds.into_iter().fold(FieldKinds::NONE, FieldKinds::with)
-    }
-}
+pub use pi_retrospect_read::searchable::FieldKinds;
 
 /// Returns where a search looks: kinds of text and the narrowing filters (`--role`, `--tool`,
 /// `--model`). An empty filter keeps everything.
@@ -105,27 +31,14 @@ impl Scope {
     /// so `tools` turns on tool-call arguments and tool results when neither is on, and
     /// the roles `toolResult` and `system` turn on their (opt-in) kinds.
     pub fn effective_kinds(&self) -> FieldKinds {
-        let mut kinds = self.kinds;
-        if !self.tools.is_empty()
-            && !kinds.contains(FieldKind::ToolArgs)
-            && !kinds.contains(FieldKind::ToolResult)
-        {
-            kinds = kinds.with(FieldKind::ToolArgs).with(FieldKind::ToolResult);
-        }
-        for role in &self.roles {
-            match role.as_str() {
-                "toolResult" => kinds = kinds.with(FieldKind::ToolResult),
-                "system" => kinds = kinds.with(FieldKind::System),
-                _ => {}
-            }
-        }
-        kinds
+        self.kinds.with_filters(&self.roles, &self.tools)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pi_retrospect_core::search::FieldKind;
 
     fn check(scope: Scope, expected: &[&str]) {
         let actual: Vec<&str> = scope
@@ -141,6 +54,7 @@ mod tests {
         let defaults = [
             "user",
             "assistant",
+            "errorMessage",
             "bashCommand",
             "bashOutput",
             "compactionSummary",
@@ -175,17 +89,5 @@ mod tests {
             },
             &["toolResult", "system"],
         );
-    }
-
-    #[test]
-    fn kinds_parse_from_names() {
-        let kinds = FieldKinds::from_names(["thinking", "toolArgs"]).expect("valid");
-        assert_eq!(
-            kinds.iter().collect::<Vec<_>>(),
-            [FieldKind::Thinking, FieldKind::ToolArgs]
-        );
-        let error = FieldKinds::from_names(["tool_args"]).expect_err("invalid");
-        assert!(error.to_string().contains("\"tool_args\""), "{error}");
-        assert_eq!(FieldKinds::all().iter().count(), 13);
     }
 }

@@ -7,12 +7,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use pi_retrospect_core::search::{FieldKind, SearchHit, SearchWarning};
 use pi_retrospect_header::{Symlinks, describe_io, open_regular};
+use pi_retrospect_read::searchable::{EntryFacts, Text, entry_texts, may_hold_text};
 use pi_retrospect_transcript::{DEFAULT_MAX_LINE_BYTES, ReadLimits, Transcript};
 use serde_json::Value;
 
 use crate::decode::{decode_line, peek_line};
 use crate::error::SearchError;
-use crate::fields::{EntryFacts, Text, entry_texts};
 use crate::pattern::{Matcher, Pattern};
 use crate::prefilter::{Prefilter, non_canonical_escapes};
 use crate::scope::{FieldKinds, Scope};
@@ -666,16 +666,8 @@ impl FileScan<'_> {
         let Some(peek) = peek_line(line) else {
             return false;
         };
-        let kinds = self.searcher.kinds;
-        match &*peek.entry_type {
-            "compaction" | "branch_summary" | "custom_message" | "label" | "session_info" => false,
-            "message" => match peek.message.and_then(|message| message.role).as_deref() {
-                Some("toolResult") => !kinds.contains(FieldKind::ToolResult),
-                Some("system") => !kinds.contains(FieldKind::System),
-                _ => false,
-            },
-            _ => true,
-        }
+        let role = peek.message.and_then(|message| message.role);
+        !may_hold_text(&peek.entry_type, role.as_deref(), self.searcher.kinds)
     }
 
     fn is_in_scope(&self, facts: &EntryFacts<'_>, text: &Text<'_>) -> bool {
@@ -690,7 +682,10 @@ impl FileScan<'_> {
         if !scope.models.is_empty() {
             let is_assistant_text = matches!(
                 text.kind,
-                FieldKind::Assistant | FieldKind::Thinking | FieldKind::ToolArgs
+                FieldKind::Assistant
+                    | FieldKind::ErrorMessage
+                    | FieldKind::Thinking
+                    | FieldKind::ToolArgs
             );
             let is_model = facts.model.is_some_and(|model| {
                 scope.models.iter().any(|wanted| {
@@ -722,7 +717,10 @@ impl FileScan<'_> {
                 let (snippet, match_range) = snippet(text.text, found, self.searcher.context_chars);
                 let is_assistant_text = matches!(
                     text.kind,
-                    FieldKind::Assistant | FieldKind::Thinking | FieldKind::ToolArgs
+                    FieldKind::Assistant
+                        | FieldKind::ErrorMessage
+                        | FieldKind::Thinking
+                        | FieldKind::ToolArgs
                 );
                 self.result.hits.push(SearchHit {
                     path: self.file.path.clone(),

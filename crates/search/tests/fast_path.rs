@@ -74,7 +74,7 @@ struct Generated {
 
 fn entry() -> impl Strategy<Value = Generated> {
     (
-        0u8..14,
+        0u8..15,
         prop::collection::vec(text(), 3),
         0u8..3,
         prop::option::of(0usize..8),
@@ -133,6 +133,10 @@ fn line(idx: usize, generated: &Generated) -> String {
         10 => format!(r#"{{"type":"session_info",{base},"name":{a}}}"#),
         11 => format!(r#"{{"type":"custom",{base},"customType":{a},"data":{{{b}:{c}}}}}"#),
         12 => message(format!(r#"{{"role":{b},"content":{a}}}"#)),
+        // A failed response: its error is searched by default.
+        13 => message(format!(
+            r#"{{"role":"assistant","content":[{{"type":"text","text":{c}}}],"provider":"p","model":"m","stopReason":"error","errorMessage":{a}}}"#
+        )),
         // A damaged line: the start of an entry, cut inside its text.
         _ => {
             let whole = message(format!(r#"{{"role":"user","content":{a}}}"#));

@@ -325,8 +325,16 @@ fn case_rules_and_whole_words() {
     let smart = |text: &str| Pattern::literal(text).with_case(CaseMode::Smart);
     for (pattern, expected) in [
         (
-            Pattern::literal("error"),
+            Pattern::literal("error").with_case(CaseMode::Sensitive),
             &["3:user:user*:an [error] occurred; errors pile up"][..],
+        ),
+        // Smart case is the default.
+        (
+            Pattern::literal("error"),
+            &[
+                "2:user:user*:[Error]: disk full",
+                "3:user:user*:an [error] occurred; errors pile up",
+            ],
         ),
         (
             Pattern::literal("error").with_case(CaseMode::Insensitive),
@@ -357,7 +365,9 @@ fn case_rules_and_whole_words() {
         ),
         (Pattern::literal("rror").whole_word(), &[]),
         (
-            Pattern::literal("error").whole_word(),
+            Pattern::literal("error")
+                .with_case(CaseMode::Sensitive)
+                .whole_word(),
             &["3:user:user*:an [error] occurred; errors pile up"],
         ),
         (

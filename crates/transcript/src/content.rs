@@ -1,9 +1,9 @@
 //! On-demand decoding of an entry's content: its human-readable text, thinking, tool calls
-//! (with their full arguments), images, how the message ended (stop reason, error, exit code)
-//! and the texts a search may look in, all from the entry's full JSON value.
+//! (with their full arguments), images and how the message ended (stop reason, error, exit
+//! code), all from the entry's full JSON value. Which texts a search looks in is the rule of
+//! `read::searchable` ([`searchable_texts`]).
 
-use std::borrow::Cow;
-
+use pi_retrospect_read::searchable::{FieldKinds, Text, entry_texts};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -149,39 +149,13 @@ pub fn message_facts(entry: &Entry, value: &Value) -> MessageFacts {
     }
 }
 
-/// Returns the texts of an entry that `scope` adds to a search of its body text: thinking
-/// and tool-call arguments (what `entries --grep` looks in beside `text`).
-pub(crate) fn extra_search_texts<'a>(
-    entry: &Entry,
-    value: &'a Value,
-    scope: SearchScope,
-) -> Vec<Cow<'a, str>> {
-    if !(scope.thinking || scope.tool_args) || entry.role() != Some(Role::Assistant) {
-        return Vec::new();
-    }
-    let extras = SearchScope {
-        tool_results: false,
-        system: false,
-        ..scope
-    };
-    search_texts(entry, value, extras)
-        .into_iter()
-        .filter(|(field, _)| matches!(field, SearchField::ToolArgs | SearchField::Thinking))
-        .map(|(_, text)| text)
-        .collect()
-}
-
-/// What a search may look in besides labels, assistant text and user requests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct SearchScope {
-    /// Tool output: tool results and the output of `!` commands.
-    pub tool_results: bool,
-    /// Tool-call arguments (a `bash` call's command, a `read` call's path, ...).
-    pub tool_args: bool,
-    /// Thinking blocks.
-    pub thinking: bool,
-    /// System prompts (sections and appended instructions).
-    pub system: bool,
+/// Returns the texts of a decoded entry (of a file in format `version`) that a search of
+/// `kinds` looks in, each with its kind, in stored order: the one rule of `read::searchable`, which
+/// the search engine asks too.
+pub fn searchable_texts(value: &Value, kinds: FieldKinds, version: u64) -> Vec<Text<'_>> {
+    let mut texts = Vec::new();
+    entry_texts(value, kinds, &mut || version, &mut texts);
+    texts
 }
 
 /// Returns the decoded content of one entry.
@@ -438,118 +412,6 @@ pub fn entry_content(entry: &Entry<'_>, value: &Value) -> EntryContent {
         content.tools_removed = tool_names(message.get("toolsRemoved"));
     }
     content
-}
-
-/// Returns the texts of an entry a search looks in, each with what it is: the entry's body
-/// (a system prompt or tool output only when `scope` asks for it), then, as asked, thinking
-/// and each tool call's arguments (as compact JSON, so `git push` is found in a command).
-pub fn search_texts<'a>(
-    entry: &Entry,
-    value: &'a Value,
-    scope: SearchScope,
-) -> Vec<(SearchField, Cow<'a, str>)> {
-    let mut texts = Vec::new();
-    let role = entry.role();
-    let body_field = match role {
-        Some(Role::Assistant) => Some(SearchField::Assistant),
-        Some(Role::User) => Some(SearchField::User),
-        Some(Role::BashExecution) => Some(SearchField::Command),
-        Some(Role::ToolResult) if scope.tool_results => Some(SearchField::ToolResult),
-        Some(Role::System) if scope.system => Some(SearchField::System),
-        _ => None,
-    };
-    if let Some(field) = body_field
-        && let Some(text) = entry_text(entry, value)
-    {
-        let text = match field {
-            SearchField::Command => text.strip_prefix('!').map(str::to_owned).unwrap_or(text),
-            _ => text,
-        };
-        texts.push((field, Cow::Owned(text)));
-    }
-    if role == Some(Role::BashExecution)
-        && scope.tool_results
-        && let Some(output) = bash_output(value)
-    {
-        texts.push((SearchField::ToolResult, Cow::Owned(output)));
-    }
-    if role != Some(Role::Assistant) || !(scope.thinking || scope.tool_args) {
-        return texts;
-    }
-    let blocks = value
-        .get("message")
-        .and_then(|message| message.get("content"))
-        .and_then(Value::as_array);
-    for block in blocks.into_iter().flatten() {
-        match block.get("type").and_then(Value::as_str) {
-            Some("thinking") if scope.thinking => {
-                if let Some(thinking) = block.get("thinking").and_then(Value::as_str) {
-                    texts.push((SearchField::Thinking, Cow::Borrowed(thinking)));
-                }
-            }
-            Some("toolCall") if scope.tool_args => {
-                if let Some(arguments) = block.get("arguments") {
-                    texts.push((SearchField::ToolArgs, Cow::Owned(argument_text(arguments))));
-                }
-            }
-            _ => {}
-        }
-    }
-    texts
-}
-
-/// Returns the searchable text of tool-call arguments: one `key: value` line per top-level
-/// argument, strings as stored (so a command is found as typed, quotes and all), nested values
-/// by their leaves.
-fn argument_text(arguments: &Value) -> String {
-    fn leaves(value: &Value, out: &mut Vec<String>) {
-        match value {
-            Value::String(text) => out.push(text.clone()),
-            Value::Array(items) => items.iter().for_each(|item| leaves(item, out)),
-            Value::Object(map) => map.values().for_each(|item| leaves(item, out)),
-            other => out.push(other.to_string()),
-        }
-    }
-    match arguments.as_object() {
-        Some(map) => {
-            let lines: Vec<String> = map
-                .iter()
-                .map(|(key, value)| {
-                    let mut parts = Vec::new();
-                    leaves(value, &mut parts);
-                    format!("{key}: {}", parts.join(" "))
-                })
-                .collect();
-            lines.join("\n")
-        }
-        None => {
-            let mut parts = Vec::new();
-            leaves(arguments, &mut parts);
-            parts.join(" ")
-        }
-    }
-}
-
-/// Returns where a search matched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum SearchField {
-    /// A label on the entry.
-    Label,
-    /// An assistant message's text.
-    Assistant,
-    /// A user request.
-    User,
-    /// A `!` command the user ran.
-    Command,
-    /// A tool result's output, or a `!` command's output.
-    ToolResult,
-    /// A tool call's arguments.
-    ToolArgs,
-    /// A thinking block.
-    Thinking,
-    /// A system prompt.
-    System,
 }
 
 #[cfg(test)]

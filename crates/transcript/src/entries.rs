@@ -2,15 +2,15 @@
 
 use pi_retrospect_core::Timestamp;
 use pi_retrospect_core::timestamp;
+use pi_retrospect_read::searchable::{CaseMode, LiteralMatcher, SearchScope};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::content::{MessageFacts, SearchScope, entry_text, extra_search_texts, message_facts};
+use crate::content::{MessageFacts, entry_text, message_facts, searchable_texts};
 use crate::entry::Entry;
 use crate::error::TranscriptError;
 use crate::json::{decode_lossy, strict_json};
 use crate::session::Transcript;
-use crate::text::Needle;
 
 /// Returns the filters of the `entries` view; all given filters must hold (AND).
 #[derive(Debug, Clone, Default)]
@@ -31,12 +31,13 @@ pub struct EntriesFilter {
     pub since: Option<Timestamp>,
     /// Only entries whose own timestamp is at or before this instant.
     pub until: Option<Timestamp>,
-    /// Only entries whose text contains any of these literal terms.
+    /// Only entries with a searchable text (the rule of `read::searchable`, as `search`
+    /// has it) that contains any of these literal terms.
     pub grep: Vec<String>,
-    /// Match `grep` terms case-sensitively.
-    pub is_case_sensitive: bool,
-    /// Where `grep` looks besides `text`: tool-call arguments, thinking (the other fields
-    /// of the scope are in `text` already).
+    /// How `grep` terms treat case (smart case by default).
+    pub case: CaseMode,
+    /// The opt-in kinds `grep` looks in besides the default ones; `roles` naming
+    /// `toolResult` or `system` adds theirs, as in `search`.
     pub grep_scope: SearchScope,
     /// At most this many rows.
     pub limit: Option<usize>,
@@ -96,11 +97,19 @@ pub fn for_each_entry_row<E: From<TranscriptError>>(
     filter: &EntriesFilter,
     mut visit: impl FnMut(EntryRow) -> Result<(), E>,
 ) -> Result<(), E> {
-    let needles: Vec<Needle> = filter
+    let needles = filter
         .grep
         .iter()
-        .map(|term| Needle::new(term, filter.is_case_sensitive))
-        .collect();
+        .map(|term| {
+            LiteralMatcher::new(term, filter.case).ok_or_else(|| TranscriptError::InvalidArgument {
+                name: "grep",
+                value: term.clone(),
+                reason: "is too long to search for",
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let kinds = filter.grep_scope.kinds().with_filters(&filter.roles, &[]);
+    let version = session.version();
     let mut n_rows = 0usize;
     for (idx, entry) in session.entries().iter().enumerate() {
         if filter.limit.is_some_and(|limit| n_rows >= limit) {
@@ -116,12 +125,10 @@ pub fn for_each_entry_row<E: From<TranscriptError>>(
         let bytes = session.line_bytes(idx)?;
         let value = decode_lossy(&bytes);
         let text = entry_text(&entry, &value);
-        let is_match = |text: &str| needles.iter().any(|needle| needle.is_match(text));
         if !needles.is_empty()
-            && !text.as_deref().is_some_and(is_match)
-            && !extra_search_texts(&entry, &value, filter.grep_scope)
+            && !searchable_texts(&value, kinds, version)
                 .iter()
-                .any(|text| is_match(text))
+                .any(|text| needles.iter().any(|needle| needle.is_match(text.text)))
         {
             continue;
         }

@@ -2,23 +2,29 @@
 //! `search` and `read`, with bounded pages and cursors that continue the same snapshot.
 //!
 //! Image data never appears in a result; tool output, tool-call arguments, thinking and
-//! system prompts only when the request's [`SearchScope`] asks for them. Token counts are
+//! system prompts only when the request's [`SearchScope`] asks for them. `search` looks in
+//! the texts the one rule of `read::searchable` names, with its case rule, as `search` and
+//! `entries --grep` do. Token counts are
 //! characters divided by four: estimates.
 
 use std::collections::HashMap;
 use std::path::Path;
 
+use pi_retrospect_core::search::FieldKind;
+use pi_retrospect_read::searchable::{
+    CaseMode, FieldKinds, LiteralMatcher, SearchScope, may_hold_text, not_searched,
+};
 use serde::Serialize;
 
 use crate::content::{
-    EntryContent, MessageStatus, SearchField, SearchScope, bash_output, entry_content, entry_text,
-    message_status, search_texts,
+    EntryContent, MessageStatus, bash_output, entry_content, entry_text, message_status,
+    searchable_texts,
 };
-use crate::entry::{Entry, Role};
+use crate::entry::Role;
 use crate::error::TranscriptError;
 use crate::facts::labels;
 use crate::session::{Snapshot, Transcript};
-use crate::text::{Needle, preview, snippet_around, utc_timestamp};
+use crate::text::{preview, snippet_around, utc_timestamp};
 use crate::turns::{Turn, Turns};
 
 /// Default page size.
@@ -50,9 +56,10 @@ pub enum InspectView {
         /// An id or `line:N` handle.
         entry: String,
     },
-    /// Literal, case-insensitive matches in labels, assistant text, user requests, `!`
-    /// commands and, when the scope asks, tool output, tool-call arguments, thinking and
-    /// system prompts.
+    /// Literal matches (smart case unless the request says) in the texts the one rule of
+    /// `read::searchable` names: by default user and assistant text, API errors, `!`
+    /// commands and their output, summaries, custom messages, session names and labels;
+    /// tool output, tool-call arguments, thinking and system prompts when the scope asks.
     Search {
         /// The literal text to find.
         query: String,
@@ -93,6 +100,8 @@ pub struct InspectPageRequest {
     /// What is shown and searched besides the conversation: tool output (it can hold
     /// sensitive source material), tool-call arguments, thinking, system prompts.
     pub scope: SearchScope,
+    /// How `search` treats case (smart case by default).
+    pub case: CaseMode,
 }
 
 impl InspectPageRequest {
@@ -103,6 +112,7 @@ impl InspectPageRequest {
             limit: None,
             cursor: None,
             scope: SearchScope::default(),
+            case: CaseMode::default(),
         }
     }
 
@@ -139,6 +149,7 @@ impl InspectPageRequest {
             u8::from(self.scope.tool_args),
             u8::from(self.scope.thinking),
             u8::from(self.scope.system),
+            self.case as u8,
         ]);
         feed(session.session_id().unwrap_or("").as_bytes());
         feed(&session.snapshot().n_lines.to_le_bytes());
@@ -255,8 +266,8 @@ pub struct CheckpointItem {
 pub struct InspectHit {
     /// The matching entry.
     pub entry_id: String,
-    /// What matched.
-    pub field: SearchField,
+    /// Which kind of text matched (the kinds of `search`).
+    pub field: FieldKind,
     /// Text around the match, cut to 240 characters.
     pub snippet: String,
     /// The checkpoint of the matching entry's turn (for a user request: the next one below).
@@ -454,7 +465,7 @@ pub fn inspect(
     let fingerprint = request.fingerprint(session);
     let snapshot = session.snapshot();
     let offset = resume_offset(request, snapshot, fingerprint)?;
-    let mut ctx = InspectCtx::new(session, request.scope);
+    let mut ctx = InspectCtx::new(session, request.scope, request.case);
     let mut page = InspectPage {
         session_id: session.session_id().map(str::to_owned),
         view: request.view.name(),
@@ -498,6 +509,7 @@ struct InspectCtx<'a> {
     labels: HashMap<String, String>,
     is_active: Vec<bool>,
     scope: SearchScope,
+    case: CaseMode,
     /// Request previews by user entry: consecutive turns answer the same request, so a page
     /// of checkpoints would otherwise decode it once per checkpoint.
     request_previews: HashMap<usize, Option<String>>,
@@ -506,7 +518,7 @@ struct InspectCtx<'a> {
 }
 
 impl<'a> InspectCtx<'a> {
-    fn new(session: &'a Transcript, scope: SearchScope) -> Self {
+    fn new(session: &'a Transcript, scope: SearchScope, case: CaseMode) -> Self {
         let mut is_active = vec![false; session.entries().len()];
         for idx in session.active_branch() {
             is_active[idx] = true;
@@ -517,6 +529,7 @@ impl<'a> InspectCtx<'a> {
             labels: labels(session),
             is_active,
             scope,
+            case,
             request_previews: HashMap::new(),
             n_steps: std::cell::Cell::new(0),
         }
@@ -698,21 +711,6 @@ impl<'a> InspectCtx<'a> {
         first
     }
 
-    /// Returns what `search` leaves out, each named by the option that adds it.
-    fn not_searched(&self) -> Vec<&'static str> {
-        let scope = self.scope;
-        [
-            (scope.tool_results, "toolResults"),
-            (scope.tool_args, "toolArgs"),
-            (scope.thinking, "thinking"),
-            (scope.system, "system"),
-        ]
-        .into_iter()
-        .filter(|(is_searched, _)| !is_searched)
-        .map(|(_, name)| name)
-        .collect()
-    }
-
     /// Fills a page of `search`; returns the next offset.
     fn search_page(
         &self,
@@ -733,30 +731,9 @@ impl<'a> InspectCtx<'a> {
         let (hits, n_total) = self.search(query, offset..offset.saturating_add(limit))?;
         page.n_total = n_total;
         page.hits = hits;
-        page.not_searched = self.not_searched();
+        page.not_searched = not_searched(self.scope.kinds());
         page.n_steps = self.n_steps.get();
         Ok(Some(offset.saturating_add(limit)))
-    }
-
-    /// Returns whether `entry` can hold text the scope searches, so that entries that cannot
-    /// are never decoded.
-    fn is_searchable(&self, entry: &Entry<'_>) -> bool {
-        let Some(meta) = entry.message() else {
-            return false;
-        };
-        let has_text = meta.shape.is_string || meta.shape.n_text > 0;
-        match meta.role {
-            Role::User => has_text,
-            Role::Assistant => {
-                has_text
-                    || (self.scope.thinking && meta.shape.n_thinking > 0)
-                    || (self.scope.tool_args && meta.shape.n_tool_calls > 0)
-            }
-            Role::BashExecution => true,
-            Role::ToolResult => self.scope.tool_results && has_text,
-            Role::System => self.scope.system,
-            _ => false,
-        }
     }
 
     /// Returns the hits numbered `page` (in file order) and the number of hits in all.
@@ -766,40 +743,49 @@ impl<'a> InspectCtx<'a> {
         page: std::ops::Range<usize>,
     ) -> Result<(Vec<InspectHit>, usize), TranscriptError> {
         let session = self.session;
-        let needle = Needle::new(query, false);
+        let matcher = LiteralMatcher::new(query, self.case).ok_or_else(|| {
+            TranscriptError::InvalidArgument {
+                name: "query",
+                value: query.to_owned(),
+                reason: "is too long to search for",
+            }
+        })?;
+        let kinds: FieldKinds = self.scope.kinds();
+        let version = session.version();
         let mut hits = Vec::new();
         let mut n_hits = 0usize;
         for (idx, entry) in session.entries().iter().enumerate() {
             self.n_steps.set(self.n_steps.get() + 1);
-            let mut push = |field, text: &str, status: &MessageStatus| {
-                if let Some(at) = needle.find_char_offset(text) {
-                    n_hits += 1;
-                    if !page.contains(&(n_hits - 1)) {
-                        return;
-                    }
-                    hits.push(InspectHit {
-                        entry_id: self.handle(idx),
-                        field,
-                        snippet: snippet_around(text, at, PREVIEW_CHARS),
-                        checkpoint_id: self.checkpoint_for_hit(idx).map(|idx| self.handle(idx)),
-                        timestamp: self.timestamp(idx),
-                        is_on_active_branch: self.is_active[idx],
-                        status: status.clone(),
-                    });
-                }
-            };
-            if !session.is_linear()
-                && let Some(label) = entry.id.and_then(|id| self.labels.get(id))
-            {
-                push(SearchField::Label, label, &MessageStatus::default());
-            }
-            if !self.is_searchable(&entry) {
+            // Entries that cannot hold a searched text are never decoded.
+            if !may_hold_text(
+                entry.entry_type,
+                entry.role().map(|role| role.as_str()),
+                kinds,
+            ) {
                 continue;
             }
             let value = session.decode(idx)?;
-            let status = message_status(&entry, &value);
-            for (field, text) in search_texts(&entry, &value, self.scope) {
-                push(field, &text, &status);
+            let mut status = None;
+            for text in searchable_texts(&value, kinds, version) {
+                let Some(found) = matcher.find(text.text) else {
+                    continue;
+                };
+                n_hits += 1;
+                if !page.contains(&(n_hits - 1)) {
+                    continue;
+                }
+                let at = text.text[..found.start].chars().count();
+                hits.push(InspectHit {
+                    entry_id: self.handle(idx),
+                    field: text.kind,
+                    snippet: snippet_around(text.text, at, PREVIEW_CHARS),
+                    checkpoint_id: self.checkpoint_for_hit(idx).map(|idx| self.handle(idx)),
+                    timestamp: self.timestamp(idx),
+                    is_on_active_branch: self.is_active[idx],
+                    status: status
+                        .get_or_insert_with(|| message_status(&entry, &value))
+                        .clone(),
+                });
             }
         }
         Ok((hits, n_hits))

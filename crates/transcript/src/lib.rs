@@ -38,8 +38,8 @@ pub use activity::{
     LastActivity, MAX_ACTIVITY_TAIL_BYTES, read_last_activity, read_last_activity_from,
 };
 pub use content::{
-    EntryContent, Failure, MessageFacts, MessageStatus, SearchField, SearchScope, ToolCall,
-    content_text_blocks, entry_content, entry_text, message_facts, message_status, search_texts,
+    EntryContent, Failure, MessageFacts, MessageStatus, ToolCall, content_text_blocks,
+    entry_content, entry_text, message_facts, message_status, searchable_texts,
     summarize_arguments,
 };
 pub use context::{Context, ContextEdit, ContextMessage, ContextMessageKind, ModelRef};
@@ -57,6 +57,9 @@ pub use inspect::{
 pub use json::decode_line;
 /// Re-exported from core, where the list renderer shares it.
 pub use pi_retrospect_core::sanitize::sanitize_for_terminal;
+/// The one rule for searchable text and case, from `pi-retrospect-read`: what `inspect search`
+/// and `entries --grep` look in, as `search` does.
+pub use pi_retrospect_read::searchable::{CaseMode, FieldKinds, SearchScope};
 pub use scan::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
 pub use session::{Entries, EntriesIter, Header, ReadLimits, Snapshot, Transcript};
 pub use show::{

@@ -221,48 +221,6 @@ pub fn utc_timestamp(stored: &str) -> String {
     }
 }
 
-/// Returns a needle matcher for literal search, folding case unless `is_case_sensitive`.
-#[derive(Debug, Clone)]
-pub(crate) struct Needle {
-    folded: String,
-    is_case_sensitive: bool,
-}
-
-impl Needle {
-    pub(crate) fn new(needle: &str, is_case_sensitive: bool) -> Self {
-        let folded = if is_case_sensitive {
-            needle.to_owned()
-        } else {
-            needle.to_lowercase()
-        };
-        Needle {
-            folded,
-            is_case_sensitive,
-        }
-    }
-
-    /// Returns the character offset of the first match in `haystack`.
-    pub(crate) fn find_char_offset(&self, haystack: &str) -> Option<usize> {
-        if self.is_case_sensitive {
-            let byte_idx = haystack.find(&self.folded)?;
-            return Some(haystack[..byte_idx].chars().count());
-        }
-        let folded = haystack.to_lowercase();
-        let byte_idx = folded.find(&self.folded)?;
-        // Lowercasing can change the length of some characters; the character count of the
-        // folded prefix is close enough to place a snippet.
-        Some(folded[..byte_idx].chars().count())
-    }
-
-    pub(crate) fn is_match(&self, haystack: &str) -> bool {
-        if self.is_case_sensitive {
-            haystack.contains(&self.folded)
-        } else {
-            haystack.to_lowercase().contains(&self.folded)
-        }
-    }
-}
-
 /// Returns up to `max_chars` characters of `text` around character offset `at`.
 pub(crate) fn snippet_around(text: &str, at: usize, max_chars: usize) -> String {
     let start = at.saturating_sub(max_chars / 4);
@@ -354,13 +312,5 @@ mod tests {
             "2026-11-30T19:15:37.102Z"
         );
         assert_eq!(utc_timestamp("yesterday"), "yesterday");
-    }
-
-    #[test]
-    fn matches_literally() {
-        assert!(Needle::new("FOO.", false).is_match("a foo. b"));
-        assert!(!Needle::new("FOO.", true).is_match("a foo. b"));
-        assert!(!Needle::new("f.o", false).is_match("foo"));
-        assert_eq!(Needle::new("b", false).find_char_offset("ééB"), Some(2));
     }
 }

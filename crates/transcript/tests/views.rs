@@ -4,7 +4,7 @@ mod common;
 
 use common::{assistant, jsonl, other, parse, tool_result, user};
 use pi_retrospect_transcript::{
-    EntriesFilter, InspectPageRequest, InspectView, OutputLimit, SearchScope, ShowOptions,
+    CaseMode, EntriesFilter, InspectPageRequest, InspectView, OutputLimit, SearchScope, ShowOptions,
     Transcript, Turns, active_branch_items, entries, entry_tree, facts, inspect, inspect_path,
 };
 
@@ -250,6 +250,7 @@ fn page(
             tool_results: tools,
             ..SearchScope::default()
         },
+        case: CaseMode::default(),
     };
     serde_json::to_value(inspect(session, &request).expect("inspect")).expect("json")
 }
@@ -331,17 +332,29 @@ fn inspect_views() {
     let search = page(
         &session,
         InspectView::Search {
-            query: "FIX".to_owned(),
+            query: "fix".to_owned(),
         },
         None,
         None,
         false,
     );
-    assert_eq!(ids(&search, "hits", "entryId"), ["u1", "a2", "a2"]);
+    // Smart case: a pattern without an upper-case letter ignores case. A label is a hit on
+    // the label entry that holds it, as in `search`.
+    assert_eq!(ids(&search, "hits", "entryId"), ["u1", "a2", "l1"]);
     assert_eq!(
         ids(&search, "hits", "field"),
-        ["user", "label", "assistant"]
+        ["user", "assistant", "label"]
     );
+    let sensitive = page(
+        &session,
+        InspectView::Search {
+            query: "Fix".to_owned(),
+        },
+        None,
+        None,
+        false,
+    );
+    assert_eq!(ids(&sensitive, "hits", "entryId"), ["a2"]);
     assert_eq!(search["hits"][0]["checkpointId"], "t2");
     let hidden = page(
         &session,
@@ -425,6 +438,7 @@ fn inspect_rejects_bad_requests() {
             limit,
             cursor,
             scope: SearchScope::default(),
+            case: CaseMode::default(),
         };
         assert!(inspect(&session, &request).is_err(), "{request:?}");
     }
@@ -446,6 +460,7 @@ fn cursor_continues_the_same_snapshot_after_the_file_grows() {
         limit: Some(2),
         cursor,
         scope: SearchScope::default(),
+        case: CaseMode::default(),
     };
     let mut seen = Vec::new();
     let first = inspect_path(&path, &request(None)).expect("first page");
@@ -482,6 +497,7 @@ fn cursor_continues_the_same_snapshot_after_the_file_grows() {
         limit: Some(2),
         cursor: first_cursor(&path),
         scope: SearchScope::default(),
+        case: CaseMode::default(),
     };
     assert!(inspect_path(&path, &other_request).is_err());
 }
@@ -492,6 +508,7 @@ fn first_cursor(path: &std::path::Path) -> Option<String> {
         limit: Some(1),
         cursor: None,
         scope: SearchScope::default(),
+        case: CaseMode::default(),
     };
     inspect_path(path, &request).expect("page").next_cursor
 }
@@ -553,7 +570,7 @@ fn entries_filters() {
     );
     check_entries(
         EntriesFilter {
-            grep: vec!["TESTS".to_owned(), "alt answer".to_owned()],
+            grep: vec!["tests".to_owned(), "alt answer".to_owned()],
             ..Default::default()
         },
         &["8:u2", "9:a3", "11:a4"],
@@ -561,7 +578,22 @@ fn entries_filters() {
     check_entries(
         EntriesFilter {
             grep: vec!["TESTS".to_owned()],
-            is_case_sensitive: true,
+            case: CaseMode::Insensitive,
+            ..Default::default()
+        },
+        &["8:u2", "9:a3"],
+    );
+    check_entries(
+        EntriesFilter {
+            grep: vec!["TESTS".to_owned()],
+            ..Default::default()
+        },
+        &[],
+    );
+    check_entries(
+        EntriesFilter {
+            grep: vec!["TESTS".to_owned()],
+            case: CaseMode::Sensitive,
             ..Default::default()
         },
         &[],
@@ -1068,8 +1100,8 @@ fn the_tree_keeps_the_active_path_at_depth_zero() {
     );
 }
 
-/// Issue 10: `search` looks in `!` commands always, in tool-call arguments, thinking and
-/// system prompts only when asked, and names what it left out.
+/// `search` looks in `!` commands and their output always, in tool-call arguments,
+/// thinking, tool results and system prompts only when asked, and names what it left out.
 #[test]
 fn search_scope_is_opt_in() {
     let lines = [
@@ -1113,13 +1145,17 @@ fn search_scope_is_opt_in() {
         assert_eq!(page.not_searched, not_searched, "{scope:?}");
     };
     let all = ["toolResults", "toolArgs", "thinking", "system"];
-    check(SearchScope::default(), &["b1:command"], &all);
+    check(
+        SearchScope::default(),
+        &["b1:bashCommand", "b1:bashOutput"],
+        &all,
+    );
     check(
         SearchScope {
             tool_args: true,
             ..SearchScope::default()
         },
-        &["a1:toolArgs", "b1:command"],
+        &["a1:toolArgs", "b1:bashCommand", "b1:bashOutput"],
         &["toolResults", "thinking", "system"],
     );
     check(
@@ -1134,8 +1170,8 @@ fn search_scope_is_opt_in() {
             "a1:thinking",
             "a1:toolArgs",
             "t1:toolResult",
-            "b1:command",
-            "b1:toolResult",
+            "b1:bashCommand",
+            "b1:bashOutput",
         ],
         &[],
     );

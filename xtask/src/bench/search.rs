@@ -77,6 +77,14 @@ const CASES: &[Case] = &[
         has_rg: true,
     },
     Case {
+        label: "literal, 224k hits in summaries and prose",
+        pattern: "compaction",
+        is_regex: false,
+        our_flags: &[],
+        is_hits: false,
+        has_rg: true,
+    },
+    Case {
         label: "regex, 16k lines of tool output",
         pattern: r"error\(\w+, 4\d{3}\)",
         is_regex: true,

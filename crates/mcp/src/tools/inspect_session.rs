@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::args::{bounded, parse, session_target};
+use crate::args::{Case, bounded, parse, session_target};
 use crate::cursor;
 use crate::error::ToolError;
 use crate::output::{
@@ -44,15 +44,18 @@ Inspects one session's completed-turn checkpoints. A turn is one assistant respo
 tool results answering its calls; its checkpoint is the turn's last entry. Never writes.
 Views: overview (every checkpoint in the tree, file order); ancestors (checkpoints from the \
 root to entryId, default the leaf); children (the next checkpoint on each path below \
-entryId); search (literal, case-insensitive matches of query in labels, assistant text, user \
-requests, and tool output with includeToolResults); read (entryId with `before` ancestors \
+entryId); search (literal matches of query, smart case unless case says, in the texts \
+search_sessions searches: user and assistant text, API errors, `!` commands and output, \
+summaries, custom messages, session names, labels; toolResults, toolArgs, thinking and \
+system add theirs); read (entryId with `before` ancestors \
 and `after` descendants; at a branch point it lists the child ids instead of choosing).
 - sessionPath is a `path` from list_sessions (absolute; only *.jsonl files inside the session \
 stores can be read); Pi 1.6.0 does not tell the server which session is calling, so it is \
 required. entryId is an entry id or `line:N`.
 - Previews are cut to 240 characters, read text to 2000 per entry; token counts are estimates \
-(characters / 4), not provider usage. Thinking, image data and tool-call arguments are never \
-returned; tool output only with includeToolResults (it can hold sensitive material).
+(characters / 4), not provider usage. Image data is never returned; thinking and tool-call \
+arguments only as search snippets when asked for; tool output only with toolResults (it \
+can hold sensitive material).
 - Pages: limit results (default 20, at most 50) and at most 32 KiB of JSON (256 KiB when limit is given) (fewer results \
 when needed). When nextCursor is not null, repeat the same arguments with cursor = \
 nextCursor: later pages read the same snapshot of the file even while Pi appends to it (a \
@@ -79,8 +82,19 @@ pub(crate) struct InspectSessionParams {
     #[schemars(range(max = 10))]
     after: Option<u64>,
     /// Include tool output: search it, preview it, show it in read (default false).
+    #[serde(default, alias = "includeToolResults")]
+    tool_results: bool,
+    /// search: also search tool-call arguments (string values, never keys).
     #[serde(default)]
-    include_tool_results: bool,
+    tool_args: bool,
+    /// search: also search thinking.
+    #[serde(default)]
+    thinking: bool,
+    /// search: also search system prompts.
+    #[serde(default)]
+    system: bool,
+    /// search: smart (default), sensitive or insensitive.
+    case: Option<Case>,
     /// A nextCursor from the previous page of the same call.
     cursor: Option<String>,
     /// The session file: an absolute `path` from list_sessions, inside the session stores.
@@ -144,9 +158,12 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             limit: Some(limit),
             cursor: after.as_ref().map(|after| after.position.clone()),
             scope: SearchScope {
-                tool_results: params.include_tool_results,
-                ..SearchScope::default()
+                tool_results: params.tool_results,
+                tool_args: params.tool_args,
+                thinking: params.thinking,
+                system: params.system,
             },
+            case: Case::mode(params.case),
         };
         let mut result = pi_retrospect_app::inspect(&request, &context.env).map_err(|error| {
             // An entry handle that names nothing is the `entryId` argument's fault.

@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use pi_retrospect_app::{
-    CaseMode, SearchEvent as Event, SearchMode as Mode, SearchRequest, SearchTerms, SessionOrder,
+    SearchEvent as Event, SearchMode as Mode, SearchRequest, SearchTerms, SessionOrder,
 };
 use pi_retrospect_core::search::SearchDocument;
 use rmcp::model::JsonObject;
@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::args::{
-    CwdMatch, MessageRole, OneOrMany, SessionFilters, bounded, parse, session_target,
+    Case, CwdMatch, MessageRole, OneOrMany, SessionFilters, bounded, parse, session_target,
 };
 use crate::cursor;
 use crate::error::ToolError;
@@ -43,10 +43,12 @@ const MAX_LIMIT: u64 = 200;
 const DESCRIPTION: &str = "\
 Searches the text of every session in the stores (subagent runs included), without an index \
 and exactly: only entry text matches, never JSON field names, ids or image data. pattern is \
-literal unless regex is true (Rust regex syntax); case: sensitive (default), insensitive or \
-smart; wholeWord. Searched by default: user and assistant text, `!` commands and output, \
-summaries, custom messages, session names, labels; opt in with thinking, toolArgs, \
-toolResults, system; narrow with roles, tools, models. sessionPath limits it to one file \
+literal unless regex is true (Rust regex syntax); case: smart (default: case is ignored \
+unless the pattern has an upper-case letter), sensitive or insensitive; wholeWord. Searched \
+by default: user and assistant text, API errors of failed responses (errorMessage), `!` \
+commands and output, summaries, custom messages, session names, labels; opt in with \
+thinking, toolArgs (string values, never keys), toolResults, system (the same texts \
+inspect_session and session_entries search); narrow with roles, tools, models. sessionPath limits it to one file \
 (an absolute `path` from list_sessions); cwds/cwdPrefix (cwdMatch sibling-prefix for \
 worktrees), startTimestamp/endTimestamp (when a session started) and excludeSessionPath \
 narrow the sessions as in list_sessions. Sessions newest first \
@@ -66,7 +68,7 @@ pub(crate) struct SearchSessionsParams {
     /// Treat pattern as a regular expression.
     #[serde(default)]
     regex: bool,
-    /// sensitive (default), insensitive or smart.
+    /// smart (default), sensitive or insensitive.
     case: Option<Case>,
     /// Match whole words only.
     #[serde(default)]
@@ -74,7 +76,7 @@ pub(crate) struct SearchSessionsParams {
     /// Also search thinking.
     #[serde(default)]
     thinking: bool,
-    /// Also search tool-call arguments.
+    /// Also search tool-call arguments (string values, never keys).
     #[serde(default)]
     tool_args: bool,
     /// Also search tool output.
@@ -122,18 +124,6 @@ pub(crate) struct SearchSessionsParams {
     limit: Option<u64>,
     /// A nextCursor from the previous page of the same call.
     cursor: Option<String>,
-}
-
-/// How the pattern treats case.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum Case {
-    /// Exactly as written (the default).
-    Sensitive,
-    /// Upper and lower case alike.
-    Insensitive,
-    /// Insensitive unless the pattern holds an upper-case letter.
-    Smart,
 }
 
 /// The order sessions are searched and reported in.
@@ -185,11 +175,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             cursor::decode(TOOL.name, &digest, text).and_then(|key| HitKey::from_value(&key))
         })
         .transpose()?;
-    let case = match params.case {
-        None | Some(Case::Sensitive) => CaseMode::Sensitive,
-        Some(Case::Insensitive) => CaseMode::Insensitive,
-        Some(Case::Smart) => CaseMode::Smart,
-    };
+    let case = Case::mode(params.case);
     let order = match params.order {
         None | Some(Order::Newest) => SessionOrder::Newest,
         Some(Order::Oldest) => SessionOrder::Oldest,

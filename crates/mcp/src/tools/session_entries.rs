@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::args::{EntryType, MessageRole, OneOrMany, parse, session_target};
+use crate::args::{Case, EntryType, MessageRole, OneOrMany, parse, session_target};
 use crate::cursor;
 use crate::error::ToolError;
 use crate::output::{
@@ -54,7 +54,10 @@ version 1 files id and parentId are null and `line:N` names an entry in ids/pare
 - text is the readable body (message text, summaries, `!cmd` for bash); never thinking, tool \
 calls or images. raw is the line's JSON exactly as stored.
 - Filters combine with AND; values within ids, parentIds, types, messageRoles and \
-search.terms OR. search is literal, case-insensitive unless caseSensitive.
+search.terms OR. search is literal, smart case unless search.case says, over the texts \
+search_sessions searches (user and assistant text, API errors, `!` commands and output, \
+summaries, custom messages, session names, labels; search.thinking, toolArgs, toolResults \
+and system add theirs).
 - Pages: at most `limit` rows (default 100, at most 500) and at most 32 KiB of JSON (256 KiB when limit is given); text is \
 cut to 8000 characters (isTextTruncated) and raw over 16 KiB (64 KiB when limit is given) is left \
 out (rawBytes gives its size). When nextCursor is not null, call again with the same arguments and cursor = nextCursor \
@@ -102,15 +105,29 @@ pub(crate) struct SessionEntriesParams {
     cursor: Option<String>,
 }
 
-/// A text search over the rows' `text`.
+/// A text search over the entries' searchable texts, as search_sessions has them.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Search {
-    /// Literal terms; an entry matches when its text contains any of them.
+    /// Literal terms; an entry matches when one of its texts contains any of them.
     terms: OneOrMany,
-    /// Match case-sensitively (default false).
+    /// smart (default), sensitive or insensitive.
+    case: Option<Case>,
+    /// The same as case = sensitive (kept for callers that pass it).
     #[serde(default)]
     case_sensitive: bool,
+    /// Also search thinking.
+    #[serde(default)]
+    thinking: bool,
+    /// Also search tool-call arguments (string values, never keys).
+    #[serde(default)]
+    tool_args: bool,
+    /// Also search tool output.
+    #[serde(default)]
+    tool_results: bool,
+    /// Also search system prompts.
+    #[serde(default)]
+    system: bool,
 }
 
 fn output_schema() -> Arc<JsonObject> {
@@ -364,9 +381,21 @@ fn filters(context: &CallContext, params: SessionEntriesParams) -> Result<Filter
             end.map(|line| line.to_string()).unwrap_or_default()
         )),
     };
-    let (terms, case_sensitive) = match params.search {
-        Some(search) => (search.terms.into_vec(), search.case_sensitive),
-        None => (Vec::new(), false),
+    let (terms, case, grep_scope) = match params.search {
+        Some(search) => {
+            let case = match (search.case, search.case_sensitive) {
+                (None, true) => pi_retrospect_app::CaseMode::Sensitive,
+                (case, _) => Case::mode(case),
+            };
+            let scope = pi_retrospect_app::SearchScope {
+                tool_results: search.tool_results,
+                tool_args: search.tool_args,
+                thinking: search.thinking,
+                system: search.system,
+            };
+            (search.terms.into_vec(), case, scope)
+        }
+        None => (Vec::new(), Case::mode(None), Default::default()),
     };
     if terms.iter().any(String::is_empty) {
         return Err(ToolError::argument(
@@ -403,7 +432,8 @@ fn filters(context: &CallContext, params: SessionEntriesParams) -> Result<Filter
             since: params.start_timestamp,
             until: params.end_timestamp,
             grep: terms,
-            case_sensitive,
+            case,
+            grep_scope,
             // One row more than the page shows tells whether another page follows.
             limit: Some(limit as u64 + 1),
             raw: true,
