@@ -66,7 +66,7 @@ pub fn confine_to_stores(
         })
         .collect();
     let real = std::fs::canonicalize(&path).map_err(|error| {
-        let reason = pi_retrospect_header::describe_io(&error);
+        let reason = pi_retrospect_read::describe_io(&error);
         if error.kind() == std::io::ErrorKind::NotFound {
             AppError::not_found(format!("{argument}: {reason}"))
         } else {

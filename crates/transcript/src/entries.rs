@@ -8,7 +8,8 @@ use serde_json::value::RawValue;
 use crate::content::{MessageFacts, SearchScope, entry_text, extra_search_texts, message_facts};
 use crate::entry::Entry;
 use crate::error::TranscriptError;
-use crate::json::{decode_lossy, strict_json};
+use crate::json::strict_json;
+use pi_retrospect_read::decode_lossy;
 use crate::session::Transcript;
 use crate::text::Needle;
 
