@@ -133,6 +133,8 @@ impl RegionReader {
             buffer.resize(size, 0);
         }
         let mut filled = 0usize;
+        // buffer[..searched] is known to hold no newline (the tail carried over).
+        let mut searched = 0usize;
         // Offset in the stream of buffer[0].
         let mut base_offset = 0u64;
         let mut n_read_total = 0u64;
@@ -154,6 +156,7 @@ impl RegionReader {
                     skip.1 += filled as u64;
                     base_offset += filled as u64;
                     filled = 0;
+                    searched = 0;
                 } else {
                     // One line fills the whole window: grow it, never past the cap plus one.
                     size = (size * 2).min(cap.saturating_add(1));
@@ -178,7 +181,7 @@ impl RegionReader {
                     });
                 }
             };
-            let mut new_start = filled;
+            let new_start = filled;
             filled += n_read;
             remaining -= n_read as u64;
             n_read_total += n_read as u64;
@@ -204,17 +207,23 @@ impl RegionReader {
                 buffer.copy_within(end + 1..filled, 0);
                 filled -= end + 1;
                 base_offset += end as u64 + 1;
-                new_start = 0;
+                searched = 0;
             }
             if remaining == 0 {
                 // Everything up to the limit is here: the final region follows the loop.
                 break;
             }
-            // Only the new bytes can hold the last newline: the carried-over tail has none.
-            let Some(last_newline) = memchr::memrchr(b'\n', &buffer[new_start..filled]) else {
+            if filled < size {
+                // A short read (the end of a head read before the file, or of a pipe): fill
+                // the window first, so that regions stay large whatever the reads return.
+                continue;
+            }
+            // Only the bytes read since the last region can hold the last newline.
+            let Some(last_newline) = memchr::memrchr(b'\n', &buffer[searched..filled]) else {
+                searched = filled;
                 continue;
             };
-            let region_end = new_start + last_newline + 1;
+            let region_end = searched + last_newline + 1;
             let region = Region {
                 bytes: &buffer[..region_end],
                 offset: base_offset,
@@ -225,6 +234,7 @@ impl RegionReader {
             }
             buffer.copy_within(region_end..filled, 0);
             filled -= region_end;
+            searched = filled;
             base_offset += region_end as u64;
         }
         if let Some((start, dropped, head)) = skipping {
@@ -575,12 +585,28 @@ mod tests {
         );
     }
 
-    /// The region reader and a plain split agree on every line, whatever the cap and chunk.
+    /// A reader that hands over at most `step` bytes per read, as a pipe may.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+            let n_read = self.step.min(buffer.len()).min(self.bytes.len());
+            buffer[..n_read].copy_from_slice(&self.bytes[..n_read]);
+            self.bytes = &self.bytes[n_read..];
+            Ok(n_read)
+        }
+    }
+
+    /// The region reader and a plain split agree on every line, whatever the cap, the chunk
+    /// and the size of each read.
     #[test]
     fn regions_agree_with_a_plain_split() {
         use proptest::prelude::*;
         proptest!(|(input in proptest::collection::vec(prop_oneof![Just(b'\n'), Just(b'x'), Just(b'y')], 0..200),
-                    cap in 1usize..20, chunk in 1usize..40)| {
+                    cap in 1usize..20, chunk in 1usize..40, step in 1usize..7, is_length_known in proptest::bool::ANY)| {
             let mut expected = Vec::new();
             let mut offset = 0u64;
             let text = input.as_slice();
@@ -597,7 +623,9 @@ mod tests {
             let mut actual = Vec::new();
             let mut buffer = vec![7u8; 5];
             let mut line_offsets = Vec::new();
-            RegionReader::new(cap, chunk).read(text, u64::MAX, &mut buffer, |piece| {
+            let reader = Trickle { bytes: text, step };
+            let limit = if is_length_known { text.len() as u64 } else { u64::MAX };
+            RegionReader::new(cap, chunk).read(reader, limit, &mut buffer, |piece| {
                 match piece {
                     Piece::Lines(region) => {
                         let mut start = 0;
