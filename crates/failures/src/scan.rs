@@ -10,8 +10,7 @@ use pi_retrospect_core::sanitize::sanitize_for_terminal;
 use pi_retrospect_core::{Session, Timestamp, Warning, timestamp};
 use pi_retrospect_read::{DEFAULT_MAX_LINE_BYTES, Symlinks, for_each_line, open_regular};
 use pi_retrospect_transcript::{
-    OutputLimit, ReadLimits, Role, Transcript,
-    head_and_tail, read_summary,
+    OutputLimit, ReadLimits, Role, Transcript, head_and_tail, read_summary,
 };
 use serde_json::Value;
 

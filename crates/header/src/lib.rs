@@ -443,7 +443,6 @@ fn is_blank(line: &[u8]) -> bool {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -96,9 +96,7 @@ mod tests {
         assert_eq!(read_full_at(&file, &mut buffer, 6).expect("read"), 4);
         assert_eq!(&buffer[..4], b"6789");
         let mut rest = Vec::new();
-        ReadAt::new(&file, 7)
-            .read_to_end(&mut rest)
-            .expect("read");
+        ReadAt::new(&file, 7).read_to_end(&mut rest).expect("read");
         assert_eq!(rest, b"789");
         let mut from_start = Vec::new();
         file.read_to_end(&mut from_start).expect("read");

@@ -581,7 +581,10 @@ mod tests {
         );
         assert_eq!(
             pieces(b"a\nlonger", 3, 64),
-            vec![(0, "a\n".to_owned(), false), (2, "!6:long".to_owned(), false)]
+            vec![
+                (0, "a\n".to_owned(), false),
+                (2, "!6:long".to_owned(), false)
+            ]
         );
     }
 

@@ -1,5 +1,5 @@
-//! Searching one session file: a chunked read, the raw-byte prefilter, the exact check of
-//! candidate lines, and the active-branch flag of the hits.
+//! Searching one session file: `read`'s region reader, the raw-byte prefilter over each
+//! region, the exact check of candidate lines, and the active-branch flag of the hits.
 
 use std::io::Read;
 use std::ops::ControlFlow;
@@ -8,14 +8,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use pi_retrospect_core::search::{FieldKind, SearchHit, SearchWarning};
 use pi_retrospect_read::{
-    DEFAULT_MAX_LINE_BYTES, LineCounter, OverLong, Piece, RegionReader, Symlinks, describe_io,
-    open_regular,
+    DEFAULT_MAX_LINE_BYTES, LineCounter, OverLong, Piece, RegionReader, Symlinks, decode_line,
+    describe_io, open_regular,
 };
 use pi_retrospect_transcript::{ReadLimits, Transcript};
 use serde_json::Value;
 
 use crate::decode::peek_line;
-use pi_retrospect_read::decode_line;
 use crate::error::SearchError;
 use crate::fields::{EntryFacts, Text, entry_texts};
 use crate::pattern::{Matcher, Pattern};

@@ -391,7 +391,9 @@ impl<'a> Scanner<'a> {
                         |piece| {
                             match piece {
                                 Piece::Lines(region) => self.on_region(region.bytes, region.offset),
-                                Piece::OverLong(line) => self.on_over_long(line.offset, line.n_bytes),
+                                Piece::OverLong(line) => {
+                                    self.on_over_long(line.offset, line.n_bytes)
+                                }
                             }
                             if self.scan.failure.is_some() {
                                 ControlFlow::Break(())

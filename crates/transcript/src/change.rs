@@ -208,7 +208,6 @@ pub(crate) fn hash_prefix(file: &File, len: u64) -> io::Result<u64> {
     Ok(hash.finish())
 }
 
-
 /// Returns whether the first `n_bytes` of `file` still hash to `read_hash`, checked only
 /// when its state differs from `seen` (the state after the bytes were read): `Ok(true)` when
 /// the bytes are as they were read (unchanged, or only appended to).

@@ -9,9 +9,9 @@ use crate::content::{MessageFacts, SearchScope, entry_text, extra_search_texts, 
 use crate::entry::Entry;
 use crate::error::TranscriptError;
 use crate::json::strict_json;
-use pi_retrospect_read::decode_lossy;
 use crate::session::Transcript;
 use crate::text::Needle;
+use pi_retrospect_read::decode_lossy;
 
 /// Returns the filters of the `entries` view; all given filters must hold (AND).
 #[derive(Debug, Clone, Default)]

@@ -16,11 +16,11 @@ use crate::change::{FileState, HashingReader, ReadWatch, is_unchanged_since};
 use crate::entry::{Entry, EntryKind, LineSpan, entry_from_envelope};
 use crate::error::TranscriptError;
 use crate::json::{EnvelopeError, Loose, RawEnvelope, parse_envelope};
-use pi_retrospect_read::decode_lossy;
-use pi_retrospect_read::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
 use crate::store::EntryStore;
 use crate::tree::{MAX_ENTRIES, MalformedLines, Tree, short};
 use crate::warning::{TranscriptWarning, WarningCounts, WarningKind, Warnings};
+use pi_retrospect_read::decode_lossy;
+use pi_retrospect_read::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
 
 /// Returns the session header (line 1 of a well-formed file).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

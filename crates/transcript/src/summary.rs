@@ -221,12 +221,17 @@ fn whole_summary_of(file: &File, size: u64) -> std::io::Result<SessionSummary> {
     // Positional reads from 0: the caller's descriptor may stand anywhere (the walk read its
     // header through it).
     let reader = pi_retrospect_read::ReadAt::new(file, 0);
-    for_each_line(reader, size, pi_retrospect_read::DEFAULT_MAX_LINE_BYTES, |line| {
-        if line.line_no == 1 || line.over_long.is_some() {
-            return;
-        }
-        facts.apply(line.bytes, &mut summary);
-    })?;
+    for_each_line(
+        reader,
+        size,
+        pi_retrospect_read::DEFAULT_MAX_LINE_BYTES,
+        |line| {
+            if line.line_no == 1 || line.over_long.is_some() {
+                return;
+            }
+            facts.apply(line.bytes, &mut summary);
+        },
+    )?;
     let activity = crate::activity::last_activity_of(file, size)?;
     summary.last_activity = activity.instant;
     summary.last_activity_unknown = activity.unknown;
@@ -279,7 +284,8 @@ fn read_head(
         let old_len = buffer.len();
         let wanted = usize::try_from(window).unwrap_or(usize::MAX);
         buffer.resize(wanted.max(old_len), 0);
-        let n_read = pi_retrospect_read::read_full_at(file, &mut buffer[old_len..], old_len as u64)?;
+        let n_read =
+            pi_retrospect_read::read_full_at(file, &mut buffer[old_len..], old_len as u64)?;
         buffer.truncate(old_len + n_read);
         // A read that comes back short means the file ended before `size` (it shrank since).
         let is_cut = buffer.len() < wanted;

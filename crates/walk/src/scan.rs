@@ -19,10 +19,8 @@ use std::time::Duration;
 
 use pi_retrospect_core::path::container_of;
 use pi_retrospect_core::{Session, SessionRow, SessionSummary, Warning, nest};
+use pi_retrospect_header::{HeaderError, read_listed_header_from, read_listed_header_into};
 use pi_retrospect_read::{describe_file_type, describe_io, open_session_file};
-use pi_retrospect_header::{
-    HeaderError, read_listed_header_from, read_listed_header_into,
-};
 use rayon::prelude::*;
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
