@@ -383,6 +383,7 @@ pub struct LineCounter {
 
 impl LineCounter {
     /// Returns the counter of a region that follows `lines_before` lines.
+    #[inline]
     pub fn new(lines_before: u64) -> LineCounter {
         LineCounter {
             lines_before,
@@ -393,6 +394,7 @@ impl LineCounter {
 
     /// Returns the 1-based number of the line starting at `region[line_start]`; calls come
     /// with ascending `line_start` for one region.
+    #[inline]
     pub fn line_no(&mut self, region: &[u8], line_start: usize) -> u64 {
         self.n_newlines +=
             memchr::memchr_iter(b'\n', &region[self.counted_to..line_start]).count() as u64;
