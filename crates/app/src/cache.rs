@@ -222,9 +222,9 @@ impl SummaryCache {
     /// Returns the whole-body facts of the session file at `path`, opened here (read-only,
     /// never through a symlink).
     pub(crate) fn summary_at(&self, path: &str) -> Result<SessionSummary, SummaryError> {
-        let (file, _) = pi_retrospect_header::open_regular(
+        let (file, _) = pi_retrospect_read::open_regular(
             Path::new(path),
-            pi_retrospect_header::Symlinks::Refuse,
+            pi_retrospect_read::Symlinks::Refuse,
         )?;
         self.summary_of(path, &file, &[])
     }
@@ -382,7 +382,7 @@ impl SummaryCache {
             Err(error) => vec![format!(
                 "summary cache {}: could not be written: {}",
                 path.display(),
-                pi_retrospect_header::describe_io(&error)
+                pi_retrospect_read::describe_io(&error)
             )],
         }
     }
@@ -400,8 +400,8 @@ fn prepare_dir(dir: &Path, stores: &[Store]) -> Result<bool, String> {
     let Some(existing) = dir.ancestors().find(|ancestor| ancestor.exists()) else {
         return Ok(false);
     };
-    let canonical = std::fs::canonicalize(existing)
-        .map_err(|error| pi_retrospect_header::describe_io(&error))?;
+    let canonical =
+        std::fs::canonicalize(existing).map_err(|error| pi_retrospect_read::describe_io(&error))?;
     let rest = dir.strip_prefix(existing).unwrap_or(Path::new(""));
     let canonical = canonical.join(rest);
     for store in stores {
@@ -423,8 +423,8 @@ fn prepare_dir(dir: &Path, stores: &[Store]) -> Result<bool, String> {
         create_private_dir(dir)?;
     }
     // The directory itself, never a link to one, and no one else's to change.
-    let metadata = std::fs::symlink_metadata(dir)
-        .map_err(|error| pi_retrospect_header::describe_io(&error))?;
+    let metadata =
+        std::fs::symlink_metadata(dir).map_err(|error| pi_retrospect_read::describe_io(&error))?;
     if !metadata.is_dir() {
         return Err("not a directory".to_owned());
     }
@@ -442,7 +442,7 @@ fn create_private_dir(dir: &Path) -> Result<(), String> {
         Err(error) => Err(format!(
             "could not create {}: {}",
             dir.display(),
-            pi_retrospect_header::describe_io(&error)
+            pi_retrospect_read::describe_io(&error)
         )),
     }
 }
@@ -459,18 +459,18 @@ fn load(path: &Path) -> Result<(Entries, Option<FileIdentity>), String> {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             return Ok((Entries::default(), None));
         }
-        Err(error) => return Err(pi_retrospect_header::describe_io(&error)),
+        Err(error) => return Err(pi_retrospect_read::describe_io(&error)),
     };
     let metadata = file
         .metadata()
-        .map_err(|error| pi_retrospect_header::describe_io(&error))?;
+        .map_err(|error| pi_retrospect_read::describe_io(&error))?;
     if !metadata.is_file() {
         return Err("not a regular file".to_owned());
     }
     let identity = Some(FileIdentity::of(&metadata));
     let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
     std::io::Read::read_to_end(&mut file, &mut bytes)
-        .map_err(|error| pi_retrospect_header::describe_io(&error))?;
+        .map_err(|error| pi_retrospect_read::describe_io(&error))?;
     match serde_json::from_slice::<Document>(&bytes) {
         Ok(document) if document.version == VERSION => Ok((document.entries, identity)),
         Ok(_) => Ok((Entries::default(), identity)),

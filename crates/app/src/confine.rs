@@ -70,7 +70,7 @@ fn confine(argument: &str, flags: &StoreFlags, env: &Environment) -> Result<Path
         })
         .collect();
     let real = std::fs::canonicalize(&path).map_err(|error| {
-        let reason = pi_retrospect_header::describe_io(&error);
+        let reason = pi_retrospect_read::describe_io(&error);
         if error.kind() == std::io::ErrorKind::NotFound {
             AppError::not_found(format!("{argument}: {reason}"))
         } else {

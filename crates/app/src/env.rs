@@ -76,7 +76,7 @@ impl Default for Environment {
             session_file: None,
             now: jiff::Timestamp::UNIX_EPOCH,
             time_zone: jiff::tz::TimeZone::UTC,
-            max_line_bytes: pi_retrospect_transcript::DEFAULT_MAX_LINE_BYTES,
+            max_line_bytes: pi_retrospect_read::DEFAULT_MAX_LINE_BYTES,
             cache_dir: None,
         }
     }
@@ -117,7 +117,7 @@ impl Environment {
                          optionally with K, M or G (1024-based): 67108864, 64M; got {text:?}"
                     ))
                 })?,
-                None => pi_retrospect_transcript::DEFAULT_MAX_LINE_BYTES,
+                None => pi_retrospect_read::DEFAULT_MAX_LINE_BYTES,
             },
         })
     }

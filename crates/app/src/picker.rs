@@ -71,7 +71,7 @@ pub fn list_here(request: &ListRequest, env: &Environment) -> Result<ListResult,
                 return Err(AppError::io(format!(
                     "{}: sessions root not readable: {}",
                     store.root,
-                    pi_retrospect_header::describe_io(&error)
+                    pi_retrospect_read::describe_io(&error)
                 )));
             }
         }

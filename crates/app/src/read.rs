@@ -7,9 +7,8 @@ use std::path::Path;
 use pi_retrospect_core::Timestamp;
 use pi_retrospect_transcript::{
     CaseMode, Cursor, DisplayItem, EntriesFilter, EntryRow, InspectPage, InspectView, Lineage,
-    OutputLimit,
-    ReadLimits, RunInfo, SearchScope, SessionFacts, ShowOptions, TranscriptError, TreeCounts,
-    TreeRow, utc_timestamp,
+    OutputLimit, ReadLimits, RunInfo, SearchScope, SessionFacts, ShowOptions, TranscriptError,
+    TreeCounts, TreeRow, utc_timestamp,
 };
 use pi_retrospect_walk::SessionFile;
 

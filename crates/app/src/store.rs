@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use pi_retrospect_core::Warning;
-use pi_retrospect_header::{OpenError, Symlinks, open_regular};
+use pi_retrospect_read::{OpenError, Symlinks, open_regular};
 use pi_retrospect_walk::{Layout, Store};
 
 use crate::env::Environment;
@@ -171,7 +171,7 @@ enum SettingsError {
     Open(#[from] OpenError),
     #[error("larger than {MAX_SETTINGS_BYTES} bytes")]
     TooLarge,
-    #[error("{}", pi_retrospect_header::describe_io(.0))]
+    #[error("{}", pi_retrospect_read::describe_io(.0))]
     Read(std::io::Error),
 }
 

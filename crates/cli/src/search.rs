@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 use pi_retrospect_app::{
-    Environment, ListRequest, Progress, SearchEvent as Event, SearchMode as Mode,
-    SearchRequest, SearchTerms, SessionOrder,
+    Environment, ListRequest, Progress, SearchEvent as Event, SearchMode as Mode, SearchRequest,
+    SearchTerms, SessionOrder,
 };
 use pi_retrospect_core::search::SearchWarning;
 use pi_retrospect_render::search::{self as search_render, JsonStream, TextWriter};

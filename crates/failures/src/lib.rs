@@ -30,6 +30,6 @@ pub use types::{FailureGroup, FailureKind, FailureRow, FailuresReport, GroupBy, 
 /// Returns the failure kind one decoded line records, if any: the decoding the raw-byte
 /// recognition must never miss (for tests that hold the two together).
 pub fn decoded_failure_kind(line: &[u8]) -> Option<FailureKind> {
-    let value = pi_retrospect_transcript::decode_line(line)?;
+    let value = pi_retrospect_read::decode_line(line)?;
     decode::classify(&value).map(|recorded| recorded.kind)
 }

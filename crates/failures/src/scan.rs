@@ -8,10 +8,9 @@ use std::path::Path;
 
 use pi_retrospect_core::sanitize::sanitize_for_terminal;
 use pi_retrospect_core::{Session, Timestamp, Warning, timestamp};
-use pi_retrospect_header::{Symlinks, open_regular};
+use pi_retrospect_read::{DEFAULT_MAX_LINE_BYTES, Symlinks, for_each_line, open_regular};
 use pi_retrospect_transcript::{
-    DEFAULT_MAX_LINE_BYTES, OutputLimit, ReadLimits, Role, Transcript, for_each_line,
-    head_and_tail, read_summary,
+    OutputLimit, ReadLimits, Role, Transcript, head_and_tail, read_summary,
 };
 use serde_json::Value;
 
@@ -195,7 +194,7 @@ fn scan_file(file: &ScanFile, options: &ScanOptions) -> FileResult {
         result.is_decoded = true;
         // Read as Pi reads it: a lone surrogate half (JavaScript writes one when a string is
         // cut inside an emoji) or invalid UTF-8 is U+FFFD, not a reason to lose the entry.
-        let value: Value = match pi_retrospect_transcript::decode_line(line.bytes) {
+        let value: Value = match pi_retrospect_read::decode_line(line.bytes) {
             Some(value) => value,
             None => {
                 let error = serde_json::from_slice::<Value>(line.bytes)

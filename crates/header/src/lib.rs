@@ -7,9 +7,7 @@
 
 #![deny(missing_docs)]
 
-mod open;
-
-pub use open::{OpenError, Symlinks, open_nonblocking, open_regular};
+use pi_retrospect_read::{describe_file_type, describe_io, open_session_file};
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -180,13 +178,6 @@ fn line_of(data: &[u8]) -> Result<&[u8], HeaderError> {
         None if data.len() > MAX_HEADER_LINE_BYTES => Err(HeaderError::TooLong),
         None => Ok(data),
     }
-}
-
-/// Opens a session file the way every reader here does: read-only, never through a symlink,
-/// never blocking (a FIFO or device opens at once), with no lock. Callers that did not see the
-/// file listed as a regular one use [`open_regular`], which checks the descriptor's type.
-pub fn open_session_file(path: &Path) -> io::Result<File> {
-    open_nonblocking(path, Symlinks::Refuse)
 }
 
 fn read_line_from<'a>(
@@ -449,34 +440,6 @@ fn is_blank(line: &[u8]) -> bool {
             text.trim().is_empty() || text.chars().all(|c| c == '\u{FEFF}' || c.is_whitespace())
         }
         Err(_) => false,
-    }
-}
-
-/// Returns an I/O error's description without Rust's " (os error N)" suffix noise.
-pub fn describe_io(error: &io::Error) -> String {
-    let text = error.to_string();
-    match text.find(" (os error ") {
-        Some(cut) => text[..cut].to_owned(),
-        None => text,
-    }
-}
-
-/// Returns what a file of `file_type` is, in a few words for a warning ("FIFO", "device", ...),
-/// when it is not a regular file.
-pub fn describe_file_type(file_type: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if file_type.is_fifo() {
-        "FIFO"
-    } else if file_type.is_socket() {
-        "socket"
-    } else if file_type.is_char_device() || file_type.is_block_device() {
-        "device"
-    } else if file_type.is_dir() {
-        "directory"
-    } else if file_type.is_symlink() {
-        "symlink"
-    } else {
-        "special file"
     }
 }
 

@@ -7,5 +7,23 @@
 
 #![deny(missing_docs)]
 
+mod at;
+mod decode;
+mod lines;
+mod open;
+
 pub mod json;
 pub mod searchable;
+
+#[cfg(feature = "count-reads")]
+pub use at::reads_on_this_thread;
+pub use at::{ReadAt, read_at, read_full_at};
+pub use decode::{decode_line, decode_lossy, repair_lone_surrogates};
+pub use lines::{
+    DEFAULT_MAX_LINE_BYTES, LineCounter, OVER_LONG_HEAD_BYTES, OverLong, Piece, RawLine, ReadError,
+    Region, RegionReader, for_each_line,
+};
+pub use open::{
+    OpenError, Symlinks, describe_file_type, describe_io, open_nonblocking, open_regular,
+    open_session_file,
+};

@@ -1,17 +1,21 @@
-//! Searching one session file: a chunked read, the raw-byte prefilter, the exact check of
-//! candidate lines, and the active-branch flag of the hits.
+//! Searching one session file: `read`'s region reader, the raw-byte prefilter over each
+//! region, the exact check of candidate lines, and the active-branch flag of the hits.
 
-use std::io::{self, Read};
+use std::io::Read;
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pi_retrospect_core::search::{FieldKind, SearchHit, SearchWarning};
-use pi_retrospect_header::{Symlinks, describe_io, open_regular};
 use pi_retrospect_read::searchable::{EntryFacts, Text, entry_texts, may_hold_text};
-use pi_retrospect_transcript::{DEFAULT_MAX_LINE_BYTES, ReadLimits, Transcript};
+use pi_retrospect_read::{
+    DEFAULT_MAX_LINE_BYTES, LineCounter, OverLong, Piece, RegionReader, Symlinks, decode_line,
+    describe_io, open_regular,
+};
+use pi_retrospect_transcript::{ReadLimits, Transcript};
 use serde_json::Value;
 
-use crate::decode::{decode_line, peek_line};
+use crate::decode::peek_line;
 use crate::error::SearchError;
 use crate::pattern::{Matcher, Pattern};
 use crate::prefilter::{Prefilter, non_canonical_escapes};
@@ -23,10 +27,6 @@ pub const DEFAULT_CONTEXT_CHARS: usize = 60;
 
 /// Bytes read at a time; a longer line grows the buffer to fit it, up to the line cap.
 const CHUNK: usize = 1 << 18;
-
-/// Bytes kept from the start of a line over the cap, to tell which entry it held (Pi writes
-/// `type`, `id` and `parentId` first).
-const SKIPPED_HEAD_BYTES: usize = 4096;
 
 /// The most skipped lines remembered per file to repair the active branch (each is at least
 /// the line cap long, so a real file has a handful).
@@ -281,7 +281,6 @@ impl Searcher {
             max_hits,
             strategy,
             lines_before: 0,
-            region_offset: 0,
             first_line,
             forced,
             version: None,
@@ -291,9 +290,9 @@ impl Searcher {
         };
         if !scan.is_done {
             match source {
-                Source::Bytes(mut bytes) => {
+                Source::Bytes(bytes) => {
                     let len = bytes.len() as u64;
-                    scan.read_stream(&mut bytes, len, buffer, stop);
+                    scan.read_stream(bytes, len, buffer, stop);
                 }
                 Source::Path => scan.read_file(buffer, stop),
             }
@@ -322,8 +321,6 @@ struct FileScan<'s> {
     /// Physical lines before the region being scanned (kept up to date only for regions
     /// that are not the file's last).
     lines_before: u64,
-    /// Offset in the file of the region being scanned.
-    region_offset: u64,
     /// The start of line 1, kept to read the format version when a line needs it.
     first_line: &'s mut Vec<u8>,
     /// Offsets in the current region of escapes that force their line to be decoded.
@@ -334,14 +331,6 @@ struct FileScan<'s> {
     skipped: Vec<SkippedLine>,
     /// Whether the search of this file is over (enough hits, or told to stop).
     is_done: bool,
-}
-
-/// A line longer than the line cap, being skipped.
-struct Skipping {
-    line_no: u64,
-    n_bytes: u64,
-    /// The line's first bytes.
-    head: Vec<u8>,
 }
 
 /// A line skipped for being over the cap, and what its start says it held.
@@ -381,137 +370,54 @@ impl FileScan<'_> {
                 return;
             }
         };
-        self.read_stream(&mut &file, metadata.len(), buffer, stop);
+        self.read_stream(&file, metadata.len(), buffer, stop);
     }
 
-    /// Reads the first `len` bytes of `reader` chunk by chunk and scans every chunk's complete
-    /// lines, holding no line longer than the cap: the buffer grows to at most the cap plus
-    /// one byte, and a line that fills it is dropped and skipped to its newline with one
-    /// warning, as `transcript::for_each_line` does.
-    fn read_stream(
+    /// Reads the first `len` bytes of `reader` in regions of whole lines and scans each,
+    /// holding no line longer than the cap: a longer one is skipped with one warning, as
+    /// `show` and `entries` skip it.
+    fn read_stream<R: Read>(
         &mut self,
-        reader: &mut dyn Read,
+        reader: R,
         len: u64,
         buffer: &mut Vec<u8>,
         stop: &AtomicBool,
     ) {
-        let cap = self.searcher.max_line_bytes;
-        // Never longer than the cap plus one, so that every complete line in it fits the cap.
-        buffer.resize(CHUNK.min(cap.saturating_add(1)), 0);
-        let mut remaining = len;
-        let mut filled = 0usize;
-        let mut skipping: Option<Skipping> = None;
-        while !self.is_done {
+        let lines = RegionReader::new(self.searcher.max_line_bytes, CHUNK);
+        let read = lines.read(reader, len, buffer, |piece| {
             if stop.load(Ordering::Relaxed) {
                 self.is_done = true;
-                break;
+                return ControlFlow::Break(());
             }
-            if filled == buffer.len() {
-                if buffer.len() > cap {
-                    // One line fills the buffer and is over the cap: drop what is held and
-                    // skip on to its newline.
-                    let line_no = self.lines_before + 1;
-                    let skip = skipping.get_or_insert_with(|| Skipping {
-                        line_no,
-                        n_bytes: 0,
-                        head: buffer[..filled.min(SKIPPED_HEAD_BYTES)].to_vec(),
-                    });
-                    skip.n_bytes += filled as u64;
-                    filled = 0;
-                } else {
-                    // One line fills the whole buffer: grow it, never past the cap plus one.
-                    let grown = (buffer.len() * 2).min(cap.saturating_add(1));
-                    buffer.resize(grown, 0);
-                }
+            match piece {
+                Piece::Lines(region) => self.region(region.bytes, region.offset, region.is_final),
+                Piece::OverLong(line) => self.over_long(line),
             }
-            let room = buffer.len() - filled;
-            let want = usize::try_from(remaining).map_or(room, |remaining| remaining.min(room));
-            if want == 0 {
-                break;
+            if self.is_done {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
             }
-            let n_read = match read_some(reader, &mut buffer[filled..filled + want]) {
-                Ok(0) => break,
-                Ok(n_read) => n_read,
-                Err(error) => {
-                    let message = format!(
-                        "cannot read past byte {}: {}",
-                        self.result.n_bytes,
-                        describe_io(&error)
-                    );
-                    self.warn(None, message);
-                    return;
-                }
-            };
-            let mut new_start = filled;
-            filled += n_read;
-            remaining -= n_read as u64;
-            self.result.n_bytes += n_read as u64;
-            if let Some(skip) = &mut skipping {
-                // Everything held belongs to the skipped line until its newline.
-                let Some(at) = memchr::memchr(b'\n', &buffer[new_start..filled]) else {
-                    if remaining == 0 {
-                        break;
-                    }
-                    continue;
-                };
-                let end = new_start + at;
-                skip.n_bytes += end as u64;
-                if let Some(skip) = skipping.take() {
-                    self.end_skip(skip);
-                }
-                buffer.copy_within(end + 1..filled, 0);
-                filled -= end + 1;
-                new_start = 0;
+        });
+        match read {
+            Ok(n_read) => self.result.n_bytes = n_read,
+            Err(error) => {
+                self.result.n_bytes = error.n_read;
+                let message = format!(
+                    "cannot read past byte {}: {}",
+                    error.n_read,
+                    describe_io(&error.error)
+                );
+                self.warn(None, message);
             }
-            if remaining == 0 {
-                // Everything up to the size at open time is here: the final region.
-                break;
-            }
-            // Only the new bytes can hold the last newline: the carried-over tail has none.
-            let Some(last_newline) = memchr::memrchr(b'\n', &buffer[new_start..filled]) else {
-                continue;
-            };
-            let region_end = new_start + last_newline + 1;
-            self.region(&buffer[..region_end], false);
-            self.region_offset += region_end as u64;
-            buffer.copy_within(region_end..filled, 0);
-            filled -= region_end;
-        }
-        if self.is_done {
-            return;
-        }
-        if let Some(mut skip) = skipping.take() {
-            skip.n_bytes += filled as u64;
-            self.end_skip(skip);
-            return;
-        }
-        // The final line has no newline and may be one byte over the cap.
-        let tail_start = memchr::memrchr(b'\n', &buffer[..filled]).map_or(0, |idx| idx + 1);
-        if filled - tail_start > cap {
-            if tail_start > 0 {
-                self.region(&buffer[..tail_start], false);
-                self.region_offset += tail_start as u64;
-            }
-            let tail = &buffer[tail_start..filled];
-            let skip = Skipping {
-                line_no: self.lines_before + 1,
-                n_bytes: tail.len() as u64,
-                head: tail[..tail.len().min(SKIPPED_HEAD_BYTES)].to_vec(),
-            };
-            self.end_skip(skip);
-        } else if filled > 0 {
-            self.region(&buffer[..filled], true);
         }
     }
 
     /// Reports a skipped over-long line (the warning `transcript` gives for it) and notes what
     /// its start says, to repair the active branch around it.
-    fn end_skip(&mut self, skip: Skipping) {
-        let Skipping {
-            line_no,
-            n_bytes,
-            head,
-        } = skip;
+    fn over_long(&mut self, line: OverLong<'_>) {
+        let line_no = self.lines_before + 1;
+        let n_bytes = line.n_bytes;
         let cap = self.searcher.max_line_bytes;
         self.warn(
             Some(line_no),
@@ -522,17 +428,16 @@ impl FileScan<'_> {
         if self.skipped.len() < MAX_SKIPPED_LINES {
             self.skipped.push(SkippedLine {
                 line_no,
-                head: skipped_head(&head),
+                head: skipped_head(line.head),
             });
         }
         self.lines_before += 1;
-        self.region_offset += n_bytes + 1;
     }
 
-    /// Scans `region`: complete lines, except that the final region of a file may end with a
-    /// line that has no newline.
-    fn region(&mut self, region: &[u8], is_final: bool) {
-        if self.region_offset == 0 {
+    /// Scans `region`, which starts at byte `offset` of the file: complete lines, except that
+    /// the final region of a file may end with a line that has no newline.
+    fn region(&mut self, region: &[u8], offset: u64, is_final: bool) {
+        if offset == 0 {
             let end = memchr::memchr(b'\n', region).unwrap_or(region.len());
             self.first_line
                 .extend_from_slice(&region[..end.min(MAX_HEADER_BYTES)]);
@@ -547,11 +452,7 @@ impl FileScan<'_> {
         }
         let mut next_forced = 0usize;
         let mut pending: Option<std::ops::Range<usize>> = None;
-        let mut counter = LineCounter {
-            lines_before: self.lines_before,
-            n_newlines: 0,
-            counted_to: 0,
-        };
+        let mut counter = LineCounter::new(self.lines_before);
         let mut from = 0usize;
         while from < region.len() && !self.is_done {
             let line_start = match prefilter {
@@ -577,7 +478,7 @@ impl FileScan<'_> {
                 .map_or(region.len(), |idx| line_start + idx);
             let has_newline = line_end < region.len();
             debug_assert!(has_newline || is_final, "a region ends with a newline");
-            let is_first_line = self.region_offset == 0 && line_start == 0;
+            let is_first_line = offset == 0 && line_start == 0;
             let mut line_no = || counter.line_no(region, line_start);
             self.line(
                 &region[line_start..line_end],
@@ -789,35 +690,6 @@ fn context_role<'v>(facts: &EntryFacts<'v>, kind: FieldKind) -> Option<&'v str> 
 
 fn contains(names: &[String], name: &str) -> bool {
     names.iter().any(|wanted| wanted == name)
-}
-
-/// Counts a region's lines only as far as a line number is asked for: a file whose lines
-/// need no number (no hit to report, no warning) costs no counting.
-struct LineCounter {
-    lines_before: u64,
-    n_newlines: u64,
-    counted_to: usize,
-}
-
-impl LineCounter {
-    /// Returns the number of the line starting at `region[line_start]`; calls come with
-    /// increasing `line_start`.
-    fn line_no(&mut self, region: &[u8], line_start: usize) -> u64 {
-        self.n_newlines +=
-            memchr::memchr_iter(b'\n', &region[self.counted_to..line_start]).count() as u64;
-        self.counted_to = line_start;
-        self.lines_before + self.n_newlines + 1
-    }
-}
-
-/// Reads into `buffer`, retrying when a signal interrupts the call.
-fn read_some(reader: &mut dyn Read, buffer: &mut [u8]) -> io::Result<usize> {
-    loop {
-        match reader.read(buffer) {
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            other => return other,
-        }
-    }
 }
 
 /// Returns what the first bytes of a skipped line say it held.

@@ -7,11 +7,12 @@
 //! `input + output + cacheRead + cacheWrite` and its cost the sum of `usage.cost.total`.
 //!
 //! The file is opened with the one safe open ([`open_regular`]: no symlink, never blocking, no
-//! lock) and read once, up to the length it had when it was opened. Only lines that can carry
-//! usage are decoded: in JSON text a `"` inside a string is always escaped, so the bytes
-//! `"usage"` occur only where a key (or a string value) is exactly `usage`. Every other line is
-//! passed over by a vectorised substring search. A line longer than the read buffer that holds
-//! no such key is skipped without ever being held in memory whole. (So an assistant message
+//! lock) and read once, up to the length it had when it was opened, by the one line reader
+//! ([`RegionReader`]) in regions of many whole lines. Only lines that can carry usage are
+//! decoded: in JSON text a `"` inside a string is always escaped, so the bytes `"usage"` occur
+//! only where a key (or a string value) is exactly `usage`. Every other line is passed over by
+//! a vectorised substring search over the region. A line longer than the line cap is skipped
+//! with a warning, as `show` skips it, and never held whole. (So an assistant message
 //! with no `usage` member at all counts nothing and says nothing; Pi's own statistics fail on
 //! it. One whose `usage` is `null` or not an object is a warning.)
 
@@ -19,8 +20,8 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fs::File;
-use std::io;
-use std::os::unix::fs::FileExt;
+use std::io::{self, Read};
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use jiff::civil::Date;
@@ -28,10 +29,12 @@ use memchr::memmem::Finder;
 use pi_retrospect_core::path::normalize_absolute;
 use pi_retrospect_core::stats::{MAX_FACT_CHARS, MAX_TOOL_NAMES, SessionFacts, Usage};
 use pi_retrospect_core::{Timestamp as HeaderInstant, Warning, timestamp};
-use pi_retrospect_header::{
-    HeaderError, MAX_HEADER_LINE_BYTES, Symlinks, describe_io, open_regular, parse_header,
-};
+use pi_retrospect_header::{HeaderError, MAX_HEADER_LINE_BYTES, parse_header};
 use pi_retrospect_read::json::{JsonError, Kind, Number, Reader};
+use pi_retrospect_read::{
+    DEFAULT_MAX_LINE_BYTES, Piece, ReadAt, RegionReader, Symlinks, describe_io, open_regular,
+    read_full_at,
+};
 
 use crate::options::StatsOptions;
 
@@ -332,7 +335,7 @@ impl<'a> Scanner<'a> {
                 let n_wanted = buffer
                     .len()
                     .min(usize::try_from(offset - position).unwrap_or(usize::MAX));
-                let n_read = read_at_fully(file, &mut buffer[..n_wanted], position)?;
+                let n_read = read_full_at(file, &mut buffer[..n_wanted], position)?;
                 if n_read == 0 {
                     break;
                 }
@@ -372,21 +375,45 @@ impl<'a> Scanner<'a> {
         BUFFER
             .with(|buffer| {
                 let mut buffer = buffer.borrow_mut();
-                if head.is_whole {
-                    // The whole file is at hand: no length to ask for, nothing to read.
+                let cap = DEFAULT_MAX_LINE_BYTES;
+                if head.is_whole && head.bytes.len() <= cap {
+                    // The whole file is at hand, and no line of it can be over the cap: no
+                    // length to ask for, nothing to read.
                     self.on_region(head.bytes, 0);
                 } else {
-                    let length = file.metadata()?.len();
-                    // A head longer than the buffer is read again; the walk's is shorter.
-                    let n_head = if head.bytes.len() <= buffer.len() {
-                        buffer[..head.bytes.len()].copy_from_slice(head.bytes);
-                        head.bytes.len()
+                    let length = if head.is_whole {
+                        head.bytes.len() as u64
                     } else {
-                        0
+                        file.metadata()?.len()
                     };
-                    self.read_lines(file, length, n_head, &mut buffer)?;
+                    // Positional reads after the head: the descriptor may stand anywhere.
+                    let rest = ReadAt::new(file, head.bytes.len() as u64);
+                    RegionReader::new(cap, READ_BYTES).read(
+                        head.bytes.chain(rest),
+                        length,
+                        &mut buffer,
+                        |piece| {
+                            match piece {
+                                Piece::Lines(region) => self.on_region(region.bytes, region.offset),
+                                Piece::OverLong(line) => {
+                                    self.on_over_long(line.offset, line.n_bytes)
+                                }
+                            }
+                            if self.scan.failure.is_some() {
+                                ControlFlow::Break(())
+                            } else {
+                                ControlFlow::Continue(())
+                            }
+                        },
+                    )?;
                 }
-                self.number_lines(file, &mut buffer)
+                let numbered = self.number_lines(file, &mut buffer);
+                if buffer.len() > READ_BYTES {
+                    // A long line grew the buffer: give the memory back before the next file.
+                    buffer.truncate(READ_BYTES);
+                    buffer.shrink_to_fit();
+                }
+                numbered
             })
             .map_err(|error| format!("could not read file: {}", describe_io(&error)))?;
         if self.scan.failure.is_none() && !self.is_header_read {
@@ -395,105 +422,20 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
-    /// Reads the file from `buffer[..n_head]`, its first bytes already there, to `length`.
-    fn read_lines(
-        &mut self,
-        file: &File,
-        length: u64,
-        n_head: usize,
-        buffer: &mut [u8],
-    ) -> io::Result<()> {
-        // `buffer[..n_filled]` holds the file's bytes from `offset` on, and starts a line.
-        // Positioned reads (`pread`) keep no cursor, so a long line can be passed over and
-        // read again whole without seeking.
-        let mut offset: u64 = 0;
-        let mut n_filled = n_head.min(usize::try_from(length).unwrap_or(usize::MAX));
-        loop {
-            let n_wanted = (buffer.len() - n_filled).min(remaining(length, offset, n_filled));
-            let n_read = read_at_fully(
-                file,
-                &mut buffer[n_filled..n_filled + n_wanted],
-                offset + n_filled as u64,
-            )?;
-            n_filled += n_read;
-            let is_at_end = n_filled < buffer.len();
-            let region_end = if is_at_end {
-                n_filled
-            } else {
-                match memchr::memrchr(b'\n', &buffer[..n_filled]) {
-                    Some(newline) => newline + 1,
-                    None => {
-                        // One line fills the whole buffer: pass over it, then go on after it.
-                        offset += self.read_long_line(file, length, offset, buffer)?;
-                        if self.scan.failure.is_some() || offset >= length {
-                            return Ok(());
-                        }
-                        n_filled = 0;
-                        continue;
-                    }
-                }
-            };
-            self.on_region(&buffer[..region_end], offset);
-            if self.scan.failure.is_some() {
-                return Ok(());
-            }
-            buffer.copy_within(region_end..n_filled, 0);
-            n_filled -= region_end;
-            offset += region_end as u64;
-            if is_at_end {
-                return Ok(());
-            }
-        }
-    }
-
-    /// Handles a line longer than the buffer that starts at `start`: finds where it ends,
-    /// reads it whole only when it may carry usage (or is the header), and returns how many
-    /// bytes it takes with its newline.
-    fn read_long_line(
-        &mut self,
-        file: &File,
-        length: u64,
-        start: u64,
-        buffer: &mut [u8],
-    ) -> io::Result<u64> {
+    /// Handles a line longer than the line cap, which the reader skipped: a header that long
+    /// is refused as `list` refuses it, any other line is a problem line (its usage, if it
+    /// held any, is not counted).
+    fn on_over_long(&mut self, offset: u64, n_bytes: u64) {
         if !self.is_header_read {
             self.scan.failure = Some(HeaderError::TooLong.to_string());
-            return Ok(0);
+            return;
         }
-        let overlap = MODEL_CHANGE_NEEDLE.len() - 1;
-        let mut position = start;
-        let mut is_needed = false;
-        let end = loop {
-            let n_wanted = buffer.len().min(remaining(length, position, 0));
-            if n_wanted == 0 {
-                break length;
-            }
-            let n_read = read_at_fully(file, &mut buffer[..n_wanted], position)?;
-            if n_read == 0 {
-                break position;
-            }
-            let chunk = &buffer[..n_read];
-            let newline = memchr::memchr(b'\n', chunk);
-            let searched = &chunk[..newline.unwrap_or(n_read)];
-            is_needed = is_needed
-                || self.usage_finder.find(searched).is_some()
-                || self
-                    .model_change_finder
-                    .as_ref()
-                    .is_some_and(|finder| finder.find(searched).is_some());
-            if let Some(newline) = newline {
-                break position + newline as u64;
-            }
-            // Step back a little so that a needle across two reads is still found.
-            position += (n_read - overlap.min(n_read - 1)) as u64;
-        };
-        if is_needed {
-            let mut line = vec![0; remaining(end, start, 0)];
-            let n_read = read_at_fully(file, &mut line, start)?;
-            line.truncate(n_read);
-            self.on_line(&line, start);
-        }
-        Ok((end + 1).min(length) - start)
+        self.warn_at(
+            offset,
+            format!(
+                "{n_bytes} bytes, longer than the {DEFAULT_MAX_LINE_BYTES} byte line limit; skipped"
+            ),
+        );
     }
 
     /// Handles whole lines `region`, which starts at byte `offset` of the file.
@@ -957,25 +899,6 @@ fn usage_of(raw: &RawUsage) -> Result<Usage, String> {
 
 fn count_newlines(bytes: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', bytes).count() as u64
-}
-
-/// Returns how many bytes of a file of `length` bytes lie beyond `offset + n_filled`.
-fn remaining(length: u64, offset: u64, n_filled: usize) -> usize {
-    usize::try_from(length.saturating_sub(offset + n_filled as u64)).unwrap_or(usize::MAX)
-}
-
-/// Reads at `offset` until `buffer` is full or the file ends; returns the bytes read.
-fn read_at_fully(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
-    let mut n_filled = 0;
-    while n_filled < buffer.len() {
-        match file.read_at(&mut buffer[n_filled..], offset + n_filled as u64) {
-            Ok(0) => break,
-            Ok(n_read) => n_filled += n_read,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
-        }
-    }
-    Ok(n_filled)
 }
 
 /// The calendar day of the latest instant looked up, with the instants it spans.

@@ -339,6 +339,40 @@ fn long_lines_are_read_whole_only_when_they_carry_usage() {
 }
 
 #[test]
+fn a_line_over_the_line_cap_is_skipped_with_a_warning_and_the_rest_counts() {
+    // A crash's zero-filled tail, longer than the 64 MiB line cap (sparse here): it is never
+    // held, it is one line warning, and the lines before it still count.
+    let dir = tempfile::tempdir().expect("temp dir");
+    materialize(
+        dir.path(),
+        &[(
+            FILE,
+            vec![
+                header("s", "2026-01-01T00:00:00.000Z", None),
+                call_at("a", "2026-01-01T00:00:01.000Z", 3),
+            ],
+        )],
+    );
+    let path = dir.path().join(FILE);
+    let start = std::fs::metadata(&path).expect("metadata").len();
+    let tail = 65 * 1024 * 1024;
+    let file = std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .expect("open");
+    file.set_len(start + tail).expect("set_len");
+    let report = report(&listing(dir.path()), &options(&[]));
+    assert_eq!(report.total.input, 3);
+    let reasons: Vec<&str> = report.warnings.iter().map(|w| w.reason.as_str()).collect();
+    assert_eq!(
+        reasons,
+        [format!(
+            "line 3: {tail} bytes, longer than the 67108864 byte line limit; skipped"
+        )]
+    );
+}
+
+#[test]
 fn a_file_that_is_no_session_is_one_warning() {
     let dir = tempfile::tempdir().expect("temp dir");
     materialize(

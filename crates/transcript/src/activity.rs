@@ -4,11 +4,10 @@
 
 use std::borrow::Cow;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use pi_retrospect_core::{SessionSummary, Timestamp};
-use pi_retrospect_header::{Symlinks, open_regular};
+use pi_retrospect_read::{ReadAt, Symlinks, open_regular, read_full_at};
 use serde::Deserialize;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 
@@ -59,7 +58,7 @@ impl LastActivity {
 /// Returns the last activity of the session file at `path`, read from its end: the last
 /// complete line (a final line still being written is skipped) whose top-level `timestamp`
 /// is a valid instant, among the lines that start within the tool's line cap
-/// ([`crate::DEFAULT_MAX_LINE_BYTES`]) of the end; when there is none within it, the reason
+/// ([`pi_retrospect_read::DEFAULT_MAX_LINE_BYTES`]) of the end; when there is none within it, the reason
 /// (see [`LastActivity::unknown`]).
 pub fn read_last_activity(path: &Path) -> Result<LastActivity, SummaryError> {
     let (file, metadata) = open_regular(path, Symlinks::Refuse)?;
@@ -94,7 +93,7 @@ fn last_activity_within(file: &File, size: u64, max_line: u64) -> std::io::Resul
 
 /// The tool's line cap as a file offset.
 pub(crate) fn max_line_bytes() -> u64 {
-    crate::scan::DEFAULT_MAX_LINE_BYTES as u64
+    pi_retrospect_read::DEFAULT_MAX_LINE_BYTES as u64
 }
 
 /// The window read from the end of a file.
@@ -332,10 +331,7 @@ fn long_line_timestamp(file: &File, start: u64, end: u64) -> std::io::Result<Opt
         0
     };
     let line = std::io::Read::take(
-        crate::summary::ReadAt {
-            file,
-            offset: start + skipped,
-        },
+        ReadAt::new(file, start + skipped),
         (end - start).saturating_sub(skipped),
     );
     let reader = std::io::BufReader::with_capacity(64 * 1024, line);
@@ -470,32 +466,6 @@ impl<'de> Deserialize<'de> for LooseStr<'de> {
     }
 }
 
-/// Reads into `buffer` from `offset` until it is full or the file ends; returns the count.
-pub(crate) fn read_full_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buffer.len() {
-        match read_at(file, &mut buffer[filled..], offset + filled as u64) {
-            Ok(0) => break,
-            Ok(n_read) => filled += n_read,
-            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
-        }
-    }
-    Ok(filled)
-}
-
-/// Reads once from `offset` into `buffer`; every read of a session's ends goes through here,
-/// so that tests can count them.
-pub(crate) fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    let n_read = file.read_at(buffer, offset)?;
-    #[cfg(test)]
-    tests::READS.with(|reads| {
-        let (n_reads, n_bytes) = reads.get();
-        reads.set((n_reads + 1, n_bytes + n_read as u64));
-    });
-    Ok(n_read)
-}
-
 /// Returns the timestamp of the last line in `bytes` that has one. The first line counts
 /// only when `starts_at_file_start` (otherwise it may be the cut tail of a longer line); a
 /// last line without a newline is tried too, and skipped unless it is complete JSON.
@@ -561,15 +531,14 @@ mod tests {
     thread_local! {
         /// The lines [`line_timestamp`] skimmed on this thread.
         pub(super) static LINES_SKIMMED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-        /// The reads [`read_at`] made on this thread, and the bytes they returned.
-        pub(super) static READS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
     }
 
-    /// Returns what `run` returns, with the number of reads it made and the bytes read.
+    /// Returns what `run` returns, with the number of positional reads it made and the bytes
+    /// they returned.
     pub(super) fn count_reads<T>(run: impl FnOnce() -> T) -> (T, u64, u64) {
-        let before = READS.with(std::cell::Cell::get);
+        let before = pi_retrospect_read::reads_on_this_thread();
         let value = run();
-        let after = READS.with(std::cell::Cell::get);
+        let after = pi_retrospect_read::reads_on_this_thread();
         (value, after.0 - before.0, after.1 - before.1)
     }
 

@@ -195,7 +195,7 @@ pub(crate) fn hash_prefix(file: &File, len: u64) -> io::Result<u64> {
     while offset < len {
         let want =
             usize::try_from(len - offset).map_or(buffer.len(), |left| left.min(buffer.len()));
-        match read_at(file, &mut buffer[..want], offset) {
+        match pi_retrospect_read::read_at(file, &mut buffer[..want], offset) {
             Ok(0) => break,
             Ok(n_read) => {
                 hash.update(&buffer[..n_read]);
@@ -206,44 +206,6 @@ pub(crate) fn hash_prefix(file: &File, len: u64) -> io::Result<u64> {
         }
     }
     Ok(hash.finish())
-}
-
-/// A reader over a file from a given offset by positional reads, which leave the
-/// descriptor's own offset alone.
-#[derive(Debug)]
-pub(crate) struct PositionalReader<'a> {
-    file: &'a File,
-    offset: u64,
-}
-
-impl<'a> PositionalReader<'a> {
-    /// Returns a reader of `file` from its first byte.
-    pub(crate) fn new(file: &'a File) -> Self {
-        PositionalReader { file, offset: 0 }
-    }
-}
-
-impl Read for PositionalReader<'_> {
-    fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
-        let n_read = read_at(self.file, buffer, self.offset)?;
-        self.offset += n_read as u64;
-        Ok(n_read)
-    }
-}
-
-#[cfg(unix)]
-fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buffer, offset)
-}
-
-#[cfg(not(unix))]
-fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
-    use std::io::{Seek, SeekFrom};
-    // Without positional reads, a clone of the descriptor shares its offset; the caller
-    // has finished reading sequentially when this runs.
-    let mut file = file;
-    file.seek(SeekFrom::Start(offset))?;
-    file.read(buffer)
 }
 
 /// Returns whether the first `n_bytes` of `file` still hash to `read_hash`, checked only

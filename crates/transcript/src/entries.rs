@@ -9,8 +9,9 @@ use serde_json::value::RawValue;
 use crate::content::{MessageFacts, entry_text, message_facts, searchable_texts};
 use crate::entry::Entry;
 use crate::error::TranscriptError;
-use crate::json::{decode_lossy, strict_json};
+use crate::json::strict_json;
 use crate::session::Transcript;
+use pi_retrospect_read::decode_lossy;
 
 /// Returns the filters of the `entries` view; all given filters must hold (AND).
 #[derive(Debug, Clone, Default)]

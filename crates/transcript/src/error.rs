@@ -8,7 +8,7 @@ use std::path::PathBuf;
 pub enum TranscriptError {
     /// The file could not be opened, is a symbolic link, or is not a regular file.
     #[error("cannot open session file {0}")]
-    Open(#[from] pi_retrospect_header::OpenError),
+    Open(#[from] pi_retrospect_read::OpenError),
     /// Reading the file failed part way.
     #[error("cannot read session file {path}")]
     Read {

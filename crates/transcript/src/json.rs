@@ -313,8 +313,8 @@ impl<'a> Scanner<'a> {
         match serde_json::from_slice::<String>(quoted) {
             Ok(text) => Ok(Cow::Owned(text)),
             // A lone surrogate escape or invalid UTF-8: U+FFFD, as Pi reads it and as `list`
-            // reads names and first messages ([`decode_lossy`]), not an empty string.
-            Err(_) => Ok(Cow::Owned(match decode_lossy(quoted) {
+            // reads names and first messages ([`pi_retrospect_read::decode_lossy`]), not an empty string.
+            Err(_) => Ok(Cow::Owned(match pi_retrospect_read::decode_lossy(quoted) {
                 serde_json::Value::String(text) => text,
                 _ => String::new(),
             })),
@@ -626,34 +626,6 @@ pub(crate) fn parse_envelope(line: &[u8]) -> Result<RawEnvelope<'_>, EnvelopeErr
     Ok(envelope)
 }
 
-/// Returns the JSON value of a line's `bytes`, read as Pi reads it.
-///
-/// Invalid UTF-8 and lone surrogate escapes become U+FFFD, as in Pi's own reader; a number
-/// too large for a float becomes null.
-pub(crate) fn decode_lossy(bytes: &[u8]) -> serde_json::Value {
-    if let Ok(value) = serde_json::from_slice(bytes) {
-        return value;
-    }
-    // What JavaScript's `JSON.parse` reads but a strict parser refuses: invalid UTF-8, and a
-    // lone surrogate escape (`\ud83d` without its pair, which JavaScript writes when a string
-    // is cut between the halves of an emoji). Both become U+FFFD, as in Pi's own reader. And a
-    // number too large for a float (`1e400`), which `JSON.parse` reads as Infinity: it reads
-    // as null here, and the rest of the entry (its text) survives (issue 9).
-    let text = String::from_utf8_lossy(bytes);
-    let repaired = replace_lone_surrogates(&text);
-    let repaired = pi_retrospect_core::json_text::replace_overflowing_numbers(&repaired);
-    serde_json::from_str(&repaired).unwrap_or(serde_json::Value::Null)
-}
-
-/// Returns the JSON value of one line read as Pi reads it (lone surrogates and invalid UTF-8
-/// become U+FFFD, a number too large for a float null), or `None` when it is not JSON even then.
-pub fn decode_line(bytes: &[u8]) -> Option<serde_json::Value> {
-    match decode_lossy(bytes) {
-        serde_json::Value::Null if bytes.trim_ascii() != b"null" => None,
-        value => Some(value),
-    }
-}
-
 /// Returns a line's JSON as strict, single-line JSON text that any JSON reader accepts:
 /// whitespace between tokens is dropped (so no raw CR or TAB survives), invalid UTF-8 and lone
 /// surrogate escapes become U+FFFD, and everything else (key order, duplicate keys, number
@@ -664,7 +636,7 @@ pub fn decode_line(bytes: &[u8]) -> Option<serde_json::Value> {
 pub(crate) fn strict_json(bytes: &[u8]) -> Box<serde_json::value::RawValue> {
     let text = String::from_utf8_lossy(bytes);
     let compact = drop_whitespace_between_tokens(&text);
-    let repaired = replace_lone_surrogates(&compact).into_owned();
+    let repaired = pi_retrospect_read::repair_lone_surrogates(&compact).into_owned();
     serde_json::value::RawValue::from_string(repaired).unwrap_or_else(|_| null_raw())
 }
 
@@ -705,53 +677,6 @@ fn drop_whitespace_between_tokens(json: &str) -> Cow<'_, str> {
         None => Cow::Borrowed(json),
         Some(mut out) => {
             out.push_str(json.get(copied_to..).unwrap_or_default());
-            Cow::Owned(out)
-        }
-    }
-}
-
-/// Returns `json` with every `\uD800`-`\uDFFF` escape that is not half of a valid pair
-/// replaced by `\ufffd`. An escaped backslash is skipped whole, so `\\ud800` (a backslash
-/// followed by the text `ud800`) is left alone.
-fn replace_lone_surrogates(json: &str) -> Cow<'_, str> {
-    let bytes = json.as_bytes();
-    let escape_at = |idx: usize| -> Option<u16> {
-        if bytes.get(idx) != Some(&b'\\') || bytes.get(idx + 1) != Some(&b'u') {
-            return None;
-        }
-        let hex = json.get(idx + 2..idx + 6)?;
-        u16::from_str_radix(hex, 16).ok()
-    };
-    let mut repaired: Option<String> = None;
-    let mut copied_to = 0;
-    let mut idx = 0;
-    while idx < bytes.len() {
-        if bytes[idx] != b'\\' {
-            idx += 1;
-            continue;
-        }
-        let Some(unit) = escape_at(idx) else {
-            idx += 2;
-            continue;
-        };
-        let is_high = (0xD800..0xDC00).contains(&unit);
-        let is_low = (0xDC00..0xE000).contains(&unit);
-        if is_high && escape_at(idx + 6).is_some_and(|next| (0xDC00..0xE000).contains(&next)) {
-            idx += 12;
-            continue;
-        }
-        if is_high || is_low {
-            let out = repaired.get_or_insert_with(|| String::with_capacity(json.len()));
-            out.push_str(&json[copied_to..idx]);
-            out.push_str("\\ufffd");
-            copied_to = idx + 6;
-        }
-        idx += 6;
-    }
-    match repaired {
-        None => Cow::Borrowed(json),
-        Some(mut out) => {
-            out.push_str(&json[copied_to..]);
             Cow::Owned(out)
         }
     }

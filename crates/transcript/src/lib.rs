@@ -23,7 +23,6 @@ mod error;
 mod facts;
 mod inspect;
 mod json;
-mod scan;
 mod session;
 mod show;
 mod skim;
@@ -52,15 +51,11 @@ pub use inspect::{
     NEIGHBOUR_TEXT_CHARS, READ_PAGE_CHARS, ReadItem, ReadResult, ToolResultRef, inspect,
     inspect_path,
 };
-/// One line of a session file decoded as Pi decodes it (lone surrogates and invalid UTF-8
-/// become U+FFFD).
-pub use json::decode_line;
 /// Re-exported from core, where the list renderer shares it.
 pub use pi_retrospect_core::sanitize::sanitize_for_terminal;
 /// The one rule for searchable text and case, from `pi-retrospect-read`: what `inspect search`
 /// and `entries --grep` look in, as `search` does.
 pub use pi_retrospect_read::searchable::{CaseMode, FieldKinds, SearchScope};
-pub use scan::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
 pub use session::{Entries, EntriesIter, Header, ReadLimits, Snapshot, Transcript};
 pub use show::{
     DisplayItem, ShowOptions, TreeCounts, TreeRow, active_branch_items, entry_tree, for_each_item,

@@ -9,17 +9,18 @@ use std::borrow::Cow;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use pi_retrospect_header::Symlinks;
+use pi_retrospect_read::Symlinks;
 use serde::Serialize;
 
-use crate::change::{FileState, HashingReader, PositionalReader, ReadWatch, is_unchanged_since};
+use crate::change::{FileState, HashingReader, ReadWatch, is_unchanged_since};
 use crate::entry::{Entry, EntryKind, LineSpan, entry_from_envelope};
 use crate::error::TranscriptError;
-use crate::json::{EnvelopeError, Loose, RawEnvelope, decode_lossy, parse_envelope};
-use crate::scan::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
+use crate::json::{EnvelopeError, Loose, RawEnvelope, parse_envelope};
 use crate::store::EntryStore;
 use crate::tree::{MAX_ENTRIES, MalformedLines, Tree, short};
 use crate::warning::{TranscriptWarning, WarningCounts, WarningKind, Warnings};
+use pi_retrospect_read::decode_lossy;
+use pi_retrospect_read::{DEFAULT_MAX_LINE_BYTES, RawLine, for_each_line};
 
 /// Returns the session header (line 1 of a well-formed file).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -490,7 +491,7 @@ fn open_regular(path: &Path) -> Result<(File, FileState), TranscriptError> {
     // One open for every reader: O_NOFOLLOW | O_NONBLOCK, then fstat on the descriptor, so a
     // FIFO swapped in at any moment can neither block nor be read. That fstat is also the
     // state a change while reading is measured from.
-    let (file, metadata) = pi_retrospect_header::open_regular(path, Symlinks::Refuse)?;
+    let (file, metadata) = pi_retrospect_read::open_regular(path, Symlinks::Refuse)?;
     Ok((file, FileState::from_metadata(&metadata)))
 }
 
@@ -709,7 +710,7 @@ impl Transcript {
         let limit = self.snapshot.bytes;
         let read_hash = match &self.source {
             Source::File { path, file } => {
-                let mut reader = HashingReader::new(PositionalReader::new(file));
+                let mut reader = HashingReader::new(pi_retrospect_read::ReadAt::new(file, 0));
                 for_each_line(&mut reader, limit, self.max_line_bytes, |line| {
                     builder.push_line(line)
                 })
@@ -932,19 +933,16 @@ fn partition_point(len: usize, is_before: impl Fn(usize) -> bool) -> usize {
     low
 }
 
-#[cfg(unix)]
+/// Reads exactly `buffer.len()` bytes at `offset`, or says that the file shrank.
 fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buffer, offset)
-        .map_err(|error| shrank(error, offset))
-}
-
-#[cfg(not(unix))]
-fn read_exact_at(file: &File, buffer: &mut [u8], offset: u64) -> std::io::Result<()> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut file = file;
-    file.seek(SeekFrom::Start(offset))?;
-    file.read_exact(buffer)
-        .map_err(|error| shrank(error, offset))
+    let n_read = pi_retrospect_read::read_full_at(file, buffer, offset)?;
+    if n_read < buffer.len() {
+        return Err(shrank(
+            std::io::Error::from(std::io::ErrorKind::UnexpectedEof),
+            offset,
+        ));
+    }
+    Ok(())
 }
 
 /// Says what a short read of an entry the file held when it was opened means: the file

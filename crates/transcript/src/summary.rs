@@ -12,10 +12,10 @@ use std::path::Path;
 
 use memchr::memmem;
 use pi_retrospect_core::SessionSummary;
-use pi_retrospect_header::{OpenError, Symlinks, open_regular};
+use pi_retrospect_read::{OpenError, Symlinks, open_regular};
 use serde_json::Value;
 
-use crate::scan::for_each_line;
+use pi_retrospect_read::{DEFAULT_MAX_LINE_BYTES, ReadAt, for_each_line};
 
 /// Why a summary could not be read: the file could not be opened or read.
 #[derive(Debug, thiserror::Error)]
@@ -24,7 +24,7 @@ pub enum SummaryError {
     #[error("could not open session body: {}", .0.reason())]
     Open(#[from] OpenError),
     /// Reading failed part way.
-    #[error("could not read session body: {}", pi_retrospect_header::describe_io(.0))]
+    #[error("could not read session body: {}", pi_retrospect_read::describe_io(.0))]
     Read(#[from] std::io::Error),
 }
 
@@ -61,7 +61,7 @@ pub fn read_summary(path: &Path) -> Result<SessionSummary, SummaryError> {
 ///
 /// [`SummaryScope::Whole`] streams the file once through the shared line reader
 /// ([`for_each_line`]) up to the size it had when opened, holding at most the tool's line cap
-/// ([`crate::DEFAULT_MAX_LINE_BYTES`]) of any line, as `show` does: a longer line is
+/// ([`pi_retrospect_read::DEFAULT_MAX_LINE_BYTES`]) of any line, as `show` does: a longer line is
 /// skipped. The last activity is then read from the end of the same snapshot, as
 /// [`crate::read_last_activity`] reads it.
 pub fn read_summary_in(path: &Path, scope: SummaryScope) -> Result<SessionSummary, SummaryError> {
@@ -99,7 +99,7 @@ pub(crate) fn regular_size(path: &Path, file: &File) -> Result<u64, SummaryError
     if !metadata.is_file() {
         return Err(SummaryError::Open(OpenError::NotRegular {
             path: path.to_owned(),
-            kind: pi_retrospect_header::describe_file_type(&metadata.file_type()),
+            kind: pi_retrospect_read::describe_file_type(&metadata.file_type()),
         }));
     }
     Ok(metadata.len())
@@ -211,7 +211,7 @@ fn whole_summary_of(file: &File, size: u64) -> std::io::Result<SessionSummary> {
             if buffer.len() < size {
                 buffer.resize(size, 0);
             }
-            let n_read = crate::activity::read_full_at(file, &mut buffer[..size], 0)?;
+            let n_read = pi_retrospect_read::read_full_at(file, &mut buffer[..size], 0)?;
             let bytes = &buffer[..n_read];
             facts.apply_whole(bytes, &mut summary);
             summary.last_activity = crate::activity::newest_in(bytes, true);
@@ -220,13 +220,18 @@ fn whole_summary_of(file: &File, size: u64) -> std::io::Result<SessionSummary> {
     }
     // Positional reads from 0: the caller's descriptor may stand anywhere (the walk read its
     // header through it).
-    let reader = ReadAt { file, offset: 0 };
-    for_each_line(reader, size, crate::scan::DEFAULT_MAX_LINE_BYTES, |line| {
-        if line.line_no == 1 || line.over_long.is_some() {
-            return;
-        }
-        facts.apply(line.bytes, &mut summary);
-    })?;
+    let reader = pi_retrospect_read::ReadAt::new(file, 0);
+    for_each_line(
+        reader,
+        size,
+        pi_retrospect_read::DEFAULT_MAX_LINE_BYTES,
+        |line| {
+            if line.line_no == 1 || line.over_long.is_some() {
+                return;
+            }
+            facts.apply(line.bytes, &mut summary);
+        },
+    )?;
     let activity = crate::activity::last_activity_of(file, size)?;
     summary.last_activity = activity.instant;
     summary.last_activity_unknown = activity.unknown;
@@ -265,21 +270,16 @@ pub fn scan_summary_from(
     let from = from.min(size);
     let mut lines_end = from;
     let reader = ReadAt { file, offset: from };
-    let n_bytes_scanned = for_each_line(
-        reader,
-        size - from,
-        crate::scan::DEFAULT_MAX_LINE_BYTES,
-        |line| {
-            let length = line.over_long.unwrap_or(line.bytes.len() as u64);
-            if line.has_newline {
-                lines_end = from + line.offset + length + 1;
-            }
-            if (from == 0 && line.line_no == 1) || line.over_long.is_some() {
-                return;
-            }
-            facts.apply(line.bytes, &mut summary);
-        },
-    )?;
+    let n_bytes_scanned = for_each_line(reader, size - from, DEFAULT_MAX_LINE_BYTES, |line| {
+        let length = line.over_long.unwrap_or(line.bytes.len() as u64);
+        if line.has_newline {
+            lines_end = from + line.offset + length + 1;
+        }
+        if (from == 0 && line.line_no == 1) || line.over_long.is_some() {
+            return;
+        }
+        facts.apply(line.bytes, &mut summary);
+    })?;
     let activity = crate::activity::last_activity_of(file, size)?;
     summary.last_activity = activity.instant;
     summary.last_activity_unknown = activity.unknown;
@@ -298,20 +298,6 @@ thread_local! {
 
 /// The finders for the only lines worth decoding, built once.
 static FACTS: std::sync::LazyLock<FactFinder> = std::sync::LazyLock::new(FactFinder::new);
-
-/// A [`std::io::Read`] over positional reads of a file, from `offset` on.
-pub(crate) struct ReadAt<'a> {
-    pub(crate) file: &'a File,
-    pub(crate) offset: u64,
-}
-
-impl std::io::Read for ReadAt<'_> {
-    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
-        let n_read = crate::activity::read_at(self.file, buffer, self.offset)?;
-        self.offset += n_read as u64;
-        Ok(n_read)
-    }
-}
 
 /// Files up to this size are read in one piece by [`SummaryScope::Ends`]. A caller that
 /// reads this many bytes of a file's start anyway (the walk, with the header) hands them to
@@ -350,7 +336,8 @@ fn read_head(
         let old_len = buffer.len();
         let wanted = usize::try_from(window).unwrap_or(usize::MAX);
         buffer.resize(wanted.max(old_len), 0);
-        let n_read = crate::activity::read_full_at(file, &mut buffer[old_len..], old_len as u64)?;
+        let n_read =
+            pi_retrospect_read::read_full_at(file, &mut buffer[old_len..], old_len as u64)?;
         buffer.truncate(old_len + n_read);
         // A read that comes back short means the file ended before `size` (it shrank since).
         let is_cut = buffer.len() < wanted;
@@ -597,13 +584,13 @@ fn session_name(line: &[u8]) -> Option<Option<String>> {
 /// costs a bounded buffer whatever the file holds.
 pub const MAX_FACT_LINE_BYTES: usize = 1024 * 1024;
 
-/// Decodes `line` as a JSON object, as `show` reads it ([`crate::json::decode_lossy`]): a
+/// Decodes `line` as a JSON object, as `show` reads it ([`pi_retrospect_read::decode_lossy`]): a
 /// number too large for a float (`1e400`) reads as `null`, and invalid UTF-8 and a lone
 /// surrogate escape (`\ud83d`) as U+FFFD, so the rest of the line survives and `list` shows
 /// the name and first message that `show` does (review fix 11, L6). The lossy repair runs
 /// only when the strict decoding fails.
 fn parse_object(line: &[u8]) -> Option<serde_json::Map<String, Value>> {
-    match crate::json::decode_lossy(line) {
+    match pi_retrospect_read::decode_lossy(line) {
         Value::Object(object) => Some(object),
         _ => None,
     }

@@ -4,8 +4,9 @@ mod common;
 
 use common::{assistant, jsonl, other, parse, tool_result, user};
 use pi_retrospect_transcript::{
-    CaseMode, EntriesFilter, InspectPageRequest, InspectView, OutputLimit, SearchScope, ShowOptions,
-    Transcript, Turns, active_branch_items, entries, entry_tree, facts, inspect, inspect_path,
+    CaseMode, EntriesFilter, InspectPageRequest, InspectView, OutputLimit, SearchScope,
+    ShowOptions, Transcript, Turns, active_branch_items, entries, entry_tree, facts, inspect,
+    inspect_path,
 };
 
 fn handles(session: &Transcript, indices: &[usize]) -> String {

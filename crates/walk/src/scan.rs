@@ -19,9 +19,8 @@ use std::time::Duration;
 
 use pi_retrospect_core::path::container_of;
 use pi_retrospect_core::{Session, SessionRow, SessionSummary, Warning, nest};
-use pi_retrospect_header::{
-    HeaderError, describe_io, open_session_file, read_listed_header_from, read_listed_header_into,
-};
+use pi_retrospect_header::{HeaderError, read_listed_header_from, read_listed_header_into};
+use pi_retrospect_read::{describe_file_type, describe_io, open_session_file};
 use rayon::prelude::*;
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
@@ -838,12 +837,12 @@ fn not_entered_reason(kind: &fs::FileType, wanted: &str) -> String {
     if kind.is_symlink() {
         SYMLINK_REASON.to_owned()
     } else if wanted == "regular file" {
-        HeaderError::NotRegular(pi_retrospect_header::describe_file_type(kind)).to_string()
+        HeaderError::NotRegular(describe_file_type(kind)).to_string()
     } else {
         let what = if kind.is_file() {
             "regular file"
         } else {
-            pi_retrospect_header::describe_file_type(kind)
+            describe_file_type(kind)
         };
         format!("not a {wanted}: {what}")
     }
@@ -853,7 +852,7 @@ fn not_entered_reason(kind: &fs::FileType, wanted: &str) -> String {
 const SYMLINK_REASON: &str = "is a symbolic link (not followed)";
 
 /// Returns what a directory entry of type `kind` is, in the words of
-/// [`pi_retrospect_header::describe_file_type`].
+/// [`pi_retrospect_read::describe_file_type`].
 fn describe_rustix_type(kind: FileType) -> &'static str {
     match kind {
         FileType::Fifo => "FIFO",

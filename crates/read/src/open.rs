@@ -4,8 +4,6 @@
 use std::fs::{File, Metadata};
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
-
-use crate::{describe_file_type, describe_io};
 use std::path::{Path, PathBuf};
 
 /// Whether the last component of a path may be a symbolic link.
@@ -19,7 +17,7 @@ pub enum Symlinks {
 
 /// Returns `path` for a message: a file name can hold a line feed or an escape sequence, and
 /// the message may reach a terminal's stderr whole, so every control character is escaped
-/// (issue 9: a name must not forge a line of its own).
+/// (a name must not forge a line of its own).
 fn shown(path: &Path) -> String {
     pi_retrospect_core::sanitize::escape_for_terminal(&path.to_string_lossy()).into_owned()
 }
@@ -82,6 +80,13 @@ pub fn open_nonblocking(path: &Path, symlinks: Symlinks) -> io::Result<File> {
     File::options().read(true).custom_flags(flags).open(path)
 }
 
+/// Opens a session file the way every reader here does: read-only, never through a symlink,
+/// never blocking (a FIFO or device opens at once), with no lock. Callers that did not see the
+/// file listed as a regular one use [`open_regular`], which checks the descriptor's type.
+pub fn open_session_file(path: &Path) -> io::Result<File> {
+    open_nonblocking(path, Symlinks::Refuse)
+}
+
 /// Opens `path` with [`open_nonblocking`] and then checks the open descriptor with `fstat`:
 /// a regular file is returned with its metadata, anything else is a clear error. Because the
 /// check is on the descriptor, a FIFO swapped in for the file at any moment can neither block
@@ -112,6 +117,34 @@ pub fn open_regular(path: &Path, symlinks: Symlinks) -> Result<(File, Metadata),
         });
     }
     Ok((file, metadata))
+}
+
+/// Returns an I/O error's description without Rust's " (os error N)" suffix noise.
+pub fn describe_io(error: &io::Error) -> String {
+    let text = error.to_string();
+    match text.find(" (os error ") {
+        Some(cut) => text[..cut].to_owned(),
+        None => text,
+    }
+}
+
+/// Returns what a file of `file_type` is, in a few words for a warning ("FIFO", "device", ...),
+/// when it is not a regular file.
+pub fn describe_file_type(file_type: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if file_type.is_fifo() {
+        "FIFO"
+    } else if file_type.is_socket() {
+        "socket"
+    } else if file_type.is_char_device() || file_type.is_block_device() {
+        "device"
+    } else if file_type.is_dir() {
+        "directory"
+    } else if file_type.is_symlink() {
+        "symlink"
+    } else {
+        "special file"
+    }
 }
 
 #[cfg(test)]
