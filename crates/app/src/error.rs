@@ -196,6 +196,13 @@ impl From<pi_retrospect_transcript::TranscriptError> for AppError {
                 ErrorKind::Usage
             }
             TranscriptError::UnknownEntry { .. } => ErrorKind::NotFound,
+            // A session path that names no file is a SESSION that names nothing, as a name
+            // or id that matches none is; a file that exists but cannot be read is I/O.
+            TranscriptError::Open(pi_retrospect_read::OpenError::Io { error, .. })
+                if error.kind() == std::io::ErrorKind::NotFound =>
+            {
+                ErrorKind::NotFound
+            }
             _ => ErrorKind::Io,
         };
         let input = match &error {

@@ -340,7 +340,18 @@ pub fn check_session_file(path: &Path) -> Result<(), AppError> {
     pi_retrospect_header::read_header(path)
         .map(|_| ())
         .map_err(|error| match error {
-            // The same words as `show`, `entries` and `inspect` (final break review F7).
+            // The same words as `show`, `entries` and `inspect`.
+            // A path that names no file is a SESSION that names nothing (exit 2 in the CLI);
+            // one that exists but cannot be opened is I/O.
+            HeaderError::Open(reason)
+                if std::fs::symlink_metadata(path)
+                    .is_err_and(|error| error.kind() == std::io::ErrorKind::NotFound) =>
+            {
+                AppError::not_found(format!(
+                    "cannot open session file {}: {reason}",
+                    path.display()
+                ))
+            }
             HeaderError::Open(reason) => AppError::io(format!(
                 "cannot open session file {}: {reason}",
                 path.display()

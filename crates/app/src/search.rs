@@ -97,9 +97,14 @@ impl SearchTerms {
         }
     }
 
-    /// Returns the search library's query for these terms, refusing times that are not
-    /// times and an empty range ([`Input::Since`], [`Input::Until`]).
+    /// Returns the search library's query for these terms, refusing an empty pattern
+    /// ([`Input::Pattern`]: it would match every text, as `inspect search` and
+    /// `entries --grep` refuse it too), times that are not times and an empty range
+    /// ([`Input::Since`], [`Input::Until`]).
     pub(crate) fn query(&self, env: &Environment) -> Result<Query, AppError> {
+        if self.pattern.is_empty() {
+            return Err(AppError::bad_input(Input::Pattern, "must not be empty"));
+        }
         let pattern = if self.is_regex {
             Pattern::regex(self.pattern.clone())
         } else {

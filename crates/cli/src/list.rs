@@ -162,8 +162,8 @@ pub struct ListArgs {
 
     /// Print one flattened JSON object per line, with `depth`, `parentPath`, `nSubagents`,
     /// `name`, `firstUserMessage` and `lastActivity`: each file's whole-body facts, kept in the
-    /// summary cache (with --no-cache, read from file ends: a name set only in the middle of a
-    /// long session is not seen).
+    /// summary cache (with --no-cache, read from file ends: a name set after the first user
+    /// message may not be seen).
     #[arg(long, group = "format", help_heading = "Output")]
     pub jsonl: bool,
 

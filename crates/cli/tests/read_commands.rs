@@ -814,8 +814,17 @@ fn session_argument_forms() {
         stderr_of(&output)
     );
 
+    // A path that names no file is a SESSION that names nothing: a usage error in every
+    // reading command, as it is in `search --session` and `failures --session`.
+    for args in [
+        &["inspect", "/nonexistent/s.jsonl", "overview"][..],
+        &["entries", "/nonexistent/s.jsonl"],
+        &["show", "/nonexistent/s.jsonl"],
+    ] {
+        let output = run(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+    }
     let output = run(&["inspect", "/nonexistent/s.jsonl", "overview"]);
-    assert_eq!(output.status.code(), Some(1));
     let stderr = stderr_of(&output);
     assert!(
         stderr.contains("/nonexistent/s.jsonl") && stderr.contains("No such file"),

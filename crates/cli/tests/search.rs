@@ -30,6 +30,14 @@ fn exit_status_is_ripgreps() {
     assert_eq!(run(&["git push", "--tool-args"]).status.code(), Some(0));
     assert_eq!(run(&["zz-no-such-text-zz"]).status.code(), Some(1));
     assert_eq!(run(&["-E", "("]).status.code(), Some(2));
+    // An empty pattern would match every text: refused, as `inspect search` refuses it.
+    let empty = run(&[""]);
+    assert_eq!(empty.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&empty.stderr).contains("PATTERN: must not be empty"),
+        "{}",
+        String::from_utf8_lossy(&empty.stderr)
+    );
     assert_eq!(
         run(&["x", "--session", "no-such-id"]).status.code(),
         Some(2)

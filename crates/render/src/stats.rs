@@ -25,13 +25,10 @@ pub struct TableOptions<'a> {
     /// when a filter kept few sessions.
     pub id_prefixes: Option<&'a IdPrefixes>,
     /// The line width a table grouped by session fits its last column (the session's cwd and
-    /// name or first request) to, cutting it with `…` as `list -l` does; `None` cuts it at
-    /// [`DEFAULT_WIDTH`].
+    /// name or first request) to, cutting it with `…` as `list -l` does (a terminal's
+    /// width); `None` cuts nothing, so a pipe to `grep` gets whole names and cwds.
     pub width: Option<usize>,
 }
-
-/// The line width a session table fits when no width is given.
-pub const DEFAULT_WIDTH: usize = 120;
 
 /// Writes the report as an aligned table: one column per grouped dimension, then `Input`,
 /// `Output`, `Cache read`, `Cache write`, `Total` and `Cost`, one line per row and a `Total`
@@ -98,7 +95,7 @@ pub fn write_table(
             });
         }
         if shows_facts {
-            cells.extend(fact_cells(row));
+            cells.extend(fact_cells(row, options.width.is_some()));
         }
         lines.push(cells);
     }
@@ -114,11 +111,10 @@ pub fn write_table(
     lines.push(total);
 
     let mut widths = column_widths(&lines);
-    if shows_facts {
+    if shows_facts && let Some(width) = options.width {
         // The cwd and the name are the last columns: on a narrow line the cwd gives up its
         // middle first (keeping its telling end, as `list -l` does), then the name is cut to
         // what the line has left, never wrapped.
-        let width = options.width.unwrap_or(DEFAULT_WIDTH);
         let n_columns = widths.len();
         let fixed: usize = widths[..n_columns - 2].iter().map(|width| width + 2).sum();
         let cwd_room = width
@@ -380,8 +376,9 @@ const MIN_CWD_CHARS: usize = 12;
 /// deep path leaves the name room.
 const MAX_CWD_CHARS: usize = 40;
 
-/// Returns a session row's turns, tool calls, duration, cwd and name (or first request) cells.
-fn fact_cells(row: &StatsRow) -> [String; 5] {
+/// Returns a session row's turns, tool calls, duration, cwd and name (or first request) cells;
+/// `is_fitted` (a terminal) shortens a long cwd, otherwise it is whole.
+fn fact_cells(row: &StatsRow, is_fitted: bool) -> [String; 5] {
     let Some(session) = &row.session else {
         return Default::default();
     };
@@ -399,7 +396,11 @@ fn fact_cells(row: &StatsRow) -> [String; 5] {
         format_count(facts.n_turns),
         format_count(n_tool_calls),
         facts.duration_ms.map(format_duration).unwrap_or_default(),
-        crate::long::elide_middle(&field(&session.cwd), MAX_CWD_CHARS),
+        if is_fitted {
+            crate::long::elide_middle(&field(&session.cwd), MAX_CWD_CHARS)
+        } else {
+            field(&session.cwd).into_owned()
+        },
         crate::text::one_line(title, 4096),
     ]
 }
@@ -956,8 +957,23 @@ Total                  700       0           0            0    700    $1.00
                 );
             }
         }
-        // Without a terminal the lines are whole (the name still cut at the default width).
-        assert!(table(None).lines().any(|line| line.width() > 100));
+        // Without a terminal (a pipe to `grep`) nothing is cut: the cwd and name are whole.
+        let long_name =
+            "A name long enough that any fitted table would cut it somewhere ".repeat(4);
+        let long = report_with_name(cwd, &long_name);
+        let piped = text_of(|out| write_table(out, &long, &TableOptions::default()));
+        assert!(piped.contains(cwd), "{piped}");
+        assert!(piped.contains(long_name.trim_end()), "{piped}");
+        assert!(!piped.contains('…'), "{piped}");
+    }
+
+    /// A report of one session row named `name` in `cwd`.
+    fn report_with_name(cwd: &str, name: &str) -> StatsReport {
+        report(
+            vec![GroupKey::Session],
+            vec![named_session_row(0, cwd, name)],
+            usage(5, 0.5, 0),
+        )
     }
 
     #[test]
