@@ -4,7 +4,8 @@
 // descriptions and annotations come from the server's `tools/list`.
 
 import { accessSync, constants, statSync } from "node:fs";
-import { delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { homedir } from "node:os";
+import { basename, delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
 
 /** The install forms that work in Pi 1.6 (a bare `./x.tgz` is taken for an extension file). */
 export const INSTALL_FORMS =
@@ -101,7 +102,8 @@ export function findBinary(options) {
     return {
       error:
         `PI_RETROSPECT_BIN=${fromEnv} is set but is not an executable file: fix it, or unset it ` +
-        "to use pi-retrospect on PATH or the binary in this package. Then run /reload.",
+        "to use pi-retrospect on PATH or the binary in this package, then restart Pi (a running " +
+        "Pi keeps the environment it started with; /reload does not change it).",
     };
   }
   for (const dir of (env.PATH ?? "").split(delimiter)) {
@@ -339,17 +341,31 @@ export function prepareArguments(tool, input, currentFile) {
     return {
       args,
       sessionsRead:
-        `only the current session ${currentFile} (the call gave no arguments; give startTimestamp, ` +
+        `only the current session ${currentFile} (the call named no sessions; give startTimestamp, ` +
         "cwds, by or includeCurrentSession to read the store)",
     };
   }
   const excluded = isGiven(args[EXCLUDE]) ? String(args[EXCLUDE]) : undefined;
-  const filtered = given.some((key) => key !== INCLUDE_CURRENT && key !== EXCLUDE) ? "the sessions the filters choose" : "every session of the store";
-  if (include || !currentFile) {
-    const what = excluded ? `${filtered} except ${excluded}` : filtered;
-    return { args, sessionsRead: currentFile ? `${what}, the current session included` : what };
+  const filtered = given.some((key) => !NOT_CHOOSING_SESSIONS.has(key))
+    ? "the sessions the filters choose"
+    : "every session of the store";
+  if (!currentFile) return { args, sessionsRead: excluded ? `${filtered} except ${excluded}` : filtered };
+  if (excluded !== undefined && sameSessionFile(excluded, currentFile)) {
+    // The server leaves out the session excludeSessionPath names (compared as files, not as
+    // text), whatever includeCurrentSession says.
+    if (host.serverTakesExclude) args[EXCLUDE] = currentFile;
+    return {
+      args,
+      sessionsRead:
+        `${filtered} except the current session ${currentFile}` +
+        (include ? " (excludeSessionPath names it, and includeCurrentSession does not bring it back)" : ""),
+    };
   }
-  if (!excluded || excluded === currentFile) {
+  if (include) {
+    const what = excluded ? `${filtered} except ${excluded}` : filtered;
+    return { args, sessionsRead: `${what}, the current session included` };
+  }
+  if (!excluded) {
     if (host.serverTakesExclude) args[EXCLUDE] = currentFile;
     return { args, sessionsRead: `${filtered} except the current session ${currentFile}` };
   }
@@ -367,6 +383,61 @@ export function prepareArguments(tool, input, currentFile) {
 }
 
 /**
+ * Arguments that do not choose sessions: they say what to count or find in each session, how
+ * to group or order it, or which session to leave out. A call with only these reads every
+ * session of the store.
+ */
+const NOT_CHOOSING_SESSIONS = new Set([
+  INCLUDE_CURRENT,
+  EXCLUDE,
+  "by",
+  "repeats",
+  "rollup",
+  "cwdMatch",
+  "sortBy",
+  "sortDirection",
+  "order",
+  "pattern",
+  "regex",
+  "case",
+  "wholeWord",
+  "thinking",
+  "toolArgs",
+  "toolResults",
+  "system",
+  "roles",
+  "tools",
+  "models",
+  "kind",
+]);
+
+/** `path` made absolute the way the server reads it: `~` is the home directory. */
+function expandHome(path) {
+  if (path === "~") return homedir();
+  if (path.startsWith("~/")) return join(homedir(), path.slice(2));
+  return path;
+}
+
+/**
+ * Whether two session paths name the same file, as the server decides: the same file on disk
+ * (device and inode, so a symlink, `..` or `//` in either does not matter), else, when one
+ * cannot be read, the same absolute path once `.`, `..` and `//` are resolved.
+ */
+export function sameSessionFile(a, b) {
+  if (a === b) return true;
+  const left = expandHome(String(a));
+  const right = expandHome(String(b));
+  if (resolve(left) === resolve(right)) return true;
+  try {
+    const one = statSync(left, { bigint: true });
+    const other = statSync(right, { bigint: true });
+    return one.dev === other.dev && one.ino === other.ino;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Adds what the host knows to a tool's structured result: which sessions were read, and for
  * list_sessions without the current session when the server could not leave it out.
  */
@@ -374,7 +445,14 @@ export function completeResult(structured, prepared) {
   if (structured === null || typeof structured !== "object" || Array.isArray(structured)) return structured;
   const result = { ...structured };
   if (prepared.dropCurrent && Array.isArray(result.sessions)) {
-    result.sessions = result.sessions.filter((session) => session?.path !== prepared.dropCurrent);
+    // Only a namesake is looked at on disk, so a long listing costs no more than one stat each.
+    const name = basename(prepared.dropCurrent);
+    result.sessions = result.sessions.filter(
+      (session) =>
+        typeof session?.path !== "string" ||
+        basename(session.path) !== name ||
+        !sameSessionFile(session.path, prepared.dropCurrent),
+    );
   }
   if (prepared.sessionsRead) result[SESSIONS_READ] = prepared.sessionsRead;
   return result;
@@ -396,6 +474,37 @@ export const RETRO_FAILURE_GROUPS = 15;
 
 /** How long `/retro` waits for the CLI before it stops it. */
 export const RETRO_TIMEOUT_MS = 60_000;
+
+/**
+ * The longest delay a Node timer keeps: a longer one fires after 1 ms, so a timeout above it
+ * is clamped to it (about 24.8 days, in practice no timeout).
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Reads a timeout variable (`PI_RETROSPECT_CALL_TIMEOUT_MS`, `PI_RETROSPECT_RETRO_TIMEOUT_MS`):
+ * a whole number of milliseconds from 1 up; one above MAX_TIMER_MS is clamped to it. Anything
+ * else (`0`, `-5`, `1.5`, `1e3`, `Infinity`, text) gives `fallback` and a warning naming the
+ * value. Returns `{ms, warning?}`.
+ * @param {string} name the variable's name
+ * @param {string | undefined} text its value
+ * @param {number} fallback
+ */
+export function parseTimeout(name, text, fallback) {
+  if (text === undefined || text === "") return { ms: fallback };
+  const trimmed = text.trim();
+  if (/^[0-9]+$/.test(trimmed) && /[1-9]/.test(trimmed)) {
+    // BigInt keeps a value of any length exact before the clamp.
+    const value = BigInt(trimmed);
+    return { ms: value > BigInt(MAX_TIMER_MS) ? MAX_TIMER_MS : Number(value) };
+  }
+  return {
+    ms: fallback,
+    warning:
+      `${name}=${JSON.stringify(text)} is not a whole number of milliseconds from 1 to ` +
+      `${MAX_TIMER_MS} (larger values are clamped to it); the default ${fallback} ms is used`,
+  };
+}
 
 /** The longest `/retro search` text (the CLI's argument list has a bound). */
 const RETRO_MAX_TEXT = 4096;

@@ -20,17 +20,19 @@ import { getAgentDir } from "@earendil-works/pi-coding-agent";
 
 import {
   ALL_TOOLS,
+  MAX_TIMER_MS,
   RETRO_TIMEOUT_MS,
   adaptTool,
   completeResult,
   childEnv,
   findBinary,
+  parseTimeout,
   prepareArguments,
   retroCommand,
   retroResult,
   storeArgs,
 } from "./host.js";
-import { McpServer, killGroup } from "./mcp-client.js";
+import { McpServer, SharedStart, killAll, killGroup, track } from "./mcp-client.js";
 
 const PACKAGE_DIR = dirname(dirname(fileURLToPath(import.meta.url)));
 
@@ -41,15 +43,15 @@ const LIST_TIMEOUT_MS = 30_000;
  * How long one call may take before the server is taken for stuck, stopped and replaced
  * (`PI_RETROSPECT_CALL_TIMEOUT_MS` changes it).
  */
-const CALL_TIMEOUT_MS = positive(process.env.PI_RETROSPECT_CALL_TIMEOUT_MS) ?? 120_000;
+const CALL_TIMEOUT = parseTimeout("PI_RETROSPECT_CALL_TIMEOUT_MS", process.env.PI_RETROSPECT_CALL_TIMEOUT_MS, 120_000);
+const CALL_TIMEOUT_MS = CALL_TIMEOUT.ms;
 
 /** How long `/retro` waits for the CLI (`PI_RETROSPECT_RETRO_TIMEOUT_MS` changes it). */
-const RETRO_TIMEOUT = positive(process.env.PI_RETROSPECT_RETRO_TIMEOUT_MS) ?? RETRO_TIMEOUT_MS;
+const RETRO = parseTimeout("PI_RETROSPECT_RETRO_TIMEOUT_MS", process.env.PI_RETROSPECT_RETRO_TIMEOUT_MS, RETRO_TIMEOUT_MS);
+const RETRO_TIMEOUT = Math.min(RETRO.ms, MAX_TIMER_MS);
 
-function positive(text) {
-  const value = Number(text);
-  return Number.isFinite(value) && value > 0 ? value : undefined;
-}
+/** The variables that were ignored, each named once per process. */
+const TIMEOUT_WARNINGS = [CALL_TIMEOUT.warning, RETRO.warning].filter(Boolean);
 
 /** The namespace the tools are listed under in codemode. */
 const NAMESPACE = "pi_retrospect";
@@ -64,7 +66,7 @@ const state = (globalThis[STATE_KEY] ??= {
   serverKey: undefined,
   starting: undefined,
   listed: new Map(),
-  exitHook: false,
+  timeoutsWarned: false,
 });
 
 export default async function piRetrospect(pi) {
@@ -110,11 +112,22 @@ export default async function piRetrospect(pi) {
   pi.on("session_start", (_event, ctx) => {
     const problem = found.error ?? listError;
     if (problem && ctx.hasUI) ctx.ui.notify(`pi-retrospect: ${problem}`, "warning");
+    if (TIMEOUT_WARNINGS.length > 0 && !state.timeoutsWarned) {
+      state.timeoutsWarned = true;
+      for (const warning of TIMEOUT_WARNINGS) {
+        if (ctx.hasUI) ctx.ui.notify(`pi-retrospect: ${warning}`, "warning");
+        else process.stderr.write(`pi-retrospect: warning: ${warning}\n`);
+      }
+    }
   });
 
   pi.on("session_shutdown", (event) => {
-    // The next runtime of this process keeps using the server; only quitting ends it.
-    if (event.reason === "quit") stopServer();
+    // The next runtime of this process keeps using the server; only quitting ends it, and
+    // with it anything still starting or stuck (Pi does not wait for a graceful exit).
+    if (event.reason === "quit") {
+      stopServer();
+      killAll();
+    }
   });
 
   pi.registerCommand("retro", {
@@ -195,7 +208,7 @@ async function callTool(tool, params, signal, ctx, register) {
   const currentFile = ctx.sessionManager.getSessionFile();
   const prepared = prepareArguments(tool, params, currentFile);
   if (prepared.error) throw new Error(prepared.error);
-  const server = await serverFor(ctx, register);
+  const server = await serverFor(ctx, register, signal);
   let result;
   try {
     result = await server.callTool(tool.name, prepared.args, signal, { timeoutMs: CALL_TIMEOUT_MS });
@@ -221,17 +234,23 @@ async function callTool(tool, params, signal, ctx, register) {
   };
 }
 
-/** The running server for this store, started (or restarted) when needed. */
-async function serverFor(ctx, register) {
+/**
+ * The running server for this store, started (or restarted) when needed. A call cancelled
+ * while the server starts stops waiting; the start is given up once every call waiting for it
+ * is cancelled.
+ */
+async function serverFor(ctx, register, signal) {
   const found = findBinary({ packageDir: PACKAGE_DIR });
   if (found.error) throw new Error(found.error);
   const agentDir = getAgentDir();
   const args = ["mcp", ...storeArgs({ agentDir, sessionDir: ctx.sessionManager.getSessionDir() })];
   const key = JSON.stringify([found.path, args]);
   if (state.server?.alive && state.serverKey === key) return state.server;
-  if (state.starting?.key === key) return state.starting.promise;
+  if (signal?.aborted) throw new Error("cancelled");
+  if (state.starting?.key === key) return state.starting.shared.wait(signal);
   stopServer();
-  const promise = (async () => {
+  let starting;
+  const shared = new SharedStart(async (startSignal) => {
     const server = new McpServer({
       command: found.path,
       args,
@@ -243,25 +262,34 @@ async function serverFor(ctx, register) {
         server.listTools().then((tools) => register(tools, server.instructions), () => {});
       },
     });
-    await server.start({ timeoutMs: LIST_TIMEOUT_MS });
+    await server.start({ timeoutMs: LIST_TIMEOUT_MS, signal: startSignal });
     // The serving binary may be newer than the one listed at load (PI_RETROSPECT_BIN changed,
     // a reinstall): register what it has.
-    register(await server.listTools({ timeoutMs: LIST_TIMEOUT_MS }), server.instructions);
-    return server;
-  })();
-  state.starting = { key, promise };
-  try {
-    const server = await promise;
+    const onAbort = () => server.abandon(new Error("cancelled: the server's start was given up"));
+    startSignal.addEventListener("abort", onAbort, { once: true });
+    if (startSignal.aborted) onAbort();
+    try {
+      register(await server.listTools({ timeoutMs: LIST_TIMEOUT_MS }), server.instructions);
+    } finally {
+      startSignal.removeEventListener("abort", onAbort);
+    }
+    // Published here, not by a waiting call, so a started server is used even when every call
+    // that waited for it was cancelled in the meantime; one another start replaced is ended.
+    if (state.starting !== starting) {
+      server.close();
+      throw new Error("the server's start was replaced by another");
+    }
     state.server = server;
     state.serverKey = key;
-    if (!state.exitHook) {
-      state.exitHook = true;
-      process.once("exit", () => state.server?.kill());
-    }
     return server;
-  } finally {
-    if (state.starting?.promise === promise) state.starting = undefined;
-  }
+  });
+  starting = { key, shared };
+  state.starting = starting;
+  const clear = () => {
+    if (state.starting === starting) state.starting = undefined;
+  };
+  shared.promise.then(clear, clear);
+  return shared.wait(signal);
 }
 
 function stopServer() {
@@ -293,7 +321,7 @@ async function runRetro(text, ctx) {
       // A CLI that hangs (a stuck store, a wrong binary) is killed with what it started:
       // /retro must not hold the TUI, and nothing it ran outlives it.
       let timedOut = false;
-      const child = execFile(
+      const child = track(execFile(
         found.path,
         args,
         {
@@ -308,7 +336,7 @@ async function runRetro(text, ctx) {
           if (timedOut) resolve({ command, sub: parsed.sub, cwd: ctx.cwd, code: null, timedOut, timeoutMs: RETRO_TIMEOUT, stdout: "", stderr: "" });
           else done(error, stdout, stderr);
         },
-      );
+      ));
       const timer = setTimeout(() => {
         timedOut = true;
         killGroup(child, "SIGKILL");

@@ -1,7 +1,8 @@
 // A small Model Context Protocol client over a child process's stdio: newline-delimited
 // JSON-RPC 2.0, as `pi-retrospect mcp` speaks it. Only what the extension needs: initialize,
 // tools/list (following cursors), tools/call with cancellation, answering the server's pings,
-// and ending the child. It has no dependencies, so the package installs offline.
+// and ending the child. Every child it starts is tracked and killed when Pi exits. It has no
+// dependencies, so the package installs offline.
 
 import { spawn } from "node:child_process";
 
@@ -13,6 +14,45 @@ const STDERR_TAIL_BYTES = 4096;
 
 /** How long a closed server gets to exit before it is sent SIGTERM, then SIGKILL. */
 const EXIT_GRACE_MS = 2000;
+
+/** The longest delay a Node timer keeps (a longer one fires after 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The children started and not yet exited, one set per process even when Pi loads the
+ * extension more than once (`/reload`), so one exit hook ends them all.
+ */
+const CHILDREN_KEY = Symbol.for("pi-retrospect.extension.children");
+const children = (globalThis[CHILDREN_KEY] ??= { live: new Set(), hooked: false });
+
+/**
+ * Tracks a child the extension started (a server, a handshake, a `/retro` run) until it
+ * exits; when the Node process exits first, the child's process group is killed. Pi exits
+ * without waiting for timers, and a stopped or stuck child would outlive it otherwise.
+ */
+export function track(child) {
+  children.live.add(child);
+  child.once("exit", () => children.live.delete(child));
+  child.once("error", () => {
+    // A child that never started has nothing to kill.
+    if (child.pid === undefined) children.live.delete(child);
+  });
+  if (!children.hooked) {
+    children.hooked = true;
+    process.once("exit", killAll);
+  }
+  return child;
+}
+
+/**
+ * Kills every tracked child with SIGKILL, which also ends a stopped process (SIGTERM would
+ * wait for a SIGCONT), and its process group.
+ */
+export function killAll() {
+  for (const child of children.live) {
+    if (child.exitCode === null && child.signalCode === null) killGroup(child, "SIGKILL");
+  }
+}
 
 /** A running `pi-retrospect mcp` and the requests waiting for its answers. */
 export class McpServer {
@@ -37,8 +77,9 @@ export class McpServer {
   }
 
   /**
-   * Starts the process and performs the MCP handshake.
-   * @param {{timeoutMs?: number}} [options]
+   * Starts the process and performs the MCP handshake. When `signal` aborts first, the
+   * process is killed and the start fails with "cancelled".
+   * @param {{timeoutMs?: number, signal?: AbortSignal}} [options]
    */
   async start(options = {}) {
     const { command, args, cwd, env } = this.options;
@@ -46,6 +87,7 @@ export class McpServer {
     // script's children).
     const child = spawn(command, args, { cwd, env, stdio: ["pipe", "pipe", "pipe"], detached: process.platform !== "win32" });
     this.child = child;
+    track(child);
     child.stdin.on("error", () => {
       // A server that exits while a request is written: the exit handler reports it.
     });
@@ -93,7 +135,14 @@ export class McpServer {
         undefined,
         { timeoutMs: options.timeoutMs, what: "the MCP handshake" },
       );
-      result = await initialize;
+      const onAbort = () => this.abandon(new Error("cancelled: the MCP handshake was given up"));
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      if (options.signal?.aborted) onAbort();
+      try {
+        result = await initialize;
+      } finally {
+        options.signal?.removeEventListener("abort", onAbort);
+      }
     } catch (error) {
       // A server that never finished its handshake is of no use and must not outlive the call
       // that gave up on it (its pipes would also keep Pi from exiting).
@@ -172,16 +221,18 @@ export class McpServer {
         },
       });
       if (options.timeoutMs) {
+        // A delay above what a timer keeps would fire at once: it is clamped instead.
+        const delay = Math.min(options.timeoutMs, MAX_TIMER_MS);
         timer = setTimeout(() => {
           if (!this.pending.has(id)) return;
-          const seconds = options.timeoutMs >= 1000 ? `${options.timeoutMs / 1000} s` : `${options.timeoutMs} ms`;
+          const seconds = delay >= 1000 ? `${delay / 1000} s` : `${delay} ms`;
           this.abandon(
             new Error(
               `${options.what ?? method}: ${this.options.command} mcp did not answer within ${seconds} ` +
                 "(the timeout); the server was stopped",
             ),
           );
-        }, options.timeoutMs);
+        }, delay);
       }
       this.updateRef();
       this.send({ jsonrpc: "2.0", id, method, params });
@@ -292,10 +343,60 @@ export class McpServer {
     child?.stderr?.destroy();
   }
 
-  /** Ends the server at once (used when the Node process itself exits). */
+  /** Ends the server and its process group at once, also when it is stopped or stuck. */
   kill() {
     const child = this.child;
-    if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    if (child && child.exitCode === null && child.signalCode === null) killGroup(child, "SIGKILL");
+  }
+}
+
+/**
+ * A server start shared by the calls that wait for it. A call that is cancelled stops
+ * waiting; when every call waiting has been cancelled, nobody wants the server and the start
+ * is given up, killing its process (a handshake to a stuck binary would otherwise run on
+ * until its timeout, or outlive Pi).
+ */
+export class SharedStart {
+  /**
+   * @param {(signal: AbortSignal) => Promise<any>} run starts the server; it must end its
+   *   process when `signal` aborts
+   */
+  constructor(run) {
+    this.controller = new AbortController();
+    this.waiting = 0;
+    this.promise = run(this.controller.signal);
+    // A start nobody waits for any more must not be an unhandled rejection.
+    this.promise.catch(() => {});
+  }
+
+  /** Waits for the start, or rejects with "cancelled" when `signal` aborts first. */
+  wait(signal) {
+    if (signal?.aborted) return Promise.reject(new Error("cancelled"));
+    this.waiting++;
+    return new Promise((resolve, reject) => {
+      let done = false;
+      const leave = () => {
+        if (done) return false;
+        done = true;
+        this.waiting--;
+        signal?.removeEventListener("abort", onAbort);
+        return true;
+      };
+      const onAbort = () => {
+        if (!leave()) return;
+        if (this.waiting === 0) this.controller.abort();
+        reject(new Error("cancelled"));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.promise.then(
+        (value) => {
+          if (leave()) resolve(value);
+        },
+        (error) => {
+          if (leave()) reject(error);
+        },
+      );
+    });
   }
 }
 

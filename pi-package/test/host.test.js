@@ -1,20 +1,22 @@
 // The extension's own rules, without Pi: run with `node --test` in pi-package/.
 
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { test } from "node:test";
 
 import {
   ALL_TOOLS,
   INSTALL_HELP,
+  MAX_TIMER_MS,
   adaptTool,
   completeResult,
   firstSentence,
   formatFailureGroups,
   childEnv,
   findBinary,
+  parseTimeout,
   prepareArguments,
   retroCommand,
   retroResult,
@@ -240,6 +242,9 @@ test("the binary is found from PI_RETROSPECT_BIN, then PATH, then the package", 
     const wrong = find({ PI_RETROSPECT_BIN: join(dir, "notexec"), PATH: join(dir, "path") });
     assert.match(wrong.error, /^PI_RETROSPECT_BIN=.*notexec is set but is not an executable file: fix it, or unset it/);
     assert.doesNotMatch(wrong.error, /not installed|no PI_RETROSPECT_BIN/);
+    // A running Pi keeps its environment: only a restart sees a changed variable.
+    assert.match(wrong.error, /restart Pi/);
+    assert.doesNotMatch(wrong.error, /run \/reload/);
     assert.match(INSTALL_HELP, /cargo install --locked --path crates\/cli/);
     // Pi 1.6 takes a bare `./x.tgz` for an extension file and then fails to start.
     assert.match(INSTALL_HELP, /pi install "npm:pi-retrospect@file:\/ABSOLUTE\/PATH\/pi-retrospect-<version>\.tgz"/);
@@ -334,4 +339,88 @@ test("codemode's declaration gets a shallow output schema and only the host's ar
   // The whole schemas stay available for the namespace instructions.
   assert.equal(tool.fullOutputSchema.properties.total.properties.cost.type, "number");
   assert.equal(tool.fullInputSchema.properties.by.description, "Groupings, long text.");
+});
+
+test("a timeout variable is a whole number of milliseconds; a larger one is clamped, anything else warns", () => {
+  const read = (text) => parseTimeout("PI_RETROSPECT_CALL_TIMEOUT_MS", text, 120_000);
+  assert.deepEqual(read(undefined), { ms: 120_000 });
+  assert.deepEqual(read(""), { ms: 120_000 });
+  assert.deepEqual(read("5000"), { ms: 5000 });
+  assert.deepEqual(read(" 1 "), { ms: 1 });
+  assert.deepEqual(read(String(MAX_TIMER_MS)), { ms: MAX_TIMER_MS });
+  // Node fires a timer above 2^31-1 ms after 1 ms: a large value must not mean "at once".
+  assert.equal(MAX_TIMER_MS, 2147483647);
+  assert.deepEqual(read("3000000000"), { ms: MAX_TIMER_MS });
+  assert.deepEqual(read("99999999999999999999999"), { ms: MAX_TIMER_MS });
+  for (const bad of ["0", "000", "-5", "1.5", "1e3", "Infinity", "NaN", "5s", "abc"]) {
+    const parsed = read(bad);
+    assert.equal(parsed.ms, 120_000, bad);
+    assert.match(parsed.warning, /^PI_RETROSPECT_CALL_TIMEOUT_MS=".*" is not a whole number of milliseconds/, bad);
+    assert.ok(parsed.warning.includes(JSON.stringify(bad)), bad);
+    assert.match(parsed.warning, /the default 120000 ms is used$/, bad);
+  }
+});
+
+test("sessionsRead: excluding the current session wins over includeCurrentSession, and says so", () => {
+  for (const tool of [adaptTool(sessionFailures), adaptTool(searchSessions), adaptTool(listSessions)]) {
+    const prepared = prepareArguments(tool, { excludeSessionPath: CURRENT, includeCurrentSession: true }, CURRENT);
+    assert.equal(prepared.args.excludeSessionPath, CURRENT, tool.name);
+    assert.match(prepared.sessionsRead, /except the current session/, tool.name);
+    assert.doesNotMatch(prepared.sessionsRead, /current session included/, tool.name);
+    assert.equal(prepared.dropCurrent, undefined, tool.name);
+  }
+});
+
+test("sessionsRead: the current session spelled another way is the current session", () => {
+  const dir = mkdtempSync(join(tmpdir(), "pi-retrospect-same-"));
+  try {
+    const project = join(dir, "--proj--");
+    mkdirSync(project);
+    const current = join(project, "2026-12-01T10-00-00-000Z_0199.jsonl");
+    writeFileSync(current, "");
+    symlinkSync(project, join(dir, "link"));
+    const spellings = [
+      `${project}/../--proj--/${basename(current)}`,
+      `${project}//${basename(current)}`,
+      `${project}/./${basename(current)}`,
+      join(dir, "link", basename(current)),
+    ];
+    // Also a path that is not on disk: compared once resolved.
+    const absent = CURRENT.replace("/--home-me-app--/", "/--home-me-app--/../--home-me-app--//");
+    for (const [spelled, cur] of [...spellings.map((path) => [path, current]), [absent, CURRENT]]) {
+      for (const tool of [adaptTool(sessionFailures), adaptTool(searchSessions), adaptTool(listSessions)]) {
+        const prepared = prepareArguments(tool, { excludeSessionPath: spelled }, cur);
+        assert.match(prepared.sessionsRead, /except the current session/, `${tool.name} ${spelled}`);
+        assert.doesNotMatch(prepared.sessionsRead, /is read too/, `${tool.name} ${spelled}`);
+        assert.equal(prepared.dropCurrent, undefined, `${tool.name} ${spelled}`);
+      }
+    }
+    // Another file stays another session.
+    const other = join(project, "other.jsonl");
+    writeFileSync(other, "");
+    const prepared = prepareArguments(adaptTool(sessionFailures), { excludeSessionPath: other }, current);
+    assert.match(prepared.sessionsRead, /is read too/);
+    // list_sessions drops the current session from its answer however the listing spells it.
+    const listed = prepareArguments(adaptTool(listSessions), { excludeSessionPath: other }, current);
+    const answer = { sessions: [{ path: join(dir, "link", basename(current)) }, { path: `${project}/a.jsonl` }] };
+    assert.deepEqual(completeResult(answer, listed).sessions, [{ path: `${project}/a.jsonl` }]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("sessionsRead: a call with only limit named no sessions; a grouping alone reads every session", () => {
+  const failures = adaptTool(sessionFailures);
+  const limited = prepareArguments(failures, { limit: 5 }, CURRENT);
+  assert.match(limited.sessionsRead, /^only the current session .* \(the call named no sessions;/);
+  assert.doesNotMatch(limited.sessionsRead, /gave no arguments/);
+  const grouped = prepareArguments(failures, { startTimestamp: "7d", by: "signature" }, CURRENT);
+  assert.match(grouped.sessionsRead, /^the sessions the filters choose except the current session/);
+  for (const [tool, call] of [
+    [adaptTool(sessionStats), { by: ["session"] }],
+    [failures, { by: "signature" }],
+    [adaptTool(searchSessions), { pattern: "x" }],
+  ]) {
+    assert.match(prepareArguments(tool, call, CURRENT).sessionsRead, /^every session of the store except the current session/, JSON.stringify(call));
+  }
 });

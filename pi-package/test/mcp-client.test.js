@@ -1,11 +1,14 @@
 // The stdio client against a fake server: run with `node --test` in pi-package/.
 
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 
-import { LineReader, McpServer } from "../extension/mcp-client.js";
+import { LineReader, McpServer, SharedStart } from "../extension/mcp-client.js";
 
 const FAKE = fileURLToPath(new URL("./fake-server.js", import.meta.url));
 
@@ -135,4 +138,108 @@ test("the line reader joins split lines, keeps multibyte characters and enforces
   for (let i = 0; i < 1024; i++) assert.deepEqual(big.push(chunk), []);
   const [line] = big.push(Buffer.from("\n"));
   assert.equal(line.length, 64 * 1024 * 1024);
+});
+
+test("a timeout above what a Node timer keeps is clamped instead of firing at once", async () => {
+  const server = fake();
+  await server.start();
+  const call = server.callTool("hang", {}, undefined, { timeoutMs: 3_000_000_000 });
+  const outcome = await Promise.race([
+    call.then(
+      () => "answered",
+      (error) => error.message,
+    ),
+    new Promise((resolve) => setTimeout(() => resolve("still waiting"), 300)),
+  ]);
+  assert.equal(outcome, "still waiting");
+  assert.equal(server.alive, true);
+  server.close();
+  await assert.rejects(call, /the server was stopped/);
+});
+
+test("a handshake whose start signal aborts kills its process", async () => {
+  const server = fake({ env: { ...process.env, FAKE_MODE: "silent" } });
+  const controller = new AbortController();
+  const started = server.start({ timeoutMs: 60_000, signal: controller.signal });
+  const exited = exitOf(server);
+  setTimeout(() => controller.abort(), 100);
+  await assert.rejects(started, /cancelled/);
+  const [, signal] = await exited;
+  assert.equal(signal, "SIGKILL");
+});
+
+test("a shared start is given up, killing its process, only once every waiting call is cancelled", async () => {
+  const server = fake({ env: { ...process.env, FAKE_MODE: "silent" } });
+  const shared = new SharedStart((signal) => server.start({ timeoutMs: 60_000, signal }));
+  const one = new AbortController();
+  const two = new AbortController();
+  const first = shared.wait(one.signal);
+  const second = shared.wait(two.signal);
+  one.abort();
+  await assert.rejects(first, /cancelled/);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  // The other call still waits for it.
+  assert.equal(server.child.exitCode, null);
+  assert.equal(server.child.signalCode, null);
+  const exited = exitOf(server);
+  two.abort();
+  await assert.rejects(second, /cancelled/);
+  const [, signal] = await exited;
+  assert.equal(signal, "SIGKILL");
+  await assert.rejects(shared.promise, /cancelled/);
+});
+
+/** Whether the process `pid` has ended (gone, or a zombie nobody has reaped yet). */
+function ended(pid) {
+  let stat;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return true;
+  }
+  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  return state === "Z" || state === "X";
+}
+
+test("when the Node process exits, a server mid-handshake and a stopped server are killed with it", { skip: process.platform !== "linux" }, async () => {
+  // A process that loads the client, starts one server that never answers its handshake and
+  // one it then stops (SIGSTOP), and exits on SIGTERM the way Pi does.
+  const client = new URL("../extension/mcp-client.js", import.meta.url).href;
+  const script = `
+    import { McpServer } from ${JSON.stringify(client)};
+    const fake = ${JSON.stringify(FAKE)};
+    const silent = new McpServer({ command: process.execPath, args: [fake], env: { ...process.env, FAKE_MODE: "silent" } });
+    silent.start({ timeoutMs: 600000 }).catch(() => {});
+    const stopped = new McpServer({ command: process.execPath, args: [fake] });
+    await stopped.start();
+    process.kill(stopped.child.pid, "SIGSTOP");
+    process.on("SIGTERM", () => process.exit(143));
+    setInterval(() => {}, 1000);
+    process.stdout.write(JSON.stringify([silent.child.pid, stopped.child.pid]) + "\\n");
+  `;
+  const host = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+  let pids = [];
+  try {
+    const [line] = await once(createInterface({ input: host.stdout }), "line");
+    pids = JSON.parse(line);
+    const hostExit = once(host, "exit");
+    host.kill("SIGTERM");
+    const [code] = await hostExit;
+    assert.equal(code, 143);
+    const deadline = Date.now() + 5000;
+    while (!pids.every(ended) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(
+      pids.map((pid) => (ended(pid) ? "ended" : `pid ${pid} still running`)),
+      ["ended", "ended"],
+    );
+  } finally {
+    host.kill("SIGKILL");
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }
+  }
 });
