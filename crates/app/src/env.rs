@@ -38,7 +38,7 @@ pub struct Environment {
 /// MCP server and the picker included), as `--no-cache` does for one.
 pub const NO_CACHE_VARIABLE: &str = "PI_RETROSPECT_NO_CACHE";
 
-/// The variable that sets the line cap of the reading commands (issue 9: "documented,
+/// The variable that sets the line cap of the reading commands ("documented,
 /// settable").
 pub const MAX_LINE_VARIABLE: &str = "PI_RETROSPECT_MAX_LINE";
 
