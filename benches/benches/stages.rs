@@ -69,7 +69,7 @@ fn row(path: String, second: u64) -> SessionRow {
 fn nesting(c: &mut Criterion) {
     const N: u64 = 5_000;
     let mut group = c.benchmark_group("nesting 5000");
-    // Issue 4's worst case: one session whose container holds 5,000 runs.
+    // The worst case seen: one session whose container holds 5,000 runs.
     let runs: Vec<SessionRow> = (0..N)
         .map(|n| row(format!("/r/p/s/L/run-{n}/session.jsonl"), (n * 7919) % N))
         .collect();

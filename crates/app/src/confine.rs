@@ -256,7 +256,7 @@ mod tests {
         assert_eq!(confined.expect_err("outside").kind, ErrorKind::Usage);
     }
 
-    /// Review M5 (issue 14): below a root, only the files the walk lists are sessions.
+    /// Below a root, only the files the walk lists are sessions.
     #[test]
     fn only_files_the_walk_lists() {
         let dir = tempfile::tempdir().expect("temp dir");

@@ -96,7 +96,7 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
 mod tests {
     use super::*;
 
-    /// Issue 11 (review finding L7): the running session is recognised through a symlinked
+    /// The running session is recognised through a symlinked
     /// directory, a relative path and `..`, and a namesake in another directory is not it.
     #[test]
     fn matches_the_file_not_the_text() {

@@ -38,8 +38,8 @@ pub struct Environment {
 /// MCP server and the picker included), as `--no-cache` does for one.
 pub const NO_CACHE_VARIABLE: &str = "PI_RETROSPECT_NO_CACHE";
 
-/// The variable that sets the line cap of the reading commands (issue 9: "documented,
-/// settable").
+/// The variable that sets the line cap of the reading commands, so that the cap is
+/// documented and can be raised.
 pub const MAX_LINE_VARIABLE: &str = "PI_RETROSPECT_MAX_LINE";
 
 /// Returns a byte count written as digits with an optional `K`, `M` or `G` (1024-based), or

@@ -28,7 +28,7 @@ pub fn handoff(request: &HandoffRequest, env: &Environment) -> Result<Handoff, A
         ));
     }
     let path = resolve_session(&request.target.session, &request.target.stores, env)?;
-    // A file that is not a session is refused as `show` refuses it (review M2): a handoff
+    // A file that is not a session is refused as `show` refuses it: a handoff
     // telling the next session to resume `/etc/passwd` is wrong output, not a summary.
     crate::read::check_session_file(&path)?;
     pi_retrospect_handoff::handoff_file(&path, &request.options).map_err(handoff_error)

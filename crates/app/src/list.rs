@@ -533,7 +533,7 @@ enum Facts {
 /// Collects `field` of every session at every level, depth first.
 fn collect<'a>(sessions: &'a [Session], field: fn(&Session) -> &str, out: &mut Vec<&'a str>) {
     // An explicit work list, in the same order as recursion: runs nest thousands of levels
-    // deep in a hostile store (issue 9).
+    // deep in a hostile store.
     let mut pending: Vec<&Session> = sessions.iter().rev().collect();
     while let Some(session) = pending.pop() {
         out.push(field(session));
@@ -883,7 +883,7 @@ mod tests {
         dir
     }
 
-    /// Issue 8: streaming with a name filter on a small pool reads names on the workers and
+    /// Streaming with a name filter on a small pool reads names on the workers and
     /// finishes (it once deadlocked: the writer waited on the pool while the pool waited on a
     /// full channel), with the same sessions as the ordered listing.
     #[test]
@@ -960,7 +960,7 @@ mod tests {
         )
     }
 
-    /// Issue 11: the facts the walk reads on its own descriptors are the facts read after
+    /// The facts the walk reads on its own descriptors are the facts read after
     /// it: for every request shape, reading in the walk (no limit) and after it (a limit
     /// that keeps everything) give the same rows, facts and warnings.
     #[test]
@@ -1058,7 +1058,7 @@ mod tests {
         );
     }
 
-    /// Issue 8: a front end that stops (a closed pipe) stops the walk.
+    /// A front end that stops (a closed pipe) stops the walk.
     #[test]
     fn unordered_stops_when_asked() {
         let dir = store(200);

@@ -295,7 +295,7 @@ mod tests {
         }
     }
 
-    /// Issue 16 review M4: a sessions root that does not exist or is a file fails the quick
+    /// A sessions root that does not exist or is a file fails the quick
     /// listing with the reason `list` warns of, instead of showing an empty store.
     #[test]
     fn list_here_refuses_a_root_it_cannot_read() {

@@ -51,7 +51,7 @@ pub enum ShowView {
 
 /// The result of `show`: the file read, its facts and lineage. Items and tree rows are made
 /// one at a time by [`ShowResult::for_each_item`] and [`ShowResult::for_each_tree_row`], so a
-/// writer that streams them holds one at a time, whatever the file's size (issue 9).
+/// writer that streams them holds one at a time, whatever the file's size.
 #[derive(Debug)]
 pub struct ShowResult {
     /// The file read.
@@ -270,7 +270,7 @@ pub struct EntriesRequest {
 
 /// The result of `entries`: the file read and the resolved filter. Rows are produced one at a
 /// time by [`EntriesResult::for_each_row`], so a writer that streams them holds one row at a
-/// time, whatever the file's size (issue 9).
+/// time, whatever the file's size.
 #[derive(Debug)]
 pub struct EntriesResult {
     /// The file read.
@@ -449,7 +449,7 @@ fn parse_lines(text: &str) -> Result<(Option<u64>, Option<u64>), String> {
 mod tests {
     use super::*;
 
-    /// Issue 10: a run names the session that launched it, found from the on-disk nesting.
+    /// A run names the session that launched it, found from the on-disk nesting.
     #[test]
     fn a_run_names_its_launcher() {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -483,7 +483,7 @@ mod tests {
         check("p/z/session.jsonl", None);
     }
 
-    /// Issue 9: `show` hands the front end a session, its facts and lineage, and makes the
+    /// `show` hands the front end a session, its facts and lineage, and makes the
     /// items and tree rows only as they are written. The file is cut after `show` returned:
     /// items made one at a time reach the writer up to the cut, then the read fails; a result
     /// that held the items (or a walk that built them all before the first) would not.

@@ -172,7 +172,7 @@ pub fn search_with_progress(
             // A file that is not a session (missing, a FIFO, a directory, not JSONL) is an
             // error, never a search that found nothing.
             crate::check_session_file(std::path::Path::new(&path))?;
-            // The run depth, as when the walk finds the file (finding M1 of the review); a
+            // The run depth, as when the walk finds the file; a
             // file outside the stores is a session of its own.
             let stores = ListRequest {
                 stores: target.stores.clone(),

@@ -58,7 +58,7 @@ impl SessionRef {
                 && (digits == "0" || !digits.starts_with('0'));
             return match digits.parse::<usize>() {
                 Ok(back) if is_plain => Ok(SessionRef::Latest { back }),
-                // A whole number, only too large to count (final break review F7).
+                // A whole number, only too large to count.
                 Err(_) if is_plain => Err(AppError::usage(format!(
                     "{argument:?}: {digits} is too large: latest~N goes back N sessions, and no \
                      store holds that many (latest~1 is the one before the newest)"
@@ -97,7 +97,7 @@ const BARE_WORD_RULE: &str = "a SESSION without a /, not ending in .jsonl and no
 
 /// Returns a note when `word`, read as a path only because a file of that name is in the
 /// current directory, is also a stored session's id or id prefix: the file won, and the
-/// note names what the id would have read (review fix 11, L5). Only a bare word that names a
+/// note names what the id would have read. Only a bare word that names a
 /// file costs the walk; a store that cannot be read gives no note.
 fn file_over_id_note(word: &str, stores: &StoreFlags, env: &Environment) -> Option<String> {
     if is_path_by_shape(word) {
@@ -374,8 +374,8 @@ fn find_by_id(id: &str, stores: &StoreFlags, env: &Environment) -> Result<PathBu
             let mut hints = hints;
             hints.extend(archive_hint(id, stores, env));
             // A bare word naming something in the current directory that is not a regular
-            // file (a directory) was read as an id; say how to give it as a path (final
-            // break review F7), and the rule as it is (review fix 11, L5).
+            // file (a directory) was read as an id; say how to give it as a path,
+            // and the rule as it is.
             if std::fs::symlink_metadata(env.cwd.join(id)).is_ok() {
                 hints.push(format!(
                     "did you mean ./{id}? {id:?} is in the current directory but is not a \
@@ -539,7 +539,7 @@ fn latest(back: usize, stores: &StoreFlags, env: &Environment) -> Result<Located
             )
         });
         // A session whose last activity could not be read counts from its start; the
-        // order may then be wrong, so it is said (final break review F3).
+        // order may then be wrong, so it is said.
         let notes = note
             .into_iter()
             .chain(unknown_activity.into_iter().map(|warning| {

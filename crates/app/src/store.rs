@@ -391,7 +391,7 @@ mod tests {
         );
     }
 
-    /// Review M5 (issue 14): a project's `sessionDir` may not open `/`, `$HOME` or above;
+    /// A project's `sessionDir` may not open `/`, `$HOME` or above;
     /// the global settings' may (they are the user's own).
     #[test]
     fn a_project_session_dir_may_not_be_home_or_above() {
@@ -454,7 +454,7 @@ mod tests {
         );
     }
 
-    /// Issue 11: an explicit directory is `~`-expanded like every other path.
+    /// An explicit directory is `~`-expanded like every other path.
     #[test]
     fn flags_expand_tilde() {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -486,7 +486,7 @@ mod tests {
         );
     }
 
-    /// Issue 11: a sessions root that is a project directory or a flat directory, and a
+    /// A sessions root that is a project directory or a flat directory, and a
     /// custom directory that is a sessions root, get a hint.
     #[test]
     fn layout_hints_name_the_right_flag() {

@@ -159,7 +159,7 @@ fn day_bound(date: Date, bound: Bound, zone: &TimeZone) -> Timestamp {
 /// falls past the calendar the tool computes in (about 9999-12-30 to -9999-01-01): the last
 /// instant for a date at the far end, the first for one at the near end. A script's
 /// `--until 9999-12-31` means "no upper bound", and keeps every session, rather than failing
-/// with the date library's overflow message (issue 11: say what is accepted, never the
+/// with the date library's overflow message (say what is accepted, never the
 /// parser's internals).
 fn beyond_the_calendar(year: i16) -> Timestamp {
     to_core(if year > 0 {
@@ -313,7 +313,7 @@ mod tests {
         check(" 45s ", Bound::Start, Ok("2026-10-10T11:59:15.000Z"));
     }
 
-    /// Break review 21: a real date at the calendar's ends stands for the first or last
+    /// A real date at the calendar's ends stands for the first or last
     /// instant instead of failing with the date library's overflow message.
     #[test]
     fn dates_past_the_calendar_are_its_ends() {
@@ -332,7 +332,7 @@ mod tests {
 
     #[test]
     fn refusals() {
-        // Review finding L7: our own message with the accepted forms, not the date library's
+        // Our own message with the accepted forms, not the date library's
         // ("parameter 'day' for `2026-02` is invalid, must be in range `1..=28`").
         for text in ["2026-02-30", "2026-13-01"] {
             check(
@@ -366,7 +366,7 @@ mod tests {
             Bound::Start,
             Err("ambiguous: write 3min for minutes or 3mo"),
         );
-        // Issue 11: a value that is not understood says what is accepted, never the parser's
+        // A value that is not understood says what is accepted, never the parser's
         // internals.
         for text in ["tomorrow", "3x", "last week", "", "d3", "2026-09"] {
             let zone = TimeZone::UTC;

@@ -170,7 +170,7 @@ pub fn run(args: &EntriesArgs, env: &Environment, out: &mut dyn Write) -> anyhow
     let result = pi_retrospect_app::entries(&target, &request, env)?;
     let session = &result.session;
     if args.json {
-        // Rows are written as they are read, so memory stays at one row (issue 9).
+        // Rows are written as they are read, so memory stays at one row.
         let transcript = &session.transcript;
         pi_retrospect_render::entries::write_json_head(out, &session.path, transcript)?;
         let mut n_rows = 0;

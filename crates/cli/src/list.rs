@@ -300,7 +300,7 @@ fn format(
     query: &pi_retrospect_core::filter::ListFilter,
 ) -> anyhow::Result<Format> {
     // clap drops `requires = "jsonl"` when another format of the group is given, so
-    // `--unordered -l` would be ignored silently (finding L6 of the second flows review).
+    // `--unordered -l` would be ignored silently.
     if args.unordered && !args.jsonl {
         return Err(UsageError(
             "--unordered needs --jsonl: --json, --long and the text output are always sorted"

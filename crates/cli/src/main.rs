@@ -114,7 +114,7 @@ fn main() -> ExitCode {
                 && print_error.kind() != io::ErrorKind::BrokenPipe
             {
                 // The form of every other failed write (`writing to stdout: No space left on
-                // device`; finding L6 of the second flows review).
+                // device`).
                 let stream = if error.use_stderr() {
                     "stderr"
                 } else {

@@ -71,7 +71,7 @@ pub fn print_warnings(path: &str, warnings: &[TranscriptWarning]) {
 }
 
 /// Writes a warning about `path` to stderr when its file was rewritten in place since it was
-/// read: a front end's last step, after every read of content it showed (issue 9).
+/// read: a front end's last step, after every read of content it showed.
 pub fn print_change_since_read(path: &str, transcript: &Transcript) -> anyhow::Result<()> {
     if let Some(change) = transcript.check_unchanged()? {
         print_warnings(path, &[change]);

@@ -123,7 +123,7 @@ pub fn run(args: &ShowArgs, env: &Environment, out: &mut dyn Write) -> anyhow::R
         facts: &result.facts,
         lineage: &result.lineage,
     };
-    // Items and rows are written as they are made, so memory holds one at a time (issue 9).
+    // Items and rows are written as they are made, so memory holds one at a time.
     if args.json {
         let mut n_elements = 0;
         match result.view {

@@ -71,7 +71,7 @@ mod tests {
         assert!(auto_with(true, &[]));
         assert!(auto_with(true, &[("TERM", "xterm-256color")]));
         assert!(!auto_with(false, &[]));
-        // A dumb terminal gets none (final review N5), unless forced.
+        // A dumb terminal gets none, unless forced.
         assert!(!auto_with(true, &[("TERM", "dumb")]));
         assert!(auto_with(
             true,

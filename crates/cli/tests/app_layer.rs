@@ -1,4 +1,4 @@
-//! Issue 8: what the application layer guarantees every front end, checked through the binary:
+//! What the application layer guarantees every front end, checked through the binary:
 //! error text that can never drive the terminal, and the one safe open (a FIFO or a symlink
 //! where a session file should be is refused at once, never read and never waited on).
 
@@ -37,7 +37,7 @@ fn run_with_deadline(args: &[&str]) -> Output {
     child.wait_with_output().expect("output")
 }
 
-/// Issue 8: an id holding `ESC ] 0 ; … BEL` reaches stderr escaped, not raw.
+/// An id holding `ESC ] 0 ; … BEL` reaches stderr escaped, not raw.
 #[test]
 fn error_messages_are_escaped() {
     let root = fixtures_root();
@@ -58,7 +58,7 @@ fn error_messages_are_escaped() {
     }
 }
 
-/// Issue 8: a FIFO named like a session file is refused at once with its path and what it
+/// A FIFO named like a session file is refused at once with its path and what it
 /// is; the open itself can never block (no stat-then-open).
 #[test]
 fn a_fifo_session_path_is_refused_without_blocking() {
@@ -85,7 +85,7 @@ fn a_fifo_session_path_is_refused_without_blocking() {
     }
 }
 
-/// Issue 8: a symlink where a session file should be is not followed.
+/// A symlink where a session file should be is not followed.
 #[test]
 fn a_symlinked_session_path_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -105,7 +105,7 @@ fn a_symlinked_session_path_is_refused() {
     assert_eq!(output.status.code(), Some(0), "{:?}", output);
 }
 
-/// Issue 11: `-` reads a session from standard input for the reading commands; a text that
+/// `-` reads a session from standard input for the reading commands; a text that
 /// is not a session is an error; `handoff` and `stats` need a file.
 #[test]
 fn a_session_on_standard_input() {

@@ -36,7 +36,7 @@ fn golden_list_outputs() {
     }
 }
 
-/// Final break review F5: a symlinked session file and a FIFO named like one are never
+/// A symlinked session file and a FIFO named like one are never
 /// opened, and each is one warning naming its path and what it is: on stderr beside the
 /// contract's documents (`--json`, the text output), which do not list them, as they never
 /// did; in `--jsonl`'s warning rows; with the other warnings after `--long`; `-q` silences.

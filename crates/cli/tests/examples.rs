@@ -1,4 +1,4 @@
-//! Every example in the README and in each command's `--help` runs as written (issue 11), on
+//! Every example in the README and in each command's `--help` runs as written, on
 //! a copy of the committed real-Pi fixture: `$HOME/.pi/agent/sessions` holds
 //! `fixtures/pi-real/sessions` with each session's cwd moved to `$HOME/repos/app`, which is
 //! the current directory, so `latest`, `--here` and `~/repos/app` name those sessions, and
@@ -271,7 +271,7 @@ fn example_section(help: &str) -> Vec<String> {
         .collect()
 }
 
-/// Final break review F7: the completion examples, in `completions --help` and in the
+/// The completion examples, in `completions --help` and in the
 /// README, run as written by a shell on a fresh `$HOME` (they wrote into directories that do
 /// not exist there), and each writes its script.
 #[test]

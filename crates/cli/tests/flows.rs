@@ -1,4 +1,4 @@
-//! Everyday flows and tool-wide conventions (issue 11), end to end: last activity, time
+//! Everyday flows and tool-wide conventions, end to end: last activity, time
 //! values, `latest`, `--jsonl` rows, `--id` on runs, shared store flags, `--long` on a
 //! terminal, usage messages, completions and a full disk.
 
@@ -307,7 +307,7 @@ fn latest_skips_the_running_session_climbs_and_goes_back() {
     assert_eq!(output.status.code(), Some(2));
 }
 
-/// Issue 11 (review finding M3): `latest` is the most recently active session (its newest
+/// `latest` is the most recently active session (its newest
 /// entry, never the file's mtime), as Pi's `--continue` picks the session last written;
 /// `latest~N` goes back in the same order, ties going to the later start.
 #[test]
@@ -386,7 +386,7 @@ fn latest_is_the_most_recently_active_session() {
     assert_eq!(listed.last().map(String::as_str), Some("resumed"));
 }
 
-/// Issue 11 (review finding L7): `$PI_SESSION_FILE` names the running session by file, not
+/// `$PI_SESSION_FILE` names the running session by file, not
 /// by text: through a symlinked directory, a relative path or `..`, `latest` still skips it
 /// and `list --exclude-current` still leaves it out.
 #[test]
@@ -486,7 +486,7 @@ fn reading_commands_take_the_list_store_flags() {
     };
     let not_found = archived(&[]);
     assert_eq!(not_found.status.code(), Some(2));
-    // Issue 11 (review finding L6): the error says the archive holds it.
+    // The error says the archive holds it.
     let stderr = stderr_of(&not_found);
     assert!(
         stderr.contains("\npi-retrospect: note: the archive ")
@@ -556,8 +556,7 @@ fn store_flags_expand_tilde_and_hint_at_the_layout() {
         .args(["show", "tuesday", "--sessions-root"])
         .arg(store.root().join("--w--")));
     assert_eq!(output.status.code(), Some(2));
-    // A note an error carries is written as every note is (finding L6 of the second flows
-    // review: it was `hint: …`).
+    // A note an error carries is written as every note is (it was once `hint: …`).
     let stderr = stderr_of(&output);
     assert!(
         stderr.starts_with("pi-retrospect: no session has the id")
@@ -600,7 +599,7 @@ fn usage_messages() {
     );
     check(&["list", "--id", ""], "--id: needs a non-empty prefix");
     // One rule for an empty filter value: refused, naming the flag, never read as "any"
-    // (finding L6 of the second flows review: `--name ""` listed every named session).
+    // (`--name ""` listed every named session).
     let file = pi_real_session("01a22b41-c0ec");
     let file = file.to_str().expect("utf-8");
     for (args, message) in [
@@ -614,7 +613,7 @@ fn usage_messages() {
             &["entries", file, "--parent", ""],
             "--parent: needs an entry id or a line:N handle",
         ),
-        // Final review L1: search's own filters too.
+        // Search's own filters too.
         (&["search", "x", "--tool", ""], "--tool <NAME>"),
         (&["search", "x", "--model", ""], "--model <MODEL>"),
     ] {
@@ -647,7 +646,7 @@ fn pi_real_session(id: &str) -> PathBuf {
         .expect("the fixture session")
 }
 
-/// Finding M4 of the second flows review: `stats --session PATH` reads the file and the runs
+/// `stats --session PATH` reads the file and the runs
 /// beside it with no store to walk, as show, search and handoff do.
 #[test]
 fn stats_of_a_session_path_needs_no_store() {
@@ -682,7 +681,7 @@ fn stats_of_a_session_path_needs_no_store() {
     );
 }
 
-/// Finding L6 of the second flows review: `stats --by session` shows each id by a prefix
+/// `stats --by session` shows each id by a prefix
 /// unique in the store, not only among the rows a filter kept, so it is a handle `show` takes.
 #[test]
 fn stats_ids_are_handles_in_the_store() {
@@ -722,7 +721,7 @@ fn stats_ids_are_handles_in_the_store() {
     assert!(output.status.success(), "{}", stderr_of(&output));
 }
 
-/// Finding L4 of the second flows review: `show` titles each run it launched as `list` does,
+/// `show` titles each run it launched as `list` does,
 /// by its name when it has one, else its first task; `--json` gives both.
 #[test]
 fn show_titles_runs_as_list_does() {
@@ -841,7 +840,7 @@ fn a_full_disk_is_named() {
         stderr_of(&output),
         "pi-retrospect: writing to stdout: No space left on device (os error 28)\n"
     );
-    // clap's own output says so in the same words (finding L6 of the second flows review).
+    // clap's own output says so in the same words.
     for args in [&["list", "--help"][..], &["--version"], &["-h"]] {
         let full = std::fs::OpenOptions::new()
             .write(true)
@@ -857,7 +856,7 @@ fn a_full_disk_is_named() {
     }
 }
 
-/// Issue 9 (review finding M3): a line feed in a file name, in a project's `sessionDir` or in
+/// A line feed in a file name, in a project's `sessionDir` or in
 /// a path given on the command line reaches stderr escaped, so it cannot forge a line: the
 /// ambiguous-prefix candidates, `latest`'s "searched …" and "cannot open session file".
 #[test]
@@ -911,7 +910,7 @@ fn line_feeds_in_names_and_settings_cannot_forge_stderr_lines() {
     );
 }
 
-/// Issue 11 (review finding L7): `latest` where the only session is the one running the
+/// `latest` where the only session is the one running the
 /// command says so, instead of "no session ran".
 #[test]
 fn latest_says_when_the_only_session_is_the_running_one() {
@@ -938,7 +937,7 @@ fn latest_says_when_the_only_session_is_the_running_one() {
     );
 }
 
-/// Issue 11 (review finding L8): when the only session of the current directory is the
+/// When the only session of the current directory is the
 /// running one, the note on using a directory above says so, not "no session ran".
 #[test]
 fn latest_says_why_it_climbed_past_the_running_session() {
@@ -991,7 +990,7 @@ fn latest_says_why_it_climbed_past_the_running_session() {
     );
 }
 
-/// Issue 11 (review finding M7): every command that prints takes `--color`, so one alias or
+/// Every command that prints takes `--color`, so one alias or
 /// script can pass it everywhere.
 #[test]
 fn every_printing_command_takes_color() {
@@ -1017,7 +1016,7 @@ fn every_printing_command_takes_color() {
     }
 }
 
-/// Issue 9 (review finding L5): the line cap is settable with `PI_RETROSPECT_MAX_LINE`, and a
+/// The line cap is settable with `PI_RETROSPECT_MAX_LINE`, and a
 /// value that is not a byte count is refused.
 #[test]
 fn the_line_cap_is_settable() {
@@ -1062,7 +1061,7 @@ fn the_line_cap_is_settable() {
     );
 }
 
-/// Final break review F3: a session whose last entry is a tool result of tens of megabytes
+/// A session whose last entry is a tool result of tens of megabytes
 /// (longer than the 8 MiB tail window) is last active at that entry's timestamp, as `show`
 /// says, so `--active-since` finds it; a last line over the line cap (64 MiB) leaves the
 /// start as its last activity with a warning naming the file and the reason, never silently.
@@ -1155,7 +1154,7 @@ fn a_huge_last_entry_still_gives_the_last_activity() {
     );
 }
 
-/// Final break review F7: a `latest~N` too large to count says so; `handoff` (and the other
+/// A `latest~N` too large to count says so; `handoff` (and the other
 /// commands that check a file's header first) refuse a directory in `show`'s words; a bare
 /// word naming a directory here, read as an id, hints at `./WORD`.
 #[test]
@@ -1210,7 +1209,7 @@ fn small_messages_name_what_went_wrong() {
             && stderr.contains("\npi-retrospect: note: did you mean ./real?"),
         "{stderr}"
     );
-    // The note states the rule as it is (review fix 11, L5).
+    // The note states the rule as it is.
     assert!(
         stderr.contains(
             "\"real\" is in the current directory but is not a file, so it was read as an id; \
@@ -1224,7 +1223,7 @@ fn small_messages_name_what_went_wrong() {
     assert!(!stderr.contains("did you mean"), "{stderr}");
 }
 
-/// Review fix 11, L5: a bare word naming a file in the current directory is that file, even
+/// A bare word naming a file in the current directory is that file, even
 /// when it is also a stored id or id prefix; a note says which reading won and names the
 /// stored session. A word naming a file and no stored id gets no note; a word naming no file
 /// is an id.

@@ -1,4 +1,4 @@
-//! Issue 9 end to end: hostile and damaged session files read by `show`, `inspect` and
+//! End to end: hostile and damaged session files read by `show`, `inspect` and
 //! `entries` in bounded memory, with bounded warnings and strict JSON output. Files are
 //! generated in temp dirs; the large one is sparse.
 
@@ -38,7 +38,7 @@ fn run_limited(kib: u64, args: &[&str]) -> Output {
     command.output().expect("run sh")
 }
 
-/// Issue 9: `show` on a file whose tail is 1 GiB of zeros (sparse here; what a crash can leave)
+/// `show` on a file whose tail is 1 GiB of zeros (sparse here; what a crash can leave)
 /// runs in a quarter of that address space and says once that the line was skipped (it once
 /// aborted with "memory allocation of 4294967296 bytes failed" on a 4 GiB one).
 #[test]
@@ -63,9 +63,9 @@ fn show_reads_a_zero_filled_tail_in_bounded_memory() {
     );
 }
 
-/// Issue 9: a file of many bad lines prints 20 warnings and one line counting the rest by kind
+/// A file of many bad lines prints 20 warnings and one line counting the rest by kind
 /// (10 MiB of junk once printed 555 MB of warnings); `--json` lists every warning, streamed
-/// from a second read (review L6), in the order found.
+/// from a second read, in the order found.
 #[test]
 fn warnings_on_stderr_are_bounded() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -138,7 +138,7 @@ fn warnings_on_stderr_are_bounded() {
     assert_eq!(document["entries"].as_array().expect("rows").len(), 2);
 }
 
-/// Issue 9: `entries --jsonl --raw` writes one strict JSON row per line, whatever the stored
+/// `entries --jsonl --raw` writes one strict JSON row per line, whatever the stored
 /// line held between its tokens or in its strings.
 #[test]
 fn raw_rows_are_one_strict_json_object_per_line() {
@@ -191,7 +191,7 @@ fn run_with_descriptors(n: u64, args: &[&str]) -> Output {
     command.output().expect("run sh")
 }
 
-/// Issue 9: out of file descriptors, `list` once returned a different listing on each run
+/// Out of file descriptors, `list` once returned a different listing on each run
 /// (1563, 2559, 2035, 2562 rows). Now each run, whatever the limit, either gives the whole
 /// listing or fails with a clear error.
 #[test]

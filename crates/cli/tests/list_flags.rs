@@ -498,7 +498,7 @@ fn long_lines_and_colour() {
     );
 }
 
-/// Final review H1 (issue 11): `--jsonl --unordered` streams a store of more trees than its
+/// `--jsonl --unordered` streams a store of more trees than its
 /// channel holds (64) to the end. Writing a streamed tree on the walk's own pool deadlocked:
 /// every worker waited for the writer, and the writer for a worker.
 #[test]

@@ -164,8 +164,8 @@ impl Pty {
     }
 }
 
-/// Issue 16: type a filter, select, print the path; and Enter resuming in a stand-in `pi`,
-/// here, (after asking) in the session's own directory, or forked into here (review M1).
+/// Type a filter, select, print the path; and Enter resuming in a stand-in `pi`,
+/// here, (after asking) in the session's own directory, or forked into here.
 #[test]
 fn picks_in_a_pseudo_terminal() {
     let temp = tempfile::tempdir().expect("temp dir");
@@ -312,7 +312,7 @@ fn picks_in_a_pseudo_terminal() {
     assert_eq!(printed, format!("{}\n", first.display()));
 }
 
-/// Issue 16: without a terminal the picker refuses, with a reason, and exits 1.
+/// Without a terminal the picker refuses, with a reason, and exits 1.
 #[test]
 fn refuses_without_a_terminal() {
     let output = Command::new("setsid")

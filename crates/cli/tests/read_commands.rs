@@ -257,7 +257,7 @@ fn thinking_is_hidden_unless_asked() {
     assert!(stdout_of(&run(&["show", &tools, "--thinking"])).contains(thinking));
 }
 
-/// Issue 10: long output keeps head and tail and says what it left out; `--json` never cuts;
+/// Long output keeps head and tail and says what it left out; `--json` never cuts;
 /// `--tool-output 0` is the header line alone.
 #[test]
 fn tool_output_is_cut_head_and_tail_and_whole_in_json() {
@@ -312,7 +312,7 @@ fn tool_output_is_cut_head_and_tail_and_whole_in_json() {
     );
 }
 
-/// Issue 10: failed, aborted and cut-off responses, failed tools and `!` commands are marked
+/// Failed, aborted and cut-off responses, failed tools and `!` commands are marked
 /// in every view, and every JSON shape carries how a message ended.
 #[test]
 fn failures_are_visible_in_every_view() {
@@ -423,7 +423,7 @@ fn failures_are_visible_in_every_view() {
     assert_eq!(excluded["type"], "message");
 }
 
-/// Issue 10: a long command is shown whole, the JSON carries every argument and the call id,
+/// A long command is shown whole, the JSON carries every argument and the call id,
 /// and `--tool-args` lets `entries --grep` and `inspect search` answer "did it run git push?".
 #[test]
 fn tool_arguments_are_readable_and_findable() {
@@ -542,7 +542,7 @@ fn tool_arguments_are_readable_and_findable() {
     assert_eq!(thinking.len(), 1);
 }
 
-/// Issue 10: a system prompt is one line unless asked for; notes say what they do.
+/// A system prompt is one line unless asked for; notes say what they do.
 #[test]
 fn notes_say_what_they_do() {
     let tree = stdout_of(&run(&["show", &file(TREE)]));
@@ -597,7 +597,7 @@ fn notes_say_what_they_do() {
     }
 }
 
-/// Issue 10: a fork says where its copies end, a session lists its runs, a run names the
+/// A fork says where its copies end, a session lists its runs, a run names the
 /// session that launched it.
 #[test]
 fn lineage_fork_runs_and_launcher() {
@@ -633,7 +633,7 @@ fn lineage_fork_runs_and_launcher() {
     );
 }
 
-/// Issue 10: human-facing times are local, JSON is UTC.
+/// Human-facing times are local, JSON is UTC.
 #[test]
 fn one_time_zone_local_in_text_utc_in_json() {
     let failures = file(FAILURES);
@@ -667,7 +667,7 @@ fn one_time_zone_local_in_text_utc_in_json() {
     );
 }
 
-/// Issue 10: `show --tree` stays readable with 30 branch points: the active path flush left,
+/// `show --tree` stays readable with 30 branch points: the active path flush left,
 /// each side branch right under its branch point, or folded to one line; rows fit the width.
 #[test]
 fn the_tree_stays_readable_with_thirty_branch_points() {
@@ -714,7 +714,7 @@ fn the_tree_stays_readable_with_thirty_branch_points() {
     }
 }
 
-/// Issue 9: nested side branches no longer indent without bound: the tree's text grows
+/// Nested side branches no longer indent without bound: the tree's text grows
 /// linearly with the number of entries.
 #[test]
 fn tree_output_is_linear_in_the_entries() {
@@ -1430,7 +1430,7 @@ fn long_notes_are_cut_in_text_and_whole_in_json() {
     );
 }
 
-/// Issue 10: a file whose first line is not a session header is an error naming the path and
+/// A file whose first line is not a session header is an error naming the path and
 /// the reason `list` gives, exit 1, never an empty session.
 #[test]
 fn a_file_that_is_not_a_session_is_an_error() {
@@ -1476,7 +1476,7 @@ fn a_file_that_is_not_a_session_is_an_error() {
     }
 }
 
-/// Issue 10: warnings are capped in text (the first 20, then a count). Issue 9 (review L6):
+/// Warnings are capped in text (the first 20, then a count);
 /// `--json` lists every one of them, streamed, in the order found.
 #[test]
 fn warnings_are_capped_in_text_and_listed_in_json() {
@@ -1510,7 +1510,7 @@ fn warnings_are_capped_in_text_and_listed_in_json() {
     }
 }
 
-/// Issue 9: no one-line field read from a file (an id, a type, a role, the cwd, a warning, the
+/// No one-line field read from a file (an id, a type, a role, the cwd, a warning, the
 /// path) can print a line of its own or drive the terminal, in any text view.
 #[test]
 fn one_line_fields_cannot_forge_output() {
@@ -1571,7 +1571,7 @@ fn one_line_fields_cannot_forge_output() {
     }
 }
 
-/// Issue 10: `inspect read` pages a long entry with the cursor instead of cutting it.
+/// `inspect read` pages a long entry with the cursor instead of cutting it.
 #[test]
 fn read_pages_a_long_entry() {
     let failures = file(FAILURES);
@@ -1657,7 +1657,7 @@ fn assert_valid(validator: &jsonschema::Validator, document: &Value, what: &str)
     assert!(errors.is_empty(), "{what}: {errors:#?}");
 }
 
-/// Issue 10: every reading command's `--json` output on every fixture is valid against the
+/// Every reading command's `--json` output on every fixture is valid against the
 /// schema `pi-retrospect schema` prints.
 #[test]
 fn every_fixture_output_matches_its_schema() {

@@ -119,7 +119,7 @@ fn modes_and_the_json_document() {
     );
 }
 
-/// Issue 12: the progress line is for a terminal only; a stderr that is a pipe gets no
+/// The progress line is for a terminal only; a stderr that is a pipe gets no
 /// progress bytes, whatever the terminal type and output mode.
 #[test]
 fn no_progress_line_when_stderr_is_not_a_terminal() {

@@ -1,4 +1,4 @@
-//! Issue 13: `pi-retrospect stats` end to end on the files the real Pi wrote: per-session
+//! `pi-retrospect stats` end to end on the files the real Pi wrote: per-session
 //! `pi` totals equal to Pi's own session statistics, a store total that counts each record
 //! once, the schema, and usage errors.
 
@@ -97,7 +97,7 @@ fn one_session_and_bad_values() {
     }
 }
 
-/// Issue 11: `stats` takes `--color` like every command that prints documents: `always`
+/// `stats` takes `--color` like every command that prints documents: `always`
 /// makes the header and total lines bold, `never`, `auto` into a pipe and `NO_COLOR` none.
 #[test]
 fn color_follows_the_flag_and_no_color() {

@@ -554,7 +554,7 @@ mod tests {
         assert!(!ListFilter::default().needs_activity());
     }
 
-    /// Issue 11: `--id` finds subagent runs too, keeping their ancestors (and counting the
+    /// `--id` finds subagent runs too, keeping their ancestors (and counting the
     /// runs it hides).
     #[test]
     fn ids_of_runs_keep_their_ancestors() {

@@ -64,7 +64,7 @@ pub struct Session {
 impl Drop for Session {
     /// Drops the runs below this session one level at a time from a work list: the drop the
     /// compiler writes recurses once per level, which a store with runs nested thousands of
-    /// levels deep would take past the end of the stack (issue 9).
+    /// levels deep would take past the end of the stack.
     fn drop(&mut self) {
         let mut pending = std::mem::take(&mut self.subagent_sessions);
         while let Some(mut session) = pending.pop() {
@@ -163,7 +163,7 @@ impl Listing {
 }
 
 /// Sorts sessions and their children, at every level, into the contract's order. Levels are
-/// kept on an explicit work list, so a deep nesting cannot overflow the stack (issue 9).
+/// kept on an explicit work list, so a deep nesting cannot overflow the stack.
 pub fn sort_sessions(sessions: &mut [Session]) {
     let mut levels: Vec<&mut [Session]> = vec![sessions];
     while let Some(level) = levels.pop() {

@@ -60,7 +60,7 @@ fn nest_counting(root_container: &str, transcripts: Vec<SessionRow>) -> (Vec<Ses
         .map(|row| Some(Session::from_row(row)))
         .collect();
     // Children are attached before their parents (reverse pre-order) with an explicit stack, so
-    // runs nested thousands of levels deep cannot overflow the thread's stack (issue 9).
+    // runs nested thousands of levels deep cannot overflow the thread's stack.
     let mut order = Vec::with_capacity(slots.len());
     let mut stack: Vec<usize> = top_level.iter().rev().copied().collect();
     while let Some(idx) = stack.pop() {
@@ -86,7 +86,7 @@ fn nest_counting(root_container: &str, transcripts: Vec<SessionRow>) -> (Vec<Ses
 
 /// The transcripts' containers as a trie of path components, so that finding the deepest
 /// container above a path walks that path once, component by component, instead of hashing
-/// every ancestor prefix whole (issue 9: that was cubic in the depth of nested runs).
+/// every ancestor prefix whole (that was cubic in the depth of nested runs).
 #[derive(Default)]
 struct ContainerTrie<'a> {
     /// The child of a node (by index; node 0 stands for no component at all) named by one
@@ -235,7 +235,7 @@ mod tests {
             .expect("no stack overflow");
     }
 
-    /// Issue 9: runs nested thousands of levels deep (each in the container of the one before)
+    /// Runs nested thousands of levels deep (each in the container of the one before)
     /// are nested, sorted and dropped without recursion. Paths grow with the depth, so the
     /// chain is 5,000 deep here; deeper chains are built directly below.
     #[test]
@@ -267,7 +267,7 @@ mod tests {
         });
     }
 
-    /// Issue 9: a chain of 100,000 runs built in memory is sorted at every level and dropped
+    /// A chain of 100,000 runs built in memory is sorted at every level and dropped
     /// without recursion.
     #[test]
     fn a_chain_100_000_deep_sorts_and_drops_without_recursion() {
@@ -297,7 +297,7 @@ mod tests {
         });
     }
 
-    /// Issue 9 (review finding H1): runs nested a thousand levels deep, two per level, none
+    /// Runs nested a thousand levels deep, two per level, none
     /// inside another's container, so each one's parent is the session at the top. Finding
     /// the parents examines each path a bounded number of times (linear in the total length of
     /// the paths), not every ancestor prefix of every path (cubic in the depth: about 1.3e9
@@ -324,7 +324,7 @@ mod tests {
 
     #[test]
     fn many_siblings_nest_in_linear_time() {
-        // Regression guard for issue 4: one session with thousands of runs. Correctness only;
+        // One session with thousands of runs. Correctness only;
         // the speed is measured in the benches.
         let rows: Vec<SessionRow> = (0..5000)
             .map(|n| row(&format!("/r/p/L/run-{n}/session.jsonl"), (n % 60) as u32))

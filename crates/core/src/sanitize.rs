@@ -200,7 +200,7 @@ mod tests {
             ("tail\u{1B}", "tail"),
             ("tail\u{1B}]unterminated", "tail"),
             ("é ✓ 日本", "é ✓ 日本"),
-            // Issue 8: zero-width and tag characters hide text from the reader.
+            // Zero-width and tag characters hide text from the reader.
             ("rm\u{200B}-rf\u{200D}\u{2060}\u{FEFF}", "rm-rf"),
             ("ok\u{E0001}\u{E0068}\u{E0069}\u{E007F}", "ok"),
         ] {
@@ -225,7 +225,7 @@ mod tests {
             "x\\u{202e}y\\u{85}"
         );
         assert_eq!(escape_for_terminal("a\u{200b}b"), "a\\u{200b}b");
-        // Review L7: a line or paragraph separator cannot break a one-line field either.
+        // A line or paragraph separator cannot break a one-line field either.
         assert_eq!(
             escape_for_terminal("a\u{2028}b\u{2029}"),
             "a\\u{2028}b\\u{2029}"

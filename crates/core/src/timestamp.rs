@@ -152,7 +152,7 @@ impl fmt::Display for Timestamp {
     /// year -1 or 10000) has no RFC 3339 form; it is written as ISO 8601's expanded year, the
     /// way JavaScript's `toISOString` writes it and `Date.parse` reads it back: a sign and six
     /// digits (`-000001-12-31T23:00:00.000Z`, `+010000-01-01T00:00:00.000Z`), never a
-    /// three-digit `-001` (review fix 11, L3).
+    /// three-digit `-001`.
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (year, month, day, hour, minute, second) = self.to_utc_fields();
         if !(0..=9999).contains(&year) {

@@ -80,7 +80,7 @@ mod tests {
             ("/it's", r"'/it'\''s'"),
             ("/$(rm -rf ~)`x`", "'/$(rm -rf ~)`x`'"),
             ("/é/日本", "'/é/日本'"),
-            // Review L5: a newline stays inside single quotes, which POSIX sh (dash) reads.
+            // A newline stays inside single quotes, which POSIX sh (dash) reads.
             ("/a\nb", "'/a\nb'"),
             ("/a\tb", "'/a\tb'"),
             ("/a\u{1b}[2J'\\", r#"'/a'"$(printf '\033')"'[2J'\''\'"#),

@@ -1,4 +1,4 @@
-//! Review of issue 15, findings H1 and L5: a handoff is bounded in total whatever the session
+//! A handoff is bounded in total whatever the session
 //! holds (huge names, model ids, entry ids, many models and warnings), and a message a
 //! `context_edit` removed from the model's context is left out.
 

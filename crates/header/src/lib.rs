@@ -187,7 +187,7 @@ fn read_line_from<'a>(
 ) -> Result<&'a [u8], HeaderError> {
     let mut file = open_session_file(path).map_err(|error| {
         // With O_NOFOLLOW, ELOOP means the last component is a symlink: said as `show` says
-        // it (final review L2), not as "too many levels of symbolic links".
+        // it, not as "too many levels of symbolic links".
         if error.raw_os_error() == Some(libc::ELOOP)
             && std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink())
         {
@@ -447,7 +447,7 @@ fn is_blank(line: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    /// Final review L2: a symlink given by path is refused as a symlink, the way `show`
+    /// A symlink given by path is refused as a symlink, the way `show`
     /// refuses it, not as a loop.
     #[test]
     fn a_symlink_is_said_to_be_one() {
@@ -786,7 +786,7 @@ mod tests {
             let _ = parse_header(&bytes);
         }
 
-        /// Issue 9: first lines of every committed fixture, damaged (bytes flipped, cut or
+        /// First lines of every committed fixture, damaged (bytes flipped, cut or
         /// inserted), never panic the parser and get the same answer from the fast path as
         /// from the general path that decides the warning reasons.
         #[test]

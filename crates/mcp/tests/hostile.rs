@@ -1,4 +1,4 @@
-//! Review of issue 14, findings H3, H4 and M3, over a hostile store: every tool's result
+//! Over a hostile store: every tool's result
 //! validates against its declared output schema (an `inspect_session` hit on a `!` command
 //! included) and stays within the documented page size (256 KiB) however long the names,
 //! model ids and cwds are, with a cursor to continue; a `search_sessions` on one session
@@ -225,7 +225,7 @@ fn searching_one_session_that_cannot_be_read_is_an_error() {
     );
 }
 
-/// Review M5 (the reviewer's `t5.py`): a server started in a project whose
+/// A server started in a project whose
 /// `.pi/settings.json` says `"sessionDir": "/"` reads no file outside Pi's own store, and a
 /// flat custom store lends only its own session files, not every `.jsonl` below it.
 #[test]
@@ -290,7 +290,7 @@ fn a_project_settings_file_does_not_widen_confinement() {
         "{listed}"
     );
 
-    // The store is the reviewer's directory itself, flat: its own session is readable, a
+    // The store is the temp directory itself, flat: its own session is readable, a
     // `.jsonl` in a subdirectory is not.
     write(
         "proj/.pi/settings.json",

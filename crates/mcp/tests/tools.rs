@@ -892,7 +892,7 @@ fn with(base: &Value, extra: &Value) -> Value {
     merged
 }
 
-/// Review M4 (issue 14): `search_sessions` and `session_stats` take the session filters of
+/// `search_sessions` and `session_stats` take the session filters of
 /// their CLI commands under `list_sessions`' names, and keep exactly the sessions
 /// `list_sessions` keeps with the same filters.
 #[test]
@@ -980,7 +980,7 @@ fn search_and_stats_take_the_list_filters() {
     assert!(!text(false).contains("Session (with runs)"));
 }
 
-/// Review L1 (issue 14): the server's instructions name every tool, one line each.
+/// The server's instructions name every tool, one line each.
 #[test]
 fn the_instructions_describe_every_tool() {
     use rmcp::ServerHandler;
@@ -992,7 +992,7 @@ fn the_instructions_describe_every_tool() {
     }
 }
 
-/// Review L2 (issue 14): `session_stats` errors name the argument, not the CLI flag.
+/// `session_stats` errors name the argument, not the CLI flag.
 #[test]
 fn stats_errors_name_the_argument() {
     let server = server(&fixture("pi-real/sessions"));
@@ -1032,7 +1032,7 @@ fn accepted_values(root: &Value, schema: &Value, out: &mut BTreeSet<String>) {
     }
 }
 
-/// Review L3 (MCP): every tool's declared input schema says what it accepts. Its `required`
+/// Every tool's declared input schema says what it accepts. Its `required`
 /// list is exactly the arguments it cannot do without; each fixed-value argument is declared
 /// with its values, every one of them is accepted (alone or in an array where the argument
 /// repeats) and any other value is refused naming them all.

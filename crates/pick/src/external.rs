@@ -39,8 +39,8 @@ pub(crate) fn read_transcript(path: &str, env: &Environment) -> Result<ShowResul
 }
 
 /// Writes the transcript of `result` to `out` as `show` writes it, `width` columns wide, each
-/// item as it is made: no more than one item is ever held, whatever the session's size
-/// (issue 16 review M3). Stops at the first write that fails and returns its error (a pager
+/// item as it is made: no more than one item is ever held, whatever the session's size.
+/// Stops at the first write that fails and returns its error (a pager
 /// that quit gives `BrokenPipe`); a session that cannot be read further is an error of kind
 /// `Other`.
 pub(crate) fn write_transcript(
@@ -178,7 +178,7 @@ pub fn resume(program: &str, path: &str, cwd: &Path, is_fork: bool) -> PickError
 
 /// Returns why `program` cannot be started in `cwd`, from whether it was found (`is_found`)
 /// and whether `cwd` is a directory (`is_dir`); `None` when both are there. Starting it would
-/// fail with the same "No such file or directory" for either (issue 16 review L2).
+/// fail with the same "No such file or directory" for either.
 fn start_problem(
     program: &str,
     cwd: &Path,
@@ -242,7 +242,7 @@ mod tests {
         path.to_str().expect("a UTF-8 path").to_owned()
     }
 
-    /// Issue 16 review L1 and L3: the pager gets the variables it is given (`LESS=R`), and a
+    /// The pager gets the variables it is given (`LESS=R`), and a
     /// pager the shell cannot find is an error for the status line, not a silent flicker.
     #[test]
     fn the_pager_is_run_with_its_variables_and_its_failure_said() {
@@ -268,7 +268,7 @@ mod tests {
         }
     }
 
-    /// Issue 16 review M3: the text is written into the pager while it runs, so a pager that
+    /// The text is written into the pager while it runs, so a pager that
     /// quits early (here after 10 bytes, or at once) ends a feed that would never end by
     /// itself, quietly; a feed that fails otherwise is said.
     #[test]
@@ -318,7 +318,7 @@ mod tests {
         }
     }
 
-    /// Issue 16 review M3: the transcript is written item by item as it is made, not built
+    /// The transcript is written item by item as it is made, not built
     /// whole first: a reader that closes after 200 bytes stops the writing at the first
     /// write refused, with `BrokenPipe`, and the whole transcript reaches a pager that reads
     /// it all, or one that quits early, without an error.
@@ -353,7 +353,7 @@ mod tests {
         }
     }
 
-    /// Issue 16 review L2: `pi` missing and the directory gone are told apart before Pi is
+    /// `pi` missing and the directory gone are told apart before Pi is
     /// started, instead of both reading "No such file or directory".
     #[test]
     fn a_missing_pi_and_a_directory_gone_are_told_apart() {

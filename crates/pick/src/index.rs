@@ -140,7 +140,7 @@ impl Entry {
 
 /// Returns `text` (a name or first message, raw) as the list and the preview's title show it
 /// and the filter searches it: one safe line with its credentials redacted as the preview's
-/// messages are (issue 16 review L4), cut to [`MAX_TITLE_CHARS`] characters.
+/// messages are, cut to [`MAX_TITLE_CHARS`] characters.
 fn title(text: &str) -> String {
     let (window, is_cut) = match text.char_indices().nth(TITLE_WINDOW_CHARS) {
         Some((cut, _)) => (&text[..cut], true),
@@ -394,7 +394,7 @@ pub(crate) mod tests {
             assert_eq!(entry.text(&entry.fields.id), "a");
         }
     }
-    /// Issue 16 review L4: a credential in a name or first message is redacted in the text
+    /// A credential in a name or first message is redacted in the text
     /// the list and the preview's title show (and the filter searches), as in the preview's
     /// messages; also one cut by the title's end, or hidden by an escape sequence.
     #[test]

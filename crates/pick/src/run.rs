@@ -214,7 +214,7 @@ fn event_loop(
                     state.status = match read_transcript(&path, env) {
                         Ok(result) => {
                             let pager = options.pager.as_deref().unwrap_or(DEFAULT_PAGER);
-                            // Written into the pager as it is made (issue 16 review M3).
+                            // Written into the pager as it is made.
                             let mut feed = |out: &mut dyn Write| {
                                 write_transcript(out, &result, env, options.paint, width)
                             };
@@ -615,9 +615,9 @@ mod tests {
         (outcome, console.n_reads)
     }
 
-    /// Issue 16 review H1: a terminal that is closed, hung up or unreadable ends the picker at
+    /// A terminal that is closed, hung up or unreadable ends the picker at
     /// once instead of leaving it reading end of file for ever; a signal ends it with its
-    /// number (L5: SIGTERM is 143, not 130).
+    /// number (SIGTERM is 143, not 130).
     #[test]
     fn a_lost_terminal_or_a_signal_ends_the_loop() {
         let eio = || Err(io::Error::from_raw_os_error(5));

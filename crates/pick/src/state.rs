@@ -959,7 +959,7 @@ pub(crate) mod tests {
         }
     }
 
-    /// Issue 16 review M1: Pi resumes `--session PATH` in the session's recorded directory,
+    /// Pi resumes `--session PATH` in the session's recorded directory,
     /// so the picker offers to resume it there or to fork it into here (`pi --fork`), and
     /// asks nothing when that directory is gone (Pi asks then).
     #[test]

@@ -1066,7 +1066,7 @@ mod tests {
         }
     }
 
-    /// Issue 16 review L4: a key in a session's name or first message reaches neither its
+    /// A key in a session's name or first message reaches neither its
     /// list row nor the preview's title line; both show the preview's redaction marker.
     #[test]
     fn list_rows_and_the_preview_title_redact_credentials() {
@@ -1101,7 +1101,7 @@ mod tests {
         assert_eq!(marked, 2, "the row and the title: {text}");
     }
 
-    /// Issue 16 review M2: the preview wraps by columns, so no wide character is clipped.
+    /// The preview wraps by columns, so no wide character is clipped.
     #[test]
     fn wrapping_counts_columns() {
         let sentence = "这是一个很长的中文句子用于测试预览窗格的换行是否正确处理宽字符";

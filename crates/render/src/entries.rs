@@ -3,7 +3,7 @@
 //!
 //! The JSON document and JSON lines can be written a row at a time ([`write_json_head`],
 //! [`write_json_row`], [`write_json_tail`], [`write_jsonl_row`]), so a caller that streams rows
-//! holds one row in memory, whatever the file's size (issue 9).
+//! holds one row in memory, whatever the file's size.
 
 use std::io::{self, Write};
 
@@ -65,7 +65,7 @@ pub fn write_json_tail(
 
 /// Writes every warning about `transcript`'s file as the pretty JSON array a document's
 /// top-level `warnings` member holds, one warning at a time: all of them, not only the kept
-/// ones, from [`Transcript::for_each_warning`] (issue 9), so memory holds one whatever their
+/// ones, from [`Transcript::for_each_warning`], so memory holds one whatever their
 /// number.
 pub(crate) fn write_warnings_array(out: &mut dyn Write, transcript: &Transcript) -> io::Result<()> {
     let mut n_written = 0usize;

@@ -43,7 +43,7 @@ pub fn write_json(
 }
 
 /// Writes the `inspect --json` document with every warning about `transcript`'s file,
-/// streamed one at a time after the page (issue 9); the same bytes as [`write_json`] given
+/// streamed one at a time after the page; the same bytes as [`write_json`] given
 /// them all.
 pub fn write_json_all_warnings(
     out: &mut dyn Write,

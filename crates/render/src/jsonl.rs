@@ -24,7 +24,7 @@ struct WarningLine<'a> {
 
 /// Writes `session` and its whole tree, depth first, one line each. The tree is walked with
 /// an explicit stack, so runs nested thousands of levels deep cannot overflow the thread's
-/// stack (issue 9).
+/// stack.
 ///
 /// Each line is built by hand into one buffer and written at once: the bytes are exactly what
 /// serde_json writes for the documented row (a test holds them to it), at a fraction of the cost

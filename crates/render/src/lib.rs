@@ -40,7 +40,7 @@ pub fn write_text(out: &mut dyn Write, listing: &Listing) -> io::Result<()> {
     let mut text = Vec::with_capacity(2 * FLUSH_BYTES);
     text.extend_from_slice(format!("Sessions ({})\n", listing.sessions.len()).as_bytes());
     // Depth first with an explicit stack (children pushed in reverse), so runs nested
-    // thousands of levels deep cannot overflow the thread's stack (issue 9).
+    // thousands of levels deep cannot overflow the thread's stack.
     let mut stack: Vec<(&Session, usize)> = listing
         .sessions
         .iter()
@@ -159,7 +159,7 @@ enum JsonStep<'a> {
 /// Writes the elements of the top-level `sessions` array (its brackets are the caller's), each
 /// object with its runs nested inside, handing the text to `out` whenever `document` holds
 /// [`FLUSH_BYTES`]. Depth first with an explicit stack, so runs nested thousands of levels
-/// deep cannot overflow the thread's stack (issue 9).
+/// deep cannot overflow the thread's stack.
 fn write_sessions_json(
     out: &mut dyn Write,
     document: &mut Vec<u8>,
@@ -408,7 +408,7 @@ mod tests {
             .expect("no stack overflow");
     }
 
-    /// Issue 9: the list writers walk runs nested thousands of levels deep with a work list.
+    /// The list writers walk runs nested thousands of levels deep with a work list.
     /// The text, JSON and `--long` forms indent every level, so their size grows with the
     /// square of the depth: they get 3,000 levels; `--jsonl` gets 100,000.
     #[test]

@@ -312,10 +312,9 @@ pub fn long_layout(rows: &LongRows<'_>, options: &LongOptions<'_>) -> LongLayout
     let when_width = column(|row| &row.when, 4);
     let runs_width = column(|row| &row.runs, 4);
     // The common rows set the column, on a terminal and off it: one launch's runs (UUIDv7
-    // ids sharing 30-odd characters) widened every row to 36 in a pipe (final break review
-    // F1). When no shown id fits the cap, every row's id is long: the column takes the
-    // widest, so the header sits over its columns rather than over a two-wide `ID` (review
-    // L2).
+    // ids sharing 30-odd characters) widened every row to 36 in a pipe. When no shown id
+    // fits the cap, every row's id is long: the column takes the widest, so the header sits
+    // over its columns rather than over a two-wide `ID`.
     let id_width = rows
         .iter()
         .map(|row| row.id.width)
@@ -417,7 +416,7 @@ pub fn long_lines_of(
             // Still too wide to keep a title as long as the other rows' (up to
             // `MIN_TITLE_WIDTH`), or, with no title, to fit at all: the cwd shrinks further,
             // to one column at least (runs of one launch share their session's cwd, which the
-            // row above shows), so the runs column stays in the line (final review N3).
+            // row above shows), so the runs column stays in the line.
             let common_title = width.saturating_sub(
                 widths.when + widths.id + widths.cwd + widths.runs + 4 * SEPARATOR.len(),
             );
@@ -464,7 +463,7 @@ fn push_spaces(lines: &mut String, count: usize) {
 }
 
 /// How many separators a row's line shows: four, or three when it has no title (the last one
-/// is trailing space, trimmed), so an untitled row's room is not short by one (last review F1).
+/// is trailing space, trimmed), so an untitled row's room is not short by one.
 fn n_separators(row: &Row<'_>, shared: &[String]) -> usize {
     if row.title.text(shared).is_empty() {
         3
@@ -492,7 +491,7 @@ fn row<'a>(
 ) -> Row<'a> {
     // The unique prefix is counted in the id's own characters, so it is cut before it is
     // escaped: cut after, an escape (`\u{202e}`) was cut through and two ids could show the
-    // same text (last review).
+    // same text.
     let id_len = (options.id_len_of)(&session.id).max(1);
     let id = session.id.as_str();
     let prefix = if id.is_ascii() {
@@ -623,7 +622,7 @@ fn push_row(
     if title.is_empty() && !is_cut_whole {
         // No title: the line ends with the run count, coloured or not, as its room was
         // counted (`n_separators`); a separator and an empty bold title made a coloured line
-        // two columns wider than the terminal (last break review).
+        // two columns wider than the terminal.
         lines.push('\n');
         return;
     }
@@ -653,7 +652,7 @@ fn push_row(
 
 /// Appends every session of the trees in `sessions` with its depth, parents before their
 /// runs; with an explicit stack, so runs nested thousands of levels deep cannot overflow the
-/// thread's stack (issue 9).
+/// thread's stack.
 fn collect<'a>(sessions: &'a [Session], depth: usize, rows: &mut Vec<(&'a Session, usize)>) {
     let mut stack: Vec<(&Session, usize)> = sessions
         .iter()
@@ -736,7 +735,7 @@ fn is_ascii_space(byte: u8) -> bool {
 /// [`push_one_line`] for any text: stripped of terminal controls, split on Unicode
 /// whitespace. The whitespace controls (a carriage return, a vertical tab, a form feed)
 /// separate words as a tab does: the clean-up would drop them and glue the words together
-/// (`cr\rcarriage` read as `crcarriage`; review L4).
+/// (`cr\rcarriage` read as `crcarriage`).
 fn push_one_line_general(line: &mut String, text: &str) {
     let spaced: std::borrow::Cow<'_, str> = if text.contains(['\r', '\u{0b}', '\u{0c}']) {
         text.replace(['\r', '\u{0b}', '\u{0c}'], " ").into()
@@ -911,7 +910,7 @@ mod tests {
         }
     }
 
-    /// Issue 11: on a terminal no line is wider than the terminal, the cwd shrinks first,
+    /// On a terminal no line is wider than the terminal, the cwd shrinks first,
     /// and the id column stays narrow while the runs' longer prefixes widen only their rows.
     #[test]
     fn fits_the_terminal() {
@@ -943,7 +942,7 @@ mod tests {
         );
     }
 
-    /// Review L2: when every shown id's prefix is longer than the column's cap, the header
+    /// When every shown id's prefix is longer than the column's cap, the header
     /// still sits over the columns, and the cwd is not cut while the line has room.
     #[test]
     fn header_aligned_when_every_id_is_long() {
@@ -966,7 +965,7 @@ mod tests {
         );
     }
 
-    /// Final break review F1: off a terminal nothing is cut, and the runs' longer prefixes
+    /// Off a terminal nothing is cut, and the runs' longer prefixes
     /// take their room from their own cwd's padding instead of widening every row's id.
     #[test]
     fn nothing_is_cut_off_a_terminal() {
@@ -982,7 +981,7 @@ mod tests {
         );
     }
 
-    /// Final break review F1: one launch's runs whose ids differ only in their last
+    /// One launch's runs whose ids differ only in their last
     /// character (36-character prefixes) beside sessions with 8-character ones. The column
     /// stays 8 wide in a pipe and on a terminal; in a pipe a run's whole id pushes its own row
     /// right (its cwd has no padding to give); on a terminal its cwd is elided so that it
@@ -1049,7 +1048,7 @@ mod tests {
         for line in lines {
             assert!(line.width() <= 80, "{line}");
         }
-        // Final review N3: a long-id top-level row with no title (no user message yet) keeps
+        // A long-id top-level row with no title (no user message yet) keeps
         // its runs column on a narrow terminal: its cwd gives way instead of the line being
         // cut.
         let untitled = [
@@ -1085,7 +1084,7 @@ mod tests {
             assert_eq!(rest.split_whitespace().nth(2), Some("-"), "{line}");
         }
         // Coloured, the untitled row is as wide as plain: no separator and empty bold title
-        // after its run count (last break review).
+        // after its run count.
         let coloured = LongOptions {
             paint: crate::Paint::ON,
             ..options
@@ -1107,7 +1106,7 @@ mod tests {
             assert!(visible.ends_with('-'), "{visible:?}");
         }
         // Where the untitled row fits exactly, its cwd is whole: it shows three separators,
-        // not four (last review F1).
+        // not four.
         let exact = LongOptions {
             width: Some(71),
             ..options

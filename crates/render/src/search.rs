@@ -889,7 +889,7 @@ mod tests {
         }
     }
 
-    /// Finding L4 of the search review: the streamed `--json` document is byte for byte the
+    /// The streamed `--json` document is byte for byte the
     /// document written whole, in every mode.
     #[test]
     fn the_streamed_document_equals_the_whole_one() {

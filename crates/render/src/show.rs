@@ -186,7 +186,7 @@ pub fn write_transcript(
 /// Writes the `show --json` document up to the opening of its `items` or `tree` array;
 /// elements follow with [`write_json_element`] and the document ends with
 /// [`write_json_tail`]. Together they write exactly what serde's pretty printer writes for the
-/// whole document, while holding one element at a time (issue 9).
+/// whole document, while holding one element at a time.
 pub fn write_json_head(
     out: &mut dyn Write,
     parts: &ShowParts<'_>,
@@ -422,7 +422,7 @@ pub fn write_items_head(out: &mut dyn Write, n_entries: usize) -> io::Result<()>
 }
 
 /// Writes one active-branch item of the transcript; items are written as they are made, so
-/// a whole transcript is never held (issue 9).
+/// a whole transcript is never held.
 pub fn write_item(
     out: &mut dyn Write,
     item: &DisplayItem,
@@ -1109,7 +1109,7 @@ mod tests {
         String::from_utf8(out).expect("utf-8")
     }
 
-    /// Issue 9: the streamed `show --json` document is byte for byte what serde writes for
+    /// The streamed `show --json` document is byte for byte what serde writes for
     /// the whole document, for items and for the tree, empty or not, with a fork parent,
     /// runs and warnings.
     #[test]

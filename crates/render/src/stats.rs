@@ -1037,7 +1037,7 @@ Total                  700       0           0            0    700    $1.00
         }
     }
 
-    /// Issue 11: with colour the header and total lines are bold and the bars cyan; without
+    /// With colour the header and total lines are bold and the bars cyan; without
     /// it, not one escape.
     #[test]
     fn colour_only_when_asked() {

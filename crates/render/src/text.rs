@@ -208,7 +208,7 @@ pub fn status_marks(status: &MessageStatus) -> Vec<String> {
 /// lines, escaped: the first [`MAX_TEXT_WARNINGS`], then one line counting the rest by kind.
 ///
 /// `warnings` are a transcript's kept warnings: the first 20 of each kind, then one omitted
-/// group per kind that had more, which carries its count (issue 9: a file of junk lines once
+/// group per kind that had more, which carries its count (a file of junk lines once
 /// wrote 555 MB of warnings).
 pub fn write_warnings(
     out: &mut dyn Write,
@@ -319,7 +319,7 @@ mod tests {
         assert_eq!(local_time("not\na time", &zone), "not\\u{a}a time");
     }
 
-    /// Issue 10: failures are named, not hidden.
+    /// Failures are named, not hidden.
     #[test]
     fn marks_name_failures() {
         let check = |status: MessageStatus, expected: &[&str]| {
@@ -379,8 +379,8 @@ mod tests {
         );
     }
 
-    /// Issue 10: a binary produced 73,201 warning lines; text shows 20 and counts the rest.
-    /// Issue 9: the count includes the groups the transcript kept only as counts.
+    /// A binary produced 73,201 warning lines; text shows 20 and counts the rest.
+    /// The count includes the groups the transcript kept only as counts.
     #[test]
     fn warnings_are_capped() {
         use pi_retrospect_transcript::{OmittedWarnings, WarningKind};
@@ -429,7 +429,7 @@ mod tests {
         assert_eq!(one_line("x\u{1b}[31my\u{202e}z", 10), "xyz");
     }
 
-    /// Issue 8: an id holding `ESC ] 0 ; … BEL` cannot retitle the terminal through stderr.
+    /// An id holding `ESC ] 0 ; … BEL` cannot retitle the terminal through stderr.
     #[test]
     fn messages_and_warnings_are_escaped() {
         assert_eq!(

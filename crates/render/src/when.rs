@@ -25,7 +25,7 @@ pub fn push_when(
     let mut text = WhenText::default();
     let Some(start) = local(session.instant) else {
         // Past the local calendar (a header at 9999-12-31): its UTC date and time, as short
-        // as a local start, so one odd row does not widen the column (review fix 11, L3).
+        // as a local start, so one odd row does not widen the column.
         let Some(start) = Civil::at(session.instant, 0) else {
             out.push_str(&session.timestamp);
             return;
@@ -40,9 +40,9 @@ pub fn push_when(
     text.push_pair(start.hour, b':', start.minute);
     let last_instant = session.last_activity(summary);
     let Some(last) = local(last_instant) else {
-        // The file said it and `--jsonl` reports it: never dropped (final break review F4).
+        // The file said it and `--jsonl` reports it: never dropped.
         // Shown as its UTC date, in the later-year form (`→9999-12-31`): the whole UTC text
-        // made every row's WHEN 43 columns wide (review fix 11, L3).
+        // made every row's WHEN 43 columns wide.
         if last_instant != session.instant
             && let Some(last) = Civil::at(last_instant, 0)
         {
@@ -397,7 +397,7 @@ mod tests {
         }
     }
 
-    /// Final break review F4: an entry stamped 9999-12-31 is the last activity `--jsonl`
+    /// An entry stamped 9999-12-31 is the last activity `--jsonl`
     /// reports; `--long` shows the same instant (in UTC, as local time cannot hold it) rather
     /// than no arrow at all.
     #[test]
@@ -421,7 +421,7 @@ mod tests {
         let zone = jiff::tz::TimeZone::get("Asia/Kolkata").expect("zone");
         let last = session.last_activity(Some(&summary)).to_string();
         assert_eq!(last, "9999-12-31T23:59:59.999Z");
-        // Review fix 11, L3: in the later-year form, as wide as any other row's, so that one
+        // In the later-year form, as wide as any other row's, so that one
         // odd row does not widen every row's WHEN column; the date is the UTC one.
         let zone = LocalClock::new(&zone);
         let shown = when(&session, Some(&summary), &zone);

@@ -110,7 +110,7 @@ mod tests {
         check("x\u{1b}[31mneedle\u{1b}[0m y", "needle", 40, "x[needle] y");
         check("\u{202e}evil needle", "needle", 40, "evil [needle]");
         check("a \u{1b}]0;title\u{7}needle", "needle", 40, "a [needle]");
-        // Review L7: Unicode line and paragraph separators break no line either.
+        // Unicode line and paragraph separators break no line either.
         check("a\u{2028}needle\u{2029}b", "needle", 40, "a [needle] b");
         check(
             "a\u{85}b\u{0b}c\u{0c}needle",

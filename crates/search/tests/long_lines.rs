@@ -1,4 +1,4 @@
-//! Lines over the line cap (findings H1 and H2 of the search review): skipped with one warning
+//! Lines over the line cap: skipped with one warning
 //! naming the file and line, never held whole, and the active-branch flags bridged across
 //! them.
 
@@ -47,10 +47,10 @@ fn needle() -> Searcher {
     searcher(Pattern::literal("needle"), Scope::default())
 }
 
-/// H1: a 65 MiB line (the default cap is 64 MiB) and a NUL run with no newline are skipped
+/// A 65 MiB line (the default cap is 64 MiB) and a NUL run with no newline are skipped
 /// with one warning each; the lines around them are searched with the right numbers.
 #[test]
-fn issue_12_h1_over_long_lines_are_skipped_at_the_default_cap() {
+fn over_long_lines_are_skipped_at_the_default_cap() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("s.jsonl");
     let hole = 65 * 1024 * 1024;
@@ -75,7 +75,7 @@ fn issue_12_h1_over_long_lines_are_skipped_at_the_default_cap() {
             )]
         );
     }
-    // H2: u0 is the parent of the skipped u1, whose child a1 is the leaf.
+    // The entry u0 is the parent of the skipped u1, whose child a1 is the leaf.
     let result = needle().search_file(&file(&path), Mode::Hits, None);
     assert_eq!(
         describe_all(&result),
@@ -105,10 +105,10 @@ fn issue_12_h1_over_long_lines_are_skipped_at_the_default_cap() {
     );
 }
 
-/// H1: the cap is the same whichever way a file is read and wherever the chunk boundaries
+/// The cap is the same whichever way a file is read and wherever the chunk boundaries
 /// fall: a line of exactly the cap is searched, one byte more is skipped.
 #[test]
-fn issue_12_h1_the_cap_is_exact() {
+fn the_cap_is_exact() {
     let short = user("u1", None, "needle");
     for cap in [short.len() - 1, short.len(), short.len() + 1, 4096] {
         for final_newline in [true, false] {
@@ -147,10 +147,10 @@ fn long_entry(id: &str, parent: &str, cap: usize) -> String {
     user(id, Some(parent), &"x".repeat(cap))
 }
 
-/// H2: the flags are bridged across a skipped line in the middle of the active branch and a
+/// The flags are bridged across a skipped line in the middle of the active branch and a
 /// skipped leaf; a line whose start names no entry makes a warning; a NUL run does not.
 #[test]
-fn issue_12_h2_active_branch_across_skipped_lines() {
+fn active_branch_across_skipped_lines() {
     let cap = 8192;
     let check = |lines: &[String], expected_hits: &[&str], expected_warnings: &[&str]| {
         let mut contents = format!("{HEADER}\n");

@@ -1,4 +1,4 @@
-//! Every API call counted once (issue 13): a fork and a pi-subagents fork-context run copy
+//! Every API call counted once: a fork and a pi-subagents fork-context run copy
 //! their parent's entries verbatim, a run is counted on its own and rolled up, and a copy in
 //! `subagent-artifacts/` is never counted. Also: a missing parent, a moved store, a parent
 //! outside the listing, and parents that name each other.

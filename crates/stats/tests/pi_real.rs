@@ -213,7 +213,7 @@ fn models_are_named_and_unpriced_ones_say_so() {
     let priced = by_model["faux-priced/faux-priced-pro"];
     assert!(priced.cost > 0.0 && priced.is_cost_known(), "{priced:?}");
     // The faux provider records a zero cost for the tokens it spends: a known zero, as Pi's
-    // `/session` shows it (finding L3 of the stats review).
+    // `/session` shows it.
     let unpriced = by_model["faux/faux-reasoner"];
     assert!(unpriced.total > 0);
     assert_eq!((unpriced.cost, unpriced.n_cost_unknown), (0.0, 0));

@@ -181,7 +181,7 @@ fn tokens_always_count_and_a_missing_cost_is_unknown() {
     // No cost recorded at all.
     check(&usage(10, 0, None), counted(10, 0.0, 1));
     // A zero cost for spent tokens (a free or local provider): what Pi recorded and shows,
-    // a known zero (finding L3 of the stats review).
+    // a known zero.
     check(&usage(10, 0, Some(0.0)), counted(10, 0.0, 0));
     // A zero cost for zero tokens is simply zero.
     check(&usage(0, 0, Some(0.0)), counted(0, 0.0, 0));

@@ -20,7 +20,7 @@ pub(crate) const FIRST_TAIL_BYTES: u64 = 8 * 1024;
 /// The largest window read from the end of a file in one piece. When the lines that fit in
 /// it hold no timestamp (one tool result larger than this), the read goes on backwards in
 /// chunks of 1 MiB through the line the window cut and the lines before it, each decoded
-/// whole (final break review F3: the start time counted before, silently).
+/// whole (the start time counted before, silently).
 pub const MAX_ACTIVITY_TAIL_BYTES: u64 = 8 * 1024 * 1024;
 
 /// How much the scan before the tail window reads at a time: its memory whatever the line.
@@ -151,7 +151,7 @@ pub(crate) fn read_tail_into(
 /// first, are found by reading backwards in chunks of [`SCAN_CHUNK_BYTES`] into `buffer`
 /// (so memory stays bounded whatever the line), each chunk ending at the end of the line
 /// looked for. A line the chunk holds whole is decoded from it, as [`newest_in`] decodes the
-/// window, so lines of any number cost one read per chunk (review fix11 M1: one read per
+/// window, so lines of any number cost one read per chunk (one read per
 /// line before); only a line longer than a chunk is read on its own, streamed
 /// ([`long_line_timestamp`]). Only lines starting within `max_line` bytes of the window's
 /// end are looked at, as `show` holds no longer line; past that the last activity is
@@ -319,7 +319,7 @@ impl<'a> BackwardChunks<'a> {
 /// Returns the timestamp of a line longer than a chunk, from `start` to `end` (its newline
 /// excluded), as [`line_timestamp`] reads a line in memory: the line is decoded whole,
 /// streamed through a small buffer, so it counts only when all of it is one JSON object
-/// (review fix11 L1: a torn write glued to the next entry counted by the timestamp in its
+/// (a torn write glued to the next entry counted by the timestamp in its
 /// first bytes before, which Pi and `show` skip).
 fn long_line_timestamp(file: &File, start: u64, end: u64) -> std::io::Result<Option<Timestamp>> {
     let bom = "\u{feff}".as_bytes();
@@ -348,7 +348,7 @@ fn long_line_timestamp(file: &File, start: u64, end: u64) -> std::io::Result<Opt
 /// The top-level `timestamp` of an entry line, decoded as `JSON.parse` (Pi) reads the line:
 /// it must be one JSON object, every other member is checked and skipped without being
 /// kept, a key's JSON escapes count (`"time\u0073tamp"`), and of repeated `timestamp`
-/// members the last one wins (review fix11 L1). A value that is not a string is no
+/// members the last one wins. A value that is not a string is no
 /// timestamp.
 pub(crate) struct StampedLine<'de> {
     pub(crate) timestamp: Option<Cow<'de, str>>,
@@ -491,7 +491,7 @@ pub(crate) fn line_timestamp(line: &[u8]) -> Option<Timestamp> {
     let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
     // The finders first: on an entry they stop at its `timestamp` key, a few dozen bytes in,
     // and a run of lines without one (a damaged or foreign file read back from its end) is
-    // passed over without being skimmed (review speed11 F2: skimming first made that 7-15
+    // passed over without being skimmed (skimming first made that 7-15
     // times slower).
     if !may_have_timestamp(line) {
         return None;
@@ -546,7 +546,7 @@ mod tests {
         check_reads(body, expected, true);
     }
 
-    /// Review speed11 F2: reading back through lines that cannot hold a `timestamp` key
+    /// Reading back through lines that cannot hold a `timestamp` key
     /// skims none of them; only the line that has one is skimmed.
     #[test]
     fn lines_without_a_timestamp_are_not_skimmed() {
@@ -657,7 +657,7 @@ mod tests {
         last_activity_within(&file, body.len() as u64, max_line).expect("readable")
     }
 
-    /// Final break review F3: a last line longer than the tail window (a tool result of
+    /// A last line longer than the tail window (a tool result of
     /// tens of megabytes) gives its own timestamp, decoded whole after a scan back to its
     /// start, whatever the spelling of its members; the start no longer counts silently.
     #[test]
@@ -705,7 +705,7 @@ mod tests {
                 format!(r#"{{"type" "timestamp":"2026-01-09T00:00:00Z","t":"{huge}"}}"#),
                 "2026-01-02T00:00:00.000Z",
             ),
-            // Review fix11 L1: a torn write glued to the next entry is not JSON, whatever
+            // A torn write glued to the next entry is not JSON, whatever
             // its first bytes say (Pi and `show` skip it).
             (
                 format!(
@@ -719,7 +719,7 @@ mod tests {
                 ),
                 "2026-01-02T00:00:00.000Z",
             ),
-            // Review fix11 L1: of repeated timestamps the last wins, as in JSON.parse.
+            // Of repeated timestamps the last wins, as in JSON.parse.
             (
                 format!(
                     r#"{{"timestamp":"2026-01-09T00:00:00Z","t":"{huge}","timestamp":"2026-01-10T00:00:00Z"}}"#
@@ -771,7 +771,7 @@ mod tests {
         );
     }
 
-    /// Review fix11 L1: a short line decodes as `JSON.parse` reads it, as a long one does:
+    /// A short line decodes as `JSON.parse` reads it, as a long one does:
     /// of repeated `timestamp` members the last wins (a value that is not a string is no
     /// timestamp), and a line that is not one JSON object is skipped.
     #[test]
@@ -817,7 +817,7 @@ mod tests {
         }
     }
 
-    /// Review fix11 M1: a file that ends in megabytes of short lines without a timestamp is
+    /// A file that ends in megabytes of short lines without a timestamp is
     /// scanned back in chunks, each line decoded from the chunk that holds it: the reads are
     /// counted in chunks, not in lines (one read per line before: millions).
     #[test]
@@ -863,7 +863,7 @@ mod tests {
         assert!(n_reads <= 20 + 2 * n_chunks, "{n_reads} reads");
     }
 
-    /// Review fix11 M1: lines are decoded from the chunk that holds them whole, so the
+    /// Lines are decoded from the chunk that holds them whole, so the
     /// newest entry is found wherever the chunks' ends fall: before, across and after a
     /// chunk's end, longer than a chunk, and after lines longer than a chunk.
     #[test]
@@ -899,7 +899,7 @@ mod tests {
         }
     }
 
-    /// Final break review F3: the scan stops at the line cap, as `show` holds no longer
+    /// The scan stops at the line cap, as `show` holds no longer
     /// line, and says so rather than counting the start silently.
     #[test]
     fn the_scan_is_bounded_by_the_line_cap() {

@@ -3,8 +3,9 @@
 //! Pi appends to a session while it runs, and a reader takes a consistent snapshot by reading
 //! only up to the size seen at open. A file rewritten *in place* is different: the bytes read
 //! may mix two versions. Comparing the size and a hash of the first bytes before and after
-//! the read (issue 9's first cut) misses a rewrite that ends where it started (A→B→A, most
-//! runs in review L4) and one that changes bytes beyond the hashed prefix. So a read is
+//! the read (the first way this was done) misses a rewrite that ends where it started
+//! (A→B→A, which most runs of a rewriting test produced) and one that changes bytes beyond
+//! the hashed prefix. So a read is
 //! bracketed by two `fstat`s of the open descriptor (device, inode, size, mtime and ctime with
 //! nanoseconds), and every byte read is hashed as it streams by ([`HashingReader`]). When the
 //! two `fstat`s differ, the bytes read are hashed again from the file as it is now: equal

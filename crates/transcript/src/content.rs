@@ -422,7 +422,7 @@ mod tests {
         assert_eq!(summarize_arguments(&arguments), expected, "{arguments}");
     }
 
-    /// Issue 10: arrays are shown, not counted, and a long string keeps its head.
+    /// Arrays are shown, not counted, and a long string keeps its head.
     #[test]
     fn summaries_are_readable() {
         check_summary(

@@ -91,7 +91,7 @@ pub fn entries(
 }
 
 /// Hands the rows of `session` that pass `filter` to `visit` one at a time, in file order, so
-/// memory stays at one row whatever the file holds (issue 9); stops at the first error `visit`
+/// memory stays at one row whatever the file holds; stops at the first error `visit`
 /// returns.
 pub fn for_each_entry_row<E: From<TranscriptError>>(
     session: &Transcript,

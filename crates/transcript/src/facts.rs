@@ -171,7 +171,7 @@ fn count(counts: &mut BTreeMap<String, u64>, key: &str) {
 pub fn facts(session: &Transcript) -> Result<SessionFacts, TranscriptError> {
     let mut name = None;
     // Each model's place in order of first use. A hash look-up per entry: a scan of the
-    // models seen so far made a file naming many distinct models quadratic (issue 9).
+    // models seen so far made a file naming many distinct models quadratic.
     let mut model_order: HashMap<String, usize> = HashMap::new();
     let mut n_steps = 0u64;
     let mut messages_by_role = BTreeMap::new();

@@ -726,7 +726,7 @@ impl<'a> InspectCtx<'a> {
                 reason: "must not be empty",
             });
         }
-        // Only the page's hits are built (a snippet and a checkpoint each, issue 9); the rest
+        // Only the page's hits are built (a snippet and a checkpoint each); the rest
         // are counted, so a page costs one pass over the file however many hits there are.
         let (hits, n_total) = self.search(query, offset..offset.saturating_add(limit))?;
         page.n_total = n_total;

@@ -740,7 +740,7 @@ mod tests {
         check(&deep, Err("syntax"));
     }
 
-    /// Final review N1: a name holding a lone surrogate escape reads with U+FFFD, as `list`
+    /// A name holding a lone surrogate escape reads with U+FFFD, as `list`
     /// and Pi read it, not as an empty name.
     #[test]
     fn a_lone_surrogate_reads_as_a_replacement_character() {
@@ -804,7 +804,7 @@ mod tests {
             );
         }
 
-        /// Issue 9: strings are checked as strictly as `JSON.parse` checks them: a control
+        /// Strings are checked as strictly as `JSON.parse` checks them: a control
         /// character or a bad escape fails the line. Only lone surrogates, which `JSON.parse`
         /// reads and serde refuses, are accepted where serde refuses.
         #[test]

@@ -668,7 +668,7 @@ impl Transcript {
     }
 
     /// Calls `visit` with every warning about the file, in the order [`Transcript::warnings`]
-    /// keeps them, however many there are (issue 9: `--json` lists all of them).
+    /// keeps them, however many there are (`--json` lists all of them).
     ///
     /// When no kind had more than [`crate::KEPT_PER_KIND`], those are the kept warnings.
     /// Otherwise the file is read a second time, through the descriptor it was parsed from and
@@ -748,9 +748,8 @@ impl Transcript {
     /// Returns a [`WarningKind::ChangedWhileRead`] warning when the file was rewritten in
     /// place since it was read, or `None` when the bytes read are still what it holds (it may
     /// have grown). Content is re-read from the file as views ask for it, so a front end calls
-    /// this after its last output to say when that content may mix two versions (issue 9,
-    /// review L4). Costs one `fstat` when the file did not change, and one read of the
-    /// snapshot when it did.
+    /// this after its last output to say when that content may mix two versions. Costs one
+    /// `fstat` when the file did not change, and one read of the snapshot when it did.
     pub fn check_unchanged(&self) -> Result<Option<TranscriptWarning>, TranscriptError> {
         let (Source::File { path, file }, Some(state_after), Some(read_hash)) =
             (&self.source, self.state_after, self.read_hash)
@@ -829,7 +828,7 @@ impl Transcript {
 
     /// Returns the path from a root down to `idx`, root first. The path is measured first and
     /// filled from its end, so it is allocated once at its size (a long chain grown by
-    /// doubling and reversed held up to three times as much for a moment, issue 9).
+    /// doubling and reversed held up to three times as much for a moment).
     pub fn path_to(&self, idx: usize) -> Vec<usize> {
         let mut path = vec![idx; self.depth_of(idx) + 1];
         let mut current = idx;
@@ -1051,7 +1050,7 @@ mod tests {
         }
     }
 
-    /// Issue 9: a file rewritten in place while it is read (shrunk, or any of its bytes read
+    /// A file rewritten in place while it is read (shrunk, or any of its bytes read
     /// changed) is reported; one that only grew (Pi appending) is not.
     #[test]
     fn a_file_rewritten_while_read_is_reported() {
@@ -1089,7 +1088,7 @@ mod tests {
         );
         check(&original, &[(2, &to_same_size)], Some("rewritten in place"));
         check(&original, &[(2, &truncate)], Some("to 10 bytes"));
-        // Review L4: A→B→A, the file back as it was when the read ends, first bytes and size
+        // A→B→A, the file back as it was when the read ends, first bytes and size
         // included, yet the lines read between mix both versions.
         check(
             &original,
@@ -1152,7 +1151,7 @@ mod tests {
         text
     }
 
-    /// Issue 9 (review L6): every warning is listed on demand, in the order the kept ones
+    /// Every warning is listed on demand, in the order the kept ones
     /// are, by a second read; the kept list stays at twenty of each kind.
     #[test]
     fn every_warning_is_listed_by_a_second_read() {
@@ -1189,7 +1188,7 @@ mod tests {
         assert_eq!(every_warning(&small).len(), small.warnings().len());
     }
 
-    /// Issue 9: a file rewritten between the first read and the second says so at the end of
+    /// A file rewritten between the first read and the second says so at the end of
     /// the list.
     #[test]
     fn a_change_before_the_second_read_is_reported() {
@@ -1204,7 +1203,7 @@ mod tests {
         assert_eq!(all[1030], (None, WarningKind::ChangedWhileRead));
     }
 
-    /// Issue 9 (review L4): content is re-read as it is shown, so a rewrite in place after
+    /// Content is re-read as it is shown, so a rewrite in place after
     /// the parse is reported by `check_unchanged`, and also ends the full warning list; an
     /// append is not.
     #[test]

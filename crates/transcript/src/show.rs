@@ -526,7 +526,7 @@ fn without_opening(summary: &str) -> &str {
 
 /// Hands the items of the active branch (root to leaf) to `visit` one at a time, decoding
 /// each entry once, when it is reached: memory holds the items of one entry, whatever the
-/// file's size (issue 9). Stops at the first error `visit` returns.
+/// file's size. Stops at the first error `visit` returns.
 pub fn for_each_item<E: From<TranscriptError>>(
     session: &Transcript,
     options: ShowOptions,
@@ -733,8 +733,7 @@ pub fn tree_counts(session: &Transcript) -> TreeCounts {
 ///
 /// With `with_previews`, each entry is decoded for a preview and its status when its row is
 /// made; without, only the envelopes are used. Beside the row being made, memory holds a few
-/// bytes per entry (the active path, subtree sizes, the rows still to draw), never the rows
-/// (issue 9).
+/// bytes per entry (the active path, subtree sizes, the rows still to draw), never the rows.
 pub fn for_each_tree_row<E: From<TranscriptError>>(
     session: &Transcript,
     with_previews: bool,

@@ -562,7 +562,7 @@ mod tests {
         }
     }
 
-    /// Issue 9: a small entry costs a few dozen bytes, not a few hundred.
+    /// A small entry costs a few dozen bytes, not a few hundred.
     #[test]
     fn small_entries_are_small() {
         let mut store = EntryStore::default();

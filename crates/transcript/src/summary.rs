@@ -47,7 +47,7 @@ pub enum SummaryScope {
 /// Lines starting in this many bytes from a file's start are read by [`SummaryScope::Ends`]
 /// while looking for the first user message. Pi writes the system prompt (with every
 /// AGENTS.md it loaded) as a message before the first prompt, so it has to reach past a
-/// prompt of a few hundred kilobytes (final review M2: 64 KiB left such sessions untitled).
+/// prompt of a few hundred kilobytes (64 KiB left such sessions untitled).
 pub const HEAD_BYTES: u64 = 1024 * 1024;
 
 /// Reads the name, first user message and last activity of one session file, the whole
@@ -402,7 +402,7 @@ impl HeadLines {
 /// A line is decoded for the name when it holds `"session_info"`, and for the first user
 /// message when it holds `"user"`; a line holding a `\u` escape is decoded for both, since
 /// `"session\u005finfo"` or `"\u0075ser"` is the same string to a JSON reader (Pi's
-/// included) and would hide from the plain finders (review M2). Pi writes such escapes only
+/// included) and would hide from the plain finders. Pi writes such escapes only
 /// for control characters, so these lines are few.
 struct FactFinder {
     session_info: memmem::Finder<'static>,
@@ -497,7 +497,7 @@ impl FactFinder {
         // (memchr's reverse substring search is not vectorised; its newline search is), so
         // each byte is looked at a bounded number of times whatever the lines hold: finding
         // the line of every match made a long line full of `\u` escapes (coloured tool
-        // output, which Pi writes as `\u001b`) quadratic (review speed11 F1).
+        // output, which Pi writes as `\u001b`) quadratic.
         let first_info = self.session_info.find(bytes);
         let first_escape = may_have_escape.then(|| self.escape.find(bytes)).flatten();
         let first_match = match (first_info, first_escape) {
@@ -587,7 +587,7 @@ pub const MAX_FACT_LINE_BYTES: usize = 1024 * 1024;
 /// Decodes `line` as a JSON object, as `show` reads it ([`pi_retrospect_read::decode_lossy`]): a
 /// number too large for a float (`1e400`) reads as `null`, and invalid UTF-8 and a lone
 /// surrogate escape (`\ud83d`) as U+FFFD, so the rest of the line survives and `list` shows
-/// the name and first message that `show` does (review fix 11, L6). The lossy repair runs
+/// the name and first message that `show` does. The lossy repair runs
 /// only when the strict decoding fails.
 fn parse_object(line: &[u8]) -> Option<serde_json::Map<String, Value>> {
     match pi_retrospect_read::decode_lossy(line) {
@@ -781,7 +781,7 @@ mod tests {
         pub(super) static LINES_TRIED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     }
 
-    /// Review speed11 F1: the name search from the end looks at each line once, however many
+    /// The name search from the end looks at each line once, however many
     /// escapes or `"session_info"` strings a line holds (it found the line of every match,
     /// scanning back to the line's start each time: quadratic in a long line of them), and
     /// still finds the last `session_info` line, escaped or not.
@@ -905,7 +905,7 @@ mod tests {
         format!("{line}\n").repeat(n_lines)
     }
 
-    /// Issue 11: the ends read is bounded: a name set in the middle of a long session is
+    /// The ends read is bounded: a name set in the middle of a long session is
     /// seen by the whole read only; a name near the end and a first message in the head are
     /// seen by both.
     #[test]
@@ -936,7 +936,7 @@ mod tests {
         let early_only = format!("{HEADER}\n{}\n{user}\n{}", named("Early name"), filler(400));
         check(&early_only, Some("Early name"), Some("early"));
         // A first message behind a system prompt of a few hundred kilobytes (Pi writes every
-        // AGENTS.md it loaded there) is found (final review M2).
+        // AGENTS.md it loaded there) is found.
         let system = serde_json::json!({"type":"message","timestamp":"2026-01-01T00:00:01Z",
             "message":{"role":"system","content":"s".repeat(300_000)}});
         let behind_prompt = format!("{HEADER}\n{system}\n{user}\n{}", filler(3));
@@ -987,7 +987,7 @@ mod tests {
             }
         }
 
-        /// Issue 11: the one-piece read of a small file finds the same name and first user
+        /// The one-piece read of a small file finds the same name and first user
         /// message as the line-by-line stream, whatever the lines (a `"user"` inside a
         /// `session_info` line, names cleared and set again, damaged lines, no final newline).
         #[test]
@@ -1023,7 +1023,7 @@ mod tests {
         }
     }
 
-    /// Review M1/M5 (issue 11): a line longer than the bounded read's 1 MiB still counts for
+    /// A line longer than the bounded read's 1 MiB still counts for
     /// the whole read, up to the tool's line cap, as `show` reads it: a huge first message
     /// is the first message (not the next one), and a huge `session_info` sets the name.
     #[test]
@@ -1130,7 +1130,7 @@ mod tests {
         assert!(summary.last_activity.is_some());
     }
 
-    /// Review M2 (issue 11): a type or role spelled with JSON escapes is the same string to
+    /// A type or role spelled with JSON escapes is the same string to
     /// Pi, so the name and the first message are found as `show` finds them.
     #[test]
     fn escaped_types_and_roles_count() {
@@ -1168,7 +1168,7 @@ mod tests {
             None,
             Some("look"),
         );
-        // Review fix 11, L6: a lone surrogate escape (JSON.stringify writes one when a
+        // A lone surrogate escape (JSON.stringify writes one when a
         // string is cut inside an emoji) is U+FFFD, as `show` reads it; a pair is the emoji.
         check(
             &format!(

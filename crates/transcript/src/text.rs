@@ -272,7 +272,7 @@ mod tests {
         );
     }
 
-    /// Issue 10: long output keeps its head and its tail, says what it left out, and keeps
+    /// Long output keeps its head and its tail, says what it left out, and keeps
     /// Pi's own truncation notice.
     #[test]
     fn excerpts_keep_head_and_tail() {

@@ -4,7 +4,7 @@
 //! The build is linear in the number of entries whatever the damage: ids are looked up in an
 //! open-addressing table over the compact store, the cause of a missing parent is found with
 //! one hash look-up and one binary search (a scan of every malformed line per orphan made a
-//! 38 MB file take over 300 s, issue 9), and cycles are found in one pass that visits every
+//! 38 MB file take over 300 s), and cycles are found in one pass that visits every
 //! entry once. The tree is stored in flat arrays of `u32`/`usize` (children in one shared
 //! array), a few bytes per entry.
 

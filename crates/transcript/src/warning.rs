@@ -2,7 +2,7 @@
 //! bounded collector that keeps them.
 //!
 //! A damaged file can hold millions of bad lines, and one kept warning per line cost 742 MB
-//! for 10 MiB of junk (issue 9). So warnings are counted by kind, exactly, and only the first
+//! for 10 MiB of junk. So warnings are counted by kind, exactly, and only the first
 //! [`KEPT_PER_KIND`] of each kind are kept with their line numbers; each kind that had more
 //! ends the list with one [`WarningKind::Omitted`] warning that says how many more there were.
 //! A warning that is not kept is never formatted.
@@ -298,7 +298,7 @@ mod tests {
         WarningKind::Omitted,
     ];
 
-    /// Issue 9: warnings are counted by kind and only the first few of each are kept.
+    /// Warnings are counted by kind and only the first few of each are kept.
     #[test]
     fn keeps_the_first_of_each_kind_and_counts_the_rest() {
         use WarningKind::{MalformedLine, MissingParent};

@@ -1,4 +1,4 @@
-//! Edge cases found by review: what JavaScript's parser reads that a strict one refuses,
+//! Edge cases: what JavaScript's parser reads that a strict one refuses,
 //! token estimates outside ASCII, `line:N` handles in the entries filters, cursors bound to
 //! their file, and context estimates that agree with the context itself.
 
@@ -25,7 +25,7 @@ fn a_lone_surrogate_escape_decodes_to_a_replacement_character() {
     assert!(session.warnings().is_empty(), "{:?}", session.warnings());
 }
 
-/// Issue 9 (review finding M4): a number too large for a float (`1e400`), which `JSON.parse`
+/// A number too large for a float (`1e400`), which `JSON.parse`
 /// reads as Infinity, anywhere on an entry leaves the entry's text whole in `entries` and
 /// `show`.
 #[test]

@@ -1,4 +1,4 @@
-//! Issue 9: fuzzing that runs in every `cargo test` (a proptest stand-in for `cargo fuzz`).
+//! Fuzzing that runs in every `cargo test` (a proptest stand-in for `cargo fuzz`).
 //!
 //! The transcript parser gets damaged copies of every committed fixture (lines cut, joined,
 //! duplicated, swapped, bytes flipped, junk inserted) and lines assembled from JSON-ish pieces;

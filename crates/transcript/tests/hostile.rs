@@ -1,4 +1,4 @@
-//! Issue 9: hostile and damaged files. Every test generates its worst case in a temp dir
+//! Hostile and damaged files. Every test generates its worst case in a temp dir
 //! (large inputs sparse, so they cost no disk and little time) and asserts what was kept and
 //! the work done (counters, sizes), never time.
 
@@ -30,7 +30,7 @@ fn kinds(warnings: &[TranscriptWarning]) -> Vec<(WarningKind, Option<u64>)> {
         .collect()
 }
 
-/// Issue 9: a sparse 4 GiB file (a 4 KiB file whose tail is one 4 GiB "line" of zeros) is
+/// A sparse 4 GiB file (a 4 KiB file whose tail is one 4 GiB "line" of zeros) is
 /// read with the line cap: the entries before the zeros are kept and the zeros are one
 /// over-long line, never held in memory (once: "memory allocation of 4294967296 bytes
 /// failed").
@@ -51,7 +51,7 @@ fn a_sparse_4_gib_file_is_one_over_long_line() {
     assert!(message.contains(&tail.to_string()), "{message}");
 }
 
-/// Issue 9: the zero-filled tail a crash can leave after good entries, longer than the cap, is
+/// The zero-filled tail a crash can leave after good entries, longer than the cap, is
 /// one over-long line; with a small cap the read holds at most the cap.
 #[test]
 fn a_zero_filled_tail_is_one_over_long_line() {
@@ -93,7 +93,7 @@ fn junk_lines(n: usize) -> String {
     text
 }
 
-/// Issue 9: 10 MiB of junk lines (once 742 MB of memory and 555 MB of warnings) keeps the
+/// 10 MiB of junk lines (once 742 MB of memory and 555 MB of warnings) keeps the
 /// first warnings of each kind with their lines and counts every one.
 #[test]
 fn warnings_are_counted_by_kind_and_the_first_kept() {
@@ -133,7 +133,7 @@ fn warnings_are_counted_by_kind_and_the_first_kept() {
     );
 }
 
-/// Issue 9: malformed lines mixed with entries whose parents are missing (each explained by
+/// Malformed lines mixed with entries whose parents are missing (each explained by
 /// the nearest malformed line or a salvaged id) once made the tree build quadratic (38 MB:
 /// over 300 s). The build's work is now linear in the entries.
 #[test]
@@ -181,7 +181,7 @@ fn orphans_among_malformed_lines_take_linear_work() {
     );
 }
 
-/// Issue 9: a parent cycle through every entry is cut once, with a bounded message, in linear
+/// A parent cycle through every entry is cut once, with a bounded message, in linear
 /// work.
 #[test]
 fn one_long_cycle_takes_linear_work_and_a_short_message() {
@@ -200,7 +200,7 @@ fn one_long_cycle_takes_linear_work_and_a_short_message() {
     assert!(session.n_build_steps() <= 8 * n as u64);
 }
 
-/// Issue 9: `inspect search` walked the tree once per hit to find its checkpoint (29 MB: 74 s
+/// `inspect search` walked the tree once per hit to find its checkpoint (29 MB: 74 s
 /// for `--limit 1`). A chain of matching user messages without a checkpoint below any of them
 /// is the worst case: only the page's hits are built now, so the work stays linear.
 #[test]
@@ -274,7 +274,7 @@ fn lines_are_read_as_json_parse_reads_them() {
     check(r#""text":"\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00\ud800""#, true);
 }
 
-/// Issue 9: `entries --raw` is strict single-line JSON whatever the line held: a lone
+/// `entries --raw` is strict single-line JSON whatever the line held: a lone
 /// surrogate becomes U+FFFD (jq and serde_json reject it), whitespace between tokens (a raw CR
 /// included) is dropped, invalid UTF-8 becomes U+FFFD; everything else is kept as stored.
 #[test]
@@ -365,7 +365,7 @@ fn opened_then_cut(n: usize, n_kept: usize) -> (tempfile::TempDir, Transcript) {
     (dir, session)
 }
 
-/// Issue 9: `show` makes each active-branch item when it reaches its entry and hands it on
+/// `show` makes each active-branch item when it reaches its entry and hands it on
 /// before decoding the next, so it never holds the transcript. The file is cut after it was
 /// opened: items made one at a time reach the visitor up to the cut, then the read fails; a
 /// view that built every item first would fail before handing on any.
@@ -388,7 +388,7 @@ fn show_items_are_handed_on_as_they_are_made() {
     assert_eq!(seen, expected);
 }
 
-/// Issue 9: the tree view hands each row on as it is made too, previews included.
+/// The tree view hands each row on as it is made too, previews included.
 #[test]
 fn tree_rows_are_handed_on_as_they_are_made() {
     let (_dir, session) = opened_then_cut(1000, 10);
@@ -436,7 +436,7 @@ fn a_visitor_error_stops_the_items() {
     assert_eq!(n_items, 3);
 }
 
-/// Issue 9: a file naming a different model on every assistant message costs the facts work
+/// A file naming a different model on every assistant message costs the facts work
 /// linear in the file: the models seen are looked up in a table, not scanned for each entry
 /// (20,000 distinct models made that 200 million comparisons). The order of first use stays.
 #[test]

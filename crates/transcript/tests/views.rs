@@ -897,7 +897,7 @@ fn check_items(lines: &[&str], include_thinking: bool, expected: &[&str]) {
     assert_eq!(item_outline(&session, options), expected, "{lines:#?}");
 }
 
-/// Issue 10: a failed, aborted or cut-off response keeps its row and says how it ended; a
+/// A failed, aborted or cut-off response keeps its row and says how it ended; a
 /// thinking-only turn says thinking was hidden; a tool-only turn is its calls; `!` commands
 /// carry exit code and state; images are counted.
 #[test]
@@ -989,7 +989,7 @@ fn items_say_how_each_message_ended() {
     );
 }
 
-/// Issue 10: notes say what they do: the entry a label marks or a context edit changes, the
+/// Notes say what they do: the entry a label marks or a context edit changes, the
 /// tokens a compaction replaced and where its kept part starts, the branch a summary covers.
 #[test]
 fn notes_carry_what_they_act_on() {
@@ -1060,7 +1060,7 @@ fn tree_outline(lines: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// Issue 10: the active path stays at depth 0, each side branch sits right under its branch
+/// The active path stays at depth 0, each side branch sits right under its branch
 /// point, one level deeper, with its size for folding; a separate root is a side branch too.
 #[test]
 fn the_tree_keeps_the_active_path_at_depth_zero() {
@@ -1202,7 +1202,7 @@ fn search_scope_is_opt_in() {
     assert_eq!(grep(with_thinking), ["a1"]);
 }
 
-/// Issue 10: `read` pages a long entry instead of cutting it; later pages carry the rest.
+/// `read` pages a long entry instead of cutting it; later pages carry the rest.
 #[test]
 fn read_pages_long_text() {
     let long: String = (0..3000).map(|n| format!("{n:05}\n")).collect();
@@ -1234,7 +1234,7 @@ fn read_pages_long_text() {
     assert_eq!(text, long);
 }
 
-/// Issue 10: a fork's copied entries end where its own begin: the last one written before
+/// A fork's copied entries end where its own begin: the last one written before
 /// the fork's header timestamp.
 #[test]
 fn a_fork_knows_where_its_copies_end() {

@@ -343,7 +343,7 @@ fn discover_stores(stores: &[Store]) -> Result<(Vec<SessionFile>, Vec<Warning>),
 
 /// The stack of each walk worker. The walk itself never recurses, but nesting the sessions it
 /// finds (`core::nest`) and sorting them recurse once per level of sessions inside sessions,
-/// about 1 KiB each: rayon's default 2 MiB overflowed at 3,000 levels (issue 9). Only the
+/// about 1 KiB each: rayon's default 2 MiB overflowed at 3,000 levels. Only the
 /// pages used are ever committed.
 const WORKER_STACK_BYTES: usize = 64 << 20;
 
@@ -396,7 +396,7 @@ fn pool(threads: usize) -> Option<Arc<rayon::ThreadPool>> {
 #[cfg(test)]
 mod tests {
 
-    /// Final break review F2: an absurd thread count gets the cap, not that many threads.
+    /// An absurd thread count gets the cap, not that many threads.
     #[test]
     fn a_pool_has_at_most_the_cap() {
         assert_eq!(
@@ -408,7 +408,7 @@ mod tests {
 
     use super::*;
 
-    /// Issue 8: a pool of a given size is built once per process and reused.
+    /// A pool of a given size is built once per process and reused.
     #[test]
     fn pools_are_built_once() {
         let first = with_threads(3, || {

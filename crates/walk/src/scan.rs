@@ -1,7 +1,7 @@
 //! The filesystem side of the walk: directory listings, candidate files and header reads.
 //!
 //! Runs inside a session's container are found with an explicit work list, never recursion,
-//! so directories nested thousands deep cannot overflow a stack (issue 9). Each directory is
+//! so directories nested thousands deep cannot overflow a stack. Each directory is
 //! opened relative to an *anchor* descriptor (the container, or an ancestor re-opened once
 //! every kilobyte of path) and closed as soon as its entries are read, so the descriptors held
 //! grow with the length of the path in kilobytes, never with its number of levels. A process
@@ -261,7 +261,7 @@ fn attach_summaries(runs: &mut [Session], summaries: Vec<(String, SessionSummary
     let mut by_path: HashMap<String, SessionSummary, foldhash::fast::RandomState> =
         HashMap::with_capacity_and_hasher(summaries.len(), Default::default());
     by_path.extend(summaries);
-    // An explicit work list: runs nest thousands of levels deep in a hostile store (issue 9).
+    // An explicit work list: runs nest thousands of levels deep in a hostile store.
     let mut pending: Vec<&mut Session> = runs.iter_mut().collect();
     while let Some(run) = pending.pop() {
         if let Some(summary) = by_path.remove(run.path.as_str()) {
@@ -330,7 +330,7 @@ fn list_project_dir(dir: &str, store: &Store) -> Result<Discovered, WalkError> {
                 }
             } else {
                 // A symlink or a FIFO is never opened (it could lead out of the store or
-                // block), but it is not dropped without a word either (final break review F5).
+                // block), but it is not dropped without a word either.
                 warnings.push(Warning::out_of_scope(
                     lossy_join(dir, name.as_encoded_bytes()),
                     not_entered_reason(&kind, "regular file"),
@@ -343,7 +343,7 @@ fn list_project_dir(dir: &str, store: &Store) -> Result<Discovered, WalkError> {
         }
     }
     // A container that is a symlink is never entered, so its runs are not listed: said once,
-    // like a symlinked session file (review fix 11, L2). A symlink no session file claims
+    // like a symlinked session file. A symlink no session file claims
     // (`not-a-session -> elsewhere`) is out of scope by rule and not said.
     if !symlink_names.is_empty() {
         let stems: std::collections::HashSet<&str> = session_names
@@ -387,7 +387,7 @@ const ANCHOR_EVERY_BYTES: usize = 1024;
 /// The longest path, in bytes, that a program can open by name: Linux's `PATH_MAX` (4096)
 /// less its terminating NUL. A run deeper than that can be read by no command given its path
 /// (`show PATH`, Pi itself), and holding every such path made memory grow with the square of
-/// the depth (issue 9), so the walk stops there and says so.
+/// the depth, so the walk stops there and says so.
 const PATH_MAX_BYTES: usize = 4095;
 /// Waits, doubling from 1 ms, before an open that failed for lack of descriptors is retried.
 const DESCRIPTOR_RETRIES: u32 = 7;
@@ -434,7 +434,7 @@ struct PendingDir {
 /// Reads every run under `first`: no symlinks, no artifact copies, each header read as soon as
 /// its file is found. Directories wait on an explicit stack, so depth costs heap, not stack.
 ///
-/// A launch directory can hold thousands of run directories (issue 4's one session with 5,000
+/// A launch directory can hold thousands of run directories (one session with 5,000
 /// runs), and visiting them one after another on one worker made that session take twice as
 /// long as 5,000 separate sessions. So when `may_split` holds, a directory with
 /// [`PARALLEL_DIR_ENTRIES`] entries or more is visited in parallel, each of its subdirectories
@@ -654,7 +654,7 @@ fn visit_run_entry<R: BodyReader>(
     {
         // Not a run's name: out of scope, whatever it is, unless it is a symlink to a
         // directory, where runs the walk would have entered could sit (`<launch-uuid>/`,
-        // `run-<n>/`): not followed, but said (review fix 11, L2). Its target's type is read
+        // `run-<n>/`): not followed, but said. Its target's type is read
         // without opening anything; a symlink to a file, a dangling one or a loop is not said.
         if kind == FileType::Symlink
             && bytes != ARTIFACTS_DIR_NAME.as_bytes()
@@ -667,8 +667,7 @@ fn visit_run_entry<R: BodyReader>(
             ));
         }
     } else if kind != FileType::RegularFile {
-        // A symlink or a FIFO named like a run is never opened, but said (final break
-        // review F5).
+        // A symlink or a FIFO named like a run is never opened, but said.
         let reason = if kind == FileType::Symlink {
             SYMLINK_REASON.to_owned()
         } else {
@@ -819,8 +818,8 @@ fn fail_if_out_of_descriptors(path: &str, error: &io::Error) -> Result<(), WalkE
 ///
 /// This mirrors the reference's `/^--.*--$/`, whose `.` matches no line terminator.
 /// Returns whether a root entry's name has the contract's project shape: it starts and ends
-/// with `--` (at least four bytes). A line break inside counts like any other byte (issue 11:
-/// the reference's `/^--.*--$/` skipped `--a<LF>b--/`, so nobody listed its sessions).
+/// with `--` (at least four bytes). A line break inside counts like any other byte (the
+/// reference's `/^--.*--$/` skipped `--a<LF>b--/`, so nobody listed its sessions).
 fn is_project_dir_name(name: &[u8]) -> bool {
     name.len() >= 4 && name.starts_with(b"--") && name.ends_with(b"--")
 }

@@ -109,7 +109,7 @@ fn contract_store_warns_once_per_broken_file() {
     };
     assert_eq!(warnings(&contract, &store.root), expected);
     // The two symlinks of the store are out of the contract's scope: said, but not in its
-    // documents (final break review F5).
+    // documents.
     let out_of_scope = Listing {
         sessions: Vec::new(),
         warnings: out_of_scope,
@@ -215,7 +215,7 @@ fn beyond_store_keeps_the_documented_guarantees() {
         format!(
             "{p}/2026-10-04T03-00-00-000Z_lone-surrogate.jsonl: first line is not valid JSON: unexpected end of hex escape at line 1 column 47"
         ),
-        // Out of the contract's scope (review fix 11, L2): said, but not in its documents.
+        // Out of the contract's scope: said, but not in its documents.
         format!("{p}/2026-10-06T01-00-00-000Z_link-container: is a symbolic link (not followed)"),
     ];
     assert_eq!(warnings(&listing, &store.root), expected_warnings);
@@ -243,7 +243,7 @@ fn symlink(target: &Path, link: &Path) {
     std::os::unix::fs::symlink(target, link).expect("symlink");
 }
 
-/// Final break review F5: a FIFO or a symlink where a session file, a run or a project
+/// A FIFO or a symlink where a session file, a run or a project
 /// directory could be is never opened (a FIFO would block, a symlink could lead out of the
 /// store), and never followed; but each is one warning naming its path and what it is,
 /// marked out of scope (the contract's documents do not list it). A directory `---` is no
@@ -323,7 +323,7 @@ fn fifos_and_symlinks_are_never_opened_and_each_is_said() {
     );
 }
 
-/// Review fix 11, L2: a symlinked directory where runs could be (a session's container, a
+/// A symlinked directory where runs could be (a session's container, a
 /// `<launch-uuid>/` or a `run-<n>/` directory) is never followed, but its runs do not vanish
 /// without a word: one out-of-scope warning each. A symlink no session claims, a symlink to a
 /// file and a dangling one inside a container are out of scope by rule and not said.
@@ -511,7 +511,7 @@ proptest::proptest! {
 
 #[test]
 fn wide_launch_directories_list_every_run_in_order() {
-    // Issue 4: a directory with many entries inside a container is visited in parallel; the
+    // A directory with many entries inside a container is visited in parallel; the
     // result must be the same as a serial walk, run for run.
     let dir = tempfile::tempdir().expect("temp dir");
     write(dir.path(), "--p--/s.jsonl", GOOD.as_bytes());
@@ -595,7 +595,7 @@ impl pi_retrospect_walk::BodyReader for WholeBytes {
 
 #[test]
 fn body_reads_happen_on_the_walks_descriptors_as_planned() {
-    // Issue 11: `list --long` reads bodies where the walk read the headers. Each planned
+    // `list --long` reads bodies where the walk read the headers. Each planned
     // transcript is read exactly once, whole, whatever the thread count; a tree planned
     // `Session` reads only its top-level file, an unplanned one nothing, a broken header
     // nothing; the listing is the plain walk's.

@@ -1,4 +1,4 @@
-//! Issue 9: the walk never dies and never changes its answer on hostile trees. Trees are
+//! The walk never dies and never changes its answer on hostile trees. Trees are
 //! built in temp dirs relative to directory descriptors, since their paths outgrow
 //! `PATH_MAX`. Every walk runs with one thread and with several, and the two must agree.
 
@@ -45,7 +45,7 @@ fn count(sessions: &[Session]) -> usize {
         .sum()
 }
 
-/// Issue 9: run directories nested 3,000 deep (`thread 'main' has overflowed its stack` once,
+/// Run directories nested 3,000 deep (`thread 'main' has overflowed its stack` once,
 /// on a rayon worker with 64 siblings per level), under a launch directory wide enough to be
 /// read in parallel, list every run that fits in `PATH_MAX` and warn once about each
 /// directory beyond it, with the same answer on any number of threads.
@@ -149,7 +149,7 @@ fn depth(sessions: &[Session]) -> usize {
     deepest
 }
 
-/// Issue 9: sessions nested 3,000 deep (each run's container holding the next run) list
+/// Sessions nested 3,000 deep (each run's container holding the next run) list
 /// whole down to `PATH_MAX`, with one warning where the walk stops; nesting them once
 /// overflowed a walk worker's stack.
 #[test]
@@ -199,7 +199,7 @@ fn sessions_nested_thousands_deep_list_whole() {
     assert_eq!(depth(&listing.sessions), levels);
 }
 
-/// Issue 9 (review finding M5): a run directory whose runs would be longer than `PATH_MAX`
+/// A run directory whose runs would be longer than `PATH_MAX`
 /// (4096 bytes) is not entered, with one warning naming it and saying why; every path listed
 /// can be opened by name.
 #[test]

@@ -56,7 +56,7 @@ fn check(names: &[&str], expected: &[&str]) {
     assert_eq!(dirs, expected, "{names:?}");
 }
 
-/// Issue 11: a project directory whose name holds a newline (`--a<LF>b--/`) is a project
+/// A project directory whose name holds a newline (`--a<LF>b--/`) is a project
 /// directory, as the contract's rule "starts and ends with `--`" says.
 #[test]
 fn line_breaks_in_a_project_name() {
@@ -68,7 +68,7 @@ fn line_breaks_in_a_project_name() {
     check(&["----"], &["----"]);
 }
 
-/// Final break review F5/F7: `---` and `--` start and end with `--`, but their two `--`
+/// `---` and `--` start and end with `--`, but their two `--`
 /// overlap, so they are not `--<slug>--` (the reference skips them too): not listed, and not
 /// skipped silently either.
 #[test]

@@ -119,7 +119,7 @@ enum View {
 
 /// Returns `inspect --json`'s schema (`pi-retrospect schema inspect`, the one the render crate
 /// writes against), plus the `nWarnings` count a page adds: one source, so the declared schema
-/// accepts every field a hit can have (`command`, `toolArgs`, ...; review H3).
+/// accepts every field a hit can have (`command`, `toolArgs`, ...).
 fn output_schema() -> Arc<JsonObject> {
     let mut schema: Value = serde_json::from_str(pi_retrospect_render::schema::INSPECT_SCHEMA)
         .unwrap_or(Value::Object(serde_json::Map::new()));

@@ -270,7 +270,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             _ => ToolError::from(error),
         })?;
     // One named session that cannot be read is a failure, as the CLI's `search --session`
-    // exits non-zero on it, never an empty result (review M3).
+    // exits non-zero on it, never an empty result.
     if is_one_session
         && let Some(warning) = document
             .warnings

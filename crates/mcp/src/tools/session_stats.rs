@@ -168,7 +168,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             format!("{name:?}: {error}"),
         ));
     }
-    // Checked here so that an error names the argument, not the CLI flag (review L2). The
+    // Checked here so that an error names the argument, not the CLI flag. The
     // time bounds select records, not sessions: they move from the listing to the report.
     let (mut sessions, env) = SessionFilters {
         cwds: params.cwds,

@@ -1,5 +1,7 @@
-//! Regression tests for the review of `search` (issue 12) and `stats` (issue 13): each test
-//! names its finding. Stores are generated in temp dirs.
+//! What `search` and `stats` share end to end: the report's time zone, a subagent run's
+//! context, errors for an unreadable store, output valid against the published schemas,
+//! checked flags, saturating sums and the common warning prefix. Stores are generated in
+//! temp dirs.
 
 mod common;
 
@@ -38,10 +40,10 @@ fn json_of(output: &std::process::Output) -> Value {
     serde_json::from_str(&stdout_of(output)).expect("JSON")
 }
 
-/// H3: `--since`/`--until` dates are read in `--timezone`, the zone of the period rows,
+/// `--since`/`--until` dates are read in `--timezone`, the zone of the period rows,
 /// whatever the local zone is.
 #[test]
-fn h3_stats_since_until_use_the_report_time_zone() {
+fn stats_since_until_use_the_report_time_zone() {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path();
     session(
@@ -163,10 +165,10 @@ fn store() -> Store {
     }
 }
 
-/// M1: a subagent run chosen with `--session` keeps its context: its depth, its launcher,
+/// A subagent run chosen with `--session` keeps its context: its depth, its launcher,
 /// and for a `forks/` run its fork parent, so its copied entries are not counted as its own.
 #[test]
-fn m1_session_flag_keeps_the_run_context() {
+fn session_flag_keeps_the_run_context() {
     let store = store();
     let stats = |session: &str| {
         json_of(
@@ -212,9 +214,9 @@ fn m1_session_flag_keeps_the_run_context() {
     }
 }
 
-/// M2: a sessions root that cannot be read is an error naming it: search exits 2, stats 1.
+/// A sessions root that cannot be read is an error naming it: search exits 2, stats 1.
 #[test]
-fn m2_unreadable_store_is_an_error() {
+fn unreadable_store_is_an_error() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("not-a-dir");
     std::fs::write(&file, "x").expect("write");
@@ -265,10 +267,10 @@ fn assert_valid(validator: &jsonschema::Validator, value: &Value, what: &str) {
     assert!(errors.is_empty(), "{what}: {errors:?}\n{value}");
 }
 
-/// M3 and M5: the real output of every `search` mode and `stats` validates against
+/// The real output of every `search` mode and `stats` validates against
 /// `schema`; `--count` and `-l` give their per-file data as JSON documents and rows.
 #[test]
-fn m3_m5_real_output_validates_against_the_schemas() {
+fn real_output_validates_against_the_schemas() {
     let store = store();
     // A damaged line that could hold a match makes a warning row.
     let damaged = write_at(
@@ -370,9 +372,9 @@ fn m3_m5_real_output_validates_against_the_schemas() {
     }
 }
 
-/// M6: `--role` takes only Pi's roles, and an entry Pi turns into a message has its role.
+/// `--role` takes only Pi's roles, and an entry Pi turns into a message has its role.
 #[test]
-fn m6_search_role_is_validated_and_custom_covers_custom_messages() {
+fn search_role_is_validated_and_custom_covers_custom_messages() {
     let dir = tempfile::tempdir().expect("temp dir");
     session(
         dir.path(),
@@ -424,10 +426,10 @@ fn m6_search_role_is_validated_and_custom_covers_custom_messages() {
     );
 }
 
-/// M7 and L6: text hits show the entry's time in the local zone; `-l` and `--count` write
+/// Text hits show the entry's time in the local zone; `-l` and `--count` write
 /// paths as they are when stdout is not a terminal, as ripgrep does.
 #[test]
-fn m7_l6_text_hits_show_local_time_and_paths_are_raw_on_a_pipe() {
+fn text_hits_show_local_time_and_paths_are_raw_on_a_pipe() {
     let dir = tempfile::tempdir().expect("temp dir");
     let project = dir.path().join("--p-\u{1b}]0;TITLE\u{7}--");
     std::fs::create_dir_all(&project).expect("mkdir");
@@ -456,9 +458,9 @@ fn m7_l6_text_hits_show_local_time_and_paths_are_raw_on_a_pipe() {
     assert_eq!(run(&["--count"]), format!("{path}:1\n"));
 }
 
-/// M9: `--threads 0` is refused by search and stats with list's message.
+/// `--threads 0` is refused by search and stats with list's message.
 #[test]
-fn m9_threads_zero_is_refused() {
+fn threads_zero_is_refused() {
     for args in [vec!["list"], vec!["search", "needle"], vec!["stats"]] {
         let output = binary()
             .args(&args)
@@ -479,10 +481,10 @@ fn m9_threads_zero_is_refused() {
     }
 }
 
-/// L1 and L3: absurd token counts saturate instead of wrapping, an infinite cost sum stays a
+/// Absurd token counts saturate instead of wrapping, an infinite cost sum stays a
 /// number, and a recorded zero cost is a known $0.
 #[test]
-fn l1_l3_sums_saturate_and_zero_cost_is_known() {
+fn sums_saturate_and_zero_cost_is_known() {
     let dir = tempfile::tempdir().expect("temp dir");
     let huge = |id: &str, parent: Option<&str>| {
         let parent = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
@@ -544,9 +546,9 @@ fn l1_l3_sums_saturate_and_zero_cost_is_known() {
     assert!(text.contains("$0.0000") && !text.contains('*'), "{text}");
 }
 
-/// L7: search's warnings on stderr carry the prefix every command's warnings carry.
+/// Search's warnings on stderr carry the prefix every command's warnings carry.
 #[test]
-fn l7_search_warnings_have_the_common_prefix() {
+fn search_warnings_have_the_common_prefix() {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path();
     session(
