@@ -289,7 +289,7 @@ mod tests {
                 "{text}"
             );
         }
-        // Review fix 11, L3: years beyond four digits are ISO 8601 expanded years, as
+        // Years beyond four digits are ISO 8601 expanded years, as
         // JavaScript's `toISOString` writes them, by both writers.
         for (text, expected) in [
             ("0000-01-01T00:00:00+01:00", "-000001-12-31T23:00:00.000Z"),
