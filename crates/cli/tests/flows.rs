@@ -902,7 +902,8 @@ fn line_feeds_in_names_and_settings_cannot_forge_stderr_lines() {
 
     let missing = store.dir.path().join("no\nsuch.jsonl");
     let cannot_open = run(binary().arg("show").arg(&missing));
-    assert_eq!(cannot_open.status.code(), Some(1));
+    // A path that names no file is a SESSION that names nothing.
+    assert_eq!(cannot_open.status.code(), Some(2));
     check(
         &cannot_open,
         1,
