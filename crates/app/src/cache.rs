@@ -46,6 +46,11 @@ const VERSION: u32 = 1;
 /// append from a rewrite.
 const CHECK_BYTES: u64 = 4096;
 
+/// The largest cache file read: about 160,000 sessions' facts. A larger file (damaged, or
+/// planted) is not read, so it cannot hold memory far beyond what a listing shows; it is
+/// reported and rebuilt like a corrupt one.
+const MAX_CACHE_FILE_BYTES: u64 = 128 * 1024 * 1024;
+
 /// What the summary cache did for one request: how each file's facts were found, and how
 /// many body bytes were read for them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -467,6 +472,12 @@ fn load(path: &Path) -> Result<(Entries, Option<FileIdentity>), String> {
     if !metadata.is_file() {
         return Err("not a regular file".to_owned());
     }
+    if metadata.len() > MAX_CACHE_FILE_BYTES {
+        return Err(format!(
+            "{} bytes, more than the {MAX_CACHE_FILE_BYTES} a cache file may hold",
+            metadata.len()
+        ));
+    }
     let identity = Some(FileIdentity::of(&metadata));
     let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
     std::io::Read::read_to_end(&mut file, &mut bytes)
@@ -824,6 +835,28 @@ mod tests {
             assert_eq!(counts_seen, Some(counts(1, 0, 0, 0)));
             assert!(notes.is_empty(), "{notes:?}");
         }
+    }
+
+    /// A cache file larger than the bound is not read (a sparse file costs no disk here): it
+    /// is reported once and rebuilt, and the listing is still right.
+    #[test]
+    fn an_oversized_cache_file_is_not_read() {
+        let setup = Setup::new();
+        setup.list();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(setup.cache_file())
+            .expect("open");
+        file.set_len(MAX_CACHE_FILE_BYTES + 1).expect("grow");
+        drop(file);
+        let (summary, counts_seen, notes) = setup.list();
+        assert_eq!(summary.name.as_deref(), Some("Named in the middle"));
+        assert_eq!(counts_seen.map(|counts| counts.n_read_whole), Some(1));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("more than the"), "{notes:?}");
+        let (_, counts_seen, notes) = setup.list();
+        assert_eq!(counts_seen, Some(counts(1, 0, 0, 0)));
+        assert!(notes.is_empty(), "{notes:?}");
     }
 
     /// Runs at the same time leave a cache file every later run can use.
