@@ -3,10 +3,10 @@
 
 use std::ops::ControlFlow;
 
-use pi_retrospect_core::search::{FieldKind, SearchTotals, SearchWarning, SessionHeading};
+use pi_retrospect_core::search::{SearchTotals, SearchWarning, SessionHeading};
 use pi_retrospect_search::{
-    CaseMode, Event, FieldKinds, Mode, Pattern, Progress, Query, RunOptions, Scope, SearchFile,
-    Searcher, SessionOrder,
+    CaseMode, Event, Mode, Pattern, Progress, Query, RunOptions, Scope, SearchFile, Searcher,
+    SessionOrder,
 };
 
 use crate::env::Environment;
@@ -114,17 +114,14 @@ impl SearchTerms {
         if self.is_whole_word {
             pattern = pattern.whole_word();
         }
-        let mut kinds = FieldKinds::default_kinds();
-        for (is_on, kind) in [
-            (self.thinking, FieldKind::Thinking),
-            (self.tool_args, FieldKind::ToolArgs),
-            (self.tool_results, FieldKind::ToolResult),
-            (self.system, FieldKind::System),
-        ] {
-            if is_on {
-                kinds = kinds.with(kind);
-            }
+        // The one rule for which texts each flag adds.
+        let kinds = pi_retrospect_read::searchable::SearchScope {
+            thinking: self.thinking,
+            tool_args: self.tool_args,
+            tool_results: self.tool_results,
+            system: self.system,
         }
+        .kinds();
         let (since, until) = crate::time_range(self.since.as_deref(), self.until.as_deref(), env)?;
         let mut query = Query::new(pattern);
         query.scope = Scope {
