@@ -343,15 +343,10 @@ pub fn check_session_file(path: &Path) -> Result<(), AppError> {
             // The same words as `show`, `entries` and `inspect`.
             // A path that names no file is a SESSION that names nothing (exit 2 in the CLI);
             // one that exists but cannot be opened is I/O.
-            HeaderError::Open(reason)
-                if std::fs::symlink_metadata(path)
-                    .is_err_and(|error| error.kind() == std::io::ErrorKind::NotFound) =>
-            {
-                AppError::not_found(format!(
-                    "cannot open session file {}: {reason}",
-                    path.display()
-                ))
-            }
+            HeaderError::Missing(reason) => AppError::not_found(format!(
+                "cannot open session file {}: {reason}",
+                path.display()
+            )),
             HeaderError::Open(reason) => AppError::io(format!(
                 "cannot open session file {}: {reason}",
                 path.display()

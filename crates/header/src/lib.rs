@@ -29,6 +29,9 @@ pub enum HeaderError {
     /// The file could not be opened.
     #[error("could not open file: {0}")]
     Open(String),
+    /// No file is at the path (it was never there, or was removed since it was listed).
+    #[error("could not open file: {0}")]
+    Missing(String),
     /// The path is not a regular file (a FIFO, socket, device or directory).
     #[error("not a regular file: {0}")]
     NotRegular(&'static str),
@@ -192,6 +195,9 @@ fn read_line_from<'a>(
             && std::fs::symlink_metadata(path).is_ok_and(|meta| meta.file_type().is_symlink())
         {
             return HeaderError::Open("is a symbolic link (not followed)".to_owned());
+        }
+        if error.kind() == std::io::ErrorKind::NotFound {
+            return HeaderError::Missing(describe_io(&error));
         }
         HeaderError::Open(describe_io(&error))
     })?;
