@@ -24,6 +24,11 @@ mod show;
 mod stats;
 mod term;
 
+/// Every command keeps a small record per file it reads, made on many threads: see the
+/// workspace manifest for why this allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::{self, Write};
 use std::process::ExitCode;
 

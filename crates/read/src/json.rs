@@ -214,6 +214,7 @@ impl fmt::Display for Number {
 
 /// A reader positioned in one line (or any one JSON text): it moves forward only, one value at
 /// a time, and every method that reads or skips a value checks it.
+#[derive(Clone)]
 pub struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
@@ -278,6 +279,23 @@ impl<'a> Reader<'a> {
     /// Returns the byte offset the reader has got to (after the last value read).
     pub fn offset(&self) -> usize {
         self.at
+    }
+
+    /// Passes over `literal` when the bytes at the reader are exactly it (no white space is
+    /// skipped) and returns whether it did. Punctuation passed over this way is not checked
+    /// for nesting depth: a caller reading a fixed layout this way checks what it accepts.
+    #[inline]
+    pub fn eat(&mut self, literal: &[u8]) -> bool {
+        let is_there = self.bytes[self.at.min(self.bytes.len())..].starts_with(literal);
+        if is_there {
+            self.at += literal.len();
+        }
+        is_there
+    }
+
+    /// Returns how deep in objects and arrays the reader is.
+    pub fn depth(&self) -> usize {
+        self.depth
     }
 
     /// Checks that only white space is left.

@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
+use std::sync::OnceLock;
 
 use jiff::civil::Date;
 use pi_retrospect_core::path::normalize_absolute;
@@ -31,7 +32,7 @@ pub struct StatsPlan<'l> {
     /// that are not in the listing (read only for their entries' identities).
     files: Vec<PlannedFile<'l>>,
     /// The path of every session of the listing.
-    listed: PathSet<'l>,
+    listed: OnceLock<PathSet<'l>>,
 }
 
 #[derive(Debug, Clone)]
@@ -101,19 +102,9 @@ impl<'l> StatsPlan<'l> {
             flatten(session, &session.cwd, 0, None, &mut sessions);
         }
         let selected = selected_sessions(&sessions, options.only.as_deref());
-        // A run is known by its path and also by its place in the store (`store_tail`): the
-        // launcher records the absolute path it wrote, which no longer matches once the store
-        // is copied, moved or reached through a link.
-        let mut listed = PathSet::with_capacity_and_hasher(2 * sessions.len(), Default::default());
-        listed.extend(
-            sessions
-                .iter()
-                .flat_map(|planned| {
-                    let path = planned.session.path.as_str();
-                    [Some(path), pi_retrospect_core::path::store_tail(path)]
-                })
-                .flatten(),
-        );
+        // The listed paths, for matching the runs a tool result names: built by the first file read here (a prescan needs none): the usual report reads
+        // every file during the walk and never pays for it.
+        let listed = OnceLock::new();
         let mut files: Vec<PlannedFile<'l>> = sessions
             .iter()
             .zip(&selected)
@@ -256,7 +247,7 @@ impl<'l> StatsPlan<'l> {
             keeps_records: file.keeps_records,
             keeps_keys: file.keeps_keys,
             listed_instant: file.listed_instant,
-            listed: &self.listed,
+            listed: self.listed.get_or_init(|| listed_paths(&self.sessions)),
             wants_facts: file.is_counted
                 && file.listed_instant.is_some()
                 && self.options.group_by.contains(&GroupKey::Session),
@@ -550,6 +541,23 @@ impl<'l> StatsPlan<'l> {
 }
 
 /// Appends `session` and its runs, depth first, to `out`.
+/// Returns every listed path, each also by its place in the store (`store_tail`): a launcher
+/// records the absolute path it wrote, which no longer matches once the store is copied,
+/// moved or reached through a link.
+fn listed_paths<'l>(sessions: &[PlannedSession<'l>]) -> PathSet<'l> {
+    let mut listed = PathSet::with_capacity_and_hasher(2 * sessions.len(), Default::default());
+    listed.extend(
+        sessions
+            .iter()
+            .flat_map(|planned| {
+                let path = planned.session.path.as_str();
+                [Some(path), pi_retrospect_core::path::store_tail(path)]
+            })
+            .flatten(),
+    );
+    listed
+}
+
 fn flatten<'l>(
     session: &'l Session,
     project: &'l str,

@@ -1074,6 +1074,7 @@ struct RunTally {
 
 /// A `usage` member as JavaScript's truthiness sees it.
 #[derive(Default)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 enum UsageField {
     /// No such member.
     #[default]
@@ -1087,6 +1088,7 @@ enum UsageField {
 }
 
 #[derive(Default)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 struct RawUsage {
     input: Option<Number>,
     output: Option<Number>,
@@ -1481,8 +1483,63 @@ fn entry_timestamp(line: &[u8]) -> Option<HeaderInstant> {
     timestamp::parse(std::str::from_utf8(&text).ok()?)
 }
 
+/// Reads a usage object written exactly as Pi writes one (its members in Pi's order, no
+/// white space, token counts and cost parts that are numbers, none written with a minus),
+/// checking every value as [`read_usage`] does, without the general loop over members. Any
+/// other bytes leave the reader where it was and return `None`: the general path then reads
+/// them, so the result is the same either way, only sooner for the usual line.
+#[inline]
+fn read_usage_as_pi_writes_it(reader: &mut Reader<'_>) -> Option<RawUsage> {
+    // The two objects passed over here are within the nesting limit.
+    if reader.depth() + 2 > pi_retrospect_read::json::MAX_DEPTH {
+        return None;
+    }
+    let mut fast = reader.clone();
+    let token = |fast: &mut Reader<'_>, name: &[u8]| -> Option<Number> {
+        if !fast.eat(name) || !matches!(fast.next_kind(), Ok(Kind::Number)) {
+            return None;
+        }
+        fast.number().ok().flatten()
+    };
+    let mut usage = RawUsage {
+        input: Some(token(&mut fast, b"{\"input\":")?),
+        output: Some(token(&mut fast, b",\"output\":")?),
+        cache_read: Some(token(&mut fast, b",\"cacheRead\":")?),
+        cache_write: Some(token(&mut fast, b",\"cacheWrite\":")?),
+        ..RawUsage::default()
+    };
+    // `totalTokens` is not read, only checked; the cost parts other than the total matter
+    // only when below zero, which the general path works out.
+    token(&mut fast, b",\"totalTokens\":")?;
+    for part in [
+        &b",\"cost\":{\"input\":"[..],
+        b",\"output\":",
+        b",\"cacheRead\":",
+        b",\"cacheWrite\":",
+    ] {
+        if !fast.eat(part) || !matches!(fast.next_kind(), Ok(Kind::Number)) || fast.eat(b"-") {
+            return None;
+        }
+        fast.skip_value().ok()?;
+    }
+    usage.cost_total = Some(token(&mut fast, b",\"total\":")?);
+    if !fast.eat(b"}}") {
+        return None;
+    }
+    *reader = fast;
+    Some(usage)
+}
+
 /// Reads a `usage` member, classified the way JavaScript's truthiness and Pi's code see it.
 fn read_usage(reader: &mut Reader<'_>) -> Result<UsageField, JsonError> {
+    match read_usage_as_pi_writes_it(reader) {
+        Some(usage) => Ok(UsageField::Object(usage)),
+        None => read_any_usage(reader),
+    }
+}
+
+/// [`read_usage`] for a value in any layout.
+fn read_any_usage(reader: &mut Reader<'_>) -> Result<UsageField, JsonError> {
     Ok(match reader.next_kind()? {
         Kind::Object => {
             let mut usage = RawUsage::default();
@@ -1563,7 +1620,95 @@ mod tests {
         assert_eq!(hours.parse(b"2026-12-07T18:05:09.\xffZ"), None);
     }
 
+    /// A usage value as Pi writes it, or bent in one of the ways a forged or foreign file
+    /// might bend it.
+    fn usage_text() -> impl Strategy<Value = String> {
+        let number = prop_oneof![
+            30 => (0u64..100_000).prop_map(|n| n.to_string()),
+            3 => Just("0.001".to_owned()),
+            1 => Just("-1".to_owned()),
+            1 => Just("-0.5".to_owned()),
+            1 => Just("1e400".to_owned()),
+            1 => Just("01".to_owned()),
+            1 => Just("\"7\"".to_owned()),
+            1 => Just("null".to_owned()),
+            1 => Just("{}".to_owned()),
+        ];
+        let names = [
+            "input",
+            "output",
+            "cacheRead",
+            "cacheWrite",
+            "totalTokens",
+            "input",
+            "output",
+            "cacheRead",
+            "cacheWrite",
+            "total",
+        ];
+        (
+            proptest::collection::vec(number, 10),
+            proptest::collection::vec(0u8..12, 0..3),
+        )
+            .prop_map(move |(numbers, bends)| {
+                let mut parts: Vec<String> = names
+                    .iter()
+                    .zip(&numbers)
+                    .map(|(name, number)| format!("\"{name}\":{number}"))
+                    .collect();
+                let mut separator = ",";
+                let mut tail = "}}";
+                for bend in bends {
+                    match bend {
+                        0 => parts.swap(0, 1),
+                        1 if parts.len() > 9 => parts.swap(5, 9),
+                        2 => drop(parts.remove(2)),
+                        3 => parts.push(parts[0].clone()),
+                        4 => separator = ", ",
+                        5 => tail = "} }",
+                        6 => tail = "}",
+                        7 if parts.len() > 4 => parts[4] = "\"totalTokens\":1x".to_owned(),
+                        _ => {}
+                    }
+                }
+                let (tokens, cost) = parts.split_at(parts.len().min(5));
+                format!(
+                    "{{{},\"cost\":{{{}{tail}",
+                    tokens.join(separator),
+                    cost.join(separator)
+                )
+            })
+    }
+
+    #[test]
+    fn takes_the_short_path_only_for_the_layout_pi_writes() {
+        let pi = br#"{"input":3652,"output":3527,"cacheRead":62811,"cacheWrite":0,"totalTokens":69990,"cost":{"input":0.001,"output":0.002,"cacheRead":0.003,"cacheWrite":0,"total":0.006}},"#;
+        let mut reader = Reader::new(pi);
+        let usage = read_usage_as_pi_writes_it(&mut reader).expect("Pi's layout");
+        assert_eq!(usage.input, Some(Number::Unsigned(3652)));
+        assert_eq!(usage.cost_total, Some(Number::Float(0.006)));
+        assert_eq!(reader.offset(), pi.len() - 1);
+        let negative = br#"{"input":1,"output":1,"cacheRead":1,"cacheWrite":0,"totalTokens":3,"cost":{"input":-0.001,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#;
+        let mut reader = Reader::new(negative);
+        assert!(read_usage_as_pi_writes_it(&mut reader).is_none());
+        assert_eq!(reader.offset(), 0);
+    }
+
     proptest! {
+        #[test]
+        fn reads_usage_as_pi_writes_it_like_any_usage(text in usage_text(), suffix in "[,}]{0,2}") {
+            let line = format!("{text}{suffix}");
+            let mut fast = Reader::new(line.as_bytes());
+            let mut general = Reader::new(line.as_bytes());
+            let read = read_usage(&mut fast);
+            let expected = read_any_usage(&mut general);
+            prop_assert_eq!(read.is_ok(), expected.is_ok());
+            if let (Ok(read), Ok(expected)) = (read, expected) {
+                prop_assert_eq!(read, expected);
+                prop_assert_eq!(fast.offset(), general.offset());
+            }
+        }
+
         /// Runs of timestamps sharing their hour, valid or broken anywhere, read through one
         /// cache give exactly what the parser gives for each.
         #[test]
