@@ -291,7 +291,7 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
     if has_list {
         targets.push(("xtask", "io_floor"));
     }
-    if (has_list || has_search) && options.list_binary.is_none() {
+    if (has_list || has_search || has_stats) && options.list_binary.is_none() {
         targets.push(("cli", "pi-retrospect"));
     }
     if has_transcript {
@@ -331,7 +331,7 @@ pub fn run(workspace: &Path, options: &BenchOptions) -> anyhow::Result<()> {
                 let binary = take(&mut built, "transcript_open")?;
                 report.push_str(&transcript::run(workspace, options, &binary, n_cores)?);
             }
-            Section::Stats => report.push_str(&stats::run(workspace, options, n_cores)?),
+            Section::Stats => report.push_str(&stats::run(workspace, options, &cli()?, n_cores)?),
             Section::Search => {
                 report.push_str(&search::run(workspace, options, &cli()?, n_cores)?);
             }

@@ -1,14 +1,14 @@
 //! The `stats` section of `cargo xtask bench`: `stats --by day` against `rg -c -F` over the
 //! same files (within 1.5x of `rg`, peak RSS under 200 MB).
 //!
-//! Until the CLI has the command, ours is the release example `stats_by_day`
-//! (`crates/stats/examples/stats_by_day.rs`): the walk, the statistics by day in UTC and the
-//! rendered table, as `stats --by day` will do it. `rg -c -F --no-ignore '"usage"' ROOT` reads
-//! every byte of the same files and counts the lines holding the bytes our scan looks for
-//! (`--no-ignore`: the store sits under `target/`, which the repository's `.gitignore` would
-//! hide from `rg`). Both run on the largest generated store, on 1 thread and on all cores,
-//! once untimed (warm page cache), then `--runs` interleaved rounds. A check comes first:
-//! the number of usage records we count must equal the number of lines `rg` counts.
+//! Ours is the release binary, `pi-retrospect stats --by day --timezone UTC --threads N
+//! --sessions-root ROOT` (a prebuilt one with `--list-bin`): the walk, the statistics by day
+//! and the rendered table. `rg -c -F --no-ignore '"usage"' ROOT` reads every byte of the same
+//! files and counts the lines holding the bytes our scan looks for (`--no-ignore`: the store
+//! sits under `target/`, which the repository's `.gitignore` would hide from `rg`). Both run on
+//! the largest generated store, on 1 thread and on all cores, once untimed (warm page cache),
+//! then `--runs` interleaved rounds. A check comes first: the number of usage records we count
+//! must equal the number of lines `rg` counts.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -39,11 +39,12 @@ struct Row {
 pub(super) fn run(
     workspace: &Path,
     options: &BenchOptions,
+    ours: &Path,
     n_cores: usize,
 ) -> anyhow::Result<String> {
     let size = options.sizes.iter().max().copied().unwrap_or(10_000);
     let (root, stats) = ensure_store(workspace, StoreKind::Big, size, options.seed)?;
-    let ours = build_example(workspace)?;
+    let ours = ours.to_path_buf();
     let Some(rg) = find_on_path("rg") else {
         return Ok(
             "## stats --by day against rg\n\nskipped: `rg` is not on PATH (`apt-get install -y ripgrep`)\n"
@@ -71,7 +72,9 @@ pub(super) fn run(
             command: Box::new(move || {
                 let mut command = Command::new(&ours);
                 command
-                    .args(["--time-zone", "UTC", "--threads", &threads.to_string()])
+                    .args(["stats", "--by", "day", "--timezone", "UTC", "--threads"])
+                    .arg(threads.to_string())
+                    .arg("--sessions-root")
                     .arg(&root_for_ours);
                 command
             }),
@@ -205,40 +208,6 @@ pub(super) fn run(
     Ok(out)
 }
 
-/// Builds the `stats_by_day` example in release mode and returns its path.
-fn build_example(workspace: &Path) -> anyhow::Result<PathBuf> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    eprintln!("building the stats_by_day example ...");
-    let output = Command::new(cargo)
-        .current_dir(workspace)
-        .args([
-            "build",
-            "--release",
-            "--message-format=json-render-diagnostics",
-            "-p",
-            "pi-retrospect-stats",
-            "--example",
-            "stats_by_day",
-        ])
-        .stderr(Stdio::inherit())
-        .output()
-        .context("cannot run cargo build")?;
-    if !output.status.success() {
-        bail!("cargo build failed");
-    }
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|message| {
-            message
-                .pointer("/target/name")
-                .and_then(|name| name.as_str())
-                == Some("stats_by_day")
-        })
-        .find_map(|message| message.get("executable")?.as_str().map(PathBuf::from))
-        .context("cargo did not report the stats_by_day example")
-}
-
 /// Returns the first executable named `name` in `PATH`.
 pub(super) fn find_on_path(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
@@ -246,20 +215,20 @@ pub(super) fn find_on_path(name: &str) -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
-/// Returns how many usage records `stats_by_day --json` counts in the store.
+/// Returns how many usage records `stats --json` counts in the store.
 fn count_ours(ours: &Path, root: &Path) -> anyhow::Result<u64> {
     let output = Command::new(ours)
-        .args(["--json", "--time-zone", "UTC"])
+        .args(["stats", "--json", "--timezone", "UTC", "--sessions-root"])
         .arg(root)
         .output()
-        .context("cannot run stats_by_day")?;
+        .context("cannot run pi-retrospect stats")?;
     if !output.status.success() {
-        bail!("stats_by_day failed on {}", root.display());
+        bail!("pi-retrospect stats failed on {}", root.display());
     }
     let report: serde_json::Value = serde_json::from_slice(&output.stdout)?;
     report["total"]["nEntries"]
         .as_u64()
-        .context("stats_by_day --json has no total.nEntries")
+        .context("stats --json has no total.nEntries")
 }
 
 /// Returns the sum of `rg -c`'s per-file counts.
