@@ -151,13 +151,23 @@ impl SessionFilterArgs {
 /// Parses a `--limit N` that must be at least 1: every command refuses 0 and negative
 /// numbers with the same message.
 pub fn positive_limit(value: &str) -> Result<u64, String> {
+    at_least_one(value, "--limit")
+}
+
+/// Parses search's `--max-count NUM` as [`positive_limit`] parses a limit.
+pub fn positive_max_count(value: &str) -> Result<u64, String> {
+    at_least_one(value, "--max-count")
+}
+
+/// Parses a count of at least 1 given with `flag`.
+fn at_least_one(value: &str, flag: &str) -> Result<u64, String> {
     let number: i128 = value
         .trim()
         .parse()
         .map_err(|_| format!("expected a whole number of at least 1, not {value:?}"))?;
     if number < 1 {
         return Err(format!(
-            "must be at least 1, not {number} (leave --limit out for no limit)"
+            "must be at least 1, not {number} (leave {flag} out for no limit)"
         ));
     }
     u64::try_from(number).map_err(|_| format!("{number} is too large"))

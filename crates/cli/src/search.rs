@@ -129,7 +129,7 @@ pub struct SearchArgs {
 
     /// At most NUM hits per session file, its first (as ripgrep's -m); with --count, counts
     /// stop at NUM.
-    #[arg(long, short = 'm', value_name = "NUM", allow_negative_numbers = true, value_parser = crate::args::positive_limit, help_heading = "Output")]
+    #[arg(long, short = 'm', value_name = "NUM", allow_negative_numbers = true, value_parser = crate::args::positive_max_count, help_heading = "Output")]
     pub max_count: Option<u64>,
 
     /// Order of sessions.
