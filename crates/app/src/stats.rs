@@ -120,6 +120,11 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsResult, A
         only_path = Some(path);
     }
     options.only = only_path;
+    // A run picked by its id is counted alone: the filter keeps its launchers only as the
+    // way to it.
+    if options.only.is_none() {
+        options.only_ids = request.sessions.id_prefixes.clone();
+    }
     let mut report = pi_retrospect_walk::with_threads(request.sessions.threads, || {
         pi_retrospect_stats::stats_with_prescans(&listing, options, prescans)
     });

@@ -146,7 +146,9 @@ const ENTRY_TYPES: [&str; 11] = pi_retrospect_core::entry_kinds::ENTRY_TYPES;
 pub(crate) const ROLES: [&str; 8] = pi_retrospect_core::entry_kinds::MESSAGE_ROLES;
 
 /// Runs `entries` with `args`, writing to `out`.
-pub fn run(args: &EntriesArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
+/// Runs `entries`; returns whether a row was found, when `--grep` asks for one (`true`
+/// without it: a filter that selects nothing is an empty answer, not a failed search).
+pub fn run(args: &EntriesArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<bool> {
     let request = EntriesRequest {
         lines: args.lines.clone(),
         id: args.id.clone(),
@@ -180,18 +182,24 @@ pub fn run(args: &EntriesArgs, env: &Environment, out: &mut dyn Write) -> anyhow
             anyhow::Ok(())
         })?;
         pi_retrospect_render::entries::write_json_tail(out, transcript, n_rows)?;
-        return Ok(());
+        return Ok(args.grep.is_empty() || n_rows > 0);
     }
     print_warnings(&session.path, session.transcript.warnings());
-    if args.jsonl {
+    let n_rows = if args.jsonl {
+        let mut n_rows = 0_usize;
         result.for_each_row(|row| {
             pi_retrospect_render::entries::write_jsonl_row(out, &row)?;
+            n_rows += 1;
             anyhow::Ok(())
         })?;
+        n_rows
     } else {
         // Aligned columns need every row's width first; the text shows every row anyway.
-        pi_retrospect_render::entries::write_text(out, &result.rows()?, &env.time_zone)?;
-    }
+        let rows = result.rows()?;
+        pi_retrospect_render::entries::write_text(out, &rows, &env.time_zone)?;
+        rows.len()
+    };
     out.flush()?;
-    print_change_since_read(&session.path, &session.transcript)
+    print_change_since_read(&session.path, &session.transcript)?;
+    Ok(args.grep.is_empty() || n_rows > 0)
 }

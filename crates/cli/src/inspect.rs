@@ -172,7 +172,9 @@ impl InspectViewArg {
 }
 
 /// Runs `inspect` with `args`, writing to `out`.
-pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<()> {
+/// Runs `inspect`; returns whether something was found: `false` only for a search whose first
+/// page has no hit (a later page, asked for with a cursor, may be the empty end).
+pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow::Result<bool> {
     let request = InspectRequest {
         target: args.store.target(&args.session, env)?,
         view: args.view.view(),
@@ -191,6 +193,9 @@ pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow
     };
     let result = pi_retrospect_app::inspect(&request, env)?;
     let session = &result.session;
+    let is_found = !matches!(request.view, InspectView::Search { .. })
+        || request.cursor.is_some()
+        || !result.page.hits.is_empty();
     if args.json {
         pi_retrospect_render::inspect::write_json_all_warnings(
             out,
@@ -198,7 +203,7 @@ pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow
             &result.page,
             &session.transcript,
         )?;
-        return Ok(());
+        return Ok(is_found);
     }
     print_warnings(&session.path, session.transcript.warnings());
     let style = pi_retrospect_render::inspect::InspectStyle {
@@ -213,7 +218,8 @@ pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow
         &style,
     )?;
     out.flush()?;
-    print_change_since_read(&session.path, &session.transcript)
+    print_change_since_read(&session.path, &session.transcript)?;
+    Ok(is_found)
 }
 
 /// Parses `inspect --limit`: the rule and message of every `--limit`, and at most 50 a page.

@@ -24,11 +24,6 @@ mod show;
 mod stats;
 mod term;
 
-/// Every command keeps a small record per file it reads, made on many threads: see the
-/// workspace manifest for why this allocator.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use std::io::{self, Write};
 use std::process::ExitCode;
 
@@ -170,23 +165,28 @@ fn main() -> ExitCode {
 }
 
 /// Runs the command; returns the exit code of a success (0, or 1 for a search that matched
-/// nothing).
+/// nothing: `search`, `failures`, `entries --grep` and `inspect … search`).
 fn run(opts: Opts, env: &Environment, out: &mut dyn Write) -> anyhow::Result<u8> {
     output::set_quiet(opts.quiet);
     if let Command::Search(args) = &opts.command {
         let outcome = search::run(args, env, out)?;
         return Ok(if outcome.is_match { 0 } else { 1 });
     }
-    if let Command::Failures(args) = &opts.command {
-        let is_found = failures::run(args, env, out)?;
+    let is_found = match &opts.command {
+        Command::Failures(args) => Some(failures::run(args, env, out)?),
+        Command::Inspect(args) => Some(inspect::run(args, env, out)?),
+        Command::Entries(args) => Some(entries::run(args, env, out)?),
+        _ => None,
+    };
+    if let Some(is_found) = is_found {
         return Ok(if is_found { 0 } else { 1 });
     }
     match opts.command {
-        Command::Search(_) | Command::Failures(_) => Ok(()),
+        Command::Search(_) | Command::Failures(_) | Command::Inspect(_) | Command::Entries(_) => {
+            Ok(())
+        }
         Command::List(args) => list::run(&args, env, out),
         Command::Show(args) => show::run(&args, env, out),
-        Command::Inspect(args) => inspect::run(&args, env, out),
-        Command::Entries(args) => entries::run(&args, env, out),
         Command::Handoff(args) => handoff::run(&args, env, out),
         Command::Stats(args) => stats::run(&args, env, out),
         Command::Pick(args) => pick::run(&args, env, out),

@@ -593,7 +593,10 @@ fn usage_messages() {
         check(args, "must be at least 1, not ");
         check(args, "(leave --limit out for no limit)");
     }
-    check(&["search", "x", "-m", "0"], "(leave --max-count out for no limit)");
+    check(
+        &["search", "x", "-m", "0"],
+        "(leave --max-count out for no limit)",
+    );
     check(
         &["inspect", "latest", "search", "x", "--limit", "51"],
         "must be at most 50 a page, not 51",

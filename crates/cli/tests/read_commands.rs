@@ -55,12 +55,23 @@ fn stderr_of(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// The standard output of a run that succeeded, or of a search (`inspect … search`,
+/// `entries --grep`) that found nothing, which exits 1 and prints its document all the same.
+fn document_of(args: &[&str]) -> String {
+    let output = run(args);
+    let is_search = args.iter().any(|arg| *arg == "search" || *arg == "--grep");
+    if is_search && output.status.code() == Some(1) {
+        return String::from_utf8(output.stdout).expect("utf-8 output");
+    }
+    stdout_of(&output)
+}
+
 fn json(args: &[&str]) -> Value {
-    serde_json::from_str(&stdout_of(&run(args))).expect("one JSON document")
+    serde_json::from_str(&document_of(args)).expect("one JSON document")
 }
 
 fn jsonl(args: &[&str]) -> Vec<Value> {
-    stdout_of(&run(args))
+    document_of(args)
         .lines()
         .map(|line| serde_json::from_str(line).expect("one JSON object per line"))
         .collect()
@@ -502,7 +513,13 @@ fn tool_arguments_are_readable_and_findable() {
         plain["notSearched"],
         serde_json::json!(["toolResults", "toolArgs", "thinking", "system"])
     );
-    let text = stdout_of(&run(&["inspect", &failures, "search", "git push"]));
+    let no_hit = run(&["inspect", &failures, "search", "git push"]);
+    assert_eq!(
+        no_hit.status.code(),
+        Some(1),
+        "a search without a hit exits 1"
+    );
+    let text = String::from_utf8_lossy(&no_hit.stdout).into_owned();
     assert!(
         text.contains(
             "not searched: tool output (--tool-results), tool-call arguments (--tool-args)"

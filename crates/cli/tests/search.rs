@@ -340,9 +340,25 @@ fn the_three_searching_commands_find_the_same_entries() {
     std::fs::write(&path, every_kind_session().join("\n") + "\n").expect("write");
     let root = dir.path().to_str().expect("utf-8");
     let path = path.to_str().expect("utf-8");
+    // Each command exits 1 when nothing matched (its document printed all the same), 0 when
+    // something did: the three agree on that too.
+    let found_in = |args: &[&str], list: &str, key: &str| -> Vec<String> {
+        let output = binary().args(args).output().expect("run");
+        let ids = entry_ids(
+            &serde_json::from_slice(&output.stdout).expect("JSON"),
+            list,
+            key,
+        );
+        assert_eq!(
+            output.status.code(),
+            Some(i32::from(ids.is_empty())),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        ids
+    };
     let json = |args: &[&str]| -> Value {
         let output = binary().args(args).output().expect("run");
-        // `search` exits 1 when nothing matched; its document is printed all the same.
         assert!(
             output.status.code().is_some_and(|code| code <= 1),
             "{args:?}: {}",
@@ -382,15 +398,15 @@ fn the_three_searching_commands_find_the_same_entries() {
             let mut search_args = vec!["search", pattern, "--sessions-root", root];
             search_args.extend(["--session", path, "--json"]);
             search_args.extend(flags);
-            let from_search = entry_ids(&json(&search_args), "hits", "entryId");
+            let from_search = found_in(&search_args, "hits", "entryId");
             let mut inspect_args = vec!["inspect", path, "--sessions-root", root];
             inspect_args.extend(["search", pattern, "--json", "--limit", "50"]);
             inspect_args.extend(flags);
-            let from_inspect = entry_ids(&json(&inspect_args), "hits", "entryId");
+            let from_inspect = found_in(&inspect_args, "hits", "entryId");
             let mut entries_args = vec!["entries", path, "--sessions-root", root];
             entries_args.extend(["--grep", pattern, "--json"]);
             entries_args.extend(flags);
-            let from_entries = entry_ids(&json(&entries_args), "entries", "id");
+            let from_entries = found_in(&entries_args, "entries", "id");
             assert_eq!(from_search, from_inspect, "{pattern:?} {flags:?}: inspect");
             assert_eq!(from_search, from_entries, "{pattern:?} {flags:?}: entries");
             if flags.is_empty() {

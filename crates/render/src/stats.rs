@@ -110,6 +110,10 @@ pub fn write_table(
     }
     lines.push(total);
 
+    let mut dropped = Vec::new();
+    if let Some(width) = options.width {
+        dropped = drop_columns_to_fit(&mut lines, width, shows_facts);
+    }
     let mut widths = column_widths(&lines);
     if shows_facts && let Some(width) = options.width {
         // The cwd and the name are the last columns: on a narrow line the cwd gives up its
@@ -170,6 +174,12 @@ pub fn write_table(
             text.push_str(line.trim_end());
         }
         text.push('\n');
+    }
+    if !dropped.is_empty() {
+        text.push_str(&format!(
+            "not shown for the terminal's width: {} (a wider window, a pipe or --json has every column)\n",
+            dropped.join(", ")
+        ));
     }
     if !report.total.is_cost_known() {
         text.push_str(&format!(
@@ -365,6 +375,56 @@ const FIGURE_TITLES: [&str; 6] = [
 
 /// The titles of the columns a table grouped by session adds after the figures.
 const FACT_TITLES: [&str; 5] = ["Turns", "Tool calls", "Duration", "Cwd", "Name"];
+
+/// The columns a table too wide for the terminal gives up, the first first: the parts the
+/// total sums, then a session's details. The keys, `Total`, `Cost`, a session's cwd (elided)
+/// and name (cut) always stay, so that a narrow window still answers what it cost.
+const DROPPED_FIRST: [&str; 8] = [
+    "Cache write",
+    "Cache read",
+    "Pi total",
+    "Tool calls",
+    "Input",
+    "Output",
+    "Duration",
+    "Turns",
+];
+
+/// Removes columns of `lines` (its first line holds the titles) in [`DROPPED_FIRST`] order
+/// until the table fits `width` (a session's cwd and name counted at their least), and
+/// returns the titles removed.
+fn drop_columns_to_fit(lines: &mut [Vec<String>], width: usize, shows_facts: bool) -> Vec<String> {
+    let table_width = |lines: &[Vec<String>]| {
+        let widths = column_widths(lines);
+        let n_columns = widths.len();
+        widths
+            .iter()
+            .enumerate()
+            .map(|(idx, &column)| match shows_facts {
+                true if idx + 2 == n_columns => column.min(MIN_CWD_CHARS),
+                true if idx + 1 == n_columns => column.min(MIN_DESCRIPTION_CHARS),
+                _ => column,
+            })
+            .sum::<usize>()
+            + 2 * n_columns.saturating_sub(1)
+    };
+    let mut dropped = Vec::new();
+    for title in DROPPED_FIRST {
+        if table_width(lines) <= width {
+            break;
+        }
+        let Some(column) = lines[0].iter().position(|cell| cell == title) else {
+            continue;
+        };
+        for cells in lines.iter_mut() {
+            if column < cells.len() {
+                cells.remove(column);
+            }
+        }
+        dropped.push(title.to_owned());
+    }
+    dropped
+}
 
 /// The fewest columns the name column is cut to, however narrow the line.
 const MIN_DESCRIPTION_CHARS: usize = 16;

@@ -23,6 +23,10 @@ pub struct StatsOptions {
     /// context (the sessions that launched it give its depth, its launcher and, for a run in
     /// `forks/`, its fork parent) and is not counted. `None` counts every listed session.
     pub only: Option<String>,
+    /// Counts only the sessions whose id starts with one of these prefixes, with their runs
+    /// (empty: no such condition). The sessions that launched a matching run are its context,
+    /// as with `only`: a run picked by its id is counted alone, not with its launcher.
+    pub only_ids: Vec<String>,
     /// The canonical root directories of the stores the listing was read from. A fork parent
     /// that a header names and the listing does not hold is read only when it resolves to a
     /// `.jsonl` file below one of them; any other path is never opened.
@@ -45,6 +49,7 @@ impl StatsOptions {
             since: None,
             until: None,
             only: None,
+            only_ids: Vec::new(),
             store_roots: Vec::new(),
         }
     }

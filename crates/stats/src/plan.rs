@@ -101,7 +101,7 @@ impl<'l> StatsPlan<'l> {
         for session in &listing.sessions {
             flatten(session, &session.cwd, 0, None, &mut sessions);
         }
-        let selected = selected_sessions(&sessions, options.only.as_deref());
+        let selected = selected_sessions(&sessions, options.only.as_deref(), &options.only_ids);
         // The listed paths, for matching the runs a tool result names: built by the first file read here (a prescan needs none): the usual report reads
         // every file during the walk and never pays for it.
         let listed = OnceLock::new();
@@ -580,15 +580,14 @@ fn flatten<'l>(
 
 /// Returns, per planned session, whether it is counted: every one, or with `only` the
 /// session at that path and its runs (which follow it, deeper, in depth-first order).
-fn selected_sessions(sessions: &[PlannedSession<'_>], only: Option<&str>) -> Vec<bool> {
-    let Some(only) = only else {
-        return vec![true; sessions.len()];
-    };
-    let mut selected = vec![false; sessions.len()];
-    if let Some(start) = sessions
-        .iter()
-        .position(|planned| planned.session.path == only)
-    {
+fn selected_sessions(
+    sessions: &[PlannedSession<'_>],
+    only: Option<&str>,
+    only_ids: &[String],
+) -> Vec<bool> {
+    let mut selected = vec![only.is_none() && only_ids.is_empty(); sessions.len()];
+    // `sessions` is depth first, so a session's runs follow it until the depth is back.
+    let select_tree = |start: usize, selected: &mut Vec<bool>| {
         let depth = sessions[start].depth;
         selected[start] = true;
         for (idx, planned) in sessions.iter().enumerate().skip(start + 1) {
@@ -596,6 +595,33 @@ fn selected_sessions(sessions: &[PlannedSession<'_>], only: Option<&str>) -> Vec
                 break;
             }
             selected[idx] = true;
+        }
+    };
+    if let Some(only) = only
+        && let Some(start) = sessions
+            .iter()
+            .position(|planned| planned.session.path == only)
+    {
+        select_tree(start, &mut selected);
+    }
+    if !only_ids.is_empty() {
+        let mut by_id = vec![false; sessions.len()];
+        for (idx, planned) in sessions.iter().enumerate() {
+            let id = planned.session.id.as_str();
+            if !by_id[idx]
+                && only_ids
+                    .iter()
+                    .any(|prefix| id.starts_with(prefix.as_str()))
+            {
+                select_tree(idx, &mut by_id);
+            }
+        }
+        for (is_selected, by_id) in selected.iter_mut().zip(by_id) {
+            *is_selected = if only.is_some() {
+                *is_selected && by_id
+            } else {
+                by_id
+            };
         }
     }
     selected
