@@ -246,3 +246,81 @@ fn rollup_without_a_session_key_is_a_usage_error() {
         .expect("run");
     assert_eq!(output.status.code(), Some(0));
 }
+
+/// A run picked by `--id` is counted alone, as `--session` counts it: the session that
+/// launched it is only the way to it, and no warning says its file is missing.
+#[test]
+fn a_run_picked_by_id_is_counted_alone() {
+    let sessions = pi_real().join("sessions").display().to_string();
+    let by_id = json(&[
+        "stats",
+        "--sessions-root",
+        &sessions,
+        "--id",
+        "01a22b41-c1c0",
+        "--by",
+        "session",
+        "--json",
+    ]);
+    let by_session = json(&[
+        "stats",
+        "--sessions-root",
+        &sessions,
+        "--session",
+        "01a22b41-c1c0",
+        "--by",
+        "session",
+        "--json",
+    ]);
+    let ids = |report: &Value| -> Vec<String> {
+        report["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|row| row["sessionId"].as_str().expect("id").to_owned())
+            .collect()
+    };
+    assert_eq!(ids(&by_id), ["01a22b41-c1c0-73ac-b3e0-095a18adc7f9"]);
+    assert_eq!(by_id["total"], by_session["total"]);
+    assert_eq!(by_id["warnings"], serde_json::json!([]));
+}
+
+/// On a narrow terminal the cost stays: the columns that the total sums are given up first,
+/// and a line says which.
+#[test]
+fn a_narrow_table_keeps_the_cost() {
+    let sessions = pi_real().join("sessions").display().to_string();
+    let wide = stdout_of(
+        &binary()
+            .args(["stats", "--sessions-root", &sessions, "--by", "model"])
+            .output()
+            .expect("run"),
+    );
+    assert!(wide.lines().next().expect("header").contains("Cache write"));
+    let status = std::process::Command::new("script")
+        .args(["-qc"])
+        .arg(format!(
+            "{} stats --sessions-root {sessions} --by model -q",
+            binary().get_program().to_string_lossy()
+        ))
+        .arg("/dev/null")
+        .env("COLUMNS", "60")
+        .env("NO_COLOR", "1")
+        .env("HOME", "/nonexistent-home-for-tests")
+        .output();
+    // `script` gives the command a terminal; without it there is nothing to check here.
+    let Ok(output) = status else { return };
+    let text = String::from_utf8_lossy(&output.stdout).replace('\r', "");
+    let header = text.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("Cost") && header.contains("Total"),
+        "{text}"
+    );
+    assert!(!header.contains("Cache write"), "{text}");
+    assert!(
+        text.contains("not shown for the terminal's width: Cache write"),
+        "{text}"
+    );
+    let mut table = text.lines().filter(|line| !line.starts_with("not shown"));
+    assert!(table.all(|line| line.chars().count() <= 60), "{text}");
+}
