@@ -155,12 +155,33 @@ fn plan(request: &FailuresRequest, env: &Environment) -> Result<Plan, AppError> 
             }
         }
         None => {
-            let listing = list(&sessions, env)?.listing;
+            let listed = list(&sessions, env)?;
+            let mut listing = listed.listing;
             crate::list::fail_if_no_store_was_read(&listing)?;
+            // A store named in the wrong layout reads as empty: say which flag reads it.
+            if listing.sessions.is_empty() {
+                listing
+                    .warnings
+                    .extend(listed.notes.into_iter().map(|note| {
+                        // A hint starts with the directory it is about: that is the warning's path.
+                        match note.split_once(' ') {
+                            Some((path, reason)) if path.starts_with('/') => {
+                                pi_retrospect_core::Warning::new(path, reason)
+                            }
+                            _ => pi_retrospect_core::Warning::new("", note),
+                        }
+                    }));
+            }
             listing
         }
     };
     let mut files = files_of(&listing.sessions);
+    if only.is_none() && !sessions.id_prefixes.is_empty() {
+        // A run picked by its id is read alone: the filter keeps its launchers only as the
+        // way to it.
+        let picked = crate::stats::picked_by_id(&listing.sessions, &sessions.id_prefixes);
+        files.retain(|file| picked.contains(file.path.as_str()));
+    }
     if let Some(path) = &only {
         // The session and its runs: the sessions that launched it only give its depth.
         let path = path.display().to_string();

@@ -41,6 +41,8 @@ pub struct StatsResult {
     /// session row's id is shown by a prefix unique among these, so it stays a handle
     /// whatever the filters kept.
     pub id_prefixes: IdPrefixes,
+    /// Advice for the person who asked (a store named in the wrong layout reads as empty).
+    pub notes: Vec<String>,
 }
 
 /// Counts the usage of the sessions `request` selects; subagent runs are counted once, on
@@ -98,6 +100,7 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsResult, A
     let (listed, prescans) = list_reading(&sessions, env, reads.as_ref())?;
     let mut listing = listed.listing;
     let id_prefixes = listed.id_prefixes.unwrap_or_default();
+    let notes = listed.notes;
     if only.is_none() {
         // A session named by its path needs no store: when none can be read, the file is
         // counted on its own below.
@@ -137,6 +140,7 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsResult, A
     Ok(StatsResult {
         report,
         id_prefixes,
+        notes,
     })
 }
 
@@ -167,6 +171,29 @@ fn to_jiff(instant: pi_retrospect_core::Timestamp) -> Result<jiff::Timestamp, Ap
     let nanos = i32::try_from(instant.nanos).unwrap_or(0);
     jiff::Timestamp::new(instant.seconds, nanos)
         .map_err(|error| AppError::usage(format!("{instant}: {error}")))
+}
+
+/// Returns the paths of the sessions whose id starts with one of `prefixes`, with every
+/// session below them: what a `--id` filter picks, without the launchers it keeps as the way
+/// to a matching run.
+pub(crate) fn picked_by_id<'s>(
+    sessions: &'s [Session],
+    prefixes: &[String],
+) -> std::collections::HashSet<&'s str> {
+    let mut picked = std::collections::HashSet::new();
+    let mut pending: Vec<(&Session, bool)> =
+        sessions.iter().map(|session| (session, false)).collect();
+    while let Some((session, is_below_match)) = pending.pop() {
+        let is_picked = is_below_match
+            || prefixes
+                .iter()
+                .any(|prefix| session.id.starts_with(prefix.as_str()));
+        if is_picked {
+            picked.insert(session.path.as_str());
+        }
+        pending.extend(session.subagent_sessions.iter().map(|run| (run, is_picked)));
+    }
+    picked
 }
 
 /// Returns the top-level session tree that holds the session at `path` (at any depth),

@@ -137,6 +137,9 @@ pub fn run(args: &StatsArgs, env: &Environment, out: &mut dyn Write) -> anyhow::
         until: args.until.clone(),
     };
     let result = pi_retrospect_app::stats(&request, env)?;
+    for note in &result.notes {
+        crate::output::print_note(note);
+    }
     let report = &result.report;
     if args.json {
         pi_retrospect_render::stats::write_json(out, report)?;

@@ -175,11 +175,13 @@ pub fn write_table(
         }
         text.push('\n');
     }
-    if !dropped.is_empty() {
-        text.push_str(&format!(
-            "not shown for the terminal's width: {} (a wider window, a pipe or --json has every column)\n",
+    if let (false, Some(width)) = (dropped.is_empty(), options.width) {
+        let note = format!(
+            "not shown for the terminal's width: {} (a pipe or --json has every column)",
             dropped.join(", ")
-        ));
+        );
+        text.push_str(&cut_to(&note, width));
+        text.push('\n');
     }
     if !report.total.is_cost_known() {
         text.push_str(&format!(

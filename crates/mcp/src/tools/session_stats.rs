@@ -196,6 +196,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     let pi_retrospect_app::StatsResult {
         mut report,
         id_prefixes,
+        ..
     } = pi_retrospect_app::stats(&request, &env)?;
     let n_rows = report.rows.len();
     // A cursor names the last row returned by its group key; the page continues after that
