@@ -18,7 +18,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, Read};
 use std::ops::ControlFlow;
@@ -229,6 +229,8 @@ struct Scanner<'a> {
     current_model: Option<String>,
     /// Scratch space for a record's model name.
     model: String,
+    /// The cells by model and day, once a file has more than a few (see `bucket_index`).
+    cells: Option<HashMap<Box<str>, HashMap<Option<Date>, usize>>>,
     days: DayCache,
     hours: HourCache,
     n_without_time: u64,
@@ -276,6 +278,7 @@ impl<'a> Scanner<'a> {
             first_time: None,
             last_time: None,
             is_first_entry_seen: false,
+            cells: None,
         }
     }
 
@@ -619,6 +622,16 @@ impl<'a> Scanner<'a> {
         // for. A run whose session file is listed is counted there, call by call with its
         // model and time; only the runs without one are counted here, from their share.
         let mut own = match runs {
+            // Some missing runs recorded no usage, every listed one did: the missing runs'
+            // share is what the tool result's sum leaves after the listed runs' own.
+            Some(runs)
+                if runs.n_listed > 0
+                    && runs.n_without_usage > 0
+                    && runs.n_listed_without_usage == 0
+                    && let Some(rest) = usage_minus(&usage, &runs.listed_recorded) =>
+            {
+                rest
+            }
             Some(runs) if runs.n_listed > 0 => {
                 let mut own = runs.unlisted;
                 own.n_entries = u64::from(runs.n_unlisted > 0);
@@ -627,6 +640,12 @@ impl<'a> Scanner<'a> {
             }
             _ => usage,
         };
+        let is_share_unknown = runs.is_some_and(|runs| {
+            runs.n_listed > 0
+                && runs.n_without_usage > 0
+                && (runs.n_listed_without_usage > 0
+                    || usage_minus(&usage, &runs.listed_recorded).is_none())
+        });
         // A missing run whose model pi-subagents recorded is counted under that model; the
         // tool's row keeps the rest (when the runs' shares fit in what is counted here, so
         // that no grouping counts more than another).
@@ -650,6 +669,15 @@ impl<'a> Scanner<'a> {
                         self.first_missing_run = runs.first_unlisted.clone();
                     }
                 }
+            }
+            if is_share_unknown && self.request.is_counted {
+                self.warn_at(
+                    line_offset,
+                    format!(
+                        "{} subagent runs the tool result names have no session file in the stores and no usage of their own: what they cost is not counted",
+                        runs.n_without_usage
+                    ),
+                );
             }
             if runs.n_bad > 0 {
                 self.warn_at(
@@ -770,11 +798,30 @@ impl<'a> Scanner<'a> {
     fn bucket_index(&mut self, day: Option<Date>) -> usize {
         let needs_model = self.request.options.needs_model();
         let model = needs_model.then_some(self.model.as_str());
-        // Records come in runs of the same cell; look at the latest cells first.
-        if let Some(idx) = self
-            .scan
-            .buckets
+        let buckets = &self.scan.buckets;
+        if buckets.len() > MAX_CELLS_SCANNED && self.cells.is_none() {
+            // Many cells (a file of many days or models): look them up, not along, so that
+            // a file's time stays linear in its records.
+            let mut cells: HashMap<Box<str>, HashMap<Option<Date>, usize>> = HashMap::new();
+            for (idx, bucket) in buckets.iter().enumerate() {
+                let name = bucket.model.as_deref().unwrap_or_default();
+                cells
+                    .entry(name.into())
+                    .or_default()
+                    .insert(bucket.day, idx);
+            }
+            self.cells = Some(cells);
+        }
+        if let Some(cells) = &mut self.cells {
+            let name = model.unwrap_or_default();
+            if let Some(&idx) = cells.get(name).and_then(|days| days.get(&day)) {
+                return idx;
+            }
+            let idx = buckets.len();
+            cells.entry(name.into()).or_default().insert(day, idx);
+        } else if let Some(idx) = buckets
             .iter()
+            // Records come in runs of the same cell; look at the latest cells first.
             .rposition(|bucket| bucket.day == day && bucket.model.as_deref() == model)
         {
             return idx;
@@ -1005,6 +1052,9 @@ impl DayCache {
     }
 }
 
+/// The most cells of a file looked along for a record's cell; past it they are looked up.
+const MAX_CELLS_SCANNED: usize = 16;
+
 // ---------------------------------------------------------------- decoding one line
 
 /// The members of an entry line that matter here; every other member is skipped unparsed
@@ -1067,6 +1117,13 @@ struct RunTally {
     first_unlisted: Option<String>,
     /// Runs whose usage could not be read.
     n_bad: u64,
+    /// Unlisted runs that recorded no usage: what they cost is known only from the tool
+    /// result's sum, which is not counted once some of its runs have files.
+    n_without_usage: u64,
+    /// The usage the listed runs recorded on the tool result (counted in their files).
+    listed_recorded: Usage,
+    /// Listed runs that recorded none.
+    n_listed_without_usage: u64,
     /// The runs among the unlisted ones whose model is recorded, with their usage (only when
     /// rows are keyed by model): each is counted under its model, not under the tool.
     unlisted_by_model: Vec<(String, Usage)>,
@@ -1358,23 +1415,30 @@ fn tally_runs(
     runs: &mut RunTally,
 ) {
     let listed = wants.listed;
-    for run in launched {
+    for (position, run) in launched.into_iter().enumerate() {
         runs.n_named += 1;
-        let is_listed = match run.session_file.as_deref() {
-            Some(path) => {
-                listed.contains(path)
-                    || (path.starts_with('/') && listed.contains(normalize_absolute(path).as_str()))
-                    || pi_retrospect_core::path::store_tail(path)
-                        .is_some_and(|tail| listed.contains(tail))
+        let is_listed_by_name = run.session_file.as_deref().is_some_and(|path| {
+            listed.contains(path)
+                || (path.starts_with('/') && listed.contains(normalize_absolute(path).as_str()))
+                || pi_retrospect_core::path::store_tail(path)
+                    .is_some_and(|tail| listed.contains(tail))
+        });
+        // Where pi-subagents writes the run: found there too when the file it names has moved
+        // or it names none. Results written before pi-subagents recorded an `index` are in
+        // launch order.
+        let is_listed_by_place = || match (launch_id, wants.launcher.strip_suffix(".jsonl")) {
+            (Some(launch_id), Some(stem)) if is_plain_name(launch_id) => {
+                let index = run.index.unwrap_or(position as u64);
+                listed.contains(format!("{stem}/{launch_id}/run-{index}/session.jsonl").as_str())
             }
-            None => match (launch_id, run.index, wants.launcher.strip_suffix(".jsonl")) {
-                (Some(launch_id), Some(index), Some(stem)) if is_plain_name(launch_id) => listed
-                    .contains(format!("{stem}/{launch_id}/run-{index}/session.jsonl").as_str()),
-                _ => false,
-            },
+            _ => false,
         };
-        if is_listed {
+        if is_listed_by_name || is_listed_by_place() {
             runs.n_listed += 1;
+            match run.usage {
+                Some(Ok(usage)) => runs.listed_recorded.add(&usage),
+                _ => runs.n_listed_without_usage += 1,
+            }
             continue;
         }
         match run.usage {
@@ -1391,9 +1455,32 @@ fn tally_runs(
                 }
             }
             Some(Err(_)) => runs.n_bad += 1,
-            _ => {}
+            Some(Ok(_)) => {}
+            None => runs.n_without_usage += 1,
         }
     }
+}
+
+/// Returns `total` less `part`, one record, or `None` when `part` does not fit in it.
+fn usage_minus(total: &Usage, part: &Usage) -> Option<Usage> {
+    let input = total.input.checked_sub(part.input)?;
+    let output = total.output.checked_sub(part.output)?;
+    let cache_read = total.cache_read.checked_sub(part.cache_read)?;
+    let cache_write = total.cache_write.checked_sub(part.cache_write)?;
+    let cost = total.cost - part.cost;
+    (cost >= -1e-9).then_some(Usage {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        total: input
+            .saturating_add(output)
+            .saturating_add(cache_read)
+            .saturating_add(cache_write),
+        cost: cost.max(0.0),
+        n_entries: 1,
+        n_cost_unknown: total.n_cost_unknown.min(1),
+    })
 }
 
 /// Splits `own` into what stays on the launching tool result and each run's share, or

@@ -514,3 +514,61 @@ fn a_missing_run_is_warned_about_on_its_real_launcher_not_on_a_fork() {
         assert_eq!(report.total.input, 100 + 40 + own_launch);
     }
 }
+
+/// A result with neither `index` nor `sessionFile` (pi-subagents before it recorded an
+/// index) is its launch's run at its place in `results`; one whose `sessionFile` is no longer
+/// where it says is found where pi-subagents writes it. Either way the run file is counted
+/// once, not again in the launching tool result.
+#[test]
+fn a_run_without_index_or_with_a_moved_file_is_still_its_file() {
+    const STEM: &str = "--work-app--/2026-03-01T00-00-00-000Z_p";
+    let result = |extra: &str, input: u64| {
+        format!(
+            r#"{{"agent":"worker","task":"t","exitCode":0,"usage":{}{extra}}}"#,
+            run_usage(input, 0.125)
+        )
+    };
+    for (first, second) in [
+        (result("", 50), result("", 20)),
+        (
+            result(
+                r#","index":0,"sessionFile":"/tmp/moved/run-0/session.jsonl""#,
+                50,
+            ),
+            result(
+                r#","index":1,"sessionFile":"/tmp/moved/run-1/session.jsonl""#,
+                20,
+            ),
+        ),
+    ] {
+        let parent = vec![
+            header("p", "2026-03-01T00:00:00.000Z", None),
+            assistant("a1", None, "2026-03-01T00:00:02.000Z", "m", 100, Some(0.25)),
+            tool_result(
+                "t1",
+                "2026-03-01T00:10:00.000Z",
+                &format!(r#"{{"mode":"parallel","results":[{first},{second}],"runId":"e5f6"}}"#),
+                Some((70, 2, 0.25)),
+            ),
+        ];
+        let dir = tempfile::tempdir().expect("temp dir");
+        materialize(
+            dir.path(),
+            &[
+                (P, parent),
+                (
+                    &format!("{STEM}/e5f6/run-0/session.jsonl"),
+                    run_file("r0", "2026-03-01T00:05:00.000Z", 50, 0.125),
+                ),
+                (
+                    &format!("{STEM}/e5f6/run-1/session.jsonl"),
+                    run_file("r1", "2026-03-01T00:06:00.000Z", 20, 0.125),
+                ),
+            ],
+        );
+        let listing = listing(dir.path());
+        let report = report(&listing, &options(&[]));
+        assert_eq!(report.total.input, 100 + 50 + 20, "{first}");
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    }
+}
