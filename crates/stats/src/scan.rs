@@ -230,7 +230,7 @@ struct Scanner<'a> {
     /// Scratch space for a record's model name.
     model: String,
     /// The cells by model and day, once a file has more than a few (see `bucket_index`).
-    cells: Option<HashMap<Box<str>, HashMap<Option<Date>, usize>>>,
+    cells: Option<CellIndex>,
     days: DayCache,
     hours: HourCache,
     n_without_time: u64,
@@ -802,7 +802,7 @@ impl<'a> Scanner<'a> {
         if buckets.len() > MAX_CELLS_SCANNED && self.cells.is_none() {
             // Many cells (a file of many days or models): look them up, not along, so that
             // a file's time stays linear in its records.
-            let mut cells: HashMap<Box<str>, HashMap<Option<Date>, usize>> = HashMap::new();
+            let mut cells = CellIndex::new();
             for (idx, bucket) in buckets.iter().enumerate() {
                 let name = bucket.model.as_deref().unwrap_or_default();
                 cells
@@ -1051,6 +1051,9 @@ impl DayCache {
         day
     }
 }
+
+/// A file's cells by model name (empty when rows have no model) and day.
+type CellIndex = HashMap<Box<str>, HashMap<Option<Date>, usize>>;
 
 /// The most cells of a file looked along for a record's cell; past it they are looked up.
 const MAX_CELLS_SCANNED: usize = 16;
