@@ -19,7 +19,9 @@ const NO_TEXT: &str = "(no error text)";
 
 struct Rules {
     quoted_path: Regex,
+    quoted_word: Regex,
     bare_path: Regex,
+    number_with_unit: Regex,
     position: Regex,
     uuid: Regex,
     hex: Regex,
@@ -40,10 +42,17 @@ fn rules() -> &'static Rules {
         // A quoted text holding a `/`, or one word quoted (`'no-such-dir'`): what varies
         // between occurrences of one failure is the name, not the message around it.
         quoted_path: Regex::new(
-            r#"'[^'\n]*/[^'\n]*'|'[^'\s]{1,200}'|"[^"\n]*/[^"\n]*"|"[^"\s]{1,200}"|`[^`\n]*/[^`\n]*`|`[^`\s]{1,200}`"#,
+            r#"'[^'\n]*[/\\][^'\n]*'|"[^"\n]*[/\\][^"\n]*"|`[^`\n]*[/\\][^`\n]*`"#,
         )
-            .unwrap(),
-        bare_path: Regex::new(r"(^|[\s(=\[])((?:~|\.\.?)?/[A-Za-z0-9_.@+\-/]+)").unwrap(),
+        .unwrap(),
+        quoted_word: Regex::new(r#"'[^'\s]{1,200}'|"[^"\s]{1,200}"|`[^`\s]{1,200}`"#).unwrap(),
+        // An absolute or home path, a relative one with a directory and a file extension
+        // (`src/lib.rs`), or a Windows one (`C:\Users\…`).
+        bare_path: Regex::new(
+            r"(^|[\s(=\[])((?:~|\.\.?)?/[A-Za-z0-9_.@+\-/]+|(?:[A-Za-z0-9_.@+\-]+/)+[A-Za-z0-9_@+\-]+\.[A-Za-z0-9]{1,8}|[A-Za-z]:\\[^\s'\x22:]+)",
+        )
+        .unwrap(),
+        number_with_unit: Regex::new(r"^\d+(?:\.\d+)?[A-Za-z]{1,3}$").unwrap(),
         position: Regex::new(r":\d+(?::\d+)?\b|(?i)\b(line|column|col|row)\s+\d+").unwrap(),
         uuid: Regex::new(
             r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
@@ -86,6 +95,7 @@ pub fn normalize_error(text: &str) -> String {
 fn normalize_line(line: &str) -> String {
     let rules = rules();
     let text = rules.quoted_path.replace_all(line, "<path>");
+    let text = rules.quoted_word.replace_all(&text, "<name>");
     let text = rules.bare_path.replace_all(&text, "${1}<path>");
     let text = rules
         .position
@@ -99,7 +109,8 @@ fn normalize_line(line: &str) -> String {
         let word = &captures[0];
         let has_digit = word.bytes().any(|byte| byte.is_ascii_digit());
         let has_letter = word.bytes().any(|byte| byte.is_ascii_alphabetic());
-        if has_digit && has_letter {
+        // `120000ms` is a number with its unit, as `30000ms` is: the number rule has it.
+        if has_digit && has_letter && !rules.number_with_unit.is_match(word) {
             "<id>".to_owned()
         } else {
             word.to_owned()
@@ -133,12 +144,12 @@ mod tests {
             ),
             (
                 "error[E0308]: mismatched types at src/main.rs:12:5",
-                "error[E<n>]: mismatched types at src/main.rs:<pos>",
+                "error[E<n>]: mismatched types at <path>:<pos>",
             ),
             ("cannot open /home/u/x.txt", "cannot open <path>"),
             (
                 "ls: cannot access 'no-such-dir': No such file or directory",
-                "ls: cannot access <path>: No such file or directory",
+                "ls: cannot access <name>: No such file or directory",
             ),
             (
                 "can't read 'a b': it is gone",
@@ -164,7 +175,7 @@ mod tests {
             ),
             (
                 "Traceback (most recent call last):\n  File \"/srv/app/main.py\", line 12, in <module>\n    main()\nValueError: invalid literal for int() with base 10: 'x1'\n\n",
-                "Traceback (most recent call last): … ValueError: invalid literal for int() with base <n>: <path>",
+                "Traceback (most recent call last): … ValueError: invalid literal for int() with base <n>: <name>",
             ),
             (
                 "Traceback (most recent call last):\n  File \"/srv/app/db.py\", line 40, in connect\nConnectionRefusedError: [Errno 111] Connection refused",
@@ -175,6 +186,18 @@ mod tests {
                 "warning: unused\n\nCommand exited with code 101",
                 "warning: unused … Command exited with code <n>",
             ),
+            (
+                "Error: timeout after 120000ms",
+                "Error: timeout after <n>ms",
+            ),
+            ("Error: timeout after 30000ms", "Error: timeout after <n>ms"),
+            (
+                "panicked at crates/app/src/lib.rs:10:5",
+                "panicked at <path>:<pos>",
+            ),
+            (r"cannot open C:\Users\me\notes.txt", "cannot open <path>"),
+            ("KeyError: 'user_id'", "KeyError: <name>"),
+            ("read and/or write failed", "read and/or write failed"),
             ("\n \n\t\n", ""),
             ("plain words stay", "plain words stay"),
             ("", ""),
