@@ -134,7 +134,12 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsResult, A
     report.n_warnings = report
         .n_warnings
         .saturating_add(listing.warnings.len() as u64);
-    report.warnings.extend(listing.warnings);
+    report
+        .warnings
+        .extend(std::mem::take(&mut listing.warnings));
+    // The listing's sessions are freed by a pool thread while the report is shown.
+    let sessions = std::mem::take(&mut listing.sessions);
+    rayon::spawn(move || drop(sessions));
     report.warnings.sort();
     report.warnings.dedup();
     Ok(StatsResult {

@@ -266,7 +266,7 @@ impl<'l> StatsPlan<'l> {
     /// # Panics
     ///
     /// When `scans` does not hold one scan per file.
-    pub fn finish(&self, scans: Vec<FileScan>) -> StatsReport {
+    pub fn finish(&self, scans: &[FileScan]) -> StatsReport {
         assert_eq!(scans.len(), self.files.len(), "one scan per planned file");
         let group_by = &self.options.group_by;
         let session_position = group_by.iter().position(|key| *key == GroupKey::Session);
