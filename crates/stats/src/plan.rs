@@ -443,11 +443,11 @@ impl<'l> StatsPlan<'l> {
             }
             keyed.sort_by(|left, right| left.0.cmp(&right.0));
             for (key, figures) in keyed {
-                rows.push(self.row(&key, figures, &fork_of, &scans));
+                rows.push(self.row(&key, figures, &fork_of, scans));
             }
         } else if !group_by.is_empty() {
             for (key, usage) in groups {
-                rows.push(self.row(&key, Figures::Group { usage }, &fork_of, &scans));
+                rows.push(self.row(&key, Figures::Group { usage }, &fork_of, scans));
             }
         }
 
