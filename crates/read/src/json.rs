@@ -224,6 +224,14 @@ pub struct JsonStr<'a> {
 }
 
 impl<'a> JsonStr<'a> {
+    /// Returns the string of the bytes between its quotes (checked), told whether it may hold
+    /// escapes: a long string is passed over without noting them, so it is looked at again
+    /// here, once, only when it is kept.
+    fn new(raw: &'a [u8], may_have_escapes: bool) -> JsonStr<'a> {
+        let has_escapes = may_have_escapes && memchr::memchr(b'\\', raw).is_some();
+        JsonStr { raw, has_escapes }
+    }
+
     /// Returns the bytes between the quotes, escapes as written.
     pub fn raw(&self) -> &'a [u8] {
         self.raw
@@ -463,11 +471,11 @@ impl<'a> Reader<'a> {
             return Ok(None);
         }
         let start = self.at + 1;
-        let has_escapes = self.skip_string()?;
-        Ok(Some(JsonStr {
-            raw: &self.bytes[start..self.at - 1],
-            has_escapes,
-        }))
+        let may_have_escapes = self.skip_string()?;
+        Ok(Some(JsonStr::new(
+            &self.bytes[start..self.at - 1],
+            may_have_escapes,
+        )))
     }
 
     /// Reads a value that is kept only when it is a number.
@@ -505,6 +513,68 @@ impl<'a> Reader<'a> {
         let start = self.at;
         self.skip_value()?;
         Ok(&self.bytes[start..self.at])
+    }
+
+    /// Passes over one value of any kind, checking its grammar, and appends it to `out` as
+    /// [`to_strict_json`] writes it.
+    fn copy_value(&mut self, out: &mut String) -> Result<()> {
+        let close = match self.peek()? {
+            b'"' => return self.copy_string(out),
+            b'{' => b'}',
+            b'[' => b']',
+            _ => {
+                // A number or a literal: ASCII, checked by the skip.
+                let start = self.at;
+                self.skip_value()?;
+                out.push_str(&String::from_utf8_lossy(&self.bytes[start..self.at]));
+                return Ok(());
+            }
+        };
+        let is_object = close == b'}';
+        self.enter()?;
+        self.at += 1;
+        out.push(char::from(self.bytes[self.at - 1]));
+        if self.peek()? == close {
+            self.at += 1;
+            self.depth -= 1;
+            out.push(char::from(close));
+            return Ok(());
+        }
+        loop {
+            if is_object {
+                if self.peek()? != b'"' {
+                    return Err(self.error(Problem::MemberName));
+                }
+                self.copy_string(out)?;
+                self.expect(b':', Problem::Colon)?;
+                out.push(':');
+            }
+            self.copy_value(out)?;
+            match self.peek()? {
+                b',' => {
+                    self.at += 1;
+                    out.push(',');
+                }
+                byte if byte == close => {
+                    self.at += 1;
+                    self.depth -= 1;
+                    out.push(char::from(close));
+                    return Ok(());
+                }
+                _ if is_object => return Err(self.error(Problem::ObjectSeparator)),
+                _ => return Err(self.error(Problem::ArraySeparator)),
+            }
+        }
+    }
+
+    /// Passes over a string (at its opening quote) and appends it to `out`, quotes and
+    /// escapes as written, but bytes that are not UTF-8 and lone surrogate escapes replaced.
+    fn copy_string(&mut self, out: &mut String) -> Result<()> {
+        let start = self.at;
+        self.skip_string()?;
+        let quoted = String::from_utf8_lossy(&self.bytes[start..self.at]);
+        out.push_str(&crate::decode::repair_lone_surrogates(&quoted));
+        Ok(())
     }
 
     /// Reads a `true`, `false` or `null` literal and returns it.
@@ -623,13 +693,12 @@ impl<'a> Reader<'a> {
     #[inline]
     fn member_name(&mut self) -> Result<Cow<'a, [u8]>> {
         let start = self.at + 1;
-        let has_escapes = self.skip_string()?;
-        let raw = &self.bytes[start..self.at - 1];
-        let string = JsonStr { raw, has_escapes };
-        Ok(string.to_bytes())
+        let may_have_escapes = self.skip_string()?;
+        Ok(JsonStr::new(&self.bytes[start..self.at - 1], may_have_escapes).to_bytes())
     }
 
-    /// Passes over a string (at its opening quote); returns whether it holds escapes.
+    /// Passes over a string (at its opening quote); returns whether it may hold escapes
+    /// (`false` only when it certainly holds none).
     #[inline(always)]
     fn skip_string(&mut self) -> Result<bool> {
         // Most strings are short (names, ids, timestamps): look at them eight bytes at a time
@@ -657,12 +726,12 @@ impl<'a> Reader<'a> {
 
     /// Passes over the rest of a string from the reader's position (inside it, or at a
     /// backslash or control character of it; never right after a backslash); returns whether
-    /// it holds escapes.
+    /// it may hold escapes.
     ///
     /// Long strings (tool output, thinking) carry an escape every few dozen bytes, so stopping
     /// at each one costs more than the bytes between: the end is found as the first quote
     /// after an even run of backslashes, and the bytes before it are then checked in one pass
-    /// the compiler vectorises ([`plain_escapes`]). Only a string that pass cannot clear (a
+    /// the compiler vectorises ([`is_plain`]). Only a string that pass cannot clear (a
     /// control character, a `\u` escape, an unusual escape or run of backslashes) is walked
     /// escape by escape.
     #[inline(never)]
@@ -685,13 +754,11 @@ impl<'a> Reader<'a> {
             }
             from = quote + 1;
         };
-        match plain_escapes(&self.bytes[start..=end]) {
-            Some(has_escapes) => {
-                self.at = end + 1;
-                Ok(has_escapes)
-            }
-            None => self.walk_string(),
+        if is_plain(&self.bytes[start..=end]) {
+            self.at = end + 1;
+            return Ok(true);
         }
+        self.walk_string()
     }
 
     /// Passes over the rest of a string escape by escape, checking each and every stretch
@@ -836,6 +903,19 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Returns one JSON text (a line Pi wrote) as strict, single-line JSON text that any JSON
+/// reader accepts: white space between tokens is dropped (so no raw CR or TAB survives),
+/// bytes that are not UTF-8 and lone surrogate escapes become U+FFFD (as Pi reads them), and
+/// everything else (member order, repeated members, number spelling, escapes) is kept
+/// exactly as written. An error when the text is not JSON.
+pub fn to_strict_json(text: &[u8]) -> Result<String> {
+    let mut reader = Reader::new(text);
+    let mut out = String::with_capacity(text.len());
+    reader.copy_value(&mut out)?;
+    reader.end()?;
+    Ok(out)
+}
+
 /// Passes over the run of ASCII digits at `at` and returns where it ends; when
 /// `WANTS_VALUE`, appends them to `mantissa`, which becomes `None` once it no longer fits in
 /// a `u64` (exactly when adding them one at a time would overflow: every prefix of a number
@@ -955,9 +1035,9 @@ fn has_control(bytes: &[u8]) -> bool {
 
 /// Returns whether the bytes of a string up to and including its closing quote (`stretch`,
 /// which must not start right after a backslash) hold only plain bytes and two-byte escapes
-/// (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`): `Some` with whether there is an escape, or
-/// `None` when there may be something else (a control character, a `\u` escape, an invalid
-/// escape), which the caller then checks escape by escape.
+/// (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`); `false` when there may be something else
+/// (a control character, a `\u` escape, an invalid escape), which the caller then checks
+/// escape by escape.
 ///
 /// A backslash starts an escape unless it ends an odd run of backslashes; the pass tells
 /// only a run of exactly one before it (`\\` then this one) apart, so after a longer run a
@@ -965,7 +1045,7 @@ fn has_control(bytes: &[u8]) -> bool {
 /// plain escape's: never a false "plain", sometimes a needless exact walk. One branch-free
 /// fold per block of 256 bytes, which the compiler vectorises.
 #[inline]
-fn plain_escapes(stretch: &[u8]) -> Option<bool> {
+fn is_plain(stretch: &[u8]) -> bool {
     let is_plain_escape =
         |byte: u8| matches!(byte, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't');
     // Whether the byte `here` flags the string, given the two bytes before it and the one
@@ -978,17 +1058,15 @@ fn plain_escapes(stretch: &[u8]) -> Option<bool> {
     // before the stretch is not a backslash, so it reads as a space here.
     let n = stretch.len() - 1;
     let at = |idx: usize| stretch.get(idx).copied().unwrap_or(b' ');
-    let mut has_escapes = false;
     for idx in 0..n.min(2) {
         let before2 = idx.checked_sub(2).map_or(b' ', at);
         let before1 = idx.checked_sub(1).map_or(b' ', at);
         if is_suspect(before2, before1, stretch[idx], stretch[idx + 1]) {
-            return None;
+            return false;
         }
-        has_escapes |= stretch[idx] == b'\\';
     }
     if n <= 2 {
-        return Some(has_escapes);
+        return true;
     }
     // Every later byte with the two before it and the one after it.
     let (before2, before1, here, after) = (
@@ -1000,27 +1078,23 @@ fn plain_escapes(stretch: &[u8]) -> Option<bool> {
     let mut start = 0;
     while start < here.len() {
         let end = (start + 256).min(here.len());
-        let (is_flagged, has_backslash) = before2[start..end]
+        let is_flagged = before2[start..end]
             .iter()
             .zip(&before1[start..end])
             .zip(&here[start..end])
             .zip(&after[start..end])
             .fold(
-                (false, false),
-                |(is_flagged, has_backslash), (((&before2, &before1), &here), &after)| {
-                    (
-                        is_flagged | is_suspect(before2, before1, here, after),
-                        has_backslash | (here == b'\\'),
-                    )
+                false,
+                |is_flagged, (((&before2, &before1), &here), &after)| {
+                    is_flagged | is_suspect(before2, before1, here, after)
                 },
             );
         if is_flagged {
-            return None;
+            return false;
         }
-        has_escapes |= has_backslash;
         start = end;
     }
-    Some(has_escapes)
+    true
 }
 
 /// Appends the text of a string's raw bytes (already checked by `skip_string`) to `out`,
@@ -1400,6 +1474,35 @@ mod tests {
             };
             proptest::prop_assert_eq!(Some(string.to_text().into_owned()), as_pi);
         }
+    }
+
+    proptest::proptest! {
+        /// A value written with white space everywhere it may go comes back as serde_json
+        /// writes it compactly; a text that is not JSON is refused as the reader refuses it.
+        #[test]
+        fn strict_json_drops_white_space_and_keeps_the_rest(value in json_value()) {
+            let pretty = serde_json::to_string_pretty(&value).expect("serialises");
+            let spaced = pretty.replace('\n', "\r\n\t");
+            let compact = serde_json::to_string(&value).expect("serialises");
+            proptest::prop_assert_eq!(to_strict_json(spaced.as_bytes()), Ok(compact));
+        }
+
+        #[test]
+        fn strict_json_refuses_what_is_not_json(text in r#"[\[\]{}":,\\ tfrueanls0-9.eE+\-xu\t]{0,40}"#) {
+            let mut reader = Reader::new(text.as_bytes());
+            let is_json = reader.skip_value().and_then(|()| reader.end()).is_ok();
+            proptest::prop_assert_eq!(to_strict_json(text.as_bytes()).is_ok(), is_json);
+        }
+    }
+
+    #[test]
+    fn strict_json_repairs_what_pi_repairs() {
+        let line =
+            b"{ \"a\" :\t\"x\xff \\ud83d \\ud83d\\ude00 \\\\ud800 \" , \"b\":[ 1e400 , -0 ] }";
+        assert_eq!(
+            to_strict_json(line).as_deref(),
+            Ok("{\"a\":\"x\u{fffd} \\ufffd \\ud83d\\ude00 \\\\ud800 \",\"b\":[1e400,-0]}")
+        );
     }
 
     #[test]
