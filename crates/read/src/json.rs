@@ -11,10 +11,12 @@
 //!
 //! A caller descends with [`Reader::object`] (each member's name, then the caller reads or
 //! skips its value) and [`Reader::array`], keeps a value with [`Reader::text`],
-//! [`Reader::bytes`] or [`Reader::number`], and passes over any other with
-//! [`Reader::skip_value`]; [`Reader::end`] checks that nothing but white space follows.
-//! Strings are passed over a block of bytes at a time and only the members asked for are
-//! decoded, so a line costs little more than one pass over its bytes.
+//! [`Reader::bytes`], [`Reader::string`] (a [`JsonStr`], decoded as the caller chooses) or
+//! [`Reader::number`], and passes over any other with [`Reader::skip_value`];
+//! [`Reader::end`] checks that nothing but white space follows. Strings are passed over a
+//! block of bytes at a time (a long one found by its closing quote and checked in one
+//! vectorised pass) and only the members asked for are decoded, so a line costs little more
+//! than one pass over its bytes.
 //!
 //! ```
 //! use pi_retrospect_read::json::Reader;
@@ -212,6 +214,76 @@ impl fmt::Display for Number {
     }
 }
 
+/// A string value as written between its quotes: checked as `JSON.parse` checks it, its
+/// escapes not yet decoded. Decoding is the caller's choice: as Pi reads it
+/// ([`JsonStr::to_text`]), or as a strict reader does ([`JsonStr::to_strict_text`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JsonStr<'a> {
+    raw: &'a [u8],
+    has_escapes: bool,
+}
+
+impl<'a> JsonStr<'a> {
+    /// Returns the string of the bytes between its quotes (checked), told whether it may hold
+    /// escapes: a long string is passed over without noting them, so it is looked at again
+    /// here, once, only when it is kept.
+    fn new(raw: &'a [u8], may_have_escapes: bool) -> JsonStr<'a> {
+        let has_escapes = may_have_escapes && memchr::memchr(b'\\', raw).is_some();
+        JsonStr { raw, has_escapes }
+    }
+
+    /// Returns the bytes between the quotes, escapes as written.
+    pub fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+
+    /// Returns whether the string holds an escape.
+    pub fn has_escapes(&self) -> bool {
+        self.has_escapes
+    }
+
+    /// Returns whether the string is empty (every escape stands for at least one character).
+    pub fn is_empty(&self) -> bool {
+        self.raw.is_empty()
+    }
+
+    /// Returns the string's bytes with its escapes decoded; a lone surrogate escape becomes a
+    /// replacement character, bytes that are not UTF-8 are left as they are.
+    pub fn to_bytes(&self) -> Cow<'a, [u8]> {
+        if !self.has_escapes {
+            return Cow::Borrowed(self.raw);
+        }
+        let mut out = Vec::with_capacity(self.raw.len());
+        unescape_into(self.raw, &mut out);
+        Cow::Owned(out)
+    }
+
+    /// Returns the text as Pi reads it: escapes decoded, a lone surrogate escape and bytes
+    /// that are not UTF-8 replacement characters.
+    pub fn to_text(&self) -> Cow<'a, str> {
+        match self.to_bytes() {
+            Cow::Borrowed(bytes) => String::from_utf8_lossy(bytes),
+            Cow::Owned(bytes) => Cow::Owned(match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
+            }),
+        }
+    }
+
+    /// Returns the text as a strict JSON reader (serde_json) decodes it, or `None` where such
+    /// a reader refuses the string: bytes that are not UTF-8, or a lone surrogate escape.
+    pub fn to_strict_text(&self) -> Option<Cow<'a, str>> {
+        if !self.has_escapes {
+            return std::str::from_utf8(self.raw).ok().map(Cow::Borrowed);
+        }
+        let mut out = Vec::with_capacity(self.raw.len());
+        if unescape_into(self.raw, &mut out) {
+            return None;
+        }
+        String::from_utf8(out).ok().map(Cow::Owned)
+    }
+}
+
 /// A reader positioned in one line (or any one JSON text): it moves forward only, one value at
 /// a time, and every method that reads or skips a value checks it.
 #[derive(Clone)]
@@ -347,7 +419,7 @@ impl<'a> Reader<'a> {
                     continue;
                 }
             }
-            let name = self.string()?;
+            let name = self.member_name()?;
             self.expect(b':', Problem::Colon)?;
             member(self, &name)?;
             match self.peek()? {
@@ -397,28 +469,31 @@ impl<'a> Reader<'a> {
     /// bytes that are not UTF-8 become replacement characters).
     #[inline]
     pub fn text(&mut self) -> Result<Option<Cow<'a, str>>> {
-        if self.peek()? != b'"' {
-            self.skip_unwanted()?;
-            return Ok(None);
-        }
-        Ok(Some(match self.string()? {
-            Cow::Borrowed(bytes) => match std::str::from_utf8(bytes) {
-                Ok(text) => Cow::Borrowed(text),
-                Err(_) => String::from_utf8_lossy(bytes),
-            },
-            Cow::Owned(bytes) => Cow::Owned(String::from_utf8_lossy(&bytes).into_owned()),
-        }))
+        Ok(self.string()?.map(|string| string.to_text()))
     }
 
     /// Reads a value that is kept only when it is a string, as raw bytes (escapes decoded):
     /// for values that are only compared, or decoded later when needed.
     #[inline]
     pub fn bytes(&mut self) -> Result<Option<Cow<'a, [u8]>>> {
+        Ok(self.string()?.map(|string| string.to_bytes()))
+    }
+
+    /// Reads a value that is kept only when it is a string, as written (checked, escapes not
+    /// yet decoded): for a caller that decides how to decode it, or only needs to know
+    /// whether it is empty.
+    #[inline]
+    pub fn string(&mut self) -> Result<Option<JsonStr<'a>>> {
         if self.peek()? != b'"' {
             self.skip_unwanted()?;
             return Ok(None);
         }
-        self.string().map(Some)
+        let start = self.at + 1;
+        let may_have_escapes = self.skip_string()?;
+        Ok(Some(JsonStr::new(
+            &self.bytes[start..self.at - 1],
+            may_have_escapes,
+        )))
     }
 
     /// Reads a value that is kept only when it is a number.
@@ -456,6 +531,68 @@ impl<'a> Reader<'a> {
         let start = self.at;
         self.skip_value()?;
         Ok(&self.bytes[start..self.at])
+    }
+
+    /// Passes over one value of any kind, checking its grammar, and appends it to `out` as
+    /// [`to_strict_json`] writes it.
+    fn copy_value(&mut self, out: &mut String) -> Result<()> {
+        let close = match self.peek()? {
+            b'"' => return self.copy_string(out),
+            b'{' => b'}',
+            b'[' => b']',
+            _ => {
+                // A number or a literal: ASCII, checked by the skip.
+                let start = self.at;
+                self.skip_value()?;
+                out.push_str(&String::from_utf8_lossy(&self.bytes[start..self.at]));
+                return Ok(());
+            }
+        };
+        let is_object = close == b'}';
+        self.enter()?;
+        self.at += 1;
+        out.push(char::from(self.bytes[self.at - 1]));
+        if self.peek()? == close {
+            self.at += 1;
+            self.depth -= 1;
+            out.push(char::from(close));
+            return Ok(());
+        }
+        loop {
+            if is_object {
+                if self.peek()? != b'"' {
+                    return Err(self.error(Problem::MemberName));
+                }
+                self.copy_string(out)?;
+                self.expect(b':', Problem::Colon)?;
+                out.push(':');
+            }
+            self.copy_value(out)?;
+            match self.peek()? {
+                b',' => {
+                    self.at += 1;
+                    out.push(',');
+                }
+                byte if byte == close => {
+                    self.at += 1;
+                    self.depth -= 1;
+                    out.push(char::from(close));
+                    return Ok(());
+                }
+                _ if is_object => return Err(self.error(Problem::ObjectSeparator)),
+                _ => return Err(self.error(Problem::ArraySeparator)),
+            }
+        }
+    }
+
+    /// Passes over a string (at its opening quote) and appends it to `out`, quotes and
+    /// escapes as written, but bytes that are not UTF-8 and lone surrogate escapes replaced.
+    fn copy_string(&mut self, out: &mut String) -> Result<()> {
+        let start = self.at;
+        self.skip_string()?;
+        let quoted = String::from_utf8_lossy(&self.bytes[start..self.at]);
+        out.push_str(&crate::decode::repair_lone_surrogates(&quoted));
+        Ok(())
     }
 
     /// Reads a `true`, `false` or `null` literal and returns it.
@@ -570,19 +707,16 @@ impl<'a> Reader<'a> {
         Ok(())
     }
 
-    /// Reads a string (at its opening quote) and returns its bytes, escapes decoded.
+    /// Reads a member name (at its opening quote) and returns its bytes, escapes decoded.
     #[inline]
-    fn string(&mut self) -> Result<Cow<'a, [u8]>> {
+    fn member_name(&mut self) -> Result<Cow<'a, [u8]>> {
         let start = self.at + 1;
-        let has_escapes = self.skip_string()?;
-        let raw = &self.bytes[start..self.at - 1];
-        if !has_escapes {
-            return Ok(Cow::Borrowed(raw));
-        }
-        Ok(Cow::Owned(unescape(raw)))
+        let may_have_escapes = self.skip_string()?;
+        Ok(JsonStr::new(&self.bytes[start..self.at - 1], may_have_escapes).to_bytes())
     }
 
-    /// Passes over a string (at its opening quote); returns whether it holds escapes.
+    /// Passes over a string (at its opening quote); returns whether it may hold escapes
+    /// (`false` only when it certainly holds none).
     #[inline(always)]
     fn skip_string(&mut self) -> Result<bool> {
         // Most strings are short (names, ids, timestamps): look at them eight bytes at a time
@@ -609,9 +743,46 @@ impl<'a> Reader<'a> {
     }
 
     /// Passes over the rest of a string from the reader's position (inside it, or at a
-    /// backslash or control character of it); returns whether it holds escapes.
+    /// backslash or control character of it; never right after a backslash); returns whether
+    /// it may hold escapes.
+    ///
+    /// Long strings (tool output, thinking) carry an escape every few dozen bytes, so stopping
+    /// at each one costs more than the bytes between: the end is found as the first quote
+    /// after an even run of backslashes, and the bytes before it are then checked in one pass
+    /// the compiler vectorises ([`is_plain`]). Only a string that pass cannot clear (a
+    /// control character, a `\u` escape, an unusual escape or run of backslashes) is walked
+    /// escape by escape.
     #[inline(never)]
     fn skip_long_string(&mut self) -> Result<bool> {
+        let start = self.at;
+        let mut from = start;
+        let end = loop {
+            let Some(found) = memchr::memchr(b'"', &self.bytes[from..]) else {
+                // Unterminated: the exact walk reports where it went wrong.
+                return self.walk_string();
+            };
+            let quote = from + found;
+            let n_backslashes = self.bytes[start..quote]
+                .iter()
+                .rev()
+                .take_while(|&&byte| byte == b'\\')
+                .count();
+            if n_backslashes % 2 == 0 {
+                break quote;
+            }
+            from = quote + 1;
+        };
+        if is_plain(&self.bytes[start..=end]) {
+            self.at = end + 1;
+            return Ok(true);
+        }
+        self.walk_string()
+    }
+
+    /// Passes over the rest of a string escape by escape, checking each and every stretch
+    /// between them; returns whether it holds escapes.
+    #[cold]
+    fn walk_string(&mut self) -> Result<bool> {
         let mut has_escapes = false;
         loop {
             let rest = &self.bytes[self.at..];
@@ -750,6 +921,19 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Returns one JSON text (a line Pi wrote) as strict, single-line JSON text that any JSON
+/// reader accepts: white space between tokens is dropped (so no raw CR or TAB survives),
+/// bytes that are not UTF-8 and lone surrogate escapes become U+FFFD (as Pi reads them), and
+/// everything else (member order, repeated members, number spelling, escapes) is kept
+/// exactly as written. An error when the text is not JSON.
+pub fn to_strict_json(text: &[u8]) -> Result<String> {
+    let mut reader = Reader::new(text);
+    let mut out = String::with_capacity(text.len());
+    reader.copy_value(&mut out)?;
+    reader.end()?;
+    Ok(out)
+}
+
 /// Passes over the run of ASCII digits at `at` and returns where it ends; when
 /// `WANTS_VALUE`, appends them to `mantissa`, which becomes `None` once it no longer fits in
 /// a `u64` (exactly when adding them one at a time would overflow: every prefix of a number
@@ -867,17 +1051,79 @@ fn has_control(bytes: &[u8]) -> bool {
     bytes.iter().fold(u8::MAX, |lowest, byte| lowest.min(*byte)) < 0x20
 }
 
-/// Decodes the escapes of a string's raw bytes (already checked by `skip_string`).
-fn unescape(raw: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(raw.len());
-    let mut idx = 0;
-    while idx < raw.len() {
-        let byte = raw[idx];
-        if byte != b'\\' {
-            out.push(byte);
-            idx += 1;
-            continue;
+/// Returns whether the bytes of a string up to and including its closing quote (`stretch`,
+/// which must not start right after a backslash) hold only plain bytes and two-byte escapes
+/// (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`); `false` when there may be something else
+/// (a control character, a `\u` escape, an invalid escape), which the caller then checks
+/// escape by escape.
+///
+/// A backslash starts an escape unless it ends an odd run of backslashes; the pass tells
+/// only a run of exactly one before it (`\\` then this one) apart, so after a longer run a
+/// backslash counts as starting an escape and is flagged unless the byte after it is a
+/// plain escape's: never a false "plain", sometimes a needless exact walk. One branch-free
+/// fold per block of 256 bytes, which the compiler vectorises.
+#[inline]
+fn is_plain(stretch: &[u8]) -> bool {
+    let is_plain_escape =
+        |byte: u8| matches!(byte, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't');
+    // Whether the byte `here` flags the string, given the two bytes before it and the one
+    // after it.
+    let is_suspect = |before2: u8, before1: u8, here: u8, after: u8| {
+        let is_pair_end = (before1 == b'\\') & (before2 != b'\\');
+        (here < 0x20) | ((here == b'\\') & !is_plain_escape(after) & !is_pair_end)
+    };
+    // The string's bytes are `stretch[..n]`; `stretch[n]` is its closing quote. The byte
+    // before the stretch is not a backslash, so it reads as a space here.
+    let n = stretch.len() - 1;
+    let at = |idx: usize| stretch.get(idx).copied().unwrap_or(b' ');
+    for idx in 0..n.min(2) {
+        let before2 = idx.checked_sub(2).map_or(b' ', at);
+        let before1 = idx.checked_sub(1).map_or(b' ', at);
+        if is_suspect(before2, before1, stretch[idx], stretch[idx + 1]) {
+            return false;
         }
+    }
+    if n <= 2 {
+        return true;
+    }
+    // Every later byte with the two before it and the one after it.
+    let (before2, before1, here, after) = (
+        &stretch[..n - 2],
+        &stretch[1..n - 1],
+        &stretch[2..n],
+        &stretch[3..=n],
+    );
+    let mut start = 0;
+    while start < here.len() {
+        let end = (start + 256).min(here.len());
+        let is_flagged = before2[start..end]
+            .iter()
+            .zip(&before1[start..end])
+            .zip(&here[start..end])
+            .zip(&after[start..end])
+            .fold(
+                false,
+                |is_flagged, (((&before2, &before1), &here), &after)| {
+                    is_flagged | is_suspect(before2, before1, here, after)
+                },
+            );
+        if is_flagged {
+            return false;
+        }
+        start = end;
+    }
+    true
+}
+
+/// Appends the text of a string's raw bytes (already checked by `skip_string`) to `out`,
+/// escapes decoded, and returns whether a lone surrogate escape was among them (written as a
+/// replacement character, as `JSON.parse` keeps it and Pi's text shows it).
+fn unescape_into(raw: &[u8], out: &mut Vec<u8>) -> bool {
+    let mut has_lone_surrogate = false;
+    let mut idx = 0;
+    while let Some(found) = memchr::memchr(b'\\', &raw[idx..]) {
+        out.extend_from_slice(&raw[idx..idx + found]);
+        idx += found;
         let escaped = raw.get(idx + 1).copied().unwrap_or(b'\\');
         idx += 2;
         let simple = match escaped {
@@ -906,12 +1152,15 @@ fn unescape(raw: &[u8]) -> Vec<u8> {
         } else {
             unit
         };
-        // A lone surrogate is kept as a replacement character, as Pi's text would show it.
-        let character = char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER);
+        let character = char::from_u32(code).unwrap_or_else(|| {
+            has_lone_surrogate = true;
+            char::REPLACEMENT_CHARACTER
+        });
         let mut buffer = [0; 4];
         out.extend_from_slice(character.encode_utf8(&mut buffer).as_bytes());
     }
-    out
+    out.extend_from_slice(&raw[idx.min(raw.len())..]);
+    has_lone_surrogate
 }
 
 /// Returns the value of the four hex digits at `idx` (checked by `skip_string`; 0 if absent).
@@ -1153,6 +1402,125 @@ mod tests {
                     .prop_map(|map| serde_json::Value::Object(map.into_iter().collect())),
             ]
         })
+    }
+
+    /// Pieces of string content: plain text, every kind of escape (valid, invalid, cut
+    /// short, surrogates), runs of backslashes, control characters and bytes that are not
+    /// UTF-8.
+    const STRING_PIECES: &[&str] = &[
+        "a",
+        "plain text of some length ",
+        "\\",
+        "\\\\",
+        "\\\\\\",
+        "\\n",
+        "\\t",
+        "\\\"",
+        "\\/",
+        "\\u00e9",
+        "\\u001b",
+        "\\u12",
+        "\\uZZZZ",
+        "\\ud83d",
+        "\\ude00",
+        "\\ud83d\\ude00",
+        "\\x",
+        "\t",
+        "\u{1}",
+        "\u{1f}",
+        "\u{7f}",
+        "é",
+        "日本",
+    ];
+
+    /// Returns a string literal made of `pieces`, `repeat` times over, with `invalid` (a byte
+    /// that is not UTF-8) at `at` when asked.
+    fn string_literal(pieces: &[usize], repeat: usize, invalid: Option<usize>) -> Vec<u8> {
+        let mut body: Vec<u8> = Vec::new();
+        for _ in 0..repeat {
+            for &piece in pieces {
+                body.extend_from_slice(STRING_PIECES[piece].as_bytes());
+            }
+        }
+        if let Some(at) = invalid {
+            body.insert(at.min(body.len()), 0xff);
+        }
+        [b"\"".as_slice(), &body, b"\""].concat()
+    }
+
+    proptest::proptest! {
+        /// Strings of any length (the short path, the long one, blocks of the vectorised
+        /// check and their edges) are accepted exactly when serde_json's own string check
+        /// accepts them (which, like `JSON.parse` over decoded text, takes lone surrogates and
+        /// does not look at UTF-8), and end where they end.
+        #[test]
+        fn checks_strings_of_any_length_like_json_parse(
+            pieces in proptest::collection::vec(0..STRING_PIECES.len(), 0..12),
+            repeat in 1usize..40,
+            invalid in proptest::option::of(0usize..2000),
+        ) {
+            let literal = string_literal(&pieces, repeat, invalid);
+            let line = [b"[".as_slice(), &literal, b",1]"].concat();
+            let mut reader = Reader::new(&line);
+            let ours = reader.skip_value().and_then(|()| reader.end()).is_ok();
+            let serde = serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok();
+            proptest::prop_assert_eq!(ours, serde, "{:?}", String::from_utf8_lossy(&line));
+        }
+
+        /// A kept string decodes as serde_json decodes it wherever serde_json accepts it
+        /// (strictly), and as serde_json decodes it after Pi's repairs (lone surrogates and
+        /// bytes that are not UTF-8 become replacement characters) as Pi reads it.
+        #[test]
+        fn decodes_strings_like_serde_json(
+            pieces in proptest::collection::vec(0..STRING_PIECES.len(), 0..12),
+            repeat in 1usize..4,
+            invalid in proptest::option::of(0usize..200),
+        ) {
+            let literal = string_literal(&pieces, repeat, invalid);
+            let mut reader = Reader::new(&literal);
+            let Ok(Some(string)) = reader.string() else {
+                return Ok(());
+            };
+            if reader.end().is_err() {
+                return Ok(());
+            }
+            let strict = serde_json::from_slice::<String>(&literal).ok();
+            proptest::prop_assert_eq!(string.to_strict_text().map(Cow::into_owned), strict);
+            let as_pi = match crate::decode_lossy(&literal) {
+                serde_json::Value::String(text) => Some(text),
+                _ => None,
+            };
+            proptest::prop_assert_eq!(Some(string.to_text().into_owned()), as_pi);
+        }
+    }
+
+    proptest::proptest! {
+        /// A value written with white space everywhere it may go comes back as serde_json
+        /// writes it compactly; a text that is not JSON is refused as the reader refuses it.
+        #[test]
+        fn strict_json_drops_white_space_and_keeps_the_rest(value in json_value()) {
+            let pretty = serde_json::to_string_pretty(&value).expect("serialises");
+            let spaced = pretty.replace('\n', "\r\n\t");
+            let compact = serde_json::to_string(&value).expect("serialises");
+            proptest::prop_assert_eq!(to_strict_json(spaced.as_bytes()), Ok(compact));
+        }
+
+        #[test]
+        fn strict_json_refuses_what_is_not_json(text in r#"[\[\]{}":,\\ tfrueanls0-9.eE+\-xu\t]{0,40}"#) {
+            let mut reader = Reader::new(text.as_bytes());
+            let is_json = reader.skip_value().and_then(|()| reader.end()).is_ok();
+            proptest::prop_assert_eq!(to_strict_json(text.as_bytes()).is_ok(), is_json);
+        }
+    }
+
+    #[test]
+    fn strict_json_repairs_what_pi_repairs() {
+        let line =
+            b"{ \"a\" :\t\"x\xff \\ud83d \\ud83d\\ude00 \\\\ud800 \" , \"b\":[ 1e400 , -0 ] }";
+        assert_eq!(
+            to_strict_json(line).as_deref(),
+            Ok("{\"a\":\"x\u{fffd} \\ufffd \\ud83d\\ude00 \\\\ud800 \",\"b\":[1e400,-0]}")
+        );
     }
 
     #[test]

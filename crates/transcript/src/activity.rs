@@ -484,8 +484,8 @@ pub(crate) fn newest_in(bytes: &[u8], starts_at_file_start: bool) -> Option<Time
 }
 
 /// Returns the instant of a line's top-level `timestamp` member ([`StampedLine`]), when the
-/// line is one JSON object: skimmed ([`crate::skim`]) when the skimmer is certain, decoded
-/// by serde otherwise.
+/// line is one JSON object: read with the tokenizer ([`crate::skim`]) when its answer is
+/// certain, decoded by serde otherwise.
 pub(crate) fn line_timestamp(line: &[u8]) -> Option<Timestamp> {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
@@ -499,13 +499,15 @@ pub(crate) fn line_timestamp(line: &[u8]) -> Option<Timestamp> {
     #[cfg(test)]
     tests::LINES_SKIMMED.with(|skimmed| skimmed.set(skimmed.get() + 1));
     match crate::skim::line_timestamp(line) {
-        Some(timestamp) => timestamp.and_then(pi_retrospect_core::timestamp::parse),
+        Some(timestamp) => timestamp
+            .as_deref()
+            .and_then(pi_retrospect_core::timestamp::parse),
         None => decoded_line(line)?.instant(),
     }
 }
 
 /// Returns a line's [`StampedLine`] decoded by serde, when the line is one JSON object: what
-/// [`line_timestamp`] falls back on when the skimmer is not certain.
+/// [`line_timestamp`] falls back on when the tokenizer's answer is not certain.
 pub(crate) fn decoded_line(line: &[u8]) -> Option<StampedLine<'_>> {
     let mut deserializer = serde_json::Deserializer::from_slice(line);
     let stamped = StampedLine::deserialize(&mut deserializer).ok()?;

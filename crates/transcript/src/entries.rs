@@ -9,7 +9,6 @@ use serde_json::value::RawValue;
 use crate::content::{MessageFacts, entry_text, message_facts, searchable_texts};
 use crate::entry::Entry;
 use crate::error::TranscriptError;
-use crate::json::strict_json;
 use crate::session::Transcript;
 use pi_retrospect_read::decode_lossy;
 
@@ -215,4 +214,25 @@ fn is_handle_match(wanted: &str, stored: Option<&str>, line: Option<u64>) -> boo
         Some(number) => line == Some(number),
         None => stored == Some(wanted),
     }
+}
+
+/// Returns a line's JSON as strict, single-line JSON text that any JSON reader accepts
+/// ([`pi_retrospect_read::json::to_strict_json`]: white space between tokens dropped, invalid
+/// UTF-8 and lone surrogate escapes as U+FFFD, everything else as stored).
+///
+/// `bytes` must be a line the envelope decoding accepted; `null` stands in for anything else
+/// (only possible when the file changed after it was parsed).
+fn strict_json(bytes: &[u8]) -> Box<RawValue> {
+    pi_retrospect_read::json::to_strict_json(bytes)
+        .ok()
+        .and_then(|json| RawValue::from_string(json).ok())
+        .unwrap_or_else(null_raw)
+}
+
+#[expect(
+    clippy::unwrap_used,
+    reason = "the literal `null` is valid JSON, so parsing it cannot fail"
+)]
+fn null_raw() -> Box<RawValue> {
+    RawValue::from_string("null".to_owned()).unwrap()
 }

@@ -7,7 +7,7 @@
 
 use serde::{Serialize, Serializer};
 
-use crate::json::{Loose, RawEnvelope, RawMessage};
+use crate::envelope::{Loose, RawEnvelope, RawMessage};
 
 /// Returns a message role as stored in `message.role`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -14,8 +14,8 @@ use serde::Serialize;
 
 use crate::change::{FileState, HashingReader, ReadWatch, is_unchanged_since};
 use crate::entry::{Entry, EntryKind, LineSpan, entry_from_envelope};
+use crate::envelope::{EnvelopeError, Loose, RawEnvelope, parse_envelope};
 use crate::error::TranscriptError;
-use crate::json::{EnvelopeError, Loose, RawEnvelope, parse_envelope};
 use crate::store::EntryStore;
 use crate::tree::{MAX_ENTRIES, MalformedLines, Tree, short};
 use crate::warning::{TranscriptWarning, WarningCounts, WarningKind, Warnings};

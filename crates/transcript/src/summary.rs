@@ -599,8 +599,9 @@ fn parse_object(line: &[u8]) -> Option<serde_json::Map<String, Value>> {
 /// Returns the text of `line` when it is a `message` entry with role `user` (text blocks
 /// joined by newlines, `None` when blank), as [`user_text`] finds it in the decoded line.
 ///
-/// The line is skimmed first ([`crate::skim::user_message_text`]), which answers the common
-/// case exactly without serde. When the skimmer is not certain, the line is decoded into
+/// The line is read with the tokenizer first ([`crate::skim::user_message_text`]), which
+/// answers the common case exactly without serde. When that answer is not certain, the line
+/// is decoded into
 /// borrowed fields ([`typed::UserLine`]), which costs a few times less than a [`Value`];
 /// anything that shape cannot hold (a member of another type, a duplicated key) is decoded as
 /// a [`Value`] instead, so the answer is always [`user_text`]'s.
@@ -612,7 +613,7 @@ pub(crate) fn user_message_text(line: &[u8]) -> Option<String> {
 }
 
 /// Returns what [`user_message_text`] returns, decoded by serde alone: what it falls back on
-/// when the skimmer ([`crate::skim`]) is not certain.
+/// when the tokenizer's answer ([`crate::skim`]) is not certain.
 pub(crate) fn decoded_user_message_text(line: &[u8]) -> Option<String> {
     match serde_json::from_slice::<typed::UserLine<'_>>(line) {
         Ok(entry) => entry.user_text(),
