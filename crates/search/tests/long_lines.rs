@@ -153,11 +153,9 @@ fn long_entry(id: &str, parent: &str, cap: usize) -> String {
 fn active_branch_across_skipped_lines() {
     let cap = 8192;
     let check = |lines: &[String], expected_hits: &[&str], expected_warnings: &[&str]| {
-        let mut contents = format!("{HEADER}\n");
-        for line in lines {
-            contents.push_str(line);
-            contents.push('\n');
-        }
+        let contents = pi_retrospect_testkit::jsonl(
+            std::iter::once(HEADER).chain(lines.iter().map(String::as_str)),
+        );
         let searcher = needle().with_max_line_bytes(cap);
         let (_dir, path) = materialise("s.jsonl", contents.as_bytes());
         let result = searcher.search_file(&file(&path), Mode::Hits, None);

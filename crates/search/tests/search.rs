@@ -9,6 +9,7 @@ use common::{
 use pi_retrospect_search::{
     CaseMode, FieldKind, FieldKinds, Mode, Pattern, Query, Scope, Searcher,
 };
+use pi_retrospect_testkit::Header;
 
 /// One session with every kind of text, each holding `needle`, chained into one branch.
 fn every_kind() -> String {
@@ -549,7 +550,7 @@ fn the_active_branch_flag_follows_the_entry_tree() {
 fn old_formats_crlf_and_a_byte_order_mark() {
     // Version 2: `hookMessage` is `custom`. Version 1: no ids, one linear branch.
     let v2 = jsonl_with(
-        r#"{"type":"session","version":2,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        &Header::new("s").version(Some(2)).to_string(),
         &[&message(
             "h",
             None,
@@ -563,7 +564,7 @@ fn old_formats_crlf_and_a_byte_order_mark() {
         &["2:custom:custom*:[needle] hook"],
     );
     let v1 = jsonl_with(
-        r#"{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        &Header::new("s").version(None).to_string(),
         &[
             r#"{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"needle one"}}"#,
             r#"{"type":"message","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"hookMessage","content":"needle two"}}"#,

@@ -6,14 +6,23 @@ mod common;
 
 use common::{assistant, header, listing, materialize, options, report, user};
 use pi_retrospect_stats::GroupKey;
+use pi_retrospect_testkit::{Entry, Message};
 
 const F: &str = "--work-app--/2026-04-01T00-00-00-000Z_f.jsonl";
 
 /// An assistant line whose usage is `usage`, written where Pi writes it.
 fn forged(idx: usize, usage: &str) -> String {
-    format!(
-        r#"{{"type":"message","id":"x{idx}","parentId":null,"timestamp":"2026-04-01T00:00:01.000Z","message":{{"role":"assistant","content":[],"provider":"p","model":"m","usage":{usage},"stopReason":"stop","timestamp":1}}}}"#
-    )
+    let message = Message::assistant(&[])
+        .provider("p")
+        .model("m")
+        .member("usage", usage)
+        .stop_reason("stop")
+        .timestamp(1);
+    Entry::message(message)
+        .id(&format!("x{idx}"))
+        .parent(None)
+        .at("2026-04-01T00:00:01.000Z")
+        .to_string()
 }
 
 #[test]

@@ -6,6 +6,7 @@ mod common;
 
 use common::{assistant, header, listing, materialize, options, report, usage};
 use pi_retrospect_stats::GroupKey;
+use pi_retrospect_testkit::{Entry, Message};
 use proptest::prelude::*;
 
 /// One top-level session: its calls' input tokens, where its subagent tool result sits
@@ -128,10 +129,20 @@ fn launch(root: &str, stem: &str, p: usize, runs: &[(Vec<u64>, bool)]) -> String
         .iter()
         .map(|(calls, _)| calls.iter().sum::<u64>())
         .sum();
-    format!(
-        r#"{{"type":"message","id":"p{p}t","parentId":null,"timestamp":"{}","message":{{"role":"toolResult","toolCallId":"c","toolName":"subagent","content":[],"details":{{"mode":"parallel","results":[{}]}},"isError":false,"timestamp":1,"usage":{}}}}}"#,
-        stamp(p * 10, 59),
-        results.join(","),
-        usage(nested, 0, Some(0.25))
-    )
+    let message = Message::with_role("toolResult")
+        .text_member("toolCallId", "c")
+        .text_member("toolName", "subagent")
+        .content(&[])
+        .details(&format!(
+            r#"{{"mode":"parallel","results":[{}]}}"#,
+            results.join(",")
+        ))
+        .is_error(false)
+        .timestamp(1)
+        .member("usage", &usage(nested, 0, Some(0.25)));
+    Entry::message(message)
+        .id(&format!("p{p}t"))
+        .parent(None)
+        .at(&stamp(p * 10, 59))
+        .to_string()
 }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use common::{assistant, header, listing, materialize, options, report, usage, user};
 use pi_retrospect_stats::{Figures, GroupKey, StatsReport};
+use pi_retrospect_testkit::{Entry, Message};
 
 const P: &str = "--work-app--/2026-03-01T00-00-00-000Z_p.jsonl";
 const RUN_0: &str = "--work-app--/2026-03-01T00-00-00-000Z_p/7a1e/run-0/session.jsonl";
@@ -45,12 +46,19 @@ fn tool_result(
     details: &str,
     nested: Option<(u64, u64, f64)>,
 ) -> String {
-    let nested = nested.map_or(String::new(), |(input, output, cost)| {
-        format!(r#","usage":{}"#, usage(input, output, Some(cost)))
-    });
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":"a1","timestamp":"{timestamp}","message":{{"role":"toolResult","toolCallId":"c-{id}","toolName":"subagent","content":[{{"type":"text","text":"done"}}],"details":{details},"isError":false,"timestamp":1{nested}}}}}"#
-    )
+    let message = Message::tool_result(&format!("c-{id}"), "subagent", "done")
+        .details(details)
+        .is_error(false)
+        .timestamp(1);
+    let message = match nested {
+        Some((input, output, cost)) => message.member("usage", &usage(input, output, Some(cost))),
+        None => message,
+    };
+    Entry::message(message)
+        .id(id)
+        .parent(Some("a1"))
+        .at(timestamp)
+        .to_string()
 }
 
 fn run_file(id: &str, timestamp: &str, input: u64, cost: f64) -> Vec<String> {

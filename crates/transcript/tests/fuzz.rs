@@ -269,10 +269,7 @@ proptest! {
             0..30,
         ),
     ) {
-        let mut text = String::from(
-            r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
-        );
-        text.push('\n');
+        let mut text = format!("{}\n", pi_retrospect_testkit::Header::new("s"));
         for pieces in lines {
             let body = pieces.concat();
             text.push_str(&format!("{{\"type\":\"message\",{body}}}\n"));

@@ -3,6 +3,7 @@
 mod common;
 
 use common::{assistant, jsonl, other, parse, tool_result, user};
+use pi_retrospect_testkit::Header;
 use pi_retrospect_transcript::{
     CaseMode, EntriesFilter, InspectPageRequest, InspectView, OutputLimit, SearchScope,
     ShowOptions, Transcript, Turns, active_branch_items, entries, entry_tree, facts, inspect,
@@ -1253,16 +1254,22 @@ fn a_fork_knows_where_its_copies_end() {
         );
     };
     // `user(..)` entries are stamped 00:00:01; `other(..)` 00:00:07.
+    let fork = Header::new("f").parent_session("/s/p.jsonl");
     check(
-        r#"{"type":"session","version":3,"id":"f","timestamp":"2026-01-01T00:00:05.000Z","cwd":"/p","parentSession":"/s/p.jsonl"}"#,
+        &fork
+            .clone()
+            .timestamp("2026-01-01T00:00:05.000Z")
+            .to_string(),
         Some((2, Some("b"))),
     );
     check(
-        r#"{"type":"session","version":3,"id":"f","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p","parentSession":"/s/p.jsonl"}"#,
+        &fork.timestamp("2026-01-01T00:00:00.000Z").to_string(),
         Some((0, None)),
     );
     check(
-        r#"{"type":"session","version":3,"id":"f","timestamp":"2026-01-01T00:00:05.000Z","cwd":"/p"}"#,
+        &Header::new("f")
+            .timestamp("2026-01-01T00:00:05.000Z")
+            .to_string(),
         None,
     );
 }

@@ -8,19 +8,14 @@ use std::path::{Path, PathBuf};
 use pi_retrospect_search::{
     FileResult, Mode, Pattern, Query, Scope, SearchFile, SearchHit, Searcher,
 };
+use pi_retrospect_testkit::{Entry, Message};
 
 /// A version 3 header line.
-pub const HEADER: &str =
-    r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+pub use pi_retrospect_testkit::HEADER;
 
 /// Returns JSONL text: `header` and `lines`, each ending in a newline.
 pub fn jsonl_with(header: &str, lines: &[&str]) -> String {
-    let mut text = String::new();
-    for line in std::iter::once(&header).chain(lines) {
-        text.push_str(line);
-        text.push('\n');
-    }
-    text
+    pi_retrospect_testkit::jsonl(std::iter::once(&header).chain(lines))
 }
 
 /// Returns JSONL text: the version 3 header and `lines`.
@@ -28,37 +23,36 @@ pub fn jsonl(lines: &[&str]) -> String {
     jsonl_with(HEADER, lines)
 }
 
-/// Returns `{"type":"message","id":ID,"parentId":PARENT,...,"message":MESSAGE}`.
+/// Returns `{"id":ID,"parentId":PARENT,...,"type":"message","message":MESSAGE}`.
 pub fn message(id: &str, parent: Option<&str>, message: &str) -> String {
-    entry(
-        id,
-        parent,
-        &format!(r#""type":"message","message":{message}"#),
-    )
+    envelope(id, parent)
+        .raw_members(r#""type":"message""#)
+        .member("message", message)
+        .to_string()
 }
 
 /// Returns an entry line with `id`, `parent` and the members `body`.
 pub fn entry(id: &str, parent: Option<&str>, body: &str) -> String {
-    let parent = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
-    format!(r#"{{"id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z",{body}}}"#)
+    envelope(id, parent).raw_members(body).to_string()
+}
+
+/// Returns an entry with `id` and `parent` written at one fixed time, its type left to the
+/// members added after them (the envelope first, as other writers order it).
+fn envelope(id: &str, parent: Option<&str>) -> Entry {
+    Entry::untyped()
+        .id(id)
+        .parent(parent)
+        .at("2026-01-01T00:00:01.000Z")
 }
 
 /// Returns a user message line whose content string is `text` (JSON-escaped here).
 pub fn user(id: &str, parent: Option<&str>, text: &str) -> String {
-    let content = serde_json::to_string(text).expect("a string serialises");
-    message(
-        id,
-        parent,
-        &format!(r#"{{"role":"user","content":{content}}}"#),
-    )
+    message(id, parent, &Message::user(text).to_string())
 }
 
 /// Returns a temp dir holding `name` with exactly `contents`, and the file's path.
 pub fn materialise(name: &str, contents: &[u8]) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join(name);
-    std::fs::write(&path, contents).expect("write fixture");
-    (dir, path)
+    pi_retrospect_testkit::temp_file(name, contents)
 }
 
 /// Returns the search file for `path` at depth 0.

@@ -9,16 +9,14 @@ use pi_retrospect_core::{Listing, Session};
 use pi_retrospect_stats::{
     FileScan, GroupKey, StatsOptions, StatsReport, prescan, stats, stats_with_prescans,
 };
+use pi_retrospect_testkit::{Block, Entry, Header, Message, Usage};
 use pi_retrospect_walk::{Layout, Store, WalkOptions, list_stores};
 
 /// Writes each `(relative path, lines)` under `root`, creating directories.
 pub fn materialize(root: &Path, files: &[(&str, Vec<String>)]) {
+    let store = pi_retrospect_testkit::Store::at(root);
     for (relative, lines) in files {
-        let path = root.join(relative);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-        let mut text = lines.join("\n");
-        text.push('\n');
-        std::fs::write(&path, text).expect("write");
+        store.write(relative, lines);
     }
 }
 
@@ -90,22 +88,23 @@ fn prescans(
         .collect()
 }
 
+/// Returns the header of session `id` in `/work/app`, a fork of `parent` when given.
 pub fn header(id: &str, timestamp: &str, parent: Option<&str>) -> String {
+    let header = Header::new(id).timestamp(timestamp).cwd("/work/app");
     match parent {
-        Some(parent) => format!(
-            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{timestamp}","cwd":"/work/app","parentSession":"{parent}"}}"#
-        ),
-        None => format!(
-            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{timestamp}","cwd":"/work/app"}}"#
-        ),
+        Some(parent) => header.parent_session(parent),
+        None => header,
     }
+    .to_string()
 }
 
+/// Returns a user message `hello`.
 pub fn user(id: &str, parent: Option<&str>, timestamp: &str) -> String {
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{},"timestamp":"{timestamp}","message":{{"role":"user","content":"hello","timestamp":1}}}}"#,
-        json_id(parent)
-    )
+    Entry::message(Message::user("hello").timestamp(1))
+        .id(id)
+        .parent(parent)
+        .at(timestamp)
+        .to_string()
 }
 
 /// An assistant message with `tokens` input tokens and 1 output token at `cost`
@@ -118,27 +117,26 @@ pub fn assistant(
     tokens: u64,
     cost: Option<f64>,
 ) -> String {
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{},"timestamp":"{timestamp}","message":{{"role":"assistant","content":[{{"type":"text","text":"ok"}}],"api":"anthropic-messages","provider":"anthropic","model":"{model}","usage":{},"stopReason":"stop","timestamp":1}}}}"#,
-        json_id(parent),
-        usage(tokens, 1, cost)
-    )
+    let message = Message::assistant(&[Block::text("ok")])
+        .api("anthropic-messages")
+        .provider("anthropic")
+        .model(model)
+        .member("usage", &usage(tokens, 1, cost))
+        .stop_reason("stop")
+        .timestamp(1);
+    Entry::message(message)
+        .id(id)
+        .parent(parent)
+        .at(timestamp)
+        .to_string()
 }
 
 /// Pi's usage object: `input` and `output` tokens, a `cost.total` when given.
 pub fn usage(input: u64, output: u64, cost: Option<f64>) -> String {
-    let cost = match cost {
-        Some(total) => format!(
-            r#","cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":{total}}}"#
-        ),
-        None => String::new(),
-    };
-    format!(
-        r#"{{"input":{input},"output":{output},"cacheRead":0,"cacheWrite":0,"totalTokens":{}{cost}}}"#,
-        input + output
-    )
-}
-
-fn json_id(id: Option<&str>) -> String {
-    id.map_or("null".to_owned(), |id| format!(r#""{id}""#))
+    let usage = Usage::tokens(input, output);
+    match cost {
+        Some(total) => usage.cost(total),
+        None => usage,
+    }
+    .to_string()
 }

@@ -5,18 +5,15 @@
 
 use std::path::PathBuf;
 
+use pi_retrospect_testkit::{Block, Entry, Message};
 use pi_retrospect_transcript::Transcript;
 
 /// A header line for a version 3 session with id `s1`.
-pub const HEADER: &str =
-    r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+pub use pi_retrospect_testkit::HEADER;
 
 /// Returns a temp dir holding `session.jsonl` with exactly `contents`.
 pub fn materialise(contents: &[u8]) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let path = dir.path().join("session.jsonl");
-    std::fs::write(&path, contents).expect("write fixture");
-    (dir, path)
+    pi_retrospect_testkit::temp_file("session.jsonl", contents)
 }
 
 /// Returns the session parsed from a file holding `contents`.
@@ -40,47 +37,33 @@ pub fn parse_bytes(contents: &[u8]) -> Transcript {
 
 /// Returns JSONL text: the header followed by `lines`, each ending in a newline.
 pub fn jsonl(lines: &[&str]) -> String {
-    let mut text = String::new();
-    for line in std::iter::once(&HEADER).chain(lines) {
-        text.push_str(line);
-        text.push('\n');
-    }
-    text
+    pi_retrospect_testkit::jsonl(std::iter::once(&HEADER).chain(lines))
 }
 
 fn ts(n: u32) -> String {
-    format!("2026-01-01T00:{:02}:{:02}.000Z", n / 60 % 60, n % 60)
-}
-
-fn parent(parent_id: Option<&str>) -> String {
-    match parent_id {
-        Some(id) => format!("\"{id}\""),
-        None => "null".to_owned(),
-    }
+    pi_retrospect_testkit::timestamp_in_month("2026-01", u64::from(n % 3600))
 }
 
 /// Returns a user message entry.
 pub fn user(id: &str, parent_id: Option<&str>, text: &str) -> String {
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{},"timestamp":"{}","message":{{"role":"user","content":{},"timestamp":1}}}}"#,
-        parent(parent_id),
-        ts(id.len() as u32),
-        serde_json::to_string(text).expect("string")
-    )
+    Entry::message(Message::user(text).timestamp(1))
+        .id(id)
+        .parent(parent_id)
+        .at(&ts(id.len() as u32))
+        .to_string()
 }
 
 /// Returns an assistant message with text and `tool_calls` tool calls (thinking included).
 pub fn assistant(id: &str, parent_id: Option<&str>, text: &str, tool_calls: &[&str]) -> String {
     let mut blocks = vec![
-        r#"{"type":"thinking","thinking":"secret thoughts","thinkingSignature":"sig"}"#.to_owned(),
-        format!(
-            r#"{{"type":"text","text":{}}}"#,
-            serde_json::to_string(text).expect("string")
-        ),
+        Block::thinking("secret thoughts").text_member("thinkingSignature", "sig"),
+        Block::text(text),
     ];
     for name in tool_calls {
-        blocks.push(format!(
-            r#"{{"type":"toolCall","id":"call_{name}","name":"{name}","arguments":{{"path":"src/secret_arg.rs","limit":5}}}}"#
+        blocks.push(Block::tool_call(
+            &format!("call_{name}"),
+            name,
+            r#"{"path":"src/secret_arg.rs","limit":5}"#,
         ));
     }
     let stop = if tool_calls.is_empty() {
@@ -88,29 +71,43 @@ pub fn assistant(id: &str, parent_id: Option<&str>, text: &str, tool_calls: &[&s
     } else {
         "toolUse"
     };
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{},"timestamp":"2026-01-01T00:00:05.000Z","message":{{"role":"assistant","content":[{}],"api":"x","provider":"anthropic","model":"claude-x","usage":{{}},"stopReason":"{stop}","timestamp":2}}}}"#,
-        parent(parent_id),
-        blocks.join(",")
-    )
+    let message = Message::assistant(&blocks)
+        .api("x")
+        .provider("anthropic")
+        .model("claude-x")
+        .member("usage", "{}")
+        .stop_reason(stop)
+        .timestamp(2);
+    Entry::message(message)
+        .id(id)
+        .parent(parent_id)
+        .at("2026-01-01T00:00:05.000Z")
+        .to_string()
 }
 
 /// Returns a tool result entry.
 pub fn tool_result(id: &str, parent_id: Option<&str>, tool: &str, output: &str) -> String {
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{},"timestamp":"2026-01-01T00:00:06.000Z","message":{{"role":"toolResult","toolCallId":"call_{tool}","toolName":"{tool}","content":[{{"type":"text","text":{}}}],"isError":false,"timestamp":3}}}}"#,
-        parent(parent_id),
-        serde_json::to_string(output).expect("string")
-    )
+    let message = Message::tool_result(&format!("call_{tool}"), tool, output)
+        .is_error(false)
+        .timestamp(3);
+    Entry::message(message)
+        .id(id)
+        .parent(parent_id)
+        .at("2026-01-01T00:00:06.000Z")
+        .to_string()
 }
 
 /// Returns an entry of `kind` with extra fields `fields` (a JSON object body without braces).
 pub fn other(kind: &str, id: &str, parent_id: Option<&str>, fields: &str) -> String {
-    let comma = if fields.is_empty() { "" } else { "," };
-    format!(
-        r#"{{"type":"{kind}","id":"{id}","parentId":{},"timestamp":"2026-01-01T00:00:07.000Z"{comma}{fields}}}"#,
-        parent(parent_id)
-    )
+    let entry = Entry::of_type(kind)
+        .id(id)
+        .parent(parent_id)
+        .at("2026-01-01T00:00:07.000Z");
+    if fields.is_empty() {
+        entry.to_string()
+    } else {
+        entry.raw_members(fields).to_string()
+    }
 }
 
 /// Returns a one-line description of the tree: roots, leaf, active branch and warnings.
