@@ -8,22 +8,12 @@ use std::path::Path;
 
 use pi_retrospect_app::{Environment, FailuresRequest, ListRequest, StoreFlags};
 use pi_retrospect_mcp::{Server, ServerOptions};
+use pi_retrospect_testkit::{Block, Entry, Header, Message, Store, timestamp_in_month};
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 
 /// The default page budget the tools document.
 const DEFAULT_PAGE_BYTES: u64 = 32 * 1024;
-
-/// Returns the stamp `seconds` after 2026-11-01T00:00:00Z (within November).
-fn stamp(seconds: u64) -> String {
-    format!(
-        "2026-11-{:02}T{:02}:{:02}:{:02}.000Z",
-        1 + seconds / 86_400,
-        seconds / 3600 % 24,
-        seconds / 60 % 60,
-        seconds % 60
-    )
-}
 
 /// The minute after 2026-11-01T00:00:00Z at which the first sessions start (1000 + idx),
 /// with room before it for older sessions and after it for newer ones.
@@ -33,34 +23,57 @@ const BASE_MINUTE: u64 = 1000;
 /// `read` (every session; a long message in every third), a failed `!` command (every
 /// fourth) and a provider error (every sixth). Returns the path and its failures' entry ids.
 fn write_session(root: &Path, idx: u64, minute: u64) -> (String, Vec<String>) {
-    let dir = root.join(format!("--tmp-project-{}--", idx % 5));
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let at = |second: u64| stamp(minute * 60 + second);
-    let id = format!("00000000-0000-7000-8000-{idx:012}");
-    let path = dir.join(format!("{}_{id}.jsonl", at(0).replace(':', "-")));
-    let cwd = format!("/tmp/project-{}", idx % 5);
+    let at = |second: u64| timestamp_in_month("2026-11", minute * 60 + second);
+    let header = Header::new(&format!("00000000-0000-7000-8000-{idx:012}"))
+        .timestamp(&at(0))
+        .cwd(&format!("/tmp/project-{}", idx % 5));
+    let read = Block::tool_call("c1", "read", &format!(r#"{{"path":"/tmp/p/{idx}.txt"}}"#));
     let mut lines = vec![
-        json!({ "type": "session", "version": 3, "id": id, "timestamp": at(0), "cwd": cwd }),
-        json!({ "type": "message", "id": "u1", "parentId": null, "timestamp": at(1), "message": { "role": "user", "content": format!("task {idx}") } }),
-        json!({ "type": "message", "id": "a1", "parentId": "u1", "timestamp": at(2), "message": { "role": "assistant", "content": [{ "type": "toolCall", "id": "c1", "name": "read", "arguments": { "path": format!("/tmp/p/{idx}.txt") } }], "stopReason": "toolUse" } }),
+        Entry::message(Message::user(&format!("task {idx}")))
+            .id("u1")
+            .parent(None)
+            .at(&at(1)),
+        Entry::message(Message::assistant(&[read]).stop_reason("toolUse"))
+            .id("a1")
+            .parent(Some("u1"))
+            .at(&at(2)),
     ];
     let padding = if idx.is_multiple_of(3) {
         format!("\n{}\nlast line {idx}", "trace line\n".repeat(300))
     } else {
         String::new()
     };
-    lines.push(json!({ "type": "message", "id": "r1", "parentId": "a1", "timestamp": at(3), "message": { "role": "toolResult", "toolCallId": "c1", "toolName": "read", "content": [{ "type": "text", "text": format!("ENOENT: no such file or directory, open '/tmp/p/{idx}.txt'{padding}") }], "isError": true } }));
+    let error = format!("ENOENT: no such file or directory, open '/tmp/p/{idx}.txt'{padding}");
+    lines.push(
+        Entry::message(Message::tool_result("c1", "read", &error).is_error(true))
+            .id("r1")
+            .parent(Some("a1"))
+            .at(&at(3)),
+    );
     let mut failures = vec!["r1".to_owned()];
     if idx.is_multiple_of(4) {
-        lines.push(json!({ "type": "message", "id": "b1", "parentId": "r1", "timestamp": at(4), "message": { "role": "bashExecution", "command": "make test", "output": format!("{idx} tests failed"), "exitCode": 2, "cancelled": false } }));
+        let output = format!("{idx} tests failed");
+        lines.push(
+            Entry::message(Message::bash_execution("make test", &output, Some(2)))
+                .id("b1")
+                .parent(Some("r1"))
+                .at(&at(4)),
+        );
         failures.push("b1".to_owned());
     }
     if idx.is_multiple_of(6) {
-        lines.push(json!({ "type": "message", "id": "e1", "parentId": "r1", "timestamp": at(5), "message": { "role": "assistant", "content": [], "stopReason": "error", "errorMessage": format!("429 rate limited, retry in {idx} s") } }));
+        let message = Message::assistant(&[])
+            .stop_reason("error")
+            .error_message(&format!("429 rate limited, retry in {idx} s"));
+        lines.push(
+            Entry::message(message)
+                .id("e1")
+                .parent(Some("r1"))
+                .at(&at(5)),
+        );
         failures.push("e1".to_owned());
     }
-    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
-    std::fs::write(&path, text).expect("write");
+    let path = Store::at(root).write_session(&header, lines);
     (path.display().to_string(), failures)
 }
 
@@ -404,21 +417,32 @@ fn grouped_output_holds_every_group_once() {
 
     // A session that calls the same tool with the same arguments three times: its repeat
     // comes after the groups, on a page of its own.
-    let loop_dir = root.join("--tmp-loop--");
-    std::fs::create_dir_all(&loop_dir).expect("mkdir");
-    let mut lines = vec![
-        json!({ "type": "session", "version": 3, "id": "00000000-0000-7000-8000-loop00000000", "timestamp": "2026-11-03T00:00:00.000Z", "cwd": "/tmp/loop" }),
-    ];
-    let mut parent = Value::Null;
+    let header = Header::new("00000000-0000-7000-8000-loop00000000")
+        .timestamp("2026-11-03T00:00:00.000Z")
+        .cwd("/tmp/loop");
+    let mut lines = Vec::new();
+    let mut parent: Option<String> = None;
     for n in 0..3 {
         let call_id = format!("a{n}");
-        lines.push(json!({ "type": "message", "id": call_id, "parentId": parent, "timestamp": format!("2026-11-03T00:00:0{}.000Z", 2 * n + 1), "message": { "role": "assistant", "content": [{ "type": "toolCall", "id": format!("c{n}"), "name": "bash", "arguments": { "command": "cargo build" } }], "stopReason": "toolUse" } }));
+        let call = Block::tool_call(&format!("c{n}"), "bash", r#"{"command":"cargo build"}"#);
+        lines.push(
+            Entry::message(Message::assistant(&[call]).stop_reason("toolUse"))
+                .id(&call_id)
+                .parent(parent.as_deref())
+                .at(&format!("2026-11-03T00:00:0{}.000Z", 2 * n + 1)),
+        );
         let result_id = format!("r{n}");
-        lines.push(json!({ "type": "message", "id": result_id, "parentId": call_id, "timestamp": format!("2026-11-03T00:00:0{}.000Z", 2 * n + 2), "message": { "role": "toolResult", "toolCallId": format!("c{n}"), "toolName": "bash", "content": [{ "type": "text", "text": "error: linker failed" }], "isError": true } }));
-        parent = Value::from(result_id);
+        let result =
+            Message::tool_result(&format!("c{n}"), "bash", "error: linker failed").is_error(true);
+        lines.push(
+            Entry::message(result)
+                .id(&result_id)
+                .parent(Some(&call_id))
+                .at(&format!("2026-11-03T00:00:0{}.000Z", 2 * n + 2)),
+        );
+        parent = Some(result_id);
     }
-    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
-    std::fs::write(loop_dir.join("2026-11-03T00-00-00.000Z_loop.jsonl"), text).expect("write");
+    Store::at(&root).write_session(&header, lines);
     let arguments = json!({ "by": "session", "repeats": true, "limit": 20 });
     let (groups, pages) = walk(&server, &arguments, "groups", &mut |_| {});
     let repeats: Vec<&Value> = pages

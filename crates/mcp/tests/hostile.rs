@@ -8,6 +8,9 @@ use std::path::Path;
 
 use pi_retrospect_app::{Environment, StoreFlags};
 use pi_retrospect_mcp::{Server, ServerOptions};
+use pi_retrospect_testkit::{
+    Block, Entry, Header, Message, Store, Usage, session_file_name, write_session_file,
+};
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 
@@ -87,35 +90,69 @@ fn call_bounded(server: &Server, tool: &str, arguments: Value) -> Value {
 
 /// Writes the hostile store under `root` and returns the path of its big session.
 fn hostile_store(root: &Path) -> String {
-    let project = root.join("--h--");
-    std::fs::create_dir_all(&project).expect("mkdir");
+    let store = Store::at(root);
+    let project = store.project_dir("/h");
     let huge = |letter: &str, n_bytes: usize| letter.repeat(n_bytes);
+    let answer = |text: &str, model: &str| {
+        Entry::message(
+            Message::assistant(&[Block::text(text)])
+                .provider("p")
+                .model(model)
+                .usage(Usage::tokens(1, 1).cost(0.0)),
+        )
+    };
     let mut lines = vec![
-        json!({"type":"session","version":3,"id":"22220000-0000-7000-8000-000000000000","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/h"}).to_string(),
-        json!({"type":"session_info","id":"i0","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","name": huge("N", 300_000)}).to_string(),
-        json!({"type":"message","id":"b0","parentId":"i0","timestamp":"2026-01-01T00:00:01.500Z","message":{"role":"bashExecution","command":"echo e","output":"e\n","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1}}).to_string(),
+        Entry::session_info(&huge("N", 300_000))
+            .id("i0")
+            .parent(None)
+            .at("2026-01-01T00:00:01.000Z"),
+        Entry::message(
+            Message::bash_execution("echo e", "e\n", Some(0))
+                .truncated(false)
+                .timestamp(1),
+        )
+        .id("b0")
+        .parent(Some("i0"))
+        .at("2026-01-01T00:00:01.500Z"),
     ];
     let mut parent = "b0".to_owned();
     for number in 0..3 {
         let user = format!("u{number}");
         let assistant = format!("a{number}");
-        lines.push(json!({"type":"message","id": user,"parentId": parent,"timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"hi there"}}).to_string());
-        lines.push(json!({"type":"message","id": assistant,"parentId": user,"timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi back"}],"provider":"p","model": format!("{number}{}", huge("M", 300_000)),"usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}}).to_string());
+        lines.push(
+            Entry::message(Message::user("hi there"))
+                .id(&user)
+                .parent(Some(&parent))
+                .at("2026-01-01T00:00:02.000Z"),
+        );
+        lines.push(
+            answer("hi back", &format!("{number}{}", huge("M", 300_000)))
+                .id(&assistant)
+                .parent(Some(&user))
+                .at("2026-01-01T00:00:03.000Z"),
+        );
         parent = assistant;
     }
-    let big = project.join("2026-01-01T00-00-00-000Z_22220000-0000-7000-8000-000000000000.jsonl");
-    std::fs::write(&big, lines.join("\n") + "\n").expect("write");
+    let header = Header::new("22220000-0000-7000-8000-000000000000").cwd("/h");
+    let big = store.write_session(&header, lines);
     // Many sessions with long cwds and model ids, and many files that are not sessions.
     for number in 0..120 {
         let id = format!("33330000-0000-7000-8000-{number:012}");
-        let cwd = format!("/{}{number}", huge("c", 3800));
+        let header = Header::new(&id)
+            .timestamp("2026-01-02T00:00:00.000Z")
+            .cwd(&format!("/{}{number}", huge("c", 3800)));
         let lines = [
-            json!({"type":"session","version":3,"id": id,"timestamp":"2026-01-02T00:00:00.000Z","cwd": cwd}).to_string(),
-            json!({"type":"message","id":"u","parentId":null,"timestamp":"2026-01-02T00:00:01.000Z","message":{"role":"user","content":"hi"}}).to_string(),
-            json!({"type":"message","id":"a","parentId":"u","timestamp":"2026-01-02T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"provider":"p","model": format!("{number}{}", huge("m", 3000)),"usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}}).to_string(),
+            Entry::message(Message::user("hi"))
+                .id("u")
+                .parent(None)
+                .at("2026-01-02T00:00:01.000Z"),
+            answer("hi", &format!("{number}{}", huge("m", 3000)))
+                .id("a")
+                .parent(Some("u"))
+                .at("2026-01-02T00:00:02.000Z"),
         ];
-        let path = project.join(format!("2026-01-02T00-00-00-000Z_{id}.jsonl"));
-        std::fs::write(path, lines.join("\n") + "\n").expect("write");
+        let path = project.join(session_file_name(&header.timestamp, &id));
+        write_session_file(&path, &header, lines);
     }
     for number in 0..200 {
         let path = project.join(format!("not-a-session-{number}-{}.jsonl", huge("x", 200)));
@@ -237,13 +274,7 @@ fn a_project_settings_file_does_not_widen_confinement() {
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
         std::fs::write(path, text).expect("write");
     };
-    let session = |id: &str| {
-        format!(
-            "{}\n",
-            json!({"type": "session", "version": 3, "id": id,
-                   "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"})
-        )
-    };
+    let session = |id: &str| format!("{}\n", Header::new(id).cwd("/w"));
     write(
         "outside.jsonl",
         &session("11110000-0000-7000-8000-000000000000"),

@@ -8,6 +8,9 @@ use std::path::Path;
 
 use pi_retrospect_app::{Environment, StoreFlags};
 use pi_retrospect_mcp::{Server, ServerOptions};
+use pi_retrospect_testkit::{
+    Block, Entry, Header, Message, Store, append_jsonl, timestamp_in_month,
+};
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 
@@ -16,20 +19,24 @@ const DEFAULT_PAGE_BYTES: u64 = 32 * 1024;
 
 /// Writes session `idx` (a header and one user message) under `root`.
 fn write_session(root: &Path, idx: u64) -> String {
-    let dir = root.join(format!("--tmp-project-{}--", idx % 7));
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    let (minute, second) = (idx / 60 % 60, idx % 60);
-    let hour = idx / 3600;
-    let stamp = format!(
-        "2026-11-{:02}T{hour:02}:{minute:02}:{second:02}.000Z",
-        1 + idx / 86_400
-    );
-    let id = format!("00000000-0000-7000-8000-{idx:012}");
-    let path = dir.join(format!("{}_{id}.jsonl", stamp.replace(':', "-")));
-    let header = json!({ "type": "session", "version": 3, "id": id, "timestamp": stamp, "cwd": format!("/tmp/project-{}", idx % 7) });
-    let message = json!({ "type": "message", "id": "a1", "parentId": null, "timestamp": stamp, "message": { "role": "user", "content": format!("needle {idx} {}", "x".repeat(200)) } });
-    std::fs::write(&path, format!("{header}\n{message}\n")).expect("write");
-    path.display().to_string()
+    let stamp = timestamp_in_month("2026-11", idx);
+    let header = Header::new(&format!("00000000-0000-7000-8000-{idx:012}"))
+        .timestamp(&stamp)
+        .cwd(&format!("/tmp/project-{}", idx % 7));
+    let text = format!("needle {idx} {}", "x".repeat(200));
+    let message = user("a1", None, &stamp, &text);
+    Store::at(root)
+        .write_session(&header, [message])
+        .display()
+        .to_string()
+}
+
+/// Returns a user message `text` below `parent`.
+fn user(id: &str, parent: Option<&str>, timestamp: &str, text: &str) -> Entry {
+    Entry::message(Message::user(text))
+        .id(id)
+        .parent(parent)
+        .at(timestamp)
 }
 
 fn server(root: &Path) -> Server {
@@ -330,10 +337,8 @@ fn search_and_stats_pages_return_every_item_once() {
                 .and_then(|hit| hit["path"].as_str())
                 && appended.insert(path.to_owned())
             {
-                let line = json!({ "type": "message", "id": "a2", "parentId": "a1", "timestamp": "2026-11-30T00:00:00.000Z", "message": { "role": "user", "content": "needle again" } });
-                let mut text = std::fs::read_to_string(path).expect("read");
-                text.push_str(&format!("{line}\n"));
-                std::fs::write(path, text).expect("append");
+                let line = user("a2", Some("a1"), "2026-11-30T00:00:00.000Z", "needle again");
+                append_jsonl(Path::new(path), [line]);
             }
         },
     );
@@ -376,12 +381,17 @@ fn entries_pages_survive_appends_and_refuse_other_cursors() {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().join("sessions");
     let path = write_session(&root, 1);
-    let mut text = std::fs::read_to_string(&path).expect("read");
-    for idx in 2..2000 {
-        let line = json!({ "type": "message", "id": format!("m{idx}"), "parentId": format!("m{}", idx - 1), "timestamp": "2026-11-01T00:00:00.000Z", "message": { "role": "user", "content": format!("line {idx} {}", "y".repeat(100)) } });
-        text.push_str(&format!("{line}\n"));
-    }
-    std::fs::write(&path, &text).expect("write");
+    let lines = (2..2000).map(|idx| {
+        user(
+            &format!("m{idx}"),
+            Some(&format!("m{}", idx - 1)),
+            "2026-11-01T00:00:00.000Z",
+            &format!("line {idx} {}", "y".repeat(100)),
+        )
+    });
+    append_jsonl(Path::new(&path), lines);
+    // The whole file as first written, to replace it with later.
+    let text = std::fs::read_to_string(&path).expect("read");
     let root = std::fs::canonicalize(&root).expect("canonical");
     let path = std::fs::canonicalize(&path)
         .expect("canonical")
@@ -396,10 +406,9 @@ fn entries_pages_survive_appends_and_refuse_other_cursors() {
         &arguments,
         "entries",
         &mut |_| {
-            let line = json!({ "type": "message", "id": format!("x{n_appended}"), "parentId": null, "timestamp": "2026-11-01T00:00:00.000Z", "message": { "role": "user", "content": "appended" } });
-            let mut text = std::fs::read_to_string(&path).expect("read");
-            text.push_str(&format!("{line}\n"));
-            std::fs::write(&path, text).expect("append");
+            let id = format!("x{n_appended}");
+            let line = user(&id, None, "2026-11-01T00:00:00.000Z", "appended");
+            append_jsonl(Path::new(&path), [line]);
             n_appended += 1;
         },
     );
@@ -470,21 +479,30 @@ fn inspect_pages_survive_appends_and_refuse_other_cursors() {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().join("sessions");
     let path = write_session(&root, 1);
-    let turn = |text: &mut String, idx: usize, parent: &str| {
-        let user = json!({ "type": "message", "id": format!("u{idx}"), "parentId": parent, "timestamp": "2026-11-01T00:00:00.000Z", "message": { "role": "user", "content": format!("ask {idx}") } });
-        let answer = json!({ "type": "message", "id": format!("r{idx}"), "parentId": format!("u{idx}"), "timestamp": "2026-11-01T00:00:01.000Z", "message": { "role": "assistant", "content": [{ "type": "text", "text": format!("answer {idx}") }], "stopReason": "stop" } });
-        text.push_str(&format!("{user}\n{answer}\n"));
+    let turn = |path: &str, idx: usize, parent: &str| {
+        let user_id = format!("u{idx}");
+        let question = user(
+            &user_id,
+            Some(parent),
+            "2026-11-01T00:00:00.000Z",
+            &format!("ask {idx}"),
+        );
+        let answer =
+            Message::assistant(&[Block::text(&format!("answer {idx}"))]).stop_reason("stop");
+        let answer = Entry::message(answer)
+            .id(&format!("r{idx}"))
+            .parent(Some(&user_id))
+            .at("2026-11-01T00:00:01.000Z");
+        append_jsonl(Path::new(path), [question, answer]);
     };
-    let mut text = std::fs::read_to_string(&path).expect("read");
     for idx in 0..120 {
         let parent = if idx == 0 {
             "a1".to_owned()
         } else {
             format!("r{}", idx - 1)
         };
-        turn(&mut text, idx, &parent);
+        turn(&path, idx, &parent);
     }
-    std::fs::write(&path, &text).expect("write");
     let root = std::fs::canonicalize(&root).expect("canonical");
     let path = std::fs::canonicalize(&path)
         .expect("canonical")
@@ -499,10 +517,8 @@ fn inspect_pages_survive_appends_and_refuse_other_cursors() {
         &arguments,
         "checkpoints",
         &mut |_| {
-            let mut text = std::fs::read_to_string(&path).expect("read");
             let parent = format!("r{}", 119 + n_appended);
-            turn(&mut text, 120 + n_appended, &parent);
-            std::fs::write(&path, text).expect("append");
+            turn(&path, 120 + n_appended, &parent);
             n_appended += 1;
         },
     );
@@ -553,12 +569,15 @@ fn a_large_line_keeps_the_default_page_small() {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().join("sessions");
     let path = write_session(&root, 1);
-    let mut text = std::fs::read_to_string(&path).expect("read");
-    for (idx, n_chars) in [(2, 45_000), (3, 60_000)] {
-        let line = json!({ "type": "message", "id": format!("big{idx}"), "parentId": "a1", "timestamp": "2026-11-01T00:00:00.000Z", "message": { "role": "user", "content": "p".repeat(n_chars) } });
-        text.push_str(&format!("{line}\n"));
-    }
-    std::fs::write(&path, &text).expect("write");
+    let lines = [(2, 45_000), (3, 60_000)].map(|(idx, n_chars)| {
+        user(
+            &format!("big{idx}"),
+            Some("a1"),
+            "2026-11-01T00:00:00.000Z",
+            &"p".repeat(n_chars),
+        )
+    });
+    append_jsonl(Path::new(&path), lines);
     let root = std::fs::canonicalize(&root).expect("canonical");
     let path = std::fs::canonicalize(&path)
         .expect("canonical")

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use pi_retrospect_app::{Environment, StoreFlags};
 use pi_retrospect_mcp::{Server, ServerOptions};
+use pi_retrospect_testkit::{Header, Store};
 use rmcp::model::{CallToolResult, JsonObject};
 use serde_json::{Value, json};
 
@@ -706,14 +707,9 @@ fn only_files_inside_the_stores_are_read() {
     let dir = tempfile::tempdir().expect("temp dir");
     let dir = std::fs::canonicalize(dir.path()).expect("canonical");
     let store = dir.join("sessions");
-    let project = store.join("--w--");
-    std::fs::create_dir_all(&project).expect("mkdir");
-    let inside = project.join("2026-01-01T00-00-00-000Z_a.jsonl");
-    std::fs::write(
-        &inside,
-        "{\"type\":\"session\",\"version\":3,\"id\":\"a\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"/w\"}\n",
-    )
-    .expect("write");
+    let header = Header::new("a").timestamp("2026-01-01T00:00:00Z").cwd("/w");
+    let inside = Store::at(&store).write_session(&header, Vec::<String>::new());
+    let project = inside.parent().expect("the project directory").to_owned();
     std::fs::write(store.join("notes.txt"), "not a session\n").expect("write");
     let outside = dir.join("outside.jsonl");
     std::fs::copy(&inside, &outside).expect("copy");
