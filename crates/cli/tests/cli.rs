@@ -7,6 +7,7 @@ use std::process::{Command, Output, Stdio};
 
 mod common;
 use common::{binary, golden, stdout_of};
+use pi_retrospect_testkit::Header;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -45,7 +46,10 @@ fn symlinks_and_fifos_are_skipped_with_a_warning() {
     let dir = tempfile::tempdir().expect("temp dir");
     let project = dir.path().join("--p--");
     std::fs::create_dir(&project).expect("mkdir");
-    let header = r#"{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}"#;
+    let header = Header::new("s")
+        .version(None)
+        .timestamp("2026-01-01T00:00:00Z")
+        .cwd("/w");
     std::fs::write(project.join("a.jsonl"), format!("{header}\n")).expect("write");
     std::os::unix::fs::symlink(project.join("a.jsonl"), project.join("link.jsonl"))
         .expect("symlink");
@@ -124,13 +128,17 @@ fn default_root_comes_from_the_agent_dir_or_home() {
     let home = tempfile::tempdir().expect("temp dir");
     let agent = home.path().join("agent");
     let session = "--w--/a.jsonl";
-    let header = r#"{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}"#;
+    let header = Header::new("s")
+        .version(None)
+        .timestamp("2026-01-01T00:00:00Z")
+        .cwd("/w")
+        .to_string();
     for root in [
         agent.join("sessions"),
         home.path().join(".pi/agent/sessions"),
     ] {
         std::fs::create_dir_all(root.join("--w--")).expect("mkdir");
-        std::fs::write(root.join(session), header).expect("write");
+        std::fs::write(root.join(session), &header).expect("write");
     }
     let with_agent_dir = binary()
         .env("PI_CODING_AGENT_DIR", &agent)
@@ -212,9 +220,11 @@ fn broken_pipe_exits_0_quietly() {
     let project = dir.path().join("--w--");
     std::fs::create_dir_all(&project).expect("mkdir");
     for n in 0..3000 {
-        let header = format!(
-            r#"{{"type":"session","id":"s{n}","timestamp":"2026-01-01T00:00:00Z","cwd":"/w"}}"#
-        );
+        let header = Header::new(&format!("s{n}"))
+            .version(None)
+            .timestamp("2026-01-01T00:00:00Z")
+            .cwd("/w")
+            .to_string();
         std::fs::write(
             project.join(format!("{n:05}-a-long-name-to-fill-the-pipe-quickly.jsonl")),
             header,

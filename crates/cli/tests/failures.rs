@@ -6,6 +6,7 @@ mod common;
 use std::path::Path;
 
 use common::{binary, stdout_of};
+use pi_retrospect_testkit::{Block, Entry, Header, Message, Store};
 use serde_json::Value;
 
 fn sessions() -> String {
@@ -187,31 +188,34 @@ fn jsonl_streams_the_rows_of_json_and_grouped_json_holds_no_rows() {
 #[test]
 fn a_repeated_call_alone_exits_zero_with_repeats() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let project = dir.path().join("--tmp-loop--");
-    std::fs::create_dir_all(&project).expect("mkdir");
+    let header = Header::new("0199aaaa-0000-7000-8000-000000000001")
+        .timestamp("2026-12-01T10:00:00.000Z")
+        .cwd("/tmp/loop");
     let mut lines = vec![
-        r#"{"type":"session","version":3,"id":"0199aaaa-0000-7000-8000-000000000001","timestamp":"2026-12-01T10:00:00.000Z","cwd":"/tmp/loop"}"#.to_owned(),
-        r#"{"type":"message","id":"u0","parentId":null,"timestamp":"2026-12-01T10:00:01.000Z","message":{"role":"user","content":"list /x"}}"#.to_owned(),
+        Entry::message(Message::user("list /x"))
+            .id("u0")
+            .parent(None)
+            .at("2026-12-01T10:00:01.000Z"),
     ];
     let mut parent = "u0".to_owned();
     for turn in 0..4 {
-        let call = format!(
-            r#"{{"type":"message","id":"a{turn}","parentId":"{parent}","timestamp":"2026-12-01T10:00:0{}.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c{turn}","name":"bash","arguments":{{"command":"ls /x"}}}}],"stopReason":"toolUse"}}}}"#,
-            2 + turn
+        let (call_id, id, result_id) = (format!("c{turn}"), format!("a{turn}"), format!("r{turn}"));
+        let call = Block::tool_call(&call_id, "bash", r#"{"command":"ls /x"}"#);
+        lines.push(
+            Entry::message(Message::assistant(&[call]).stop_reason("toolUse"))
+                .id(&id)
+                .parent(Some(&parent))
+                .at(&format!("2026-12-01T10:00:0{}.000Z", 2 + turn)),
         );
-        let result = format!(
-            r#"{{"type":"message","id":"r{turn}","parentId":"a{turn}","timestamp":"2026-12-01T10:00:0{}.500Z","message":{{"role":"toolResult","toolCallId":"c{turn}","toolName":"bash","content":[{{"type":"text","text":"ok"}}],"isError":false}}}}"#,
-            2 + turn
+        lines.push(
+            Entry::message(Message::tool_result(&call_id, "bash", "ok").is_error(false))
+                .id(&result_id)
+                .parent(Some(&id))
+                .at(&format!("2026-12-01T10:00:0{}.500Z", 2 + turn)),
         );
-        lines.push(call);
-        lines.push(result);
-        parent = format!("r{turn}");
+        parent = result_id;
     }
-    std::fs::write(
-        project.join("2026-12-01T10-00-00-000Z_0199aaaa-0000-7000-8000-000000000001.jsonl"),
-        lines.join("\n") + "\n",
-    )
-    .expect("write");
+    Store::at(dir.path()).write_session(&header, lines);
     let run = |args: &[&str]| {
         binary()
             .arg("failures")

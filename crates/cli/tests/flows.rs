@@ -9,6 +9,9 @@ use serde_json::Value;
 
 mod common;
 use common::{binary, stdout_of};
+use pi_retrospect_testkit::{
+    Block, Entry, Header, Message, Usage, append_jsonl, write_session_file,
+};
 
 fn agent() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -41,25 +44,22 @@ impl Store {
     fn new(sessions: &[(&str, &str, &str, &str, &str)]) -> Store {
         let dir = tempfile::tempdir().expect("temp dir");
         let project = dir.path().join("sessions/--w--");
-        std::fs::create_dir_all(&project).expect("mkdir");
         for (name, id, cwd, start, last) in sessions {
             let cwd = cwd.replace("[TMP]", &dir.path().display().to_string());
-            let header = serde_json::json!({
-                "type": "session", "version": 3, "id": id, "timestamp": start, "cwd": cwd,
-            });
-            let first = serde_json::json!({
-                "type": "message", "id": "e1", "parentId": null, "timestamp": start,
-                "message": {"role": "user", "content": format!("first of {id}"), "timestamp": 0},
-            });
-            let last = serde_json::json!({
-                "type": "message", "id": "e2", "parentId": "e1", "timestamp": last,
-                "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "timestamp": 0},
-            });
-            std::fs::write(
-                project.join(format!("{name}.jsonl")),
-                format!("{header}\n{first}\n{last}\n"),
-            )
-            .expect("write");
+            let header = Header::new(id).timestamp(start).cwd(&cwd);
+            let first = Entry::message(Message::user(&format!("first of {id}")).timestamp(0))
+                .id("e1")
+                .parent(None)
+                .at(start);
+            let last = Entry::message(Message::assistant(&[Block::text("ok")]).timestamp(0))
+                .id("e2")
+                .parent(Some("e1"))
+                .at(last);
+            write_session_file(
+                &project.join(format!("{name}.jsonl")),
+                &header,
+                [first, last],
+            );
         }
         Store { dir }
     }
@@ -687,21 +687,24 @@ fn stats_of_a_session_path_needs_no_store() {
 fn stats_ids_are_handles_in_the_store() {
     let dir = tempfile::tempdir().expect("temp dir");
     let project = dir.path().join("sessions/--w--");
-    std::fs::create_dir_all(&project).expect("mkdir");
     for (n, cwd) in [(1, "/a"), (2, "/b")] {
         let id = format!("0199aaaa-bbbb-7000-8000-00000000000{n}");
         let start = format!("2026-03-0{n}T09:00:00Z");
+        let header = Header::new(&id).timestamp(&start).cwd(cwd);
+        let answer = Message::assistant(&[Block::text("ok")])
+            .usage(Usage::tokens(10, 5).cost_total_only(0.01))
+            .timestamp(0);
         let lines = [
-            serde_json::json!({"type": "session", "version": 3, "id": id, "timestamp": start, "cwd": cwd}),
-            serde_json::json!({"type": "message", "id": "e1", "parentId": null, "timestamp": start,
-                "message": {"role": "user", "content": "hi", "timestamp": 0}}),
-            serde_json::json!({"type": "message", "id": "e2", "parentId": "e1", "timestamp": start,
-                "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "timestamp": 0,
-                    "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
-                        "cost": {"total": 0.01}}}}),
+            Entry::message(Message::user("hi").timestamp(0))
+                .id("e1")
+                .parent(None)
+                .at(&start),
+            Entry::message(answer)
+                .id("e2")
+                .parent(Some("e1"))
+                .at(&start),
         ];
-        let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
-        std::fs::write(project.join(format!("{n}.jsonl")), text).expect("write");
+        write_session_file(&project.join(format!("{n}.jsonl")), &header, lines);
     }
     let root = dir.path().join("sessions");
     let output = run(binary()
@@ -1029,13 +1032,11 @@ fn the_line_cap_is_settable() {
         "2026-03-01T00:00:00Z",
     )]);
     let file = store.root().join("--w--/a.jsonl");
-    let long = serde_json::json!({
-        "type": "message", "id": "e3", "parentId": "e2", "timestamp": "2026-03-01T00:00:00Z",
-        "message": {"role": "user", "content": "x".repeat(3000), "timestamp": 0},
-    });
-    let mut text = std::fs::read_to_string(&file).expect("read");
-    text.push_str(&format!("{long}\n"));
-    std::fs::write(&file, text).expect("write");
+    let long = Entry::message(Message::user(&"x".repeat(3000)).timestamp(0))
+        .id("e3")
+        .parent(Some("e2"))
+        .at("2026-03-01T00:00:00Z");
+    append_jsonl(&file, [long]);
     let entries = |cap: Option<&str>| {
         let mut command = binary();
         command.arg("entries").arg(&file);
@@ -1074,11 +1075,13 @@ fn a_huge_last_entry_still_gives_the_last_activity() {
     // The sessions ran in a real directory, so that `latest` run there finds them.
     let cwd = store.dir.path().canonicalize().expect("temp dir");
     let write = |name: &str, start: &str, text_bytes: usize| {
-        let header = serde_json::json!({"type": "session", "version": 3, "id": name,
-            "timestamp": start, "cwd": cwd});
-        let user = serde_json::json!({"type": "message", "id": "a1", "parentId": null,
-            "timestamp": "2026-11-30T10:01:00.000Z",
-            "message": {"role": "user", "content": format!("question {name}"), "timestamp": 0}});
+        let header = Header::new(name)
+            .timestamp(start)
+            .cwd(cwd.to_str().expect("UTF-8 temp dir"));
+        let user = Entry::message(Message::user(&format!("question {name}")).timestamp(0))
+            .id("a1")
+            .parent(None)
+            .at("2026-11-30T10:01:00.000Z");
         // Written with spaces after the separators, as another writer may.
         let result = format!(
             "{{\"type\": \"message\", \"id\": \"a2\", \"parentId\": \"a1\", \"timestamp\": \"2026-11-30T11:00:00.000Z\", \"message\": {{\"role\": \"toolResult\", \"toolCallId\": \"t\", \"toolName\": \"read\", \"content\": [{{\"type\": \"text\", \"text\": \"{}\"}}]}}}}",

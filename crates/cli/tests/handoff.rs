@@ -5,21 +5,29 @@
 mod common;
 
 use common::{binary, stdout_of};
+use pi_retrospect_testkit::{Block, Entry, Header, Message, Usage, write_session_file};
 use serde_json::Value;
 
 const SECRET: &str = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
 
 fn session(dir: &std::path::Path) -> String {
-    let path = dir.join("s.jsonl");
+    let header = Header::new("0199aaaa-0000-7000-8000-000000000001").cwd("/w");
+    let answer = Message::assistant(&[Block::thinking("SECRET-THOUGHT"), Block::text("Done.")])
+        .provider("p")
+        .model("m");
     let lines = [
-        r#"{"type":"session","version":3,"id":"0199aaaa-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#.to_owned(),
-        format!(
-            r#"{{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"push with token {SECRET} please"}}}}"#
-        ),
-        r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"SECRET-THOUGHT"},{"type":"text","text":"Done."}],"provider":"p","model":"m"}}"#.to_owned(),
+        Entry::message(Message::user(&format!("push with token {SECRET} please")))
+            .id("a1")
+            .parent(None)
+            .at("2026-01-01T00:00:01.000Z"),
+        Entry::message(answer)
+            .id("a2")
+            .parent(Some("a1"))
+            .at("2026-01-01T00:00:02.000Z"),
     ];
-    std::fs::write(&path, lines.join("\n") + "\n").expect("write");
-    path.display().to_string()
+    write_session_file(&dir.join("s.jsonl"), &header, lines)
+        .display()
+        .to_string()
 }
 
 #[test]
@@ -372,22 +380,84 @@ fn out_flipped_to_a_symlink_never_reaches_the_session() {
 /// A session of work as Pi writes it: a task, an edit, a compaction, a failing tool call, a
 /// failed `!` command and a failed last reply.
 fn work_session(project: &std::path::Path) -> String {
-    let path = project.join("2026-11-30T19-15-37-102Z_01a22de2-540d-7602-8b63-cd7f53f64b36.jsonl");
-    let usage = r#""usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}"#;
+    let at = |second: u32| format!("2026-11-30T19:15:{second:02}.000Z");
+    let millis = |second: u32| 1796066100000 + u64::from(second) * 1000;
+    let entry = |message: Message, id: &str, parent: Option<&str>, second: u32| {
+        Entry::message(message.timestamp(millis(second)))
+            .id(id)
+            .parent(parent)
+            .at(&at(second))
+    };
+    let assistant = |content: &[Block], stop_reason: &str| {
+        Message::assistant(content)
+            .api("anthropic-messages")
+            .provider("anthropic")
+            .model("claude-sonnet-4-5")
+            .usage(Usage::tokens(1, 1).cost(0.0))
+            .stop_reason(stop_reason)
+    };
+    let result = |call_id: &str, tool: &str, text: &str, is_error: bool| {
+        Message::tool_result(call_id, tool, text)
+            .details("{}")
+            .is_error(is_error)
+    };
+    let header = Header::new("01a22de2-540d-7602-8b63-cd7f53f64b36")
+        .timestamp("2026-11-30T19:15:37.102Z")
+        .cwd("/w");
+    let edit = Block::tool_call(
+        "c1",
+        "edit",
+        r#"{"path":"src/hook.rs","edits":[{"oldText":"a","newText":"b"}]}"#,
+    );
+    let test = Block::tool_call("c2", "bash", r#"{"command":"cargo test"}"#);
     let lines = [
-        r#"{"type":"session","version":3,"id":"01a22de2-540d-7602-8b63-cd7f53f64b36","timestamp":"2026-11-30T19:15:37.102Z","cwd":"/w"}"#.to_owned(),
-        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-11-30T19:15:38.000Z","message":{"role":"user","content":[{"type":"text","text":"Fix the webhook; X-API-Key: 7f3a9c2e1b4d"}],"timestamp":1796066138000}}"#.to_owned(),
-        format!(r#"{{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-11-30T19:15:39.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c1","name":"edit","arguments":{{"path":"src/hook.rs","edits":[{{"oldText":"a","newText":"b"}}]}}}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5",{usage},"stopReason":"toolUse","timestamp":1796066139000}}}}"#),
-        r#"{"type":"message","id":"t1","parentId":"a1","timestamp":"2026-11-30T19:15:40.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"edit","content":[{"type":"text","text":"Edited"}],"details":{},"isError":false,"timestamp":1796066140000}}"#.to_owned(),
-        r###"{"type":"compaction","id":"k1","parentId":"t1","timestamp":"2026-11-30T19:15:41.000Z","summary":"## Goal\nFix the webhook.","firstKeptEntryId":"u1","tokensBefore":9000}"###.to_owned(),
-        r#"{"type":"message","id":"u2","parentId":"k1","timestamp":"2026-11-30T19:15:42.000Z","message":{"role":"user","content":"Test it.","timestamp":1796066142000}}"#.to_owned(),
-        format!(r#"{{"type":"message","id":"a2","parentId":"u2","timestamp":"2026-11-30T19:15:43.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c2","name":"bash","arguments":{{"command":"cargo test"}}}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5",{usage},"stopReason":"toolUse","timestamp":1796066143000}}}}"#),
-        r#"{"type":"message","id":"t2","parentId":"a2","timestamp":"2026-11-30T19:15:44.000Z","message":{"role":"toolResult","toolCallId":"c2","toolName":"bash","content":[{"type":"text","text":"test hook ... FAILED\n\nCommand exited with code 101"}],"details":{},"isError":true,"timestamp":1796066144000}}"#.to_owned(),
-        r#"{"type":"message","id":"b1","parentId":"t2","timestamp":"2026-11-30T19:15:45.000Z","message":{"role":"bashExecution","command":"mysql -uroot -pS3cr3tPass -e 'select 1'","output":"ERROR 2002 (HY000): Can't connect\n","exitCode":1,"cancelled":false,"truncated":false,"timestamp":1796066145000}}"#.to_owned(),
-        format!(r#"{{"type":"message","id":"a3","parentId":"b1","timestamp":"2026-11-30T19:15:46.000Z","message":{{"role":"assistant","content":[],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5",{usage},"stopReason":"error","errorMessage":"529 overloaded_error","timestamp":1796066146000}}}}"#),
+        entry(
+            Message::user_blocks(&[Block::text("Fix the webhook; X-API-Key: 7f3a9c2e1b4d")]),
+            "u1",
+            None,
+            38,
+        ),
+        entry(assistant(&[edit], "toolUse"), "a1", Some("u1"), 39),
+        entry(result("c1", "edit", "Edited", false), "t1", Some("a1"), 40),
+        Entry::compaction("## Goal\nFix the webhook.", "u1", 9000)
+            .id("k1")
+            .parent(Some("t1"))
+            .at(&at(41)),
+        entry(Message::user("Test it."), "u2", Some("k1"), 42),
+        entry(assistant(&[test], "toolUse"), "a2", Some("u2"), 43),
+        entry(
+            result(
+                "c2",
+                "bash",
+                "test hook ... FAILED\n\nCommand exited with code 101",
+                true,
+            ),
+            "t2",
+            Some("a2"),
+            44,
+        ),
+        entry(
+            Message::bash_execution(
+                "mysql -uroot -pS3cr3tPass -e 'select 1'",
+                "ERROR 2002 (HY000): Can't connect\n",
+                Some(1),
+            )
+            .truncated(false),
+            "b1",
+            Some("t2"),
+            45,
+        ),
+        entry(
+            assistant(&[], "error").error_message("529 overloaded_error"),
+            "a3",
+            Some("b1"),
+            46,
+        ),
     ];
-    std::fs::write(&path, lines.join("\n") + "\n").expect("write");
-    path.display().to_string()
+    let path = project.join("2026-11-30T19-15-37-102Z_01a22de2-540d-7602-8b63-cd7f53f64b36.jsonl");
+    write_session_file(&path, &header, lines)
+        .display()
+        .to_string()
 }
 
 /// The text, `--json` and MCP `session_handoff` carry the same work: the task, the compaction

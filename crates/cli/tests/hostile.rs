@@ -9,10 +9,16 @@ use serde_json::Value;
 
 mod common;
 use common::{binary, stdout_of};
+use pi_retrospect_testkit::{Entry, HEADER, Header, Message, timestamp_in_month};
 
-const HEADER: &str =
-    r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
-const USER: &str = r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"before the hole"}}"#;
+/// The first entry of the damaged files.
+fn user() -> String {
+    Entry::message(Message::user("before the hole"))
+        .id("u1")
+        .parent(None)
+        .at("2026-01-01T00:00:01.000Z")
+        .to_string()
+}
 
 fn write(dir: &Path, contents: &[u8]) -> PathBuf {
     let path = dir.join("s.jsonl");
@@ -44,7 +50,7 @@ fn run_limited(kib: u64, args: &[&str]) -> Output {
 #[test]
 fn show_reads_a_zero_filled_tail_in_bounded_memory() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let path = write(dir.path(), format!("{HEADER}\n{USER}\n").as_bytes());
+    let path = write(dir.path(), format!("{HEADER}\n{}\n", user()).as_bytes());
     let file = std::fs::File::options()
         .write(true)
         .open(&path)
@@ -74,7 +80,7 @@ fn warnings_on_stderr_are_bounded() {
     for idx in 0..n_junk {
         text.push_str(&format!("junk {idx}\n"));
     }
-    text.push_str(USER);
+    text.push_str(&user());
     text.push('\n');
     text.push_str(r#"{"type":"label","id":"l1","parentId":"gone","targetId":"u1","label":"x"}"#);
     text.push('\n');
@@ -198,10 +204,9 @@ fn run_with_descriptors(n: u64, args: &[&str]) -> Output {
 fn list_out_of_descriptors_fails_or_lists_everything() {
     let dir = tempfile::tempdir().expect("temp dir");
     let header = |n: usize| {
-        HEADER.replace("\"s1\"", &format!("\"s{n}\"")).replace(
-            "00:00:00.000Z",
-            &format!("00:{:02}:{:02}.000Z", n / 60 % 60, n % 60),
-        )
+        Header::new(&format!("s{n}"))
+            .timestamp(&timestamp_in_month("2026-01", n as u64 % 3600))
+            .to_string()
     };
     let mut n = 0;
     for project in 0..3 {

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use pi_retrospect_testkit::{Entry, Header, Message, write_session_file};
 use serde_json::Value;
 
 mod common;
@@ -168,7 +169,10 @@ fn cwd_filters() {
     let store = here.join("store/--x--");
     std::fs::create_dir_all(&store).expect("mkdir");
     let header = |id: &str, cwd: &Path| {
-        serde_json::json!({"type":"session","id":id,"timestamp":"2026-01-01T00:00:00Z","cwd":cwd})
+        Header::new(id)
+            .version(None)
+            .timestamp("2026-01-01T00:00:00Z")
+            .cwd(cwd.to_str().expect("UTF-8 temp dir"))
             .to_string()
     };
     std::fs::write(store.join("a.jsonl"), header("here-001", &here)).expect("write");
@@ -481,9 +485,14 @@ fn long_lines_and_colour() {
     std::fs::create_dir_all(dir.path().join("--x--")).expect("mkdir");
     let body = format!(
         "{}\n{}\n",
-        r#"{"type":"session","id":"s1","timestamp":"2026-01-01T00:00:00Z","cwd":"/x"}"#,
-        serde_json::json!({"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:00Z",
-            "message":{"role":"user","content":"evil \u{1b}[31mred\u{1b}[0m\nsecond line \u{202e}reversed and a long tail that will not fit in sixty columns"}})
+        Header::new("s1")
+            .version(None)
+            .timestamp("2026-01-01T00:00:00Z")
+            .cwd("/x"),
+        Entry::message(Message::user("evil \u{1b}[31mred\u{1b}[0m\nsecond line \u{202e}reversed and a long tail that will not fit in sixty columns"))
+            .id("a")
+            .parent(None)
+            .at("2026-01-01T00:00:00Z")
     );
     std::fs::write(dir.path().join("--x--/s.jsonl"), body).expect("write");
     let long = success(run(binary()
@@ -507,13 +516,14 @@ fn unordered_streams_a_store_larger_than_its_channel() {
     let project = dir.path().join("--w--");
     std::fs::create_dir(&project).expect("mkdir");
     for index in 0..300 {
-        std::fs::write(
-            project.join(format!("s{index:04}.jsonl")),
-            format!(
-                "{{\"type\":\"session\",\"version\":3,\"id\":\"s{index:04}\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"/w\"}}\n"
-            ),
-        )
-        .expect("write");
+        let header = Header::new(&format!("s{index:04}"))
+            .timestamp("2026-01-01T00:00:00Z")
+            .cwd("/w");
+        write_session_file(
+            &project.join(format!("s{index:04}.jsonl")),
+            &header,
+            Vec::<String>::new(),
+        );
     }
     for threads in ["1", "2"] {
         let mut child = binary()

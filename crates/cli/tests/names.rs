@@ -9,15 +9,12 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use common::{binary, stdout_of};
-
-const HEADER: &str = r#"{"type":"session","version":3,"id":"big-session","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+use pi_retrospect_testkit::{Block, Entry, Header, Message};
 
 /// Returns `n` assistant lines of about a kilobyte each.
 fn filler(n: usize) -> String {
-    let line = format!(
-        r#"{{"type":"message","timestamp":"2026-01-01T00:01:00.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{}"}}]}}}}"#,
-        "x".repeat(1000)
-    );
+    let line = Entry::message(Message::assistant(&[Block::text(&"x".repeat(1000))]))
+        .at("2026-01-01T00:01:00.000Z");
     format!("{line}\n").repeat(n)
 }
 
@@ -32,23 +29,21 @@ impl Home {
         let dir = tempfile::tempdir().expect("temp dir");
         let project = dir.path().join("sessions/--w--");
         std::fs::create_dir_all(&project).expect("mkdir");
-        let user = r#"{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"first question"}}"#;
-        let name = |name: &str| {
-            format!(
-                r#"{{"type":"session_info","timestamp":"2026-01-01T00:00:02.000Z","name":"{name}"}}"#
-            )
-        };
+        let header = |id: &str| Header::new(id).cwd("/w");
+        let user = Entry::message(Message::user("first question")).at("2026-01-01T00:00:01.000Z");
+        let name = |name: &str| Entry::session_info(name).at("2026-01-01T00:00:02.000Z");
         std::fs::write(
             project.join("big.jsonl"),
             format!(
-                "{HEADER}\n{user}\n{}{}\n{}",
+                "{}\n{user}\n{}{}\n{}",
+                header("big-session"),
                 filler(2000),
                 name("Debug flaky webhook"),
                 filler(2000)
             ),
         )
         .expect("write");
-        let early = HEADER.replace("big-session", "early-session");
+        let early = header("early-session");
         std::fs::write(
             project.join("early.jsonl"),
             format!("{early}\n{user}\n{}\n{}", name("Named early"), filler(3000)),

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::binary;
+use pi_retrospect_testkit::{Block, Entry, Header, Message, Store};
 
 /// How long to wait for the picker before failing the test (a fail-safe against a hang, not
 /// a measure of speed: nothing here asserts how fast anything is).
@@ -27,28 +28,26 @@ fn write_session(
     text: &str,
     answer: &str,
 ) -> PathBuf {
-    let cwd_text = cwd.to_str().expect("UTF-8 temp path");
-    let slug = cwd_text.trim_start_matches('/').replace('/', "-");
-    let project = root.join(format!("--{slug}--"));
-    std::fs::create_dir_all(&project).expect("project dir");
-    let path = project.join(format!("2026-11-30T10-00-{second:02}-000Z_{id}.jsonl"));
-    let body = format!(
-        concat!(
-            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-11-30T10:00:{second:02}.000Z","cwd":"{cwd}"}}"#,
-            "\n",
-            r#"{{"type":"message","id":"m1","parentId":null,"timestamp":"2026-11-30T10:00:{second:02}.500Z","message":{{"role":"user","content":"{text}"}}}}"#,
-            "\n",
-            r#"{{"type":"message","id":"m2","parentId":"m1","timestamp":"2026-11-30T10:00:{second:02}.900Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{answer}"}}],"provider":"p","model":"m"}}}}"#,
-            "\n"
-        ),
-        id = id,
-        second = second,
-        cwd = cwd_text,
-        text = text,
-        answer = answer,
-    );
-    std::fs::write(&path, body).expect("session file");
-    path
+    let at = |fraction: &str| format!("2026-11-30T10:00:{second:02}.{fraction}Z");
+    let header = Header::new(id)
+        .timestamp(&at("000"))
+        .cwd(cwd.to_str().expect("UTF-8 temp path"));
+    let answer = Message::assistant(&[Block::text(answer)])
+        .provider("p")
+        .model("m");
+    Store::at(root).write_session(
+        &header,
+        [
+            Entry::message(Message::user(text))
+                .id("m1")
+                .parent(None)
+                .at(&at("500")),
+            Entry::message(answer)
+                .id("m2")
+                .parent(Some("m1"))
+                .at(&at("900")),
+        ],
+    )
 }
 
 /// A picker running in a pseudo-terminal, and everything it has drawn so far.

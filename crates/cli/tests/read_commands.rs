@@ -11,6 +11,7 @@ use serde_json::Value;
 
 mod common;
 use common::{binary, golden, stdout_of};
+use pi_retrospect_testkit::{Block, Entry, Header, Message, write_jsonl};
 
 const TREE: &str = "--tmp-pi-real-fixture-home-user-project--/2026-11-30T07-00-59-489Z_01a22b41-c1e1-73ac-b3e0-09602166f4c8.jsonl";
 const TOOLS: &str = "--tmp-pi-real-fixture-home-user-project--/2026-11-30T07-00-59-245Z_01a22b41-c0ec-73ac-b3e0-0959dd92f796.jsonl";
@@ -92,34 +93,27 @@ fn redacted(text: &str) -> String {
 
 /// Writes `lines` (each followed by a newline) to `dir/name` and returns the path.
 fn write_file(dir: &Path, name: &str, lines: &[String]) -> String {
-    let path = dir.join(name);
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    let mut body = String::new();
-    for line in lines {
-        body.push_str(line);
-        body.push('\n');
-    }
-    std::fs::write(&path, body).expect("write");
-    path.display().to_string()
+    write_jsonl(&dir.join(name), lines).display().to_string()
 }
 
 fn header(id: &str, cwd: &str) -> String {
-    format!(
-        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"{cwd}"}}"#
-    )
+    Header::new(id).cwd(cwd).to_string()
 }
 
+/// Returns a message of `role` holding one text block, written at `minute` (an assistant's
+/// with its provider, model and stop reason).
 fn message(id: &str, parent: Option<&str>, minute: u32, role: &str, text: &str) -> String {
-    let parent = parent.map_or("null".to_owned(), |parent| format!("{parent:?}"));
-    let text = serde_json::to_string(text).expect("string");
-    let extra = if role == "assistant" {
-        r#","provider":"p","model":"m","stopReason":"stop""#
+    let message = Message::with_role(role).content(&[Block::text(text)]);
+    let message = if role == "assistant" {
+        message.provider("p").model("m").stop_reason("stop")
     } else {
-        ""
+        message
     };
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:{minute:02}:00.000Z","message":{{"role":"{role}","content":[{{"type":"text","text":{text}}}]{extra}}}}}"#
-    )
+    Entry::message(message)
+        .id(id)
+        .parent(parent)
+        .at(&format!("2026-01-01T00:{minute:02}:00.000Z"))
+        .to_string()
 }
 
 /// Returns a linear conversation of `n_turns` user/assistant pairs, ids `u<n>`/`a<n>`.
@@ -840,9 +834,7 @@ fn latest_is_the_newest_session_in_the_current_directory() {
     let work_text = work.display().to_string();
     let store = dir.path().join("store");
     let session = |name: &str, id: &str, cwd: &str, timestamp: &str| {
-        let header = format!(
-            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{timestamp}","cwd":"{cwd}"}}"#
-        );
+        let header = Header::new(id).timestamp(timestamp).cwd(cwd).to_string();
         write_file(
             &store,
             &format!("--w--/{name}.jsonl"),
@@ -1025,10 +1017,17 @@ fn version_1_files_have_null_ids_and_one_warning() {
         dir.path(),
         "v1.jsonl",
         &[
-            r#"{"type":"session","id":"v1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/w"}"#
-                .to_owned(),
-            r#"{"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hello"}}"#.to_owned(),
-            r#"{"type":"message","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"hi"}]}}"#.to_owned(),
+            Header::new("v1")
+                .version(None)
+                .timestamp("2025-01-01T00:00:00.000Z")
+                .cwd("/w")
+                .to_string(),
+            Entry::message(Message::user("hello"))
+                .at("2025-01-01T00:00:01.000Z")
+                .to_string(),
+            Entry::message(Message::assistant(&[Block::text("hi")]))
+                .at("2025-01-01T00:00:02.000Z")
+                .to_string(),
         ],
     );
     let document = json(&["entries", &path, "--json"]);
@@ -1815,9 +1814,11 @@ fn a_session_is_found_by_its_name_or_name_prefix() {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = dir.path().join("store");
     let named = |file: &str, id: &str, name: &str| {
-        let info = format!(
-            r#"{{"type":"session_info","id":"n-{id}","parentId":"u0","timestamp":"2026-01-01T00:00:02.000Z","name":"{name}"}}"#
-        );
+        let info = Entry::session_info(name)
+            .id(&format!("n-{id}"))
+            .parent(Some("u0"))
+            .at("2026-01-01T00:00:02.000Z")
+            .to_string();
         write_file(
             &store,
             &format!("--w--/{file}.jsonl"),

@@ -6,6 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{binary, stdout_of};
+use pi_retrospect_testkit::{Block, Entry, Header, Message, Store};
 use serde_json::Value;
 
 fn sessions() -> String {
@@ -240,76 +241,90 @@ fn max_count_keeps_each_files_first_hits() {
 /// One session holding every kind of searchable text, each entry's text chosen so that a
 /// pattern reaches it only through its kind (and case).
 fn every_kind_session() -> Vec<String> {
-    let header = r#"{"type":"session","version":3,"id":"every-kind","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
-    let mut lines = vec![header.to_owned()];
-    let mut parent = "null".to_owned();
-    let mut entry = |id: &str, body: &str| {
-        lines.push(format!(
-            r#"{{"id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:0{}.000Z",{body}}}"#,
-            lines.len() % 10
-        ));
-        parent = format!("\"{id}\"");
+    let mut lines = vec![Header::new("every-kind").to_string()];
+    let mut parent: Option<String> = None;
+    let mut push = |entry: Entry, id: &str| {
+        let second = lines.len() % 10;
+        lines.push(
+            entry
+                .id(id)
+                .parent(parent.as_deref())
+                .at(&format!("2026-01-01T00:00:0{second}.000Z"))
+                .to_string(),
+        );
+        parent = Some(id.to_owned());
     };
-    let message = |body: &str| format!(r#""type":"message","message":{body}"#);
-    entry(
+    let message = |message: Message| Entry::message(message.timestamp(1));
+    let failed = |error: &str| {
+        Message::assistant(&[])
+            .provider("p")
+            .model("m")
+            .stop_reason("error")
+            .error_message(error)
+    };
+    push(
+        message(
+            Message::with_role("system")
+                .text_member("content", "Policy: never run a command that pushes"),
+        ),
         "sys",
-        &message(
-            r#"{"role":"system","content":"Policy: never run a command that pushes","timestamp":1}"#,
-        ),
     );
-    entry(
+    push(
+        message(Message::user("the db says connect ECONNREFUSED 127.0.0.1")),
         "u1",
-        &message(
-            r#"{"role":"user","content":"the db says connect ECONNREFUSED 127.0.0.1","timestamp":1}"#,
-        ),
     );
-    entry(
+    push(
+        message(
+            Message::assistant(&[
+                Block::thinking("Maybe econnrefused means the db is down"),
+                Block::text("I will check the db port"),
+                Block::tool_call(
+                    "c1",
+                    "bash",
+                    r#"{"command":"curl localhost:5432","timeout":30}"#,
+                ),
+            ])
+            .provider("p")
+            .model("m")
+            .stop_reason("toolUse"),
+        ),
         "a1",
-        &message(
-            r#"{"role":"assistant","content":[{"type":"thinking","thinking":"Maybe econnrefused means the db is down"},{"type":"text","text":"I will check the db port"},{"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"curl localhost:5432","timeout":30}}],"provider":"p","model":"m","stopReason":"toolUse","timestamp":1}"#,
-        ),
     );
-    entry(
+    push(
+        message(
+            Message::tool_result("c1", "bash", "curl: (7) connect ECONNREFUSED").is_error(true),
+        ),
         "t1",
-        &message(
-            r#"{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"curl: (7) connect ECONNREFUSED"}],"isError":true,"timestamp":1}"#,
-        ),
     );
-    entry(
+    push(
+        message(failed("429 Too Many Requests: rate limit reached")),
         "e1",
-        &message(
-            r#"{"role":"assistant","content":[],"provider":"p","model":"m","stopReason":"error","errorMessage":"429 Too Many Requests: rate limit reached","timestamp":1}"#,
-        ),
     );
-    entry(
+    push(
+        message(failed("Overloaded: the server is overloaded")),
         "e2",
-        &message(
-            r#"{"role":"assistant","content":[],"provider":"p","model":"m","stopReason":"error","errorMessage":"Overloaded: the server is overloaded","timestamp":1}"#,
-        ),
     );
-    entry(
+    push(
+        message(
+            Message::bash_execution("pg_ctl start", "server started; Econnrefused gone", Some(0))
+                .truncated(false),
+        ),
         "b1",
-        &message(
-            r#"{"role":"bashExecution","command":"pg_ctl start","output":"server started; Econnrefused gone","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1}"#,
-        ),
     );
-    entry(
+    push(
+        Entry::compaction("Fixed the ECONNREFUSED by starting the db", "b1", 10),
         "k1",
-        r#""type":"compaction","summary":"Fixed the ECONNREFUSED by starting the db","firstKeptEntryId":"b1","tokensBefore":10"#,
     );
-    entry(
+    push(
+        Entry::branch_summary("u1", "An abandoned try at a rate limit retry"),
         "bs1",
-        r#""type":"branch_summary","fromId":"u1","summary":"An abandoned try at a rate limit retry""#,
     );
-    entry(
+    push(
+        Entry::custom_message("note", "extension says: command done", true),
         "cm1",
-        r#""type":"custom_message","customType":"note","content":"extension says: command done","display":true"#,
     );
-    entry("l1", r#""type":"label","targetId":"b1","label":"db fix""#);
-    entry(
-        "n1",
-        r#""type":"session_info","name":"db connection trouble""#,
-    );
+    push(Entry::label("b1", Some("db fix")), "l1");
+    push(Entry::session_info("db connection trouble"), "n1");
     lines
 }
 
@@ -334,10 +349,10 @@ fn entry_ids(document: &Value, items: &str, field: &str) -> Vec<String> {
 #[test]
 fn the_three_searching_commands_find_the_same_entries() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let project = dir.path().join("--p--");
-    std::fs::create_dir_all(&project).expect("mkdir");
-    let path = project.join("2026-01-01T00-00-00-000Z_every-kind.jsonl");
-    std::fs::write(&path, every_kind_session().join("\n") + "\n").expect("write");
+    let path = Store::at(dir.path()).write(
+        "--p--/2026-01-01T00-00-00-000Z_every-kind.jsonl",
+        every_kind_session(),
+    );
     let root = dir.path().to_str().expect("utf-8");
     let path = path.to_str().expect("utf-8");
     let json = |args: &[&str]| -> Value {

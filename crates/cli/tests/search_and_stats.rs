@@ -8,32 +8,34 @@ mod common;
 use std::path::Path;
 
 use common::{binary, stdout_of};
+use pi_retrospect_testkit::{
+    Block, Entry, Header, Message, Usage, fork_path, run_path, write_session_file,
+};
 use serde_json::Value;
 
 /// Returns an assistant entry line with `usage` at `timestamp`.
 fn assistant(id: &str, parent: Option<&str>, timestamp: &str, input: u64, cost: f64) -> String {
-    let parent = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{timestamp}","message":{{"role":"assistant","content":[{{"type":"text","text":"answer {id}"}}],"api":"x","provider":"p","model":"m","usage":{{"input":{input},"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":{input},"cost":{{"total":{cost}}}}},"stopReason":"stop","timestamp":1}}}}"#
-    )
+    let message = Message::assistant(&[Block::text(&format!("answer {id}"))])
+        .api("x")
+        .provider("p")
+        .model("m")
+        .usage(Usage::tokens(input, 0).cost_total_only(cost))
+        .stop_reason("stop")
+        .timestamp(1);
+    Entry::message(message)
+        .id(id)
+        .parent(parent)
+        .at(timestamp)
+        .to_string()
 }
 
 /// Writes a session file `name` under the project directory of `/p` in `root`, with a
 /// header of `id` started at `started`, and `lines`; returns its path.
 fn session(root: &Path, name: &str, id: &str, started: &str, lines: &[String]) -> String {
-    let dir = root.join("--p--");
-    let path = dir.join(name);
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    let mut text = format!(
-        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{started}","cwd":"/p"}}"#
-    );
-    text.push('\n');
-    for line in lines {
-        text.push_str(line);
-        text.push('\n');
-    }
-    std::fs::write(&path, text).expect("write");
-    path.display().to_string()
+    let header = Header::new(id).timestamp(started).cwd("/p");
+    write_session_file(&root.join("--p--").join(name), &header, lines)
+        .display()
+        .to_string()
 }
 
 fn json_of(output: &std::process::Output) -> Value {
@@ -88,25 +90,21 @@ fn stats_since_until_use_the_report_time_zone() {
 }
 
 fn user_line(id: &str, parent: Option<&str>, timestamp: &str, text: &str) -> String {
-    let parent = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{timestamp}","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
-    )
+    Entry::message(Message::user(text).timestamp(1))
+        .id(id)
+        .parent(parent)
+        .at(timestamp)
+        .to_string()
 }
 
 /// Writes a session at `path` (any place) with header `id` and `lines`.
 fn write_at(path: &Path, id: &str, lines: &[String]) -> String {
-    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    let mut text = format!(
-        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-03-02T10:00:00.000Z","cwd":"/p"}}"#
-    );
-    text.push('\n');
-    for line in lines {
-        text.push_str(line);
-        text.push('\n');
-    }
-    std::fs::write(path, text).expect("write");
-    path.display().to_string()
+    let header = Header::new(id)
+        .timestamp("2026-03-02T10:00:00.000Z")
+        .cwd("/p");
+    write_session_file(path, &header, lines)
+        .display()
+        .to_string()
 }
 
 /// A store with a session, a `forks/` run copying its entries and a subagent run.
@@ -132,7 +130,6 @@ fn store() -> Store {
         "2026-03-02T10:00:00.000Z",
         &shared,
     );
-    let container = session.trim_end_matches(".jsonl").to_owned();
     let mut fork_lines = shared.clone();
     fork_lines.push(assistant(
         "f1",
@@ -142,12 +139,12 @@ fn store() -> Store {
         0.5,
     ));
     let fork = write_at(
-        &Path::new(&container).join("forks/2026-03-02T11-00-00-000Z_f1.jsonl"),
+        &fork_path(Path::new(&session), "2026-03-02T11-00-00-000Z_f1.jsonl"),
         "f1",
         &fork_lines,
     );
     let run = write_at(
-        &Path::new(&container).join("launch-1/run-0/session.jsonl"),
+        &run_path(Path::new(&session), "launch-1", 0),
         "r1",
         &[user_line(
             "r1u",
@@ -382,9 +379,22 @@ fn search_role_is_validated_and_custom_covers_custom_messages() {
         "s1",
         "2026-03-02T10:00:00.000Z",
         &[
-            user_line("u1", None, "2026-03-02T10:00:01.000Z", "injected by the user"),
-            r#"{"type":"custom_message","id":"c1","parentId":"u1","timestamp":"2026-03-02T10:00:02.000Z","customType":"ext","content":"Injected context","display":true}"#.to_owned(),
-            r#"{"type":"branch_summary","id":"b1","parentId":"c1","timestamp":"2026-03-02T10:00:03.000Z","fromId":"u1","summary":"Injected summary"}"#.to_owned(),
+            user_line(
+                "u1",
+                None,
+                "2026-03-02T10:00:01.000Z",
+                "injected by the user",
+            ),
+            Entry::custom_message("ext", "Injected context", true)
+                .id("c1")
+                .parent(Some("u1"))
+                .at("2026-03-02T10:00:02.000Z")
+                .to_string(),
+            Entry::branch_summary("u1", "Injected summary")
+                .id("b1")
+                .parent(Some("c1"))
+                .at("2026-03-02T10:00:03.000Z")
+                .to_string(),
         ],
     );
     let root = dir.path().display().to_string();
@@ -487,10 +497,20 @@ fn threads_zero_is_refused() {
 fn sums_saturate_and_zero_cost_is_known() {
     let dir = tempfile::tempdir().expect("temp dir");
     let huge = |id: &str, parent: Option<&str>| {
-        let parent = parent.map_or("null".to_owned(), |parent| format!("\"{parent}\""));
-        format!(
-            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-03-02T10:00:01.000Z","message":{{"role":"assistant","content":[],"api":"x","provider":"p","model":"m","usage":{{"input":1,"output":18446744073709551615,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{{"total":1e308}}}},"stopReason":"stop","timestamp":1}}}}"#
-        )
+        // Written by hand: the sums overflow, so no total of them is the `totalTokens` here.
+        let usage = r#"{"input":1,"output":18446744073709551615,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"total":1e308}}"#;
+        let message = Message::assistant(&[])
+            .api("x")
+            .provider("p")
+            .model("m")
+            .member("usage", usage)
+            .stop_reason("stop")
+            .timestamp(1);
+        Entry::message(message)
+            .id(id)
+            .parent(parent)
+            .at("2026-03-02T10:00:01.000Z")
+            .to_string()
     };
     session(
         dir.path(),
