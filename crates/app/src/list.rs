@@ -862,23 +862,26 @@ pub(crate) fn read_last_activities(paths: &[&str]) -> Vec<Result<SessionSummary,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pi_retrospect_testkit::{Entry, Header, write_session_file};
 
     /// Writes `n` sessions with names into a temp store and returns it.
     fn store(n: usize) -> tempfile::TempDir {
         let dir = tempfile::tempdir().expect("temp dir");
         let project = dir.path().join("--w--");
-        std::fs::create_dir(&project).expect("mkdir");
         for index in 0..n {
-            let body = format!(
-                "{{\"type\":\"session\",\"version\":3,\"id\":\"s{index:04}\",\"timestamp\":\"2026-01-01T00:00:{:02}Z\",\"cwd\":\"/w\"}}\n{{\"type\":\"session_info\",\"id\":\"i\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00Z\",\"name\":\"{}\"}}\n",
-                index % 60,
-                if index % 2 == 0 {
-                    "even one"
-                } else {
-                    "odd one"
-                }
-            );
-            std::fs::write(project.join(format!("s{index:04}.jsonl")), body).expect("write");
+            let header = Header::new(&format!("s{index:04}"))
+                .timestamp(&format!("2026-01-01T00:00:{:02}Z", index % 60))
+                .cwd("/w");
+            let name = if index % 2 == 0 {
+                "even one"
+            } else {
+                "odd one"
+            };
+            let info = Entry::session_info(name)
+                .id("i")
+                .parent(None)
+                .at("2026-01-01T00:00:00Z");
+            write_session_file(&project.join(format!("s{index:04}.jsonl")), &header, [info]);
         }
         dir
     }

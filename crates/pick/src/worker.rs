@@ -280,6 +280,7 @@ fn spawn(name: &str, work: impl FnOnce() + Send + 'static) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pi_retrospect_testkit::{Entry, Header};
 
     /// The picker's index gets a session's name however deep in a long file it was set, and
     /// keeps it in the summary cache for the next start.
@@ -289,16 +290,20 @@ mod tests {
         let project = dir.path().join("store/--w--");
         std::fs::create_dir_all(&project).expect("mkdir");
         std::fs::create_dir(dir.path().join("cache")).expect("mkdir");
-        let filler = format!(
-            "{}\n",
-            r#"{"type":"message","timestamp":"2026-01-01T00:01:00.000Z","message":{"role":"assistant","content":"filler filler filler filler filler filler filler filler"}}"#
+        let filler = Entry::message(
+            pi_retrospect_testkit::Message::with_role("assistant").text_member(
+                "content",
+                "filler filler filler filler filler filler filler filler",
+            ),
         )
-        .repeat(20_000);
+        .at("2026-01-01T00:01:00.000Z");
+        let filler = format!("{filler}\n").repeat(20_000);
         let body = format!(
             "{}\n{}\n{filler}{}\n{filler}",
-            r#"{"type":"session","version":3,"id":"big","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
-            r#"{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"first question"}}"#,
-            r#"{"type":"session_info","timestamp":"2026-01-01T00:00:02.000Z","name":"Named in the middle"}"#,
+            Header::new("big").cwd("/w"),
+            Entry::message(pi_retrospect_testkit::Message::user("first question"))
+                .at("2026-01-01T00:00:01.000Z"),
+            Entry::session_info("Named in the middle").at("2026-01-01T00:00:02.000Z"),
         );
         let path = project.join("big.jsonl");
         std::fs::write(&path, body).expect("write");
