@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use pi_retrospect_core::filter::{CwdMatcher, ListFilter, SortKey};
+use pi_retrospect_core::filter::{CwdMatcher, ListFilter};
+use pi_retrospect_core::order::SortOrder;
 use pi_retrospect_core::{
     IdBuffer, IdPrefixes, Listing, Session, SessionRow, SessionSummary, Warning,
 };
@@ -51,10 +52,8 @@ pub struct ListRequest {
     pub id_prefixes: Vec<String>,
     /// Keep sessions whose name contains this, case-insensitively.
     pub name_contains: Option<String>,
-    /// The top-level sort key.
-    pub sort: SortKey,
-    /// Reverse the top level.
-    pub newest_first: bool,
+    /// The order of the top level (runs keep their launch order).
+    pub order: SortOrder,
     /// Keep at most this many top-level sessions after sorting (at least 1).
     pub limit: Option<i64>,
     /// Read the name, first user message and last activity of every shown session. With the
@@ -181,8 +180,7 @@ impl ListRequest {
             exclude_path: None,
             id_prefixes: self.id_prefixes.clone(),
             name_contains: self.name_contains.clone(),
-            sort: self.sort,
-            newest_first: self.newest_first,
+            order: self.order,
             limit,
         })
     }
@@ -862,6 +860,7 @@ pub(crate) fn read_last_activities(paths: &[&str]) -> Vec<Result<SessionSummary,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pi_retrospect_core::order::SortKey;
     use pi_retrospect_testkit::{Entry, Header, write_session_file};
 
     /// Writes `n` sessions with names into a temp store and returns it.
@@ -1006,7 +1005,7 @@ mod tests {
                         ..StoreFlags::default()
                     },
                     name_contains: name.map(str::to_owned),
-                    sort,
+                    order: SortOrder::by(sort),
                     max_depth,
                     cwd,
                     read_summaries: true,

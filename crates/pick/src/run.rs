@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use pi_retrospect_app::Environment;
+use pi_retrospect_core::order::{SortKey, SortOrder};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -388,8 +389,7 @@ fn first_state(options: &PickOptions, env: &Environment) -> Result<State, PickEr
 /// opens on the session worked in most recently (the index puts the listing's last first).
 fn in_resume_order(list: &pi_retrospect_app::ListRequest) -> pi_retrospect_app::ListRequest {
     pi_retrospect_app::ListRequest {
-        sort: pi_retrospect_core::filter::SortKey::Activity,
-        newest_first: false,
+        order: SortOrder::by(SortKey::Activity),
         ..list.clone()
     }
 }

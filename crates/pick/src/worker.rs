@@ -12,9 +12,10 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use pi_retrospect_app::picker::{PreviewLimits, preview};
 use pi_retrospect_app::{
     CaseMode, Environment, ListRequest, SearchEvent as Event, SearchMode as Mode, SearchRequest,
-    SearchTerms, SessionOrder,
+    SearchTerms,
 };
 use pi_retrospect_core::SessionSummary;
+use pi_retrospect_core::order::SortOrder;
 
 use crate::index::Index;
 use crate::state::{FoundText, PreviewSlot};
@@ -187,7 +188,7 @@ impl Workers {
                 case: CaseMode::Smart,
                 ..SearchTerms::new(term)
             },
-            order: SessionOrder::Newest,
+            order: SortOrder::NEWEST_FIRST,
             // The first hit of each file (its scan stops there), for the text shown on its row.
             mode: Mode::Hits,
             limit: None,
