@@ -1,7 +1,7 @@
 //! `pi-retrospect search` end to end on the files the real Pi wrote: exit codes as
 //! ripgrep's, the output modes, the opt-in scopes, and the JSON document against its schema.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-mod common;
+use crate::common;
 use common::{binary, golden, stdout_of};
 use pi_retrospect_testkit::Header;
 

@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{binary, stdout_of};
 use pi_retrospect_testkit::{
     Block, Entry, Header, Message, Usage, append_jsonl, write_session_file,

@@ -3,7 +3,7 @@
 //! standard output (as inside `$( )`), and a stand-in `pi` that records how it was resumed.
 //! Plus the polite refusal without a terminal.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

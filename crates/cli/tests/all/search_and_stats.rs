@@ -3,7 +3,7 @@
 //! checked flags, saturating sums and the common warning prefix. Stores are generated in
 //! temp dirs.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -9,7 +9,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{binary, golden, stdout_of};
 use pi_retrospect_testkit::{Block, Entry, Header, Message, write_jsonl};
 

@@ -2,7 +2,7 @@
 //! schema, and `--out` that never replaces a file unless forced and never writes anything but
 //! the regular file asked for.
 
-mod common;
+use crate::common;
 
 use common::{binary, stdout_of};
 use pi_retrospect_testkit::{Block, Entry, Header, Message, Usage, write_session_file};

@@ -3,7 +3,7 @@
 //! through the summary cache kept under the (temporary) home; `--no-cache` reads file ends
 //! only and leaves the cache alone.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::{Command, Output};

@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 use pi_retrospect_testkit::{Entry, Header, Message, write_session_file};
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 fn agent() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

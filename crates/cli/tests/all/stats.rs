@@ -2,7 +2,7 @@
 //! `pi` totals equal to Pi's own session statistics, a store total that counts each record
 //! once, the schema, and usage errors.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

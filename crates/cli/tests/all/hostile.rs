@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{binary, stdout_of};
 use pi_retrospect_testkit::{Entry, HEADER, Header, Message, timestamp_in_month};
 

@@ -1,7 +1,7 @@
 //! `pi-retrospect failures` end to end on the files the real Pi wrote: every kind found, the
 //! document valid against `schema failures`, the count, grouping, and the exit statuses.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

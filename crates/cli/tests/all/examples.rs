@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -3,7 +3,7 @@
 //! schemas and agree with the CLI's `--json`; confinement escapes and bad arguments are tool
 //! errors after which the server keeps serving; the server exits when stdin closes.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

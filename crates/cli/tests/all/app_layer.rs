@@ -2,7 +2,7 @@
 //! error text that can never drive the terminal, and the one safe open (a FIFO or a symlink
 //! where a session file should be is refused at once, never read and never waited on).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Output, Stdio};

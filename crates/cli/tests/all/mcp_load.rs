@@ -6,7 +6,7 @@
 //! past `--call-timeout` is a tool error naming what to narrow, a cancelled call is not
 //! answered while the server keeps serving, and an oversized `-E` pattern is refused.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
