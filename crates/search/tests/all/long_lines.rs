@@ -2,7 +2,7 @@
 //! naming the file and line, never held whole, and the active-branch flags bridged across
 //! them.
 
-mod common;
+use crate::common;
 
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! Context building, turns and checkpoints, and the views: entries, inspect, show, facts.
 
-mod common;
+use crate::common;
 
 use common::{assistant, jsonl, other, parse, tool_result, user};
 use pi_retrospect_testkit::Header;

@@ -3,7 +3,7 @@
 //! `subagent-artifacts/` is never counted. Also: a missing parent, a moved store, a parent
 //! outside the listing, and parents that name each other.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

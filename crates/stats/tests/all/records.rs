@@ -2,7 +2,7 @@
 //! range, unknown cost, every kind of usage record Pi counts, and damaged lines (warnings
 //! with their line numbers, never an abort, never hiding the good lines).
 
-mod common;
+use crate::common;
 
 use common::{assistant, header, listing, materialize, options, report, usage, user};
 use jiff::tz::TimeZone;

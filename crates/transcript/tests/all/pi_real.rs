@@ -5,7 +5,7 @@
 //! The corpus and the expected values are committed, so this test never needs Node. See
 //! `fixtures/pi-real/README.md` for how both are regenerated.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! token estimates outside ASCII, `line:N` handles in the entries filters, cursors bound to
 //! their file, and context estimates that agree with the context itself.
 
-mod common;
+use crate::common;
 
 use common::{assistant, jsonl, other, parse, tool_result, user};
 use pi_retrospect_transcript::{

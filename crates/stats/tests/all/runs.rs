@@ -5,7 +5,7 @@
 //! missing. The lines are written the way pi-subagents writes them (`withAggregatedToolUsage`
 //! for a foreground launch, `completionUsage` for a background run's wait).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

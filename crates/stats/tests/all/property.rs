@@ -2,7 +2,7 @@
 //! forks that copy a prefix of their parent, and subagent runs whose launching tool result
 //! carries their nested usage, with or without the run's file.
 
-mod common;
+use crate::common;
 
 use common::{assistant, header, listing, materialize, options, report, usage};
 use pi_retrospect_stats::GroupKey;

@@ -1,7 +1,7 @@
 //! Searching one session file: every kind of text, escapes, Unicode, case and word rules,
 //! filters, what never matches, the active-branch flag, snippets and warnings.
 
-mod common;
+use crate::common;
 
 use common::{
     describe_all, entry, file, jsonl, jsonl_with, materialise, message, search, searcher, user,

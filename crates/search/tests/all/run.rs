@@ -1,7 +1,7 @@
 //! Searching many files: results in the caller's order whatever the thread count, limits,
 //! counts, files with matches, warnings as data, and a consumer that stops the run.
 
-mod common;
+use crate::common;
 
 use std::ops::ControlFlow;
 use std::path::Path;

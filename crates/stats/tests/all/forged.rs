@@ -2,7 +2,7 @@
 //! costs a few warnings and a count, sums that pass the largest value stop there with a
 //! warning, and the JSON report says the same as the text.
 
-mod common;
+use crate::common;
 
 use common::{assistant, header, listing, materialize, options, report, user};
 use pi_retrospect_stats::GroupKey;

@@ -2,7 +2,7 @@
 //! (large inputs sparse, so they cost no disk and little time) and asserts what was kept and
 //! the work done (counters, sizes), never time.
 
-mod common;
+use crate::common;
 
 use std::fs::File;
 

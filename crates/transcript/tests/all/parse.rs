@@ -1,7 +1,7 @@
 //! Parsing and tree repair: every entry type, versions 1-3, and real-world damage reported as
 //! warnings with line numbers.
 
-mod common;
+use crate::common;
 
 use common::{HEADER, assistant, describe, jsonl, other, parse, parse_bytes, tool_result, user};
 use pi_retrospect_transcript::{EntryKind, Role, Transcript};
