@@ -4,9 +4,10 @@
 //! The table is an allow-list: a crate's normal dependencies among ours must be in its "may
 //! depend on (ours)" column (`everything` allows any, `nothing` none). Its "never on" column
 //! names external crates (and ours) that may not be reached through normal dependencies at
-//! all, and `no crate but X depends on it` restricts who may depend on the crate. Text in
-//! parentheses is commentary and ignored. Dev-dependencies and build-dependencies are not
-//! checked: tests and examples may use more than the library does.
+//! all, `no crate but X depends on it` restricts who may depend on the crate, and `no crate
+//! depends on it` makes it dev-only (a test kit: any crate's tests may use it, no library or
+//! binary). Text in parentheses is commentary and ignored. Dev-dependencies and
+//! build-dependencies are not checked: tests and examples may use more than the library does.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;
@@ -22,7 +23,8 @@ pub struct Rule {
     pub allowed: Option<BTreeSet<String>>,
     /// Crates (ours by short name, external by package name) it may never reach.
     pub never: BTreeSet<String>,
-    /// When set, only these crates of ours may depend on it.
+    /// When set, only these crates of ours may depend on it (through normal dependencies;
+    /// empty: none, a dev-only crate).
     pub only_dependents: Option<BTreeSet<String>>,
 }
 
@@ -109,6 +111,10 @@ pub fn parse_table(markdown: &str) -> anyhow::Result<Vec<Rule>> {
         let mut only_dependents = None;
         for clause in without_parentheses(cell(never_column)).split(';') {
             let clause = clause.trim();
+            if clause == "no crate depends on it" {
+                only_dependents = Some(BTreeSet::new());
+                continue;
+            }
             if let Some(rest) = clause.strip_prefix("no crate but") {
                 only_dependents = Some(backticked(rest).into_iter().collect());
                 continue;
@@ -191,7 +197,13 @@ pub fn check(rules: &[Rule], graph: &Graph) -> Vec<String> {
                     .edges
                     .get(other_package)
                     .is_some_and(|edges| edges.contains(package));
-                if depends && !dependents.contains(other) {
+                if depends && dependents.is_empty() {
+                    problems.push(format!(
+                        "`{other}` depends on `{}`, which no crate may depend on (a \
+                         dev-dependency only)",
+                        rule.name
+                    ));
+                } else if depends && !dependents.contains(other) {
                     problems.push(format!(
                         "`{other}` depends on `{}`, which only {} may depend on",
                         rule.name,
@@ -348,12 +360,13 @@ mod tests {
         | `core` | nothing | every other crate of ours, rayon (no threads) |\n\
         | `walk` | `core` (its types) | clap |\n\
         | `mcp` | `core`, `walk` | clap; no crate but `cli` depends on it |\n\
-        | `cli` | everything | |\n\n\
+        | `cli` | everything | |\n\
+        | `kit` | nothing | rayon; no crate depends on it (tests only) |\n\n\
         ## Next\n";
 
     fn graph(edges: &[(&str, &[&str])]) -> Graph {
         let mut graph = Graph::default();
-        for short in ["core", "walk", "mcp", "cli"] {
+        for short in ["core", "walk", "mcp", "cli", "kit"] {
             let package = if short == "cli" {
                 short.to_string()
             } else {
@@ -379,7 +392,7 @@ mod tests {
     fn reads_the_columns_and_leaves_out_remarks() {
         let rules = parse_table(TABLE).expect("the test table parses");
         let names: Vec<_> = rules.iter().map(|rule| rule.name.as_str()).collect();
-        assert_eq!(names, ["core", "walk", "mcp", "cli"]);
+        assert_eq!(names, ["core", "walk", "mcp", "cli", "kit"]);
         assert_eq!(rules[0].allowed, Some(BTreeSet::new()));
         assert_eq!(rules[0].never, BTreeSet::from(["rayon".to_string()]));
         assert_eq!(rules[1].allowed, Some(BTreeSet::from(["core".to_string()])));
@@ -388,6 +401,7 @@ mod tests {
             Some(BTreeSet::from(["cli".to_string()]))
         );
         assert_eq!(rules[3].allowed, None);
+        assert_eq!(rules[4].only_dependents, Some(BTreeSet::new()));
     }
 
     #[test]
@@ -467,6 +481,21 @@ mod tests {
                 .any(|problem| problem.contains("only `cli` may depend on")),
             "{problems:?}"
         );
+    }
+
+    #[test]
+    fn a_dev_only_crate_is_no_crates_normal_dependency() {
+        let rules = parse_table(TABLE).expect("the test table parses");
+        let problems = check(&rules, &graph(&[("cli", &["pi-retrospect-kit"])]));
+        assert!(
+            problems
+                .iter()
+                .any(|problem| problem
+                    .contains("`cli` depends on `kit`, which no crate may depend on")),
+            "{problems:?}"
+        );
+        // As a dev-dependency it is not in the graph of normal dependencies at all.
+        assert_eq!(check(&rules, &graph(&[])), Vec::<String>::new());
     }
 
     #[test]

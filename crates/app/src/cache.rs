@@ -588,29 +588,33 @@ mod tests {
     use super::*;
     use crate::list::{ListRequest, list};
     use crate::store::StoreFlags;
+    use pi_retrospect_testkit::{Block, Entry, Header, Message};
 
-    const HEADER: &str = r#"{"type":"session","version":3,"id":"big","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
+    /// The header of the sessions written here.
+    fn header() -> String {
+        Header::new("big").cwd("/w").to_string()
+    }
 
     /// Returns `n` assistant lines of about a kilobyte each, stamped `minute`.
     fn filler(n: usize, minute: u32) -> String {
-        let line = format!(
-            r#"{{"type":"message","timestamp":"2026-01-01T00:{minute:02}:00.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{}"}}]}}}}"#,
-            "x".repeat(1000)
-        );
+        let line = Entry::message(Message::assistant(&[Block::text(&"x".repeat(1000))]))
+            .at(&format!("2026-01-01T00:{minute:02}:00.000Z"));
         format!("{line}\n").repeat(n)
     }
 
     fn named(name: &str) -> String {
         format!(
-            r#"{{"type":"session_info","timestamp":"2026-01-01T00:30:00.000Z","name":"{name}"}}"#
-        ) + "\n"
+            "{}\n",
+            Entry::session_info(name).at("2026-01-01T00:30:00.000Z")
+        )
     }
 
     /// A session of about 3 MiB whose name is set once, in the middle.
     fn big_session() -> String {
         format!(
-            "{HEADER}\n{}\n{}{}{}",
-            r#"{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"first question"}}"#,
+            "{}\n{}\n{}{}{}",
+            header(),
+            Entry::message(Message::user("first question")).at("2026-01-01T00:00:01.000Z"),
             filler(1500, 1),
             named("Named in the middle"),
             filler(1500, 2)
@@ -784,7 +788,7 @@ mod tests {
         let setup = Setup::new();
         setup.list();
         // Truncated.
-        let shorter = format!("{HEADER}\n{}", filler(100, 3));
+        let shorter = format!("{}\n{}", header(), filler(100, 3));
         setup.write(&shorter);
         let (summary, counts_seen, _) = setup.list();
         assert_eq!(summary.name, None);
@@ -864,7 +868,12 @@ mod tests {
     fn concurrent_runs_leave_a_valid_cache() {
         let setup = Setup::new();
         for index in 0..20 {
-            let body = format!("{HEADER}\n{}{}", filler(20, 5), named(&format!("n{index}")));
+            let body = format!(
+                "{}\n{}{}",
+                header(),
+                filler(20, 5),
+                named(&format!("n{index}"))
+            );
             std::fs::write(
                 setup.dir.path().join(format!("store/--w--/s{index}.jsonl")),
                 body,
@@ -975,7 +984,7 @@ mod tests {
     fn files_gone_from_a_walked_store_are_forgotten() {
         let setup = Setup::new();
         let other = setup.dir.path().join("store/--w--/other.jsonl");
-        std::fs::write(&other, format!("{HEADER}\n{}", filler(30, 6))).expect("write");
+        std::fs::write(&other, format!("{}\n{}", header(), filler(30, 6))).expect("write");
         setup.list();
         let (mut entries, _) = load(&setup.cache_file()).expect("cache");
         assert_eq!(entries.len(), 2);

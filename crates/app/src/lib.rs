@@ -52,7 +52,7 @@ pub use pi_retrospect_failures::{FailureGroup, FailureKind, FailureRow, GroupBy,
 pub use pi_retrospect_handoff::HandoffOptions;
 pub use pi_retrospect_search::{
     CaseMode, DEFAULT_CONTEXT_CHARS, Event as SearchEvent, Mode as SearchMode, Progress,
-    ProgressCounts, SessionOrder,
+    ProgressCounts,
 };
 pub use pi_retrospect_stats::parse_group_keys;
 pub use pi_retrospect_transcript::{

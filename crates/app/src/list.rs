@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use pi_retrospect_core::filter::{CwdMatcher, ListFilter, SortKey};
+use pi_retrospect_core::filter::{CwdMatcher, ListFilter};
+use pi_retrospect_core::order::SortOrder;
 use pi_retrospect_core::{
     IdBuffer, IdPrefixes, Listing, Session, SessionRow, SessionSummary, Warning,
 };
@@ -51,10 +52,8 @@ pub struct ListRequest {
     pub id_prefixes: Vec<String>,
     /// Keep sessions whose name contains this, case-insensitively.
     pub name_contains: Option<String>,
-    /// The top-level sort key.
-    pub sort: SortKey,
-    /// Reverse the top level.
-    pub newest_first: bool,
+    /// The order of the top level (runs keep their launch order).
+    pub order: SortOrder,
     /// Keep at most this many top-level sessions after sorting (at least 1).
     pub limit: Option<i64>,
     /// Read the name, first user message and last activity of every shown session. With the
@@ -181,8 +180,7 @@ impl ListRequest {
             exclude_path: None,
             id_prefixes: self.id_prefixes.clone(),
             name_contains: self.name_contains.clone(),
-            sort: self.sort,
-            newest_first: self.newest_first,
+            order: self.order,
             limit,
         })
     }
@@ -862,23 +860,27 @@ pub(crate) fn read_last_activities(paths: &[&str]) -> Vec<Result<SessionSummary,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pi_retrospect_core::order::SortKey;
+    use pi_retrospect_testkit::{Entry, Header, write_session_file};
 
     /// Writes `n` sessions with names into a temp store and returns it.
     fn store(n: usize) -> tempfile::TempDir {
         let dir = tempfile::tempdir().expect("temp dir");
         let project = dir.path().join("--w--");
-        std::fs::create_dir(&project).expect("mkdir");
         for index in 0..n {
-            let body = format!(
-                "{{\"type\":\"session\",\"version\":3,\"id\":\"s{index:04}\",\"timestamp\":\"2026-01-01T00:00:{:02}Z\",\"cwd\":\"/w\"}}\n{{\"type\":\"session_info\",\"id\":\"i\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:00Z\",\"name\":\"{}\"}}\n",
-                index % 60,
-                if index % 2 == 0 {
-                    "even one"
-                } else {
-                    "odd one"
-                }
-            );
-            std::fs::write(project.join(format!("s{index:04}.jsonl")), body).expect("write");
+            let header = Header::new(&format!("s{index:04}"))
+                .timestamp(&format!("2026-01-01T00:00:{:02}Z", index % 60))
+                .cwd("/w");
+            let name = if index % 2 == 0 {
+                "even one"
+            } else {
+                "odd one"
+            };
+            let info = Entry::session_info(name)
+                .id("i")
+                .parent(None)
+                .at("2026-01-01T00:00:00Z");
+            write_session_file(&project.join(format!("s{index:04}.jsonl")), &header, [info]);
         }
         dir
     }
@@ -1003,7 +1005,7 @@ mod tests {
                         ..StoreFlags::default()
                     },
                     name_contains: name.map(str::to_owned),
-                    sort,
+                    order: SortOrder::by(sort),
                     max_depth,
                     cwd,
                     read_summaries: true,

@@ -99,7 +99,7 @@ pub fn list_here(request: &ListRequest, env: &Environment) -> Result<ListResult,
     }
     // Ordered by last activity (Pi's `/resume` order), the few sessions of one directory
     // have their ends read: a bounded read per file.
-    let activities = if query.sort == pi_retrospect_core::filter::SortKey::Activity {
+    let activities = if query.order.key == pi_retrospect_core::order::SortKey::Activity {
         let paths: Vec<&str> = listing
             .sessions
             .iter()

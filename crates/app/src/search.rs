@@ -3,10 +3,10 @@
 
 use std::ops::ControlFlow;
 
+use pi_retrospect_core::order::SortOrder;
 use pi_retrospect_core::search::{SearchTotals, SearchWarning, SessionHeading};
 use pi_retrospect_search::{
     CaseMode, Event, Mode, Pattern, Progress, Query, RunOptions, Scope, SearchFile, Searcher,
-    SessionOrder,
 };
 
 use crate::env::Environment;
@@ -25,8 +25,10 @@ pub struct SearchRequest {
     pub session: Option<SessionTarget>,
     /// The pattern, how it matches, the texts searched and the snippet context.
     pub terms: SearchTerms,
-    /// The order of sessions (hits stay in file order inside a session).
-    pub order: SessionOrder,
+    /// The order the sessions are searched in, each followed by its runs (by path, every
+    /// file in path order; see [`pi_retrospect_search::files_in_order`]); hits stay in file
+    /// order inside a session.
+    pub order: SortOrder,
     /// Hits, counts per file, or files with matches.
     pub mode: Mode,
     /// Stop after this many hits in all.

@@ -5,7 +5,7 @@ use std::io::Write;
 use clap::{Args, ValueEnum};
 
 use pi_retrospect_app::{Environment, ListRequest, ListResult};
-use pi_retrospect_core::filter::SortKey;
+use pi_retrospect_core::order::{SortKey, SortOrder};
 use pi_retrospect_core::{Session, SessionSummary};
 use pi_retrospect_render::long::LongOptions;
 use pi_retrospect_render::when::{LocalClock, push_when};
@@ -278,14 +278,14 @@ fn request(args: &ListArgs) -> anyhow::Result<ListRequest> {
         exclude_current: args.exclude_current,
         id_prefixes: args.id.clone(),
         name_contains: args.name.clone(),
-        sort: match args.sort {
+        order: SortOrder::by(match args.sort {
             SortField::Timestamp => SortKey::Timestamp,
             SortField::Cwd => SortKey::Cwd,
             SortField::Path => SortKey::Path,
             SortField::Id => SortKey::Id,
             SortField::Activity => SortKey::Activity,
-        },
-        newest_first: args.newest_first,
+        })
+        .reversed(args.newest_first),
         limit: args.limit.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
         // What a person sees in --long, a script gets in --jsonl.
         read_summaries: args.long || args.jsonl,
@@ -312,9 +312,7 @@ fn format(
         return Ok(Format::Json);
     }
     if args.jsonl {
-        if args.unordered
-            && (query.limit.is_some() || query.newest_first || query.sort != SortKey::Timestamp)
-        {
+        if args.unordered && (query.limit.is_some() || query.order != SortOrder::OLDEST_FIRST) {
             return Err(UsageError(
                 "--unordered cannot be combined with --limit, --sort or --newest-first".to_owned(),
             )

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use clap::{Args, ValueEnum};
 use pi_retrospect_app::{
     Environment, ListRequest, Progress, SearchEvent as Event, SearchMode as Mode, SearchRequest,
-    SearchTerms, SessionOrder,
+    SearchTerms,
 };
+use pi_retrospect_core::order::{SortKey, SortOrder};
 use pi_retrospect_core::search::SearchWarning;
 use pi_retrospect_render::search::{self as search_render, JsonStream, TextWriter};
 
@@ -333,9 +334,9 @@ fn request(args: &SearchArgs, env: &Environment) -> anyhow::Result<SearchRequest
         session,
         terms,
         order: match args.sort {
-            SortArg::Newest => SessionOrder::Newest,
-            SortArg::Oldest => SessionOrder::Oldest,
-            SortArg::Path => SessionOrder::Path,
+            SortArg::Newest => SortOrder::NEWEST_FIRST,
+            SortArg::Oldest => SortOrder::OLDEST_FIRST,
+            SortArg::Path => SortOrder::by(SortKey::Path),
         },
         mode: if args.count {
             Mode::Count

@@ -4,9 +4,8 @@
 //! semantics as the upstream package's `cwds`, `cwdMatch`, `startTimestamp`/`endTimestamp`,
 //! `sortBy`/`sortDirection`, `limit` and `includeCurrentSession`, and a few more.
 
-use std::cmp::Ordering;
-
 use crate::listing::{Listing, Session, SessionSummary};
+use crate::order::{SortKey, SortOrder};
 use crate::timestamp::Timestamp;
 
 /// How a `--cwd` value matches a session's cwd.
@@ -68,22 +67,6 @@ fn trim_trailing_separators(path: &str) -> &str {
     }
 }
 
-/// Which field orders the top level.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum SortKey {
-    /// Header timestamp instant (the contract's order).
-    #[default]
-    Timestamp,
-    /// Working directory, bytewise.
-    Cwd,
-    /// File path, bytewise.
-    Path,
-    /// Session id, bytewise.
-    Id,
-    /// Last activity (the newest entry's timestamp; the header's when none was read).
-    Activity,
-}
-
 /// A filter, order and limit for a listing. The default keeps everything in contract order.
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter {
@@ -110,10 +93,8 @@ pub struct ListFilter {
     pub id_prefixes: Vec<String>,
     /// Keep sessions whose name contains this text, case-insensitively.
     pub name_contains: Option<String>,
-    /// Top-level order.
-    pub sort: SortKey,
-    /// Reverse the top-level order (children stay in launch order).
-    pub newest_first: bool,
+    /// Top-level order (children stay in launch order).
+    pub order: SortOrder,
     /// Keep at most this many top-level sessions, after sorting.
     pub limit: Option<usize>,
 }
@@ -126,7 +107,9 @@ impl ListFilter {
 
     /// Returns whether answering the query needs each top-level session's last activity.
     pub fn needs_activity(&self) -> bool {
-        self.active_since.is_some() || self.active_until.is_some() || self.sort == SortKey::Activity
+        self.active_since.is_some()
+            || self.active_until.is_some()
+            || self.order.key == SortKey::Activity
     }
 
     /// Applies the query to `listing` in place. `summary_of` returns the body facts read for a
@@ -165,19 +148,9 @@ impl ListFilter {
                 prune(session, max_depth);
             }
         }
-        listing.sessions.sort_by(|left, right| {
-            let ordering = match self.sort {
-                SortKey::Activity => activity_of(left)
-                    .cmp(&activity_of(right))
-                    .then_with(|| left.chronological_cmp(right)),
-                _ => self.compare(left, right),
-            };
-            if self.newest_first {
-                ordering.reverse()
-            } else {
-                ordering
-            }
-        });
+        listing
+            .sessions
+            .sort_by(|left, right| self.order.compare(left, right, &activity_of));
         if let Some(limit) = self.limit {
             listing.sessions.truncate(limit);
         }
@@ -199,16 +172,6 @@ impl ListFilter {
     fn keeps(&self, session: &Session) -> bool {
         self.keeps_header(&session.cwd, session.instant)
             && (!self.with_subagents || !session.subagent_sessions.is_empty())
-    }
-
-    fn compare(&self, left: &Session, right: &Session) -> Ordering {
-        let primary = match self.sort {
-            SortKey::Timestamp | SortKey::Activity => Ordering::Equal,
-            SortKey::Cwd => left.cwd.as_bytes().cmp(right.cwd.as_bytes()),
-            SortKey::Path => left.path.as_bytes().cmp(right.path.as_bytes()),
-            SortKey::Id => left.id.as_bytes().cmp(right.id.as_bytes()),
-        };
-        primary.then_with(|| left.chronological_cmp(right))
     }
 }
 
@@ -528,7 +491,7 @@ mod tests {
         );
         check(
             ListFilter {
-                sort: SortKey::Activity,
+                order: SortOrder::by(SortKey::Activity),
                 max_depth: Some(0),
                 ..ListFilter::default()
             },
@@ -536,8 +499,7 @@ mod tests {
         );
         check(
             ListFilter {
-                sort: SortKey::Activity,
-                newest_first: true,
+                order: SortOrder::by(SortKey::Activity).reversed(true),
                 limit: Some(1),
                 max_depth: Some(0),
                 ..ListFilter::default()
@@ -546,7 +508,7 @@ mod tests {
         );
         assert!(
             ListFilter {
-                sort: SortKey::Activity,
+                order: SortOrder::by(SortKey::Activity),
                 ..ListFilter::default()
             }
             .needs_activity()
@@ -588,14 +550,14 @@ mod tests {
         };
         check(
             ListFilter {
-                newest_first: true,
+                order: SortOrder::NEWEST_FIRST,
                 ..base.clone()
             },
             &["dd5", "cc4", "ab3", "bb2", "aa1"],
         );
         check(
             ListFilter {
-                newest_first: true,
+                order: SortOrder::NEWEST_FIRST,
                 limit: Some(2),
                 ..base.clone()
             },
@@ -603,7 +565,7 @@ mod tests {
         );
         check(
             ListFilter {
-                sort: SortKey::Id,
+                order: SortOrder::by(SortKey::Id),
                 ..base.clone()
             },
             &["aa1", "ab3", "bb2", "cc4", "dd5"],
@@ -611,15 +573,14 @@ mod tests {
         // Bytewise: `-` sorts before `/`.
         check(
             ListFilter {
-                sort: SortKey::Cwd,
+                order: SortOrder::by(SortKey::Cwd),
                 ..base.clone()
             },
             &["aa1", "bb2", "dd5", "cc4", "ab3"],
         );
         check(
             ListFilter {
-                sort: SortKey::Path,
-                newest_first: true,
+                order: SortOrder::by(SortKey::Path).reversed(true),
                 ..base
             },
             &["dd5", "cc4", "ab3", "bb2", "aa1"],
@@ -627,7 +588,7 @@ mod tests {
         // Children keep launch order even when the top level is reversed.
         check(
             ListFilter {
-                newest_first: true,
+                order: SortOrder::NEWEST_FIRST,
                 limit: Some(5),
                 ..ListFilter::default()
             }

@@ -12,6 +12,7 @@ pub mod id_prefixes;
 pub mod json_text;
 pub mod listing;
 pub mod nest;
+pub mod order;
 pub mod path;
 pub mod sanitize;
 pub mod search;

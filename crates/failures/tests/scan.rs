@@ -7,10 +7,23 @@ use std::path::Path;
 use pi_retrospect_failures::{
     FailureKind, ScanFile, ScanOptions, decoded_failure_kind, may_record_failure, scan,
 };
+use pi_retrospect_testkit::{Block, Entry, Header, Message, write_session_file};
 use proptest::prelude::*;
 
-const HEADER: &str = r#"{"type":"session","version":3,"id":"01a22de2-540d-7602-8b63-cd7f53f64b36","timestamp":"2026-11-30T19:15:37.102Z","cwd":"/home/user/project"}"#;
-const FORK_HEADER: &str = r#"{"type":"session","version":3,"id":"01a22de2-6000-7602-8b63-cd7f53f64b36","timestamp":"2026-11-30T20:00:00.000Z","cwd":"/home/user/project","parentSession":"PARENT"}"#;
+/// The header of the session [`body`] belongs to.
+fn header() -> Header {
+    Header::new("01a22de2-540d-7602-8b63-cd7f53f64b36")
+        .timestamp("2026-11-30T19:15:37.102Z")
+        .cwd("/home/user/project")
+}
+
+/// The header of a fork of the session at `parent`.
+fn fork_header(parent: &str) -> Header {
+    Header::new("01a22de2-6000-7602-8b63-cd7f53f64b36")
+        .timestamp("2026-11-30T20:00:00.000Z")
+        .cwd("/home/user/project")
+        .parent_session(parent)
+}
 
 /// The body of a session with every kind of failure, in the shapes Pi 1.6 writes (taken from
 /// `fixtures/pi-real`), and a branch that was left: `b1` and its failed result hang off `a1`
@@ -34,15 +47,10 @@ fn body() -> Vec<String> {
     .collect()
 }
 
-fn write(dir: &Path, name: &str, header: &str, lines: &[String]) -> String {
-    let path = dir.join(name);
-    let mut text = format!("{header}\n");
-    for line in lines {
-        text.push_str(line);
-        text.push('\n');
-    }
-    std::fs::write(&path, text).expect("test setup");
-    path.display().to_string()
+fn write(dir: &Path, name: &str, header: &Header, lines: &[String]) -> String {
+    write_session_file(&dir.join(name), header, lines)
+        .display()
+        .to_string()
 }
 
 fn file(path: &str, depth: u32) -> ScanFile {
@@ -64,7 +72,7 @@ fn detailed() -> ScanOptions {
 #[test]
 fn every_kind_is_found_newest_first_with_its_call_and_branch() {
     let dir = tempfile::tempdir().expect("test setup");
-    let path = write(dir.path(), "s.jsonl", HEADER, &body());
+    let path = write(dir.path(), "s.jsonl", &header(), &body());
     let report = scan(&[file(&path, 0)], &detailed());
     let rows: Vec<(&str, FailureKind, bool)> = report
         .failures
@@ -119,7 +127,7 @@ fn every_kind_is_found_newest_first_with_its_call_and_branch() {
 #[test]
 fn kinds_and_time_bounds_select() {
     let dir = tempfile::tempdir().expect("test setup");
-    let path = write(dir.path(), "s.jsonl", HEADER, &body());
+    let path = write(dir.path(), "s.jsonl", &header(), &body());
     let options = ScanOptions {
         kinds: vec![FailureKind::ToolError, FailureKind::CutOff],
         since: pi_retrospect_core::timestamp::parse("2026-11-30T19:15:37.174Z"),
@@ -138,7 +146,7 @@ fn kinds_and_time_bounds_select() {
 fn a_file_without_candidate_bytes_is_never_decoded() {
     let dir = tempfile::tempdir().expect("test setup");
     let lines: Vec<String> = body().into_iter().take(2).collect();
-    let path = write(dir.path(), "s.jsonl", HEADER, &lines);
+    let path = write(dir.path(), "s.jsonl", &header(), &lines);
     let report = scan(&[file(&path, 0)], &detailed());
     assert!(report.failures.is_empty());
     assert_eq!((report.n_files, report.n_files_decoded), (1, 0));
@@ -147,17 +155,12 @@ fn a_file_without_candidate_bytes_is_never_decoded() {
 #[test]
 fn a_fork_counts_a_copied_failure_once_in_the_parent_and_a_run_keeps_its_depth() {
     let dir = tempfile::tempdir().expect("test setup");
-    let parent = write(dir.path(), "parent.jsonl", HEADER, &body());
+    let parent = write(dir.path(), "parent.jsonl", &header(), &body());
     // The fork copies the parent's entries verbatim, then fails on its own after it started.
     let mut fork_lines = body();
     fork_lines.push(r#"{"type":"message","id":"f1","parentId":"e3","timestamp":"2026-11-30T20:00:01.000Z","message":{"role":"bashExecution","command":"make","output":"make: *** No targets.","exitCode":2,"cancelled":false,"truncated":false,"timestamp":1796068801000}}"#.to_owned());
-    let fork = write(
-        dir.path(),
-        "fork.jsonl",
-        &FORK_HEADER.replace("PARENT", &parent),
-        &fork_lines,
-    );
-    let run = write(dir.path(), "run.jsonl", HEADER, &body()[..4]);
+    let fork = write(dir.path(), "fork.jsonl", &fork_header(&parent), &fork_lines);
+    let run = write(dir.path(), "run.jsonl", &header(), &body()[..4]);
     let mut fork_file = file(&fork, 0);
     fork_file.copied_before = pi_retrospect_core::timestamp::parse("2026-11-30T20:00:00.000Z");
     let report = scan(
@@ -187,14 +190,27 @@ fn a_fork_counts_a_copied_failure_once_in_the_parent_and_a_run_keeps_its_depth()
 fn the_same_call_three_times_in_a_row_is_a_repeat() {
     let dir = tempfile::tempdir().expect("test setup");
     let call = |id: &str, n: u32| {
-        format!(
-            r#"{{"type":"message","id":"{id}","parentId":null,"timestamp":"2026-11-30T19:16:0{n}.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c{n}","name":"bash","arguments":{{"command":"cargo test"}}}}],"stopReason":"toolUse","timestamp":1}}}}"#
+        let call = Block::tool_call(&format!("c{n}"), "bash", r#"{"command":"cargo test"}"#);
+        Entry::message(
+            Message::assistant(&[call])
+                .stop_reason("toolUse")
+                .timestamp(1),
         )
+        .id(id)
+        .parent(None)
+        .at(&format!("2026-11-30T19:16:0{n}.000Z"))
+        .to_string()
     };
     let result = |n: u32, is_error: bool| {
-        format!(
-            r#"{{"type":"message","id":"r{n}","parentId":null,"timestamp":"2026-11-30T19:16:0{n}.500Z","message":{{"role":"toolResult","toolCallId":"c{n}","toolName":"bash","content":[{{"type":"text","text":"fail"}}],"isError":{is_error},"timestamp":1}}}}"#
+        Entry::message(
+            Message::tool_result(&format!("c{n}"), "bash", "fail")
+                .is_error(is_error)
+                .timestamp(1),
         )
+        .id(&format!("r{n}"))
+        .parent(None)
+        .at(&format!("2026-11-30T19:16:0{n}.500Z"))
+        .to_string()
     };
     let lines = vec![
         call("a1", 1),
@@ -204,7 +220,7 @@ fn the_same_call_three_times_in_a_row_is_a_repeat() {
         call("a3", 3),
         result(3, false),
     ];
-    let path = write(dir.path(), "s.jsonl", HEADER, &lines);
+    let path = write(dir.path(), "s.jsonl", &header(), &lines);
     let options = ScanOptions {
         find_repeats: true,
         ..ScanOptions::default()
@@ -217,7 +233,7 @@ fn the_same_call_three_times_in_a_row_is_a_repeat() {
     );
     assert_eq!(report.repeats[0].entry_id, "a1");
     // Two calls in a row are not a loop.
-    let short = write(dir.path(), "t.jsonl", HEADER, &lines[..4]);
+    let short = write(dir.path(), "t.jsonl", &header(), &lines[..4]);
     assert!(scan(&[file(&short, 0)], &options).repeats.is_empty());
 }
 
@@ -280,7 +296,7 @@ proptest! {
     #[test]
     fn the_scan_finds_what_decoding_every_line_finds(lines in prop::collection::vec(entry_line(), 0..12)) {
         let dir = tempfile::tempdir().expect("test setup");
-        let path = write(dir.path(), "s.jsonl", HEADER, &lines);
+        let path = write(dir.path(), "s.jsonl", &header(), &lines);
         let mut found: Vec<FailureKind> = scan(&[file(&path, 0)], &ScanOptions::default())
             .failures
             .into_iter()
@@ -304,7 +320,7 @@ fn a_line_with_a_lone_surrogate_escape_is_read_as_pi_reads_it() {
     // halves; JSON.parse reads it, so the failure on that line must not be lost.
     let mut lines: Vec<String> = body().into_iter().take(2).collect();
     lines.push(r#"{"type":"message","id":"s1","parentId":null,"timestamp":"2026-11-30T20:00:01.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"boom \ud83d"}],"isError":true,"timestamp":1796068801000}}"#.to_owned());
-    let path = write(dir.path(), "s.jsonl", HEADER, &lines);
+    let path = write(dir.path(), "s.jsonl", &header(), &lines);
     let report = scan(&[file(&path, 0)], &detailed());
     assert_eq!(report.failures.len(), 1, "{:?}", report.warnings);
     assert!(report.failures[0].message.contains("boom \u{fffd}"));

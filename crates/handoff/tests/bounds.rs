@@ -8,17 +8,12 @@ use pi_retrospect_handoff::{
     DEFAULT_MAX_DOCUMENT_BYTES, FIELD_CUT_MARKER, Handoff, HandoffOptions, MAX_FIELD_BYTES,
     MAX_MODELS, MAX_WARNINGS, handoff,
 };
+use pi_retrospect_testkit::{Block, Entry, Header, Message, jsonl};
 use pi_retrospect_transcript::Transcript;
-use serde_json::json;
-
-const HEADER: &str = r#"{"type":"session","version":3,"id":"0199aaaa-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#;
 
 fn handoff_of(lines: &[String], options: &HandoffOptions) -> Handoff {
-    let contents = std::iter::once(HEADER.to_owned())
-        .chain(lines.iter().cloned())
-        .collect::<Vec<_>>()
-        .join("\n")
-        + "\n";
+    let header = Header::new("0199aaaa-0000-7000-8000-000000000001").cwd("/w");
+    let contents = jsonl(std::iter::once(header.to_string()).chain(lines.iter().cloned()));
     let transcript = Transcript::from_bytes(contents.into_bytes());
     handoff(&transcript, Path::new("/s/--w--/s.jsonl"), options).expect("handoff")
 }
@@ -31,14 +26,33 @@ fn json_len(handoff: &Handoff) -> usize {
 fn huge_one_line_fields_are_cut_and_the_document_is_bounded() {
     let huge = "n".repeat(2 << 20);
     let mut lines = vec![
-        json!({"type":"session_info","id":"i0","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","name": huge}).to_string(),
+        Entry::session_info(&huge)
+            .id("i0")
+            .parent(None)
+            .at("2026-01-01T00:00:01.000Z")
+            .to_string(),
     ];
     let mut parent = "i0".to_owned();
     for number in 0..20 {
         let user = format!("u{number}{}", "x".repeat(1000));
-        lines.push(json!({"type":"message","id": user,"parentId": parent,"timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"q \"\\\" \\ quotes"}}).to_string());
+        lines.push(
+            Entry::message(Message::user("q \"\\\" \\ quotes"))
+                .id(&user)
+                .parent(Some(&parent))
+                .at("2026-01-01T00:00:02.000Z")
+                .to_string(),
+        );
         let assistant = format!("a{number}");
-        lines.push(json!({"type":"message","id": assistant,"parentId": user,"timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"assistant","content":[{"type":"text","text":"\\".repeat(3000)}],"provider": format!("p{number}{}", "P".repeat(1000)),"model":"m".repeat(100_000)}}).to_string());
+        let message = Message::assistant(&[Block::text(&"\\".repeat(3000))])
+            .provider(&format!("p{number}{}", "P".repeat(1000)))
+            .model(&"m".repeat(100_000));
+        lines.push(
+            Entry::message(message)
+                .id(&assistant)
+                .parent(Some(&user))
+                .at("2026-01-01T00:00:03.000Z")
+                .to_string(),
+        );
         parent = assistant;
     }
     lines.push("not json".to_owned());
@@ -111,13 +125,34 @@ fn huge_one_line_fields_are_cut_and_the_document_is_bounded() {
 
 #[test]
 fn messages_a_context_edit_omits_are_left_out() {
+    let context_edit = |target: &str, replacement: &str| {
+        Entry::of_type("context_edit")
+            .text_member("targetId", target)
+            .member("replacement", replacement)
+    };
     let lines = [
-        json!({"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"REMOVED_BY_CONTEXT_EDIT"}}).to_string(),
-        json!({"type":"message","id":"u2","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"REPLACED_BUT_KEPT"}}).to_string(),
-        json!({"type":"context_edit","id":"e1","parentId":"u2","timestamp":"2026-01-01T00:00:03.000Z","targetId":"u1","replacement":null}).to_string(),
-        json!({"type":"context_edit","id":"e2","parentId":"e1","timestamp":"2026-01-01T00:00:04.000Z","targetId":"u2","replacement":[{"type":"text","text":"new"}]}).to_string(),
-        json!({"type":"message","id":"u3","parentId":"e2","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"user","content":"still here"}}).to_string(),
-    ];
+        Entry::message(Message::user("REMOVED_BY_CONTEXT_EDIT"))
+            .id("u1")
+            .parent(None)
+            .at("2026-01-01T00:00:01.000Z"),
+        Entry::message(Message::user("REPLACED_BUT_KEPT"))
+            .id("u2")
+            .parent(Some("u1"))
+            .at("2026-01-01T00:00:02.000Z"),
+        context_edit("u1", "null")
+            .id("e1")
+            .parent(Some("u2"))
+            .at("2026-01-01T00:00:03.000Z"),
+        context_edit("u2", r#"[{"type":"text","text":"new"}]"#)
+            .id("e2")
+            .parent(Some("e1"))
+            .at("2026-01-01T00:00:04.000Z"),
+        Entry::message(Message::user("still here"))
+            .id("u3")
+            .parent(Some("e2"))
+            .at("2026-01-01T00:00:05.000Z"),
+    ]
+    .map(String::from);
     let handoff = handoff_of(&lines, &HandoffOptions::default());
     let shown: Vec<&str> = handoff
         .excerpt

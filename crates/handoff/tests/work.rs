@@ -8,10 +8,8 @@ use pi_retrospect_handoff::{
     FailureKind, Handoff, HandoffOptions, MAX_FAILURE_BYTES, MAX_FAILURES, MAX_FILES,
     MAX_SUMMARY_BYTES, MAX_TASK_BYTES, handoff,
 };
+use pi_retrospect_testkit::{Block, Entry, Header, Message, Usage, jsonl};
 use pi_retrospect_transcript::Transcript;
-use serde_json::{Value, json};
-
-const HEADER: &str = r#"{"type":"session","version":3,"id":"01a22de2-540d-7602-8b63-cd7f53f64b36","timestamp":"2026-11-30T19:15:37.102Z","cwd":"/tmp/project"}"#;
 
 /// Builds the lines of a session, each entry the child of the one before.
 struct Session {
@@ -21,87 +19,81 @@ struct Session {
 
 impl Session {
     fn new() -> Session {
+        let header = Header::new("01a22de2-540d-7602-8b63-cd7f53f64b36")
+            .timestamp("2026-11-30T19:15:37.102Z")
+            .cwd("/tmp/project");
         Session {
-            lines: vec![HEADER.to_owned()],
+            lines: vec![header.to_string()],
             n_entries: 0,
         }
     }
 
-    fn parent(&self) -> Value {
-        match self.n_entries {
-            0 => Value::Null,
-            n => json!(format!("e{n:04}")),
-        }
-    }
-
-    fn push(&mut self, mut entry: Value) -> String {
-        let parent = self.parent();
+    fn push(&mut self, entry: Entry) -> String {
+        let parent = (self.n_entries > 0).then(|| format!("e{:04}", self.n_entries));
         self.n_entries += 1;
         let id = format!("e{:04}", self.n_entries);
-        entry["id"] = json!(id);
-        entry["parentId"] = parent;
-        entry["timestamp"] = json!(format!("2026-11-30T19:{:02}:00.000Z", self.n_entries % 60));
+        let entry = entry
+            .id(&id)
+            .parent(parent.as_deref())
+            .at(&format!("2026-11-30T19:{:02}:00.000Z", self.n_entries % 60));
         self.lines.push(entry.to_string());
         id
     }
 
-    fn message(&mut self, message: Value) -> String {
-        self.push(json!({ "type": "message", "message": message }))
+    fn message(&mut self, message: Message) -> String {
+        self.push(Entry::message(message))
     }
 
     fn user(&mut self, text: &str) -> String {
-        self.message(json!({ "role": "user", "content": [{ "type": "text", "text": text }], "timestamp": 1796066137123u64 }))
+        self.message(Message::user_blocks(&[Block::text(text)]).timestamp(1796066137123))
     }
 
     /// An assistant message as Pi writes it, with `content` blocks and a stop reason.
-    fn assistant(&mut self, content: Value, stop_reason: &str, error: Option<&str>) -> String {
-        let mut message = json!({
-            "role": "assistant", "content": content, "api": "anthropic-messages",
-            "provider": "anthropic", "model": "claude-sonnet-4-5",
-            "usage": { "input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
-                       "cost": { "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0 } },
-            "stopReason": stop_reason, "timestamp": 1796066137200u64,
-        });
-        if let Some(error) = error {
-            message["errorMessage"] = json!(error);
-        }
-        self.message(message)
+    fn assistant(&mut self, content: &[Block], stop_reason: &str, error: Option<&str>) -> String {
+        let message = Message::assistant(content)
+            .api("anthropic-messages")
+            .provider("anthropic")
+            .model("claude-sonnet-4-5")
+            .usage(Usage::tokens(10, 5).cost(0.0))
+            .stop_reason(stop_reason);
+        let message = match error {
+            Some(error) => message.error_message(error),
+            None => message,
+        };
+        self.message(message.timestamp(1796066137200))
     }
 
-    fn tool_call(&mut self, id: &str, name: &str, arguments: Value) -> String {
-        self.assistant(
-            json!([{ "type": "toolCall", "id": id, "name": name, "arguments": arguments }]),
-            "toolUse",
-            None,
-        )
+    /// A call `id` of tool `name` with `arguments` (JSON text).
+    fn tool_call(&mut self, id: &str, name: &str, arguments: &str) -> String {
+        self.assistant(&[Block::tool_call(id, name, arguments)], "toolUse", None)
     }
 
     fn tool_result(&mut self, call_id: &str, name: &str, text: &str, is_error: bool) -> String {
-        self.message(json!({
-            "role": "toolResult", "toolCallId": call_id, "toolName": name,
-            "content": [{ "type": "text", "text": text }], "details": {}, "isError": is_error,
-            "timestamp": 1796066137300u64,
-        }))
+        self.message(
+            Message::tool_result(call_id, name, text)
+                .details("{}")
+                .is_error(is_error)
+                .timestamp(1796066137300),
+        )
     }
 
     fn command(&mut self, command: &str, output: &str, exit_code: Option<i64>) -> String {
-        self.message(json!({
-            "role": "bashExecution", "command": command, "output": output,
-            "exitCode": exit_code, "cancelled": exit_code.is_none(), "truncated": false,
-            "timestamp": 1796066137400u64,
-        }))
+        self.message(
+            Message::bash_execution(command, output, exit_code)
+                .truncated(false)
+                .timestamp(1796066137400),
+        )
     }
 
     fn compaction(&mut self, summary: &str, first_kept: &str) -> String {
-        self.push(json!({
-            "type": "compaction", "summary": summary, "firstKeptEntryId": first_kept,
-            "tokensBefore": 50000,
-            "details": { "readFiles": ["Cargo.toml"], "modifiedFiles": ["src/webhook.rs"] },
-        }))
+        self.push(Entry::compaction(summary, first_kept, 50000).member(
+            "details",
+            r#"{"readFiles":["Cargo.toml"],"modifiedFiles":["src/webhook.rs"]}"#,
+        ))
     }
 
     fn handoff(&self, options: &HandoffOptions) -> Handoff {
-        let contents = self.lines.join("\n") + "\n";
+        let contents = jsonl(&self.lines);
         let transcript = Transcript::from_bytes(contents.into_bytes());
         handoff(&transcript, Path::new("/s/--p--/s.jsonl"), options).expect("handoff")
     }
@@ -113,13 +105,21 @@ fn work_session() -> Session {
     let mut session = Session::new();
     let task = session.user("Fix the flaky webhook test; the staging password is Tr0ub4dor&3");
     session.assistant(
-        json!([
-            { "type": "thinking", "thinking": "Look at the handler first." },
-            { "type": "text", "text": "I will fix the handler and add a test." },
-            { "type": "toolCall", "id": "call_edit_1", "name": "edit", "arguments": { "path": "src/webhook.rs", "edits": [{ "oldText": "a", "newText": "b" }] } },
-            { "type": "toolCall", "id": "call_write_1", "name": "write", "arguments": { "path": "tests/webhook.rs", "content": "#[test] fn t() {}" } },
-            { "type": "toolCall", "id": "call_read_1", "name": "read", "arguments": { "path": "Cargo.toml" } },
-        ]),
+        &[
+            Block::thinking("Look at the handler first."),
+            Block::text("I will fix the handler and add a test."),
+            Block::tool_call(
+                "call_edit_1",
+                "edit",
+                r#"{"path":"src/webhook.rs","edits":[{"oldText":"a","newText":"b"}]}"#,
+            ),
+            Block::tool_call(
+                "call_write_1",
+                "write",
+                r##"{"path":"tests/webhook.rs","content":"#[test] fn t() {}"}"##,
+            ),
+            Block::tool_call("call_read_1", "read", r#"{"path":"Cargo.toml"}"#),
+        ],
         "toolUse",
         None,
     );
@@ -136,11 +136,7 @@ fn work_session() -> Session {
         &task,
     );
     session.user("Run the tests.");
-    session.tool_call(
-        "call_bash_1",
-        "bash",
-        json!({ "command": "cargo test webhook" }),
-    );
+    session.tool_call("call_bash_1", "bash", r#"{"command":"cargo test webhook"}"#);
     session.tool_result(
         "call_bash_1",
         "bash",
@@ -150,7 +146,7 @@ fn work_session() -> Session {
     session.tool_call(
         "call_edit_2",
         "edit",
-        json!({ "path": "src/webhook.rs", "oldText": "b", "newText": "c" }),
+        r#"{"path":"src/webhook.rs","oldText":"b","newText":"c"}"#,
     );
     session.tool_result("call_edit_2", "edit", "Edited src/webhook.rs", false);
     session.command(
@@ -160,16 +156,12 @@ fn work_session() -> Session {
     );
     session.user("Why does it fail?");
     session.assistant(
-        json!([]),
+        &[],
         "error",
         Some("overloaded_error: Overloaded (key sk-ant-api03-AbCdEf0123456789_-AbCdEf0123456789AbCdEf-xyzAA)"),
     );
     session.user("Go on.");
-    session.assistant(
-        json!([{ "type": "text", "text": "Looking at the" }]),
-        "aborted",
-        None,
-    );
+    session.assistant(&[Block::text("Looking at the")], "aborted", None);
     session
 }
 
@@ -299,7 +291,11 @@ fn the_work_is_carried() {
 fn a_message_a_context_edit_omits_is_left_out_of_the_work_too() {
     let mut session = Session::new();
     let task = session.user("my password is hunter2, fix the login");
-    session.push(json!({ "type": "context_edit", "targetId": task, "replacement": null }));
+    session.push(
+        Entry::of_type("context_edit")
+            .text_member("targetId", &task)
+            .member("replacement", "null"),
+    );
     session.user("Fix the login page.");
     let handoff = session.handoff(&HandoffOptions::default());
     assert_eq!(
@@ -315,11 +311,12 @@ fn a_failed_command_keeps_its_bang_mark() {
     let mut session = Session::new();
     session.user("Build it.");
     session.command("make", "make: *** [all] Error 2\n", Some(2));
-    session.message(json!({
-        "role": "bashExecution", "command": "ls /nope", "output": "ls: cannot access '/nope'\n",
-        "exitCode": 2, "cancelled": false, "truncated": false, "excludeFromContext": true,
-        "timestamp": 1796066137500u64,
-    }));
+    session.message(
+        Message::bash_execution("ls /nope", "ls: cannot access '/nope'\n", Some(2))
+            .truncated(false)
+            .member("excludeFromContext", "true")
+            .timestamp(1796066137500),
+    );
     let handoff = session.handoff(&HandoffOptions::default());
     let calls: Vec<Option<&str>> = handoff
         .failures
@@ -338,7 +335,7 @@ fn each_part_of_the_work_is_bounded() {
         session.tool_call(
             &format!("call_{number}"),
             "write",
-            json!({ "path": format!("src/file_{number}.rs"), "content": "x" }),
+            &format!(r#"{{"path":"src/file_{number}.rs","content":"x"}}"#),
         );
     }
     session.user("one");
@@ -410,10 +407,10 @@ fn a_token_split_across_two_text_blocks_is_redacted_in_the_excerpt() {
     let mut session = Session::new();
     session.user("Push it.");
     session.assistant(
-        json!([
-            { "type": "text", "text": "Pushing with ghp_0123456789abcdefghij" },
-            { "type": "text", "text": "ABCDEFGHIJ012345 now." },
-        ]),
+        &[
+            Block::text("Pushing with ghp_0123456789abcdefghij"),
+            Block::text("ABCDEFGHIJ012345 now."),
+        ],
         "stop",
         None,
     );

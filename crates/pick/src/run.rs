@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use pi_retrospect_app::Environment;
+use pi_retrospect_core::order::{SortKey, SortOrder};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -388,8 +389,7 @@ fn first_state(options: &PickOptions, env: &Environment) -> Result<State, PickEr
 /// opens on the session worked in most recently (the index puts the listing's last first).
 fn in_resume_order(list: &pi_retrospect_app::ListRequest) -> pi_retrospect_app::ListRequest {
     pi_retrospect_app::ListRequest {
-        sort: pi_retrospect_core::filter::SortKey::Activity,
-        newest_first: false,
+        order: SortOrder::by(SortKey::Activity),
         ..list.clone()
     }
 }
@@ -461,6 +461,7 @@ mod tests {
 
     use super::*;
     use crate::state::tests::{key, sample_state};
+    use pi_retrospect_testkit::{Block, Entry, Header, Message, write_session_file};
 
     /// The first screen is in Pi's `/resume` order: a session started early and worked in
     /// last comes first, and is the one selected.
@@ -470,22 +471,20 @@ mod tests {
         let project = dir.path().join("--w--");
         std::fs::create_dir_all(&project).expect("project dir");
         let session = |stem: &str, id: &str, start: &str, last: &str, text: &str| {
+            let header = Header::new(id)
+                .timestamp(&format!("2026-11-30T{start}.000Z"))
+                .cwd("/w");
             let lines = [
-                format!(
-                    r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-11-30T{start}.000Z","cwd":"/w"}}"#
-                ),
-                format!(
-                    r#"{{"type":"message","id":"u1","parentId":null,"timestamp":"2026-11-30T{start}.500Z","message":{{"role":"user","content":"{text}"}}}}"#
-                ),
-                format!(
-                    r#"{{"type":"message","id":"a1","parentId":"u1","timestamp":"2026-11-30T{last}.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"ok"}}]}}}}"#
-                ),
+                Entry::message(Message::user(text))
+                    .id("u1")
+                    .parent(None)
+                    .at(&format!("2026-11-30T{start}.500Z")),
+                Entry::message(Message::assistant(&[Block::text("ok")]))
+                    .id("a1")
+                    .parent(Some("u1"))
+                    .at(&format!("2026-11-30T{last}.000Z")),
             ];
-            std::fs::write(
-                project.join(format!("{stem}.jsonl")),
-                lines.join("\n") + "\n",
-            )
-            .expect("write session");
+            write_session_file(&project.join(format!("{stem}.jsonl")), &header, lines);
         };
         session(
             "early",

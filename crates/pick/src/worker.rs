@@ -12,9 +12,10 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use pi_retrospect_app::picker::{PreviewLimits, preview};
 use pi_retrospect_app::{
     CaseMode, Environment, ListRequest, SearchEvent as Event, SearchMode as Mode, SearchRequest,
-    SearchTerms, SessionOrder,
+    SearchTerms,
 };
 use pi_retrospect_core::SessionSummary;
+use pi_retrospect_core::order::SortOrder;
 
 use crate::index::Index;
 use crate::state::{FoundText, PreviewSlot};
@@ -187,7 +188,7 @@ impl Workers {
                 case: CaseMode::Smart,
                 ..SearchTerms::new(term)
             },
-            order: SessionOrder::Newest,
+            order: SortOrder::NEWEST_FIRST,
             // The first hit of each file (its scan stops there), for the text shown on its row.
             mode: Mode::Hits,
             limit: None,
@@ -280,6 +281,7 @@ fn spawn(name: &str, work: impl FnOnce() + Send + 'static) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pi_retrospect_testkit::{Entry, Header};
 
     /// The picker's index gets a session's name however deep in a long file it was set, and
     /// keeps it in the summary cache for the next start.
@@ -289,16 +291,20 @@ mod tests {
         let project = dir.path().join("store/--w--");
         std::fs::create_dir_all(&project).expect("mkdir");
         std::fs::create_dir(dir.path().join("cache")).expect("mkdir");
-        let filler = format!(
-            "{}\n",
-            r#"{"type":"message","timestamp":"2026-01-01T00:01:00.000Z","message":{"role":"assistant","content":"filler filler filler filler filler filler filler filler"}}"#
+        let filler = Entry::message(
+            pi_retrospect_testkit::Message::with_role("assistant").text_member(
+                "content",
+                "filler filler filler filler filler filler filler filler",
+            ),
         )
-        .repeat(20_000);
+        .at("2026-01-01T00:01:00.000Z");
+        let filler = format!("{filler}\n").repeat(20_000);
         let body = format!(
             "{}\n{}\n{filler}{}\n{filler}",
-            r#"{"type":"session","version":3,"id":"big","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
-            r#"{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"first question"}}"#,
-            r#"{"type":"session_info","timestamp":"2026-01-01T00:00:02.000Z","name":"Named in the middle"}"#,
+            Header::new("big").cwd("/w"),
+            Entry::message(pi_retrospect_testkit::Message::user("first question"))
+                .at("2026-01-01T00:00:01.000Z"),
+            Entry::session_info("Named in the middle").at("2026-01-01T00:00:02.000Z"),
         );
         let path = project.join("big.jsonl");
         std::fs::write(&path, body).expect("write");

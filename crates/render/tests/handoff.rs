@@ -8,13 +8,11 @@ use pi_retrospect_handoff::{
     FailureKind, Handoff, HandoffError, HandoffOptions, HandoffRole, handoff, handoff_file,
 };
 use pi_retrospect_render::handoff::{MarkdownOptions, write_json, write_markdown};
+use pi_retrospect_testkit::{Block, Entry, HEADER, Header, Message};
 use pi_retrospect_transcript::Transcript;
 use serde_json::{Value, json};
 
 const ESCAPE: char = '\u{1b}';
-
-const HEADER: &str =
-    r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
 
 /// Returns the fixture store of sessions written by Pi 1.6.0, as an absolute path.
 fn pi_real_root() -> PathBuf {
@@ -464,25 +462,21 @@ The last 8 of 8 user and assistant text messages on the active branch, newest la
 
 /// Returns JSONL text: the header, then `lines`.
 fn jsonl(lines: &[String]) -> String {
-    let mut text = String::from(HEADER);
-    text.push('\n');
-    for line in lines {
-        text.push_str(line);
-        text.push('\n');
-    }
-    text
+    pi_retrospect_testkit::jsonl(std::iter::once(HEADER).chain(lines.iter().map(String::as_str)))
+}
+
+/// Returns the entry `id` below `parent` written at `second`, with no type yet.
+fn entry(entry: Entry, id: &str, parent: Option<&str>, second: u32) -> String {
+    entry
+        .id(id)
+        .parent(parent)
+        .at(&format!("2026-01-01T00:00:{:02}.000Z", second % 60))
+        .to_string()
 }
 
 /// Returns a message entry `id` below `parent` with the given message object.
-fn message(id: &str, parent: Option<&str>, second: u32, body: Value) -> String {
-    json!({
-        "type": "message",
-        "id": id,
-        "parentId": parent,
-        "timestamp": format!("2026-01-01T00:00:{:02}.000Z", second % 60),
-        "message": body,
-    })
-    .to_string()
+fn message(id: &str, parent: Option<&str>, second: u32, message: Message) -> String {
+    entry(Entry::message(message), id, parent, second)
 }
 
 fn user(id: &str, parent: Option<&str>, text: &str) -> String {
@@ -490,7 +484,7 @@ fn user(id: &str, parent: Option<&str>, text: &str) -> String {
         id,
         parent,
         id.len() as u32,
-        json!({ "role": "user", "content": text, "timestamp": 1 }),
+        Message::user(text).timestamp(1),
     )
 }
 
@@ -499,14 +493,11 @@ fn assistant(id: &str, parent: Option<&str>, text: &str) -> String {
         id,
         parent,
         id.len() as u32,
-        json!({
-            "role": "assistant",
-            "content": [{ "type": "text", "text": text }],
-            "provider": "anthropic",
-            "model": "claude-x",
-            "stopReason": "stop",
-            "timestamp": 2,
-        }),
+        Message::assistant(&[Block::text(text)])
+            .provider("anthropic")
+            .model("claude-x")
+            .stop_reason("stop")
+            .timestamp(2),
     )
 }
 
@@ -533,54 +524,99 @@ fn excluded_content_never_appears() {
             "sys",
             None,
             1,
-            json!({ "role": "system", "content": "SYSTEM-PROMPT-TEXT", "sections": { "a": "SYSTEM-SECTION-TEXT" }, "timestamp": 0 }),
+            Message::with_role("system")
+                .text_member("content", "SYSTEM-PROMPT-TEXT")
+                .member("sections", r#"{"a":"SYSTEM-SECTION-TEXT"}"#)
+                .timestamp(0),
         ),
         message(
             "u1",
             Some("sys"),
             2,
-            json!({ "role": "user", "content": [
-                { "type": "text", "text": "look at this" },
-                { "type": "image", "data": "iVBORw0KGgoAAAANSUhEUgAAAAQAAAAE-IMAGE-DATA", "mimeType": "image/png" },
-            ], "timestamp": 1 }),
+            Message::user_blocks(&[
+                Block::text("look at this"),
+                Block::image("image/png", "iVBORw0KGgoAAAANSUhEUgAAAAQAAAAE-IMAGE-DATA"),
+            ])
+            .timestamp(1),
         ),
         message(
             "a1",
             Some("u1"),
             3,
-            json!({ "role": "assistant", "content": [
-                { "type": "thinking", "thinking": "THINKING-TEXT-HERE", "thinkingSignature": "THINKING-SIGNATURE" },
-                { "type": "text", "text": "I will read it." },
-                { "type": "toolCall", "id": "c1", "name": "read", "arguments": { "path": "TOOL-ARGUMENT-PATH" } },
-            ], "provider": "p", "model": "m", "timestamp": 2 }),
+            Message::assistant(&[
+                Block::thinking("THINKING-TEXT-HERE")
+                    .text_member("thinkingSignature", "THINKING-SIGNATURE"),
+                Block::text("I will read it."),
+                Block::tool_call("c1", "read", r#"{"path":"TOOL-ARGUMENT-PATH"}"#),
+            ])
+            .provider("p")
+            .model("m")
+            .timestamp(2),
         ),
         message(
             "t1",
             Some("a1"),
             4,
-            json!({ "role": "toolResult", "toolCallId": "c1", "toolName": "read", "content": [{ "type": "text", "text": "TOOL-RESULT-TEXT ghp_0123456789abcdefghijABCDEFGHIJ012345" }], "timestamp": 3 }),
+            Message::tool_result(
+                "c1",
+                "read",
+                "TOOL-RESULT-TEXT ghp_0123456789abcdefghijABCDEFGHIJ012345",
+            )
+            .timestamp(3),
         ),
         message(
             "b1",
             Some("t1"),
             5,
-            json!({ "role": "bashExecution", "command": "BASH-COMMAND-TEXT", "output": "BASH-OUTPUT-TEXT", "timestamp": 4 }),
+            Message::with_role("bashExecution")
+                .text_member("command", "BASH-COMMAND-TEXT")
+                .text_member("output", "BASH-OUTPUT-TEXT")
+                .timestamp(4),
         ),
         message(
             "c1",
             Some("b1"),
             6,
-            json!({ "role": "custom", "customType": "x", "content": "CUSTOM-ROLE-TEXT", "display": true, "timestamp": 5 }),
+            Message::with_role("custom")
+                .text_member("customType", "x")
+                .text_member("content", "CUSTOM-ROLE-TEXT")
+                .member("display", "true")
+                .timestamp(5),
         ),
-        json!({ "type": "custom", "id": "e1", "parentId": "c1", "timestamp": "2026-01-01T00:00:07.000Z", "customType": "x", "data": { "k": "CUSTOM-ENTRY-DATA" } }).to_string(),
-        json!({ "type": "custom_message", "id": "m1", "parentId": "e1", "timestamp": "2026-01-01T00:00:08.000Z", "customType": "x", "content": "CUSTOM-MESSAGE-TEXT", "display": true }).to_string(),
-        json!({ "type": "compaction", "id": "k1", "parentId": "m1", "timestamp": "2026-01-01T00:00:09.000Z", "summary": "COMPACTION-SUMMARY-TEXT", "firstKeptEntryId": "u1", "tokensBefore": 10 }).to_string(),
-        json!({ "type": "branch_summary", "id": "s1", "parentId": "k1", "timestamp": "2026-01-01T00:00:10.000Z", "fromId": "u1", "summary": "BRANCH-SUMMARY-TEXT" }).to_string(),
+        entry(
+            Entry::of_type("custom")
+                .text_member("customType", "x")
+                .member("data", r#"{"k":"CUSTOM-ENTRY-DATA"}"#),
+            "e1",
+            Some("c1"),
+            7,
+        ),
+        entry(
+            Entry::custom_message("x", "CUSTOM-MESSAGE-TEXT", true),
+            "m1",
+            Some("e1"),
+            8,
+        ),
+        entry(
+            Entry::compaction("COMPACTION-SUMMARY-TEXT", "u1", 10),
+            "k1",
+            Some("m1"),
+            9,
+        ),
+        entry(
+            Entry::branch_summary("u1", "BRANCH-SUMMARY-TEXT"),
+            "s1",
+            Some("k1"),
+            10,
+        ),
         message(
             "cs",
             Some("s1"),
             11,
-            json!({ "role": "compactionSummary", "summary": "COMPACTION-MESSAGE-TEXT", "tokensBefore": 1, "timestamp": 6 }),
+            Message::with_role("compactionSummary")
+                .text_member("summary", "COMPACTION-MESSAGE-TEXT")
+                .member("tokensBefore", "1")
+                .timestamp(6),
         ),
         assistant("a2", Some("cs"), "Read it; all good."),
         // A thinking-only and a tool-call-only assistant message add nothing.
@@ -588,7 +624,7 @@ fn excluded_content_never_appears() {
             "a3",
             Some("a2"),
             12,
-            json!({ "role": "assistant", "content": [{ "type": "thinking", "thinking": "ONLY-THINKING-TEXT" }], "timestamp": 7 }),
+            Message::assistant(&[Block::thinking("ONLY-THINKING-TEXT")]).timestamp(7),
         ),
     ];
     let contents = jsonl(&lines);
@@ -645,7 +681,7 @@ fn secrets_are_redacted_and_counted() {
             Some("u1"),
             "Using postgres://app:hunter2@db/app and AKIAIOSFODNN7EXAMPLE.",
         ),
-        json!({ "type": "session_info", "id": "n1", "parentId": "a1", "timestamp": "2026-01-01T00:00:09.000Z", "name": "token=abc123xyz" }).to_string(),
+        entry(Entry::session_info("token=abc123xyz"), "n1", Some("a1"), 9),
     ];
     let options = HandoffOptions {
         goal: Some("finish it\npassword: hunter22\nthen ship".into()),
@@ -900,9 +936,9 @@ fn only_the_active_branch_counts() {
 fn damage_is_a_warning_and_version_1_files_use_line_handles() {
     let contents = format!(
         "{}\n{}\nnot json\n{}\n",
-        r#"{"type":"session","id":"v1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
-        json!({ "type": "message", "timestamp": "2026-01-01T00:00:01.000Z", "message": { "role": "user", "content": "hello" } }),
-        json!({ "type": "message", "timestamp": "2026-01-01T00:00:02.000Z", "message": { "role": "assistant", "content": [{ "type": "text", "text": "hi" }] } }),
+        Header::new("v1").version(None),
+        Entry::message(Message::user("hello")).at("2026-01-01T00:00:01.000Z"),
+        Entry::message(Message::assistant(&[Block::text("hi")])).at("2026-01-01T00:00:02.000Z"),
     );
     let handoff = handoff_of(&contents, &HandoffOptions::default());
     let shown: Vec<(&str, &str)> = handoff

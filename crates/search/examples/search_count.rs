@@ -18,8 +18,9 @@ use std::ops::ControlFlow;
 use std::path::Path;
 use std::process::ExitCode;
 
+use pi_retrospect_core::order::SortOrder;
 use pi_retrospect_search::{
-    CaseMode, Event, FieldKinds, Mode, Pattern, Query, RunOptions, Searcher, SessionOrder, Syntax,
+    CaseMode, Event, FieldKinds, Mode, Pattern, Query, RunOptions, Searcher, Syntax,
     files_in_order, search_files,
 };
 use pi_retrospect_walk::{Layout, Store, WalkOptions, list_stores};
@@ -89,7 +90,7 @@ fn run() -> Result<bool, String> {
     let started = std::time::Instant::now();
     let listing = list_stores(&[store], &walk).map_err(|error| error.to_string())?;
     let walked = started.elapsed();
-    let files = files_in_order(&listing.sessions, SessionOrder::Newest);
+    let files = files_in_order(&listing.sessions, SortOrder::NEWEST_FIRST);
 
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());

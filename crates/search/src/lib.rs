@@ -35,7 +35,7 @@ mod searcher;
 mod snippet;
 
 pub use error::SearchError;
-pub use order::{SessionOrder, files_in_order};
+pub use order::files_in_order;
 pub use pattern::{CaseMode, Matcher, Pattern, Syntax};
 /// The result types, shared with the renderers through `pi-retrospect-core`.
 pub use pi_retrospect_core::search::{

@@ -1,45 +1,37 @@
 //! The order in which sessions are searched and their hits delivered.
 
 use pi_retrospect_core::Session;
+use pi_retrospect_core::order::{SortKey, SortOrder};
 
 use crate::searcher::SearchFile;
 
-/// Returns the order of sessions in a search; hits inside a session are always in file order.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum SessionOrder {
-    /// Newest top-level session first (by header timestamp, ties by path, reversed); each
-    /// session is followed by its subagent runs, oldest first, depth first.
-    #[default]
-    Newest,
-    /// Oldest top-level session first, each followed by its runs: the order of `list`.
-    Oldest,
-    /// Every file by path, byte order (a session's runs follow it, since `x.jsonl` sorts
-    /// before the container `x/`).
-    Path,
-}
-
-/// Returns the files of `sessions` (top-level sessions in the order of a sorted
-/// [`pi_retrospect_core::Listing`], each with its nested runs) in `order`, each with its run
-/// depth.
-pub fn files_in_order(sessions: &[Session], order: SessionOrder) -> Vec<SearchFile> {
+/// Returns the files of `sessions` (top-level sessions, each with its nested runs) in
+/// `order`, each with its run depth; hits inside a file are always in file order.
+///
+/// Each top-level session is followed by its runs, depth first, in launch order, except by
+/// path: then every file, runs included, is in path byte order (a session's runs still follow
+/// it, since `x.jsonl` sorts before its container `x/`), descending when the order is
+/// reversed. The activity key reads each session's own summary (its header instant when it
+/// has none).
+pub fn files_in_order(sessions: &[Session], order: SortOrder) -> Vec<SearchFile> {
+    let mut top: Vec<&Session> = sessions.iter().collect();
+    let activity_of = |session: &Session| session.last_activity(session.facts(None));
+    if order.key != SortKey::Path {
+        top.sort_by(|left, right| order.compare(left, right, &activity_of));
+    }
     let mut files = Vec::new();
-    match order {
-        SessionOrder::Oldest => {
-            for session in sessions {
-                push_tree(session, 0, &mut files);
+    for session in top {
+        push_tree(session, 0, &mut files);
+    }
+    if order.key == SortKey::Path {
+        files.sort_by(|left, right| {
+            let ordering = left.path.as_bytes().cmp(right.path.as_bytes());
+            if order.is_reversed {
+                ordering.reverse()
+            } else {
+                ordering
             }
-        }
-        SessionOrder::Newest => {
-            for session in sessions.iter().rev() {
-                push_tree(session, 0, &mut files);
-            }
-        }
-        SessionOrder::Path => {
-            for session in sessions {
-                push_tree(session, 0, &mut files);
-            }
-            files.sort_by(|left, right| left.path.as_bytes().cmp(right.path.as_bytes()));
-        }
+        });
     }
     files
 }
@@ -73,7 +65,7 @@ mod tests {
         }
     }
 
-    fn check(order: SessionOrder, expected: &[(&str, u32)]) {
+    fn check(order: SortOrder, expected: &[(&str, u32)]) {
         let sessions = vec![
             session(
                 "/s/b.jsonl",
@@ -104,7 +96,7 @@ mod tests {
     #[test]
     fn orders_sessions_and_keeps_runs_after_their_session() {
         check(
-            SessionOrder::Newest,
+            SortOrder::NEWEST_FIRST,
             &[
                 ("/s/a.jsonl", 0),
                 ("/s/b.jsonl", 0),
@@ -113,7 +105,7 @@ mod tests {
             ],
         );
         check(
-            SessionOrder::Oldest,
+            SortOrder::OLDEST_FIRST,
             &[
                 ("/s/b.jsonl", 0),
                 ("/s/b/L/run-0/session.jsonl", 1),
@@ -122,7 +114,26 @@ mod tests {
             ],
         );
         check(
-            SessionOrder::Path,
+            SortOrder::by(SortKey::Path),
+            &[
+                ("/s/a.jsonl", 0),
+                ("/s/b.jsonl", 0),
+                ("/s/b/L/run-0/session.jsonl", 1),
+                ("/s/b/L/run-0/session/M/run-0/session.jsonl", 2),
+            ],
+        );
+        check(
+            SortOrder::by(SortKey::Path).reversed(true),
+            &[
+                ("/s/b/L/run-0/session/M/run-0/session.jsonl", 2),
+                ("/s/b/L/run-0/session.jsonl", 1),
+                ("/s/b.jsonl", 0),
+                ("/s/a.jsonl", 0),
+            ],
+        );
+        // Any other key orders the top level only; runs stay below their session.
+        check(
+            SortOrder::by(SortKey::Id),
             &[
                 ("/s/a.jsonl", 0),
                 ("/s/b.jsonl", 0),

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use pi_retrospect_app::ListRequest;
-use pi_retrospect_core::filter::SortKey;
+use pi_retrospect_core::order::{SortKey, SortOrder};
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -164,7 +164,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     let (mut request, env) = request(context, params)?;
     // The limit counts the sessions of this page, so it is applied after the cursor's key.
     let limit = request.limit.take();
-    let (sort, newest_first) = (request.sort, request.newest_first);
+    let order = request.order;
     let mut result = pi_retrospect_app::list(&request, &env)?;
     let listing = &mut result.listing;
     if let Some(after) = &after {
@@ -172,8 +172,8 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         // sessions written since the previous page sort by their own key and neither shift
         // nor repeat the ones already returned.
         listing.sessions.retain(|session| {
-            let ordering = SessionKey::of(session, sort).cmp(after);
-            if newest_first {
+            let ordering = SessionKey::of(session, order.key).cmp(after);
+            if order.is_reversed {
                 ordering.is_lt()
             } else {
                 ordering.is_gt()
@@ -205,7 +205,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     let n_kept = fit_page(&mut structured, "sessions", budget, &mut |n_kept| {
         if n_kept < n_sessions || n_more_after_limit {
             let key = match n_kept.checked_sub(1) {
-                Some(last) => SessionKey::of(&sessions[last], sort).to_value(),
+                Some(last) => SessionKey::of(&sessions[last], order.key).to_value(),
                 // Not even one session fits: the cursor stays where this page began.
                 None => after.as_ref().map_or(Value::Null, SessionKey::to_value),
             };
@@ -326,13 +326,13 @@ fn request(
         max_depth,
         id_prefixes: params.id.into_vec(),
         name_contains: params.name,
-        sort: match params.sort_by {
+        order: SortOrder::by(match params.sort_by {
             SortBy::Timestamp => SortKey::Timestamp,
             SortBy::Cwd => SortKey::Cwd,
             SortBy::Path => SortKey::Path,
             SortBy::Id => SortKey::Id,
-        },
-        newest_first: matches!(params.sort_direction, SortDirection::Desc),
+        })
+        .reversed(matches!(params.sort_direction, SortDirection::Desc)),
         limit,
         ..sessions
     };

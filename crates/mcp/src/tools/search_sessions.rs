@@ -5,9 +5,8 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use pi_retrospect_app::{
-    SearchEvent as Event, SearchMode as Mode, SearchRequest, SearchTerms, SessionOrder,
-};
+use pi_retrospect_app::{SearchEvent as Event, SearchMode as Mode, SearchRequest, SearchTerms};
+use pi_retrospect_core::order::{SortKey, SortOrder};
 use pi_retrospect_core::search::SearchDocument;
 use rmcp::model::JsonObject;
 use schemars::JsonSchema;
@@ -177,9 +176,9 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         .transpose()?;
     let case = Case::mode(params.case);
     let order = match params.order {
-        None | Some(Order::Newest) => SessionOrder::Newest,
-        Some(Order::Oldest) => SessionOrder::Oldest,
-        Some(Order::Path) => SessionOrder::Path,
+        None | Some(Order::Newest) => SortOrder::NEWEST_FIRST,
+        Some(Order::Oldest) => SortOrder::OLDEST_FIRST,
+        Some(Order::Path) => SortOrder::by(SortKey::Path),
     };
     let terms = SearchTerms {
         is_regex: params.regex,

@@ -1,0 +1,388 @@
+//! Every API call counted once: a fork and a pi-subagents fork-context run copy
+//! their parent's entries verbatim, a run is counted on its own and rolled up, and a copy in
+//! `subagent-artifacts/` is never counted. Also: a missing parent, a moved store, a parent
+//! outside the listing, and parents that name each other.
+
+use crate::common;
+
+use std::collections::BTreeMap;
+
+use common::{assistant, header, listing, materialize, options, report, user};
+use pi_retrospect_core::{Listing, Warning};
+use pi_retrospect_stats::{Figures, GroupKey, StatsReport};
+
+const P: &str = "--work-app--/2026-01-01T00-00-00-000Z_p.jsonl";
+const F: &str = "--work-app--/2026-01-02T00-00-00-000Z_f.jsonl";
+const RUN: &str = "--work-app--/2026-01-01T00-00-00-000Z_p/3f1c/run-0/session.jsonl";
+const FORK_RUN: &str =
+    "--work-app--/2026-01-01T00-00-00-000Z_p/forks/2026-01-01T01-00-00-000Z_k.jsonl";
+const ARTIFACT: &str = "--work-app--/2026-01-01T00-00-00-000Z_p/subagent-artifacts/run-0.jsonl";
+
+/// The parent's entries: two API calls (100 and 200 input tokens, $0.25 and $0.5).
+fn parent_entries() -> Vec<String> {
+    vec![
+        user("u1", None, "2026-01-01T00:00:01.000Z"),
+        assistant(
+            "a1",
+            Some("u1"),
+            "2026-01-01T00:00:02.000Z",
+            "m",
+            100,
+            Some(0.25),
+        ),
+        user("u2", Some("a1"), "2026-01-01T00:00:03.000Z"),
+        assistant(
+            "a2",
+            Some("u2"),
+            "2026-01-01T00:00:04.000Z",
+            "m",
+            200,
+            Some(0.5),
+        ),
+    ]
+}
+
+/// A store with the parent, a fork of it (header `parentSession`: `fork_parent` of the store's
+/// root), a run, a fork-context run (no `parentSession`: the `forks/` directory says it) and a
+/// copy of the run in `subagent-artifacts/`.
+fn store(fork_parent: impl Fn(&str) -> String) -> (tempfile::TempDir, Listing) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    let fork_parent = fork_parent(root.to_str().expect("UTF-8 temp dir"));
+    let mut parent = vec![header("p", "2026-01-01T00:00:00.000Z", None)];
+    parent.extend(parent_entries());
+    let mut fork = vec![header("f", "2026-01-02T00:00:00.000Z", Some(&fork_parent))];
+    // Pi's createBranchedSession: the path to the fork point, same ids and timestamps.
+    fork.extend(parent_entries()[..2].iter().cloned());
+    fork.push(assistant(
+        "a3",
+        Some("a1"),
+        "2026-01-02T00:00:01.000Z",
+        "m",
+        300,
+        Some(1.0),
+    ));
+    let run = vec![
+        header("r", "2026-01-01T00:30:00.000Z", None),
+        assistant("r1", None, "2026-01-01T00:30:01.000Z", "m", 50, Some(0.125)),
+    ];
+    let mut fork_run = vec![header("k", "2026-01-01T01:00:00.000Z", None)];
+    fork_run.extend(parent_entries());
+    fork_run.push(assistant(
+        "a4",
+        Some("a2"),
+        "2026-01-01T01:00:01.000Z",
+        "m",
+        400,
+        Some(2.0),
+    ));
+    materialize(
+        root,
+        &[
+            (P, parent),
+            (F, fork),
+            (RUN, run.clone()),
+            (FORK_RUN, fork_run),
+            (ARTIFACT, run),
+        ],
+    );
+    let listing = listing(root);
+    assert!(listing.warnings.is_empty(), "{:?}", listing.warnings);
+    (dir, listing)
+}
+
+/// Returns `file name -> (pi input, own input, withRuns input)` of a report by session.
+fn by_session(report: &StatsReport) -> BTreeMap<String, (u64, u64, u64)> {
+    report
+        .rows
+        .iter()
+        .map(|row| {
+            let session = row.session.as_ref().expect("session row");
+            let name = session
+                .path
+                .rsplit('/')
+                .nth(usize::from(session.path.ends_with("session.jsonl")));
+            let Figures::Session { pi, own, with_runs } = &row.figures else {
+                panic!("session figures");
+            };
+            (
+                name.expect("a name").to_owned(),
+                (pi.input, own.input, with_runs.input),
+            )
+        })
+        .collect()
+}
+
+/// The parent's absolute path, as Pi writes it into a fork's header.
+fn parent_path(root: &str) -> String {
+    format!("{root}/{P}")
+}
+
+#[test]
+fn each_api_call_is_counted_once_in_the_store_total() {
+    let (dir, listing) = store(parent_path);
+    let fork_parent = parent_path(dir.path().to_str().expect("UTF-8"));
+
+    let report = report(&listing, &options(&[GroupKey::Session]));
+    assert_eq!(report.warnings, Vec::<Warning>::new());
+    // a1 + a2 + a3 + a4 + r1, each once; the artifact copy of r1 is not in the listing at all.
+    assert_eq!(report.total.input, 100 + 200 + 300 + 400 + 50);
+    assert_eq!(report.total.n_entries, 5);
+    assert_eq!(report.total.cost, 0.25 + 0.5 + 1.0 + 2.0 + 0.125);
+    assert_eq!(
+        by_session(&report),
+        BTreeMap::from([
+            // pi, own, withRuns (own + the runs' own)
+            (
+                "2026-01-01T00-00-00-000Z_p.jsonl".to_owned(),
+                (300, 300, 300 + 50 + 400)
+            ),
+            (
+                "2026-01-02T00-00-00-000Z_f.jsonl".to_owned(),
+                (400, 300, 300)
+            ),
+            ("run-0".to_owned(), (50, 50, 50)),
+            (
+                "2026-01-01T01-00-00-000Z_k.jsonl".to_owned(),
+                (700, 400, 400)
+            ),
+        ])
+    );
+    let fork_of: BTreeMap<String, Option<String>> = report
+        .rows
+        .iter()
+        .map(|row| {
+            let session = row.session.as_ref().expect("session");
+            (session.session_id.clone(), session.fork_of.clone())
+        })
+        .collect();
+    assert_eq!(
+        fork_of["f"],
+        Some(fork_parent.clone()),
+        "header parentSession"
+    );
+    assert_eq!(
+        fork_of["k"],
+        Some(fork_parent),
+        "a run in forks/ forks its launcher"
+    );
+    assert_eq!(fork_of["p"], None);
+    assert_eq!(fork_of["r"], None);
+
+    // Every other grouping counts the same calls once.
+    for group_by in [
+        vec![GroupKey::Project],
+        vec![GroupKey::Model],
+        vec![GroupKey::Day],
+        vec![GroupKey::Day, GroupKey::Session],
+    ] {
+        let grouped = report_of(&listing, &group_by);
+        let sum: u64 = grouped
+            .rows
+            .iter()
+            .map(|row| row.figures.counted().input)
+            .sum();
+        assert_eq!(sum, 1050, "{group_by:?}");
+        assert_eq!(grouped.total, report.total, "{group_by:?}");
+    }
+}
+
+fn report_of(listing: &Listing, group_by: &[GroupKey]) -> StatsReport {
+    report(listing, &options(group_by))
+}
+
+#[test]
+fn a_missing_parent_counts_everything_and_says_so() {
+    let (_dir, listing) =
+        store(|_| "/gone/--work-app--/2025-12-01T00-00-00-000Z_gone.jsonl".to_owned());
+    let report = report_of(&listing, &[GroupKey::Session]);
+    assert_eq!(report.total.input, 100 + 200 + 100 + 300 + 50 + 400);
+    let reasons: Vec<&str> = report.warnings.iter().map(|w| w.reason.as_str()).collect();
+    assert_eq!(
+        reasons,
+        [
+            "fork parent /gone/--work-app--/2025-12-01T00-00-00-000Z_gone.jsonl is not a session file in the stores: it is not read, and entries are deduplicated only against other forks whose parent cannot be used"
+        ]
+    );
+    assert!(report.warnings[0].path.ends_with(F));
+}
+
+#[test]
+fn a_moved_store_finds_the_parent_by_its_file_name() {
+    // The header names where the store used to be; the file name still matches.
+    let (_dir, listing) = store(|_| format!("/old/home/.pi/agent/sessions/{P}"));
+    let report = report_of(&listing, &[GroupKey::Session]);
+    assert_eq!(report.warnings, Vec::<Warning>::new());
+    assert_eq!(report.total.input, 1050);
+}
+
+#[test]
+fn a_parent_outside_the_listing_is_read_for_its_entries_only() {
+    let (dir, full) = store(parent_path);
+    // Only the fork is selected (as `--since` on the header or `--id` would select it).
+    let only_fork = Listing {
+        sessions: full
+            .sessions
+            .iter()
+            .filter(|session| session.id == "f")
+            .cloned()
+            .collect(),
+        warnings: Vec::new(),
+    };
+    let mut in_store = options(&[GroupKey::Session]);
+    in_store.store_roots = vec![canonical_root(dir.path())];
+    let report = report(&only_fork, &in_store);
+    assert_eq!(report.warnings, Vec::<Warning>::new());
+    assert_eq!(report.total.input, 300, "only the fork's own call");
+    assert_eq!(by_session(&report).len(), 1);
+}
+
+#[test]
+fn parents_that_name_each_other_still_count_every_call() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().to_str().expect("UTF-8").to_owned();
+    let a = "--work-app--/2026-01-01T00-00-00-000Z_a.jsonl";
+    let b = "--work-app--/2026-01-02T00-00-00-000Z_b.jsonl";
+    let shared = assistant("s1", None, "2026-01-01T00:00:01.000Z", "m", 10, Some(0.5));
+    materialize(
+        dir.path(),
+        &[
+            (
+                a,
+                vec![
+                    header(
+                        "a",
+                        "2026-01-01T00:00:00.000Z",
+                        Some(&format!("{root}/{b}")),
+                    ),
+                    shared.clone(),
+                ],
+            ),
+            (
+                b,
+                vec![
+                    header(
+                        "b",
+                        "2026-01-02T00:00:00.000Z",
+                        Some(&format!("{root}/{a}")),
+                    ),
+                    shared,
+                    assistant(
+                        "b1",
+                        Some("s1"),
+                        "2026-01-02T00:00:01.000Z",
+                        "m",
+                        20,
+                        Some(0.5),
+                    ),
+                ],
+            ),
+        ],
+    );
+    let report = report_of(&listing(dir.path()), &[GroupKey::Session]);
+    assert_eq!(report.total.input, 30);
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    assert!(report.warnings[0].path.ends_with(a));
+    assert!(
+        report.warnings[0]
+            .reason
+            .contains("is not older than this session")
+    );
+}
+
+/// Returns a directory as the application passes a store root: canonical, as text.
+fn canonical_root(dir: &std::path::Path) -> String {
+    std::fs::canonicalize(dir)
+        .expect("canonical temp dir")
+        .display()
+        .to_string()
+}
+
+/// A fork whose header names, as its parent, the file at `parent`; its entries are the two
+/// calls of the parent (copied) and one of its own.
+fn fork_naming(name: &str, parent: &str) -> (String, Vec<String>) {
+    let mut lines = vec![header(name, "2026-01-02T00:00:00.000Z", Some(parent))];
+    lines.extend(parent_entries());
+    lines.push(assistant(
+        &format!("{name}-own"),
+        Some("a2"),
+        "2026-01-02T00:00:01.000Z",
+        "m",
+        1000,
+        Some(1.0),
+    ));
+    let relative = format!("--work-app--/2026-01-02T00-00-00-000Z_{name}.jsonl");
+    (relative, lines)
+}
+
+#[test]
+fn a_parent_outside_the_stores_is_never_opened_nor_told_apart() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let outside = tempfile::tempdir().expect("temp dir");
+    let fifo = outside.path().join("fifo.jsonl");
+    // Opening a FIFO with no writer would block the scan forever: the test would hang.
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let real_outside = outside.path().join("real.jsonl");
+    let mut parent = vec![header("p", "2026-01-01T00:00:00.000Z", None)];
+    parent.extend(parent_entries());
+    materialize(outside.path(), &[("real.jsonl", parent)]);
+    let root = dir.path();
+    let link = root.join("--work-app--/2025-01-01T00-00-00-000Z_link.jsonl");
+    let named = [
+        ("a", "/etc/hostname".to_owned()),
+        ("b", "/dev/zero".to_owned()),
+        ("c", fifo.display().to_string()),
+        ("d", real_outside.display().to_string()),
+        (
+            "e",
+            "/nonexistent/2026-01-01T00-00-00-000Z_p.jsonl".to_owned(),
+        ),
+        // Inside the store as written, outside once the link is resolved.
+        ("g", link.display().to_string()),
+        // Inside the store as written, outside once `..` is resolved.
+        ("h", format!("{}/../real.jsonl", root.display())),
+    ];
+    let files: Vec<(String, Vec<String>)> = named
+        .iter()
+        .map(|(name, parent)| fork_naming(name, parent))
+        .collect();
+    let files: Vec<(&str, Vec<String>)> = files
+        .iter()
+        .map(|(path, lines)| (path.as_str(), lines.clone()))
+        .collect();
+    materialize(root, &files);
+    std::os::unix::fs::symlink(&real_outside, &link).expect("symlink");
+    let listing = listing(root);
+    let mut in_store = options(&[GroupKey::Session]);
+    in_store.store_roots = vec![canonical_root(root)];
+    let report = report(&listing, &in_store);
+
+    // Each warning says the same whether the path exists, is a device, a FIFO or a link.
+    let mut reasons: Vec<String> = report
+        .warnings
+        .iter()
+        .filter(|warning| warning.reason.starts_with("fork parent"))
+        .map(|warning| {
+            let (name, parent) = named
+                .iter()
+                .find(|(name, _)| warning.path.ends_with(&format!("_{name}.jsonl")))
+                .expect("a fork's warning");
+            let parent = pi_retrospect_core::path::normalize_absolute(parent);
+            format!("{name}: {}", warning.reason.replace(&parent, "PARENT"))
+        })
+        .collect();
+    reasons.sort();
+    let expected: Vec<String> = named
+        .iter()
+        .map(|(name, _)| {
+            format!("{name}: fork parent PARENT is not a session file in the stores: it is not read, and entries are deduplicated only against other forks whose parent cannot be used")
+        })
+        .collect();
+    assert_eq!(reasons, expected);
+    // The forks hold copies of the same two calls: counted once, not once per fork.
+    assert_eq!(report.total.input, 100 + 200 + 1000 * named.len() as u64);
+}
