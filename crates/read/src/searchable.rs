@@ -10,10 +10,15 @@
 //! timestamps, image data, signatures, usage and extension state never are. Tool-call
 //! arguments are their string values, at any depth, never their keys.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use pi_retrospect_core::search::FieldKind;
 use serde_json::Value;
+
+mod line;
+
+pub use line::{LineEntry, line_texts};
 
 /// Returns one kind's place in the rule: whether it is searched by default, and the flag (the
 /// CLI spelling; MCP arguments are its camelCase form) that adds it when it is not.
@@ -314,12 +319,13 @@ pub struct EntryFacts<'v> {
 }
 
 /// Returns one searchable text of an entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Text<'v> {
     /// Which kind of text it is.
     pub kind: FieldKind,
-    /// The decoded text.
-    pub text: &'v str,
+    /// The decoded text: borrowed from a decoded value, or from a line when it has no
+    /// escapes ([`line_texts`]).
+    pub text: Cow<'v, str>,
     /// The tool, for tool-call arguments and tool results.
     pub tool_name: Option<&'v str>,
 }
@@ -367,7 +373,7 @@ pub fn entry_texts<'v>(
         {
             texts.push(Text {
                 kind,
-                text,
+                text: Cow::Borrowed(text),
                 tool_name,
             });
         }

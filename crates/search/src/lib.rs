@@ -3,8 +3,9 @@
 //! A [`Query`] (a [`Pattern`] plus a [`Scope`]) compiles into a [`Searcher`]. The searcher
 //! reads a file in large chunks and runs a *prefilter* over the raw bytes: the pattern
 //! translated into the escaped form JSON stores text in (see the `prefilter` module), so
-//! that only lines that can hold a match are decoded. A decoded line's searchable texts are
-//! then checked with the exact [`Matcher`]. A match that crosses a JSON escape (a quote, a
+//! that only lines that can hold a match are read. A candidate line's searchable texts are
+//! read straight from its bytes by `read`'s tokenizer (the line is decoded whole only when
+//! that reading leaves it in doubt) and then checked with the exact [`Matcher`]. A match that crosses a JSON escape (a quote, a
 //! backslash, a newline, a `\uXXXX`) is found; a match only in a field name, an id, image
 //! data or a signature is not. Files with hits are parsed once more, by the transcript
 //! reader, to tell which hits are on the session's active branch.

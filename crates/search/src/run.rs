@@ -174,6 +174,9 @@ fn run_parallel(
             let (next_file, head, stop, n_delivered_hits) =
                 (&next_file, &head, &stop, &n_delivered_hits);
             scope.spawn(move |_| {
+                // A worker of its own copy: the regex crate keeps its matching caches in a
+                // pool whose owner thread takes one without a lock, every other thread with.
+                let searcher = searcher.clone();
                 let mut scratch = Scratch::default();
                 let mut batch = Vec::with_capacity(BATCH);
                 let hand_over = |batch: &mut Vec<(usize, FileResult)>| {

@@ -7,7 +7,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pi_retrospect_core::search::{FieldKind, SearchHit, SearchWarning};
-use pi_retrospect_read::searchable::{EntryFacts, Text, entry_texts, may_hold_text};
+use pi_retrospect_read::searchable::{
+    EntryFacts, LineEntry, Text, entry_texts, line_texts, may_hold_text,
+};
 use pi_retrospect_read::{
     DEFAULT_MAX_LINE_BYTES, LineCounter, OverLong, Piece, RegionReader, Symlinks, decode_line,
     describe_io, open_regular,
@@ -32,8 +34,9 @@ const CHUNK: usize = 1 << 18;
 /// the line cap long, so a real file has a handful).
 const MAX_SKIPPED_LINES: usize = 1024;
 
-/// Candidate lines at least this long are peeked at (type and role only) before they are
-/// decoded whole: a long tool result whose kind is off is skipped at a fraction of the cost.
+/// Candidate lines left to the decoder that are at least this long are peeked at (type and
+/// role only) before they are decoded whole: a long tool result whose kind is off is skipped
+/// at a fraction of the cost.
 const PEEK_MIN_BYTES: usize = 4096;
 
 /// The most bytes of line 1 kept to read the format version from.
@@ -121,6 +124,8 @@ pub(crate) struct Scratch {
     buffer: Vec<u8>,
     first_line: Vec<u8>,
     forced: Vec<usize>,
+    /// The texts of the line being checked (empty between lines; see [`recycle`]).
+    texts: Vec<Text<'static>>,
 }
 
 /// Returns a compiled query: searches session files.
@@ -272,6 +277,7 @@ impl Searcher {
             buffer,
             first_line,
             forced,
+            texts,
         } = scratch;
         first_line.clear();
         let mut scan = FileScan {
@@ -283,6 +289,7 @@ impl Searcher {
             lines_before: 0,
             first_line,
             forced,
+            texts,
             version: None,
             result: FileResult::default(),
             skipped: Vec::new(),
@@ -325,6 +332,8 @@ struct FileScan<'s> {
     first_line: &'s mut Vec<u8>,
     /// Offsets in the current region of escapes that force their line to be decoded.
     forced: &'s mut Vec<usize>,
+    /// Where a candidate line's texts are collected (see [`recycle`]).
+    texts: &'s mut Vec<Text<'static>>,
     version: Option<u64>,
     result: FileResult,
     /// Lines over the line cap, in file order (the first [`MAX_SKIPPED_LINES`]).
@@ -494,7 +503,7 @@ impl FileScan<'_> {
         }
     }
 
-    /// Decodes one candidate line and checks its texts.
+    /// Reads one candidate line's texts and checks them.
     fn line(
         &mut self,
         line: &[u8],
@@ -510,6 +519,29 @@ impl FileScan<'_> {
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return;
         }
+        let mut texts = recycle(std::mem::take(self.texts));
+        // The texts are read straight from the bytes; only a line that leaves the fast
+        // reading in doubt (and every line of the reference strategy) is decoded whole.
+        let entry = match self.strategy {
+            Strategy::Prefiltered => {
+                let first_line: &[u8] = self.first_line;
+                let cached_version = &mut self.version;
+                let mut version =
+                    || *cached_version.get_or_insert_with(|| header_version(first_line));
+                line_texts(bytes, self.searcher.kinds, &mut version, &mut texts)
+            }
+            Strategy::EveryLine => LineEntry::Undecided,
+        };
+        match entry {
+            LineEntry::Entry(facts) => self.check_texts(&facts, &texts, line_no),
+            LineEntry::NotAnEntry => {}
+            LineEntry::Undecided => self.decode_line(bytes, line_no, has_newline),
+        }
+        *self.texts = recycle(texts);
+    }
+
+    /// Decodes one candidate line as Pi decodes it and checks its texts.
+    fn decode_line(&mut self, bytes: &[u8], line_no: &mut dyn FnMut() -> u64, has_newline: bool) {
         if bytes.len() >= PEEK_MIN_BYTES && self.cannot_hold_text(bytes) {
             return;
         }
@@ -530,9 +562,18 @@ impl FileScan<'_> {
         let first_line: &[u8] = self.first_line;
         let cached_version = &mut self.version;
         let mut version = || *cached_version.get_or_insert_with(|| header_version(first_line));
-        let Some(facts) = entry_texts(&value, kinds, &mut version, &mut texts) else {
-            return;
-        };
+        if let Some(facts) = entry_texts(&value, kinds, &mut version, &mut texts) {
+            self.check_texts(&facts, &texts, line_no);
+        }
+    }
+
+    /// Checks the texts of one entry against the scope and the pattern.
+    fn check_texts(
+        &mut self,
+        facts: &EntryFacts<'_>,
+        texts: &[Text<'_>],
+        line_no: &mut dyn FnMut() -> u64,
+    ) {
         let scope = &self.searcher.scope;
         if (scope.since.is_some() || scope.until.is_some())
             && !facts
@@ -547,14 +588,14 @@ impl FileScan<'_> {
         }
         for text in texts {
             if !scope.roles.is_empty()
-                && !context_role(&facts, text.kind).is_some_and(|role| contains(&scope.roles, role))
+                && !context_role(facts, text.kind).is_some_and(|role| contains(&scope.roles, role))
             {
                 continue;
             }
-            if !self.is_in_scope(&facts, &text) {
+            if !self.is_in_scope(facts, text) {
                 continue;
             }
-            self.check_text(&facts, &text, line_no);
+            self.check_text(facts, text, line_no);
             if self.is_done {
                 return;
             }
@@ -612,10 +653,11 @@ impl FileScan<'_> {
         let matcher = &self.searcher.matcher;
         match self.mode {
             Mode::Hits => {
-                let Some((found, n_matches)) = matcher.find_counting(text.text) else {
+                let Some((found, n_matches)) = matcher.find_counting(&text.text) else {
                     return;
                 };
-                let (snippet, match_range) = snippet(text.text, found, self.searcher.context_chars);
+                let (snippet, match_range) =
+                    snippet(&text.text, found, self.searcher.context_chars);
                 let is_assistant_text = matches!(
                     text.kind,
                     FieldKind::Assistant
@@ -641,7 +683,7 @@ impl FileScan<'_> {
                 });
             }
             Mode::Count | Mode::FilesWithMatches => {
-                if !matcher.is_match(text.text) {
+                if !matcher.is_match(&text.text) {
                     return;
                 }
             }
@@ -651,6 +693,18 @@ impl FileScan<'_> {
             self.is_done = true;
         }
     }
+}
+
+/// Returns `texts` emptied, keeping its allocation, for texts that borrow from another line:
+/// collecting an emptied vector into a vector of the same layout reuses its memory, so the
+/// candidate lines of a search share one allocation per thread instead of one each.
+fn recycle<'a, 'b>(mut texts: Vec<Text<'a>>) -> Vec<Text<'b>> {
+    texts.clear();
+    #[expect(
+        clippy::unnecessary_filter_map,
+        reason = "the closure changes the lifetime, which `filter` cannot"
+    )]
+    texts.into_iter().filter_map(|_| None).collect()
 }
 
 /// Returns the format version line 1 gives: 1 when the header has none, 3 when line 1 is not
@@ -843,4 +897,24 @@ fn active_lines(transcript: &Transcript, skipped: &[SkippedLine]) -> (Vec<u64>, 
         }
     }
     (lines, unsure)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A recycled list keeps its memory, so candidate lines do not allocate one each.
+    #[test]
+    fn recycling_keeps_the_allocation() {
+        let line = String::from("text");
+        let mut texts: Vec<Text<'_>> = Vec::with_capacity(8);
+        texts.push(Text {
+            kind: FieldKind::User,
+            text: std::borrow::Cow::Borrowed(&line),
+            tool_name: None,
+        });
+        let recycled: Vec<Text<'static>> = recycle(texts);
+        assert!(recycled.is_empty());
+        assert!(recycled.capacity() >= 8, "{}", recycled.capacity());
+    }
 }

@@ -128,7 +128,7 @@ pub fn for_each_entry_row<E: From<TranscriptError>>(
         if !needles.is_empty()
             && !searchable_texts(&value, kinds, version)
                 .iter()
-                .any(|text| needles.iter().any(|needle| needle.is_match(text.text)))
+                .any(|text| needles.iter().any(|needle| needle.is_match(&text.text)))
         {
             continue;
         }

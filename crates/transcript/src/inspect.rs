@@ -767,7 +767,7 @@ impl<'a> InspectCtx<'a> {
             let value = session.decode(idx)?;
             let mut status = None;
             for text in searchable_texts(&value, kinds, version) {
-                let Some(found) = matcher.find(text.text) else {
+                let Some(found) = matcher.find(&text.text) else {
                     continue;
                 };
                 n_hits += 1;
@@ -778,7 +778,7 @@ impl<'a> InspectCtx<'a> {
                 hits.push(InspectHit {
                     entry_id: self.handle(idx),
                     field: text.kind,
-                    snippet: snippet_around(text.text, at, PREVIEW_CHARS),
+                    snippet: snippet_around(&text.text, at, PREVIEW_CHARS),
                     checkpoint_id: self.checkpoint_for_hit(idx).map(|idx| self.handle(idx)),
                     timestamp: self.timestamp(idx),
                     is_on_active_branch: self.is_active[idx],
