@@ -14,9 +14,9 @@
 //! [`Reader::bytes`], [`Reader::string`] (a [`JsonStr`], decoded as the caller chooses) or
 //! [`Reader::number`], and passes over any other with [`Reader::skip_value`];
 //! [`Reader::end`] checks that nothing but white space follows. Strings are passed over a
-//! block of bytes at a time (a long one found by its closing quote and checked in one
-//! vectorised pass) and only the members asked for are decoded, so a line costs little more
-//! than one pass over its bytes.
+//! block of bytes at a time (one dense with escapes found by its closing quote and checked
+//! in one vectorised pass) and only the members asked for are decoded, so a line costs
+//! little more than one pass over its bytes.
 //!
 //! ```
 //! use pi_retrospect_read::json::Reader;
@@ -52,6 +52,14 @@ pub const MAX_DEPTH: usize = 128;
 /// Strings up to this many bytes are scanned eight bytes at a time, longer ones with
 /// `memchr2`.
 const SHORT_STRING: usize = 32;
+
+/// A string is dense with escapes once it has had at least this many, on average fewer than
+/// [`DENSE_GAP`] bytes apart: the rest of it is then checked in one vectorised pass rather
+/// than escape by escape.
+const DENSE_ESCAPES: usize = 4;
+
+/// See [`DENSE_ESCAPES`].
+const DENSE_GAP: usize = 48;
 
 /// Why a line is not JSON: what was wrong and at which byte of the line. Eight bytes, so
 /// that every `Result` of the reader travels in registers.
@@ -227,28 +235,33 @@ impl<'a> JsonStr<'a> {
     /// Returns the string of the bytes between its quotes (checked), told whether it may hold
     /// escapes: a long string is passed over without noting them, so it is looked at again
     /// here, once, only when it is kept.
+    #[inline]
     fn new(raw: &'a [u8], may_have_escapes: bool) -> JsonStr<'a> {
         let has_escapes = may_have_escapes && memchr::memchr(b'\\', raw).is_some();
         JsonStr { raw, has_escapes }
     }
 
     /// Returns the bytes between the quotes, escapes as written.
+    #[inline]
     pub fn raw(&self) -> &'a [u8] {
         self.raw
     }
 
     /// Returns whether the string holds an escape.
+    #[inline]
     pub fn has_escapes(&self) -> bool {
         self.has_escapes
     }
 
     /// Returns whether the string is empty (every escape stands for at least one character).
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.raw.is_empty()
     }
 
     /// Returns the string's bytes with its escapes decoded; a lone surrogate escape becomes a
     /// replacement character, bytes that are not UTF-8 are left as they are.
+    #[inline]
     pub fn to_bytes(&self) -> Cow<'a, [u8]> {
         if !self.has_escapes {
             return Cow::Borrowed(self.raw);
@@ -260,6 +273,7 @@ impl<'a> JsonStr<'a> {
 
     /// Returns the text as Pi reads it: escapes decoded, a lone surrogate escape and bytes
     /// that are not UTF-8 replacement characters.
+    #[inline]
     pub fn to_text(&self) -> Cow<'a, str> {
         match self.to_bytes() {
             Cow::Borrowed(bytes) => String::from_utf8_lossy(bytes),
@@ -272,6 +286,7 @@ impl<'a> JsonStr<'a> {
 
     /// Returns the text as a strict JSON reader (serde_json) decodes it, or `None` where such
     /// a reader refuses the string: bytes that are not UTF-8, or a lone surrogate escape.
+    #[inline]
     pub fn to_strict_text(&self) -> Option<Cow<'a, str>> {
         if !self.has_escapes {
             return std::str::from_utf8(self.raw).ok().map(Cow::Borrowed);
@@ -742,23 +757,62 @@ impl<'a> Reader<'a> {
         self.skip_long_string()
     }
 
-    /// Passes over the rest of a string from the reader's position (inside it, or at a
-    /// backslash or control character of it; never right after a backslash); returns whether
-    /// it may hold escapes.
+    /// Passes over the rest of a string from the reader's position (inside it, at a
+    /// backslash or control character of it, never inside an escape); returns whether it
+    /// may hold escapes.
     ///
-    /// Long strings (tool output, thinking) carry an escape every few dozen bytes, so stopping
-    /// at each one costs more than the bytes between: the end is found as the first quote
-    /// after an even run of backslashes, and the bytes before it are then checked in one pass
-    /// the compiler vectorises ([`is_plain`]). Only a string that pass cannot clear (a
-    /// control character, a `\u` escape, an unusual escape or run of backslashes) is walked
-    /// escape by escape.
+    /// Escapes are checked one by one, each stretch between them for control characters,
+    /// which is cheap while they are sparse. Long strings of tool output or thinking carry one
+    /// every twenty bytes, where stopping at each costs more than the bytes between: once a
+    /// string shows that density, the rest of it is passed over by [`Reader::skip_dense_string`].
     #[inline(never)]
     fn skip_long_string(&mut self) -> Result<bool> {
+        let begin = self.at;
+        let mut n_escapes = 0;
+        loop {
+            let rest = &self.bytes[self.at..];
+            let Some(found) = memchr::memchr2(b'"', b'\\', rest) else {
+                self.at = self.bytes.len();
+                return Err(self.error(Problem::Unterminated));
+            };
+            if has_control(&rest[..found]) {
+                return Err(self.error(Problem::ControlCharacter));
+            }
+            self.at += found;
+            if self.bytes[self.at] == b'"' {
+                self.at += 1;
+                return Ok(n_escapes > 0);
+            }
+            match self.bytes.get(self.at + 1) {
+                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.at += 2,
+                Some(b'u')
+                    if self
+                        .bytes
+                        .get(self.at + 2..self.at + 6)
+                        .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)) =>
+                {
+                    self.at += 6;
+                }
+                _ => return Err(self.error(Problem::Escape)),
+            }
+            n_escapes += 1;
+            if n_escapes >= DENSE_ESCAPES && self.at - begin < DENSE_GAP * n_escapes {
+                return self.skip_dense_string().map(|()| true);
+            }
+        }
+    }
+
+    /// Passes over the rest of a string whose escapes are dense, from the reader's position
+    /// (right after an escape): its end is found as the first quote after an even run of
+    /// backslashes, and the bytes before it are checked in one pass the compiler vectorises
+    /// ([`is_plain`]). A string that pass cannot clear (a control character, a `\u` escape,
+    /// an unusual escape or run of backslashes) is walked escape by escape.
+    #[cold]
+    fn skip_dense_string(&mut self) -> Result<()> {
         let start = self.at;
         let mut from = start;
         let end = loop {
             let Some(found) = memchr::memchr(b'"', &self.bytes[from..]) else {
-                // Unterminated: the exact walk reports where it went wrong.
                 return self.walk_string();
             };
             let quote = from + found;
@@ -774,16 +828,15 @@ impl<'a> Reader<'a> {
         };
         if is_plain(&self.bytes[start..=end]) {
             self.at = end + 1;
-            return Ok(true);
+            return Ok(());
         }
         self.walk_string()
     }
 
-    /// Passes over the rest of a string escape by escape, checking each and every stretch
-    /// between them; returns whether it holds escapes.
+    /// Passes over the rest of a string escape by escape, from the reader's position (never
+    /// inside an escape), checking each escape and every stretch between them.
     #[cold]
-    fn walk_string(&mut self) -> Result<bool> {
-        let mut has_escapes = false;
+    fn walk_string(&mut self) -> Result<()> {
         loop {
             let rest = &self.bytes[self.at..];
             let Some(found) = memchr::memchr2(b'"', b'\\', rest) else {
@@ -796,9 +849,8 @@ impl<'a> Reader<'a> {
             self.at += found;
             if self.bytes[self.at] == b'"' {
                 self.at += 1;
-                return Ok(has_escapes);
+                return Ok(());
             }
-            has_escapes = true;
             match self.bytes.get(self.at + 1) {
                 Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.at += 2,
                 Some(b'u')
@@ -1052,7 +1104,8 @@ fn has_control(bytes: &[u8]) -> bool {
 }
 
 /// Returns whether the bytes of a string up to and including its closing quote (`stretch`,
-/// which must not start right after a backslash) hold only plain bytes and two-byte escapes
+/// which starts outside any escape: a backslash there starts one) hold only plain bytes and
+/// two-byte escapes
 /// (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`); `false` when there may be something else
 /// (a control character, a `\u` escape, an invalid escape), which the caller then checks
 /// escape by escape.
