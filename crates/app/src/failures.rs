@@ -250,15 +250,12 @@ fn scan(
                 if is_interrupted() {
                     return (report, grouper);
                 }
-                let mut one = pi_retrospect_failures::scan_one(file, &options);
-                if let Some(grouper) = grouper.as_mut() {
-                    for failure in &one.failures {
-                        grouper.add(failure);
-                    }
-                }
-                if !is_keeping_rows {
-                    one.failures = Vec::new();
-                }
+                // Grouped and counted, each failure is folded in as its line is read.
+                let one = if is_keeping_rows {
+                    pi_retrospect_failures::scan_one(file, &options)
+                } else {
+                    pi_retrospect_failures::scan_one_folded(file, &options, grouper.as_mut())
+                };
                 report.absorb(one);
                 (report, grouper)
             })

@@ -23,6 +23,7 @@ pub use group::{Grouper, group};
 pub use recognize::{may_hold_tool_call, may_record_failure};
 pub use scan::{
     MESSAGE_CHARS, REPEAT_MIN_CALLS, ScanFile, ScanOptions, files_of, merge, scan, scan_one,
+    scan_one_folded,
 };
 pub use signature::{normalize_error, signature};
 pub use types::{FailureGroup, FailureKind, FailureRow, FailuresReport, GroupBy, RepeatRow};

@@ -3,7 +3,7 @@
 //! file with a failure parsed again for its entry tree (the active branch, the failing call's
 //! arguments) and title.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use pi_retrospect_core::sanitize::sanitize_for_terminal;
@@ -14,7 +14,8 @@ use pi_retrospect_transcript::{
 };
 use serde_json::Value;
 
-use crate::decode::{self, Recorded, RecordedCall};
+use crate::decode::{self, Recorded};
+use crate::group::Grouper;
 use crate::recognize;
 use crate::types::{FailureKind, FailureRow, FailuresReport, RepeatRow};
 
@@ -103,15 +104,20 @@ pub fn files_of(sessions: &[Session]) -> Vec<ScanFile> {
 /// puts the reports of many files together. The caller chooses the threads (the layers that
 /// render these types never pull in a thread pool).
 pub fn scan_one(file: &ScanFile, options: &ScanOptions) -> FailuresReport {
-    let result = scan_file(file, options);
-    FailuresReport {
-        n_failures: result.failures.len() as u64,
-        failures: result.failures,
-        repeats: result.repeats,
-        n_files: 1,
-        n_files_decoded: u64::from(result.is_decoded),
-        warnings: result.warnings,
-    }
+    scan_file(file, options, Rows::Keep)
+}
+
+/// Scans one file as [`scan_one`] does but keeps none of its failure rows: each failure is
+/// counted (`n_failures`) and added to `grouper`, when there is one, as its line is read, so
+/// memory grows with the groups, never with the failures. The failures a grouper sees lack
+/// the tree facts (the active branch, the call's arguments) and the title, which no
+/// grouping reads; repeats are found as [`scan_one`] finds them.
+pub fn scan_one_folded(
+    file: &ScanFile,
+    options: &ScanOptions,
+    grouper: Option<&mut Grouper>,
+) -> FailuresReport {
+    scan_file(file, options, Rows::Fold(grouper))
 }
 
 /// Returns the reports of many files as one, rows newest first (see
@@ -130,27 +136,115 @@ pub fn scan(files: &[ScanFile], options: &ScanOptions) -> FailuresReport {
     merge(files.iter().map(|file| scan_one(file, options)).collect())
 }
 
-#[derive(Default)]
-struct FileResult {
-    failures: Vec<FailureRow>,
-    repeats: Vec<RepeatRow>,
-    warnings: Vec<Warning>,
-    is_decoded: bool,
+/// What a file's failure rows become.
+enum Rows<'a> {
+    /// Kept in the report, with the tree facts and title when the options ask for them.
+    Keep,
+    /// Counted and added to the grouper, if any, as they are read.
+    Fold(Option<&'a mut Grouper>),
 }
 
-/// A failure found in the first read, with its line.
-struct Found {
-    line_no: u64,
-    instant: Option<Timestamp>,
-    recorded: Recorded,
+/// A failure row kept while the file is read, with what its tree facts are found from.
+struct Kept {
+    row: FailureRow,
+    /// The entry's id as stored when it differs from the row's terminal-safe one.
+    stored_id: Option<String>,
+    /// A tool result's `toolCallId`.
+    tool_call_id: Option<String>,
 }
 
-/// A tool call found in the first read.
+/// A tool call found in the first read: the first of a run of the same call.
 struct Call {
     entry_id: String,
     timestamp: String,
     instant: Option<Timestamp>,
-    call: RecordedCall,
+    name: String,
+    arguments: String,
+}
+
+/// A run of calls with the same tool and arguments.
+struct Run {
+    first: Call,
+    n_calls: u64,
+    n_failed: u64,
+    /// The ids of the run's calls while it is shorter than a repeat: forgotten again (see
+    /// [`RepeatFinder::pending`]) if it ends that short.
+    ids: Vec<String>,
+}
+
+/// Finds runs of repeated calls as the lines are read. It keeps the runs long enough to be
+/// repeats, the run in progress, and the ids of their calls whose failure has not been read
+/// yet; never every call of the file.
+#[derive(Default)]
+struct RepeatFinder {
+    /// The runs of [`REPEAT_MIN_CALLS`] calls or more, then the run in progress, if any.
+    runs: Vec<Run>,
+    is_in_progress: bool,
+    /// Call id to its run in `runs`, for the calls of kept runs whose result has not been
+    /// read as failed: a result answers a call written above it.
+    pending: HashMap<String, usize>,
+}
+
+impl RepeatFinder {
+    fn add(&mut self, call: Call, call_id: Option<String>) {
+        let is_same = self.is_in_progress
+            && self.runs.last().is_some_and(|run| {
+                run.first.name == call.name && run.first.arguments == call.arguments
+            });
+        if !is_same {
+            self.end_run();
+            self.runs.push(Run {
+                first: call,
+                n_calls: 0,
+                n_failed: 0,
+                ids: Vec::new(),
+            });
+            self.is_in_progress = true;
+        }
+        let idx = self.runs.len() - 1;
+        let Some(run) = self.runs.last_mut() else {
+            return;
+        };
+        run.n_calls += 1;
+        if let Some(id) = call_id {
+            if run.n_calls < REPEAT_MIN_CALLS {
+                run.ids.push(id.clone());
+            } else {
+                run.ids = Vec::new();
+            }
+            self.pending.insert(id, idx);
+        }
+    }
+
+    /// Ends the run in progress: one shorter than a repeat is dropped with its calls' ids.
+    fn end_run(&mut self) {
+        if !std::mem::take(&mut self.is_in_progress) {
+            return;
+        }
+        if self
+            .runs
+            .last()
+            .is_some_and(|run| run.n_calls < REPEAT_MIN_CALLS)
+            && let Some(run) = self.runs.pop()
+        {
+            for id in run.ids {
+                self.pending.remove(&id);
+            }
+        }
+    }
+
+    fn failed(&mut self, call_id: &str) {
+        if let Some(idx) = self.pending.remove(call_id)
+            && let Some(run) = self.runs.get_mut(idx)
+        {
+            run.n_failed += 1;
+        }
+    }
+
+    fn finish(mut self) -> Vec<Run> {
+        self.end_run();
+        self.runs
+    }
 }
 
 fn warning(path: &str, reason: String) -> Warning {
@@ -161,23 +255,26 @@ fn warning(path: &str, reason: String) -> Warning {
     }
 }
 
-fn scan_file(file: &ScanFile, options: &ScanOptions) -> FileResult {
-    let mut result = FileResult::default();
+fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> FailuresReport {
+    let mut report = FailuresReport {
+        n_files: 1,
+        ..FailuresReport::default()
+    };
     let path = Path::new(&file.path);
     let (handle, metadata) = match open_regular(path, Symlinks::Refuse) {
         Ok(opened) => opened,
         Err(error) => {
-            result.warnings.push(warning(&file.path, error.to_string()));
-            return result;
+            report.warnings.push(warning(&file.path, error.to_string()));
+            return report;
         }
     };
-    let mut found: Vec<Found> = Vec::new();
-    let mut calls: Vec<Call> = Vec::new();
-    let mut failed_calls: HashSet<String> = HashSet::new();
+    let mut kept: Vec<Kept> = Vec::new();
+    let mut finder = RepeatFinder::default();
+    let mut is_decoded = false;
     let is_copied = |instant: Option<Timestamp>| matches!((file.copied_before, instant), (Some(start), Some(at)) if at < start);
     let read = for_each_line(&handle, metadata.len(), DEFAULT_MAX_LINE_BYTES, |line| {
         if let Some(length) = line.over_long {
-            result.warnings.push(warning(
+            report.warnings.push(warning(
                 &file.path,
                 format!(
                     "line {}: {length} bytes, over the line cap; not read for failures",
@@ -191,7 +288,7 @@ fn scan_file(file: &ScanFile, options: &ScanOptions) -> FileResult {
         if !(is_failure || is_call) {
             return;
         }
-        result.is_decoded = true;
+        is_decoded = true;
         // Read as Pi reads it: a lone surrogate half (JavaScript writes one when a string is
         // cut inside an emoji) or invalid UTF-8 is U+FFFD, not a reason to lose the entry.
         let value: Value = match pi_retrospect_read::decode_line(line.bytes) {
@@ -200,7 +297,7 @@ fn scan_file(file: &ScanFile, options: &ScanOptions) -> FileResult {
                 let error = serde_json::from_slice::<Value>(line.bytes)
                     .err()
                     .map_or_else(String::new, |error| error.to_string());
-                result.warnings.push(warning(
+                report.warnings.push(warning(
                     &file.path,
                     format!("line {}: not valid JSON: {error}", line.line_no),
                 ));
@@ -225,35 +322,57 @@ fn scan_file(file: &ScanFile, options: &ScanOptions) -> FileResult {
                 .unwrap_or_default()
                 .to_owned();
             for call in decode::tool_calls(&value) {
-                calls.push(Call {
-                    entry_id: entry_id.clone(),
-                    timestamp: stamp.clone(),
-                    instant,
-                    call,
-                });
+                finder.add(
+                    Call {
+                        entry_id: entry_id.clone(),
+                        timestamp: stamp.clone(),
+                        instant,
+                        name: call.name,
+                        arguments: call.arguments,
+                    },
+                    call.call_id,
+                );
             }
         }
         let Some(recorded) = decode::classify(&value) else {
             return;
         };
+        // The line's value is not needed past here: dropped now, so a file's rows never
+        // hold a decoded line beside them.
+        drop(value);
         if let (FailureKind::ToolError, Some(id)) = (recorded.kind, &recorded.tool_call_id) {
-            failed_calls.insert(id.clone());
+            finder.failed(id);
         }
-        if is_selected(&recorded, instant, options) {
-            found.push(Found {
-                line_no: line.line_no,
-                instant,
-                recorded,
-            });
+        if !is_selected(&recorded, instant, options) {
+            return;
+        }
+        report.n_failures += 1;
+        match &mut rows {
+            Rows::Keep => {
+                let (row, stored_id, tool_call_id) = row(file, line.line_no, instant, recorded);
+                kept.push(Kept {
+                    row,
+                    stored_id,
+                    tool_call_id,
+                });
+            }
+            Rows::Fold(Some(grouper)) => grouper.add(&row(file, line.line_no, instant, recorded).0),
+            Rows::Fold(None) => {}
         }
     });
     if let Err(error) = read {
-        result
+        report
             .warnings
             .push(warning(&file.path, format!("reading: {error}")));
     }
-    let is_detailed = options.is_detailed && (!found.is_empty() || !calls.is_empty());
-    let title = if is_detailed {
+    report.n_files_decoded = u64::from(is_decoded);
+    let runs = if options.find_repeats {
+        finder.finish()
+    } else {
+        Vec::new()
+    };
+    let is_detailed = options.is_detailed && (!kept.is_empty() || !runs.is_empty());
+    let title: Option<String> = if is_detailed {
         read_summary(path)
             .ok()
             .and_then(|summary| summary.name.or(summary.first_user_message))
@@ -264,11 +383,11 @@ fn scan_file(file: &ScanFile, options: &ScanOptions) -> FileResult {
     } else {
         None
     };
-    let transcript = if is_detailed && !found.is_empty() {
+    let transcript = if options.is_detailed && !kept.is_empty() {
         match Transcript::open_with(path, &ReadLimits::default()) {
             Ok(transcript) => Some(transcript),
             Err(error) => {
-                result.warnings.push(warning(&file.path, error.to_string()));
+                report.warnings.push(warning(&file.path, error.to_string()));
                 None
             }
         }
@@ -279,19 +398,30 @@ fn scan_file(file: &ScanFile, options: &ScanOptions) -> FileResult {
         .as_ref()
         .map(|transcript| transcript.active_branch().into_iter().collect())
         .unwrap_or_default();
-    for found in found {
-        result.failures.push(row(
-            file,
-            found,
-            title.clone(),
-            transcript.as_ref(),
-            &active,
-        ));
+    report.failures.reserve_exact(kept.len());
+    for Kept {
+        mut row,
+        stored_id,
+        tool_call_id,
+    } in kept
+    {
+        if options.is_detailed {
+            row.title.clone_from(&title);
+        }
+        if let Some(transcript) = &transcript {
+            let idx = transcript.find(stored_id.as_deref().unwrap_or(&row.entry_id));
+            row.on_active_branch = idx.is_some_and(|idx| active.contains(&idx));
+            if let (Some(idx), Some(call_id)) = (idx, tool_call_id.as_deref())
+                && let Some((arguments, command)) = find_call(transcript, idx, call_id)
+            {
+                row.arguments = Some(arguments);
+                row.command = command;
+            }
+        }
+        report.failures.push(row);
     }
-    if options.find_repeats {
-        result.repeats = repeats(file, &calls, &failed_calls, title.as_ref(), options);
-    }
-    result
+    report.repeats = repeats(file, runs, title.as_ref(), options);
+    report
 }
 
 fn is_selected(recorded: &Recorded, instant: Option<Timestamp>, options: &ScanOptions) -> bool {
@@ -308,58 +438,57 @@ fn is_selected(recorded: &Recorded, instant: Option<Timestamp>, options: &ScanOp
     is_kind && is_in_time
 }
 
+/// Returns the row of a failure as its line records it (no tree facts, no title), with the
+/// entry's id as stored when the row's differs and the call id its tree facts come from.
 fn row(
     file: &ScanFile,
-    found: Found,
-    title: Option<String>,
-    transcript: Option<&Transcript>,
-    active: &HashSet<usize>,
-) -> FailureRow {
-    let Found {
-        line_no,
-        instant,
-        recorded,
-    } = found;
-    let entry_id = recorded
-        .id
-        .clone()
-        .unwrap_or_else(|| format!("line:{line_no}"));
-    let idx = transcript.and_then(|transcript| transcript.find(&entry_id));
-    let on_active_branch = idx.is_some_and(|idx| active.contains(&idx));
-    let (mut arguments, mut command) = (None, recorded.command.clone());
-    if let Some(command) = &recorded.command {
-        arguments = Some(serde_json::json!({ "command": command }).to_string());
-    }
-    if let (Some(transcript), Some(idx), Some(call_id)) =
-        (transcript, idx, recorded.tool_call_id.as_deref())
-        && let Some(found) = find_call(transcript, idx, call_id)
-    {
-        arguments = Some(found.0);
-        command = found.1;
-    }
-    let text = sanitize_for_terminal(&recorded.text);
-    let excerpt = head_and_tail(&text, OutputLimit::chars(MESSAGE_CHARS));
-    FailureRow {
+    line_no: u64,
+    instant: Option<Timestamp>,
+    recorded: Recorded,
+) -> (FailureRow, Option<String>, Option<String>) {
+    let Recorded {
+        kind,
+        id,
+        timestamp,
+        tool_name,
+        tool_call_id,
+        command,
+        exit_code,
+        text,
+        ..
+    } = recorded;
+    let entry_id = id.unwrap_or_else(|| format!("line:{line_no}"));
+    let (safe_id, stored_id) = match sanitize_for_terminal(&entry_id) {
+        std::borrow::Cow::Borrowed(_) => (entry_id, None),
+        std::borrow::Cow::Owned(safe) => (safe, Some(entry_id)),
+    };
+    let arguments = command
+        .as_ref()
+        .map(|command| serde_json::json!({ "command": command }).to_string());
+    let excerpt = {
+        let text = sanitize_for_terminal(&text);
+        head_and_tail(&text, OutputLimit::chars(MESSAGE_CHARS))
+    };
+    let row = FailureRow {
         path: file.path.clone(),
-        entry_id: sanitize_for_terminal(&entry_id).into_owned(),
-        timestamp: sanitize_for_terminal(recorded.timestamp.as_deref().unwrap_or_default())
-            .into_owned(),
+        entry_id: safe_id,
+        timestamp: sanitize_for_terminal(timestamp.as_deref().unwrap_or_default()).into_owned(),
         instant,
-        failure_kind: recorded.kind,
+        failure_kind: kind,
         cwd: file.cwd.clone(),
-        title,
-        on_active_branch,
+        title: None,
+        on_active_branch: false,
         depth: file.depth,
-        tool_name: recorded
-            .tool_name
+        tool_name: tool_name
             .as_deref()
             .map(|name| sanitize_for_terminal(name).into_owned()),
         arguments,
         command,
-        exit_code: recorded.exit_code,
+        exit_code,
         n_message_bytes_cut: excerpt.omitted.map_or(0, |omitted| omitted.n_bytes),
         message: excerpt.text,
-    }
+    };
+    (row, stored_id, tool_call_id)
 }
 
 /// Returns the arguments (and bash command) of the call `call_id`, from the assistant
@@ -384,50 +513,31 @@ fn find_call(
 
 fn repeats(
     file: &ScanFile,
-    calls: &[Call],
-    failed_calls: &HashSet<String>,
+    runs: Vec<Run>,
     title: Option<&String>,
     options: &ScanOptions,
 ) -> Vec<RepeatRow> {
-    let mut rows = Vec::new();
-    let mut start = 0;
-    while start < calls.len() {
-        let same = |call: &Call| {
-            call.call.name == calls[start].call.name
-                && call.call.arguments == calls[start].call.arguments
-        };
-        let end = start + calls[start..].iter().take_while(|call| same(call)).count();
-        let n_calls = (end - start) as u64;
-        let first = &calls[start];
-        let is_in_time = first.instant.is_some_and(|at| {
-            options.since.is_none_or(|since| at >= since)
-                && options.until.is_none_or(|until| at <= until)
-        }) || (options.since.is_none() && options.until.is_none());
-        if n_calls >= REPEAT_MIN_CALLS && is_in_time {
-            let n_failed = calls[start..end]
-                .iter()
-                .filter(|call| {
-                    call.call
-                        .call_id
-                        .as_ref()
-                        .is_some_and(|id| failed_calls.contains(id))
-                })
-                .count() as u64;
-            rows.push(RepeatRow {
-                path: file.path.clone(),
-                entry_id: sanitize_for_terminal(&first.entry_id).into_owned(),
-                timestamp: sanitize_for_terminal(&first.timestamp).into_owned(),
-                instant: first.instant,
-                cwd: file.cwd.clone(),
-                title: title.cloned(),
-                depth: file.depth,
-                tool_name: sanitize_for_terminal(&first.call.name).into_owned(),
-                arguments: first.call.arguments.clone(),
-                n_calls,
-                n_failed,
-            });
-        }
-        start = end;
-    }
-    rows
+    let is_bounded = options.since.is_some() || options.until.is_some();
+    runs.into_iter()
+        .filter(|run| {
+            let is_in_time = run.first.instant.is_some_and(|at| {
+                options.since.is_none_or(|since| at >= since)
+                    && options.until.is_none_or(|until| at <= until)
+            }) || !is_bounded;
+            run.n_calls >= REPEAT_MIN_CALLS && is_in_time
+        })
+        .map(|run| RepeatRow {
+            path: file.path.clone(),
+            entry_id: sanitize_for_terminal(&run.first.entry_id).into_owned(),
+            timestamp: sanitize_for_terminal(&run.first.timestamp).into_owned(),
+            instant: run.first.instant,
+            cwd: file.cwd.clone(),
+            title: title.cloned(),
+            depth: file.depth,
+            tool_name: sanitize_for_terminal(&run.first.name).into_owned(),
+            arguments: run.first.arguments,
+            n_calls: run.n_calls,
+            n_failed: run.n_failed,
+        })
+        .collect()
 }

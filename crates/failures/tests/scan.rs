@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use pi_retrospect_failures::{
-    FailureKind, ScanFile, ScanOptions, decoded_failure_kind, may_record_failure, scan,
+    FailureKind, GroupBy, Grouper, ScanFile, ScanOptions, decoded_failure_kind, group,
+    may_record_failure, scan, scan_one, scan_one_folded,
 };
 use pi_retrospect_testkit::{Block, Entry, Header, Message, write_session_file};
 use proptest::prelude::*;
@@ -235,6 +236,94 @@ fn the_same_call_three_times_in_a_row_is_a_repeat() {
     // Two calls in a row are not a loop.
     let short = write(dir.path(), "t.jsonl", &header(), &lines[..4]);
     assert!(scan(&[file(&short, 0)], &options).repeats.is_empty());
+}
+
+/// A session with many failures of a few signatures, tools and days, and runs of repeated
+/// calls (some failing) between them.
+fn many_failures() -> Vec<String> {
+    let mut lines = Vec::new();
+    for n in 0..3000u32 {
+        let at = format!(
+            "2026-11-{:02}T19:{:02}:{:02}.{:03}Z",
+            1 + n % 3,
+            n / 60 % 60,
+            n % 60,
+            n % 1000
+        );
+        let tool = ["bash", "read", "edit"][(n / 4) as usize % 3];
+        let call_id = format!("c{n}");
+        // Every fourth call repeats the one before it, so runs of three and more form.
+        let arguments = format!(r#"{{"command":"make {}"}}"#, n / 4);
+        let call = Block::tool_call(&call_id, tool, &arguments);
+        lines.push(
+            Entry::message(
+                Message::assistant(&[call])
+                    .stop_reason("toolUse")
+                    .timestamp(1),
+            )
+            .id(&format!("a{n}"))
+            .parent(None)
+            .at(&at)
+            .to_string(),
+        );
+        let text = match n % 5 {
+            0 => format!("error {n} in '/tmp/x{n}.rs':{n}:5"),
+            1 => "permission denied".to_owned(),
+            _ => format!("exit code {}", n % 7),
+        };
+        lines.push(
+            Entry::message(
+                Message::tool_result(&call_id, tool, &text)
+                    .is_error(n % 6 != 0)
+                    .timestamp(1),
+            )
+            .id(&format!("r{n}"))
+            .parent(None)
+            .at(&at)
+            .to_string(),
+        );
+    }
+    lines
+}
+
+#[test]
+fn counted_and_grouped_scans_agree_with_the_full_rows() {
+    let dir = tempfile::tempdir().expect("test setup");
+    let path = write(dir.path(), "s.jsonl", &header(), &many_failures());
+    let file = file(&path, 0);
+    for is_detailed in [false, true] {
+        let options = ScanOptions {
+            is_detailed,
+            find_repeats: true,
+            ..ScanOptions::default()
+        };
+        let whole = scan_one(&file, &options);
+        assert_eq!(whole.n_failures, whole.failures.len() as u64);
+        assert!(whole.n_failures > 2000, "{}", whole.n_failures);
+        assert!(!whole.repeats.is_empty());
+        let counted = scan_one_folded(&file, &options, None);
+        assert!(counted.failures.is_empty());
+        assert_eq!(counted.n_failures, whole.n_failures);
+        assert_eq!(counted.repeats, whole.repeats);
+        for by in [
+            GroupBy::Signature,
+            GroupBy::Tool,
+            GroupBy::Session,
+            GroupBy::Project,
+            GroupBy::Day,
+        ] {
+            let mut grouper = Grouper::new(by);
+            let folded = scan_one_folded(&file, &options, Some(&mut grouper));
+            assert!(folded.failures.is_empty());
+            assert_eq!(folded.n_failures, whole.n_failures);
+            let groups = grouper.finish(&folded.repeats);
+            assert_eq!(groups, group(&whole.failures, by, &whole.repeats), "{by:?}");
+            assert_eq!(
+                groups.iter().map(|group| group.count).sum::<u64>(),
+                whole.n_failures
+            );
+        }
+    }
 }
 
 /// One entry line of the kinds Pi writes, with values that make it a failure or not, and
