@@ -59,34 +59,39 @@ pub fn stats_with_prescans(
 ) -> StatsReport {
     use rayon::prelude::*;
     let plan = StatsPlan::new(listing, options);
-    // Paths are looked up by position, and each scan is moved once, into its file's slot.
-    let mut prescans: Vec<Option<Box<FileScan>>> = Vec::with_capacity(prescans_in.len());
-    let mut by_path: HashMap<String, usize, foldhash::fast::RandomState> =
-        HashMap::with_capacity_and_hasher(prescans.capacity(), Default::default());
-    for (path, scan) in prescans_in {
-        by_path.insert(path, prescans.len());
-        prescans.push(Some(scan));
-    }
-    let work: Vec<(usize, Option<Box<FileScan>>)> = (0..plan.n_files())
-        .map(|idx| {
-            let prescan = by_path
-                .get(plan.path(idx))
-                .and_then(|&position| prescans[position].take());
-            (idx, prescan)
-        })
+    // Each planned file finds its prescan by path on the pool's threads; the scans are then
+    // moved (as boxes) into plan order, one pointer each.
+    let by_path: HashMap<&str, usize, foldhash::fast::RandomState> = prescans_in
+        .iter()
+        .enumerate()
+        .map(|(position, (path, _))| (path.as_str(), position))
         .collect();
-    let scans: Vec<FileScan> = work
+    let positions: Vec<Option<usize>> = (0..plan.n_files())
         .into_par_iter()
+        .map(|idx| by_path.get(plan.path(idx)).copied())
+        .collect();
+    drop(by_path);
+    let (paths, mut prescans): (Vec<String>, Vec<Option<Box<FileScan>>>) = prescans_in
+        .into_iter()
+        .map(|(path, scan)| (path, Some(scan)))
+        .unzip();
+    let work: Vec<Option<Box<FileScan>>> = positions
+        .iter()
+        .map(|position| position.and_then(|position| prescans[position].take()))
+        .collect();
+    let scans: Vec<Box<FileScan>> = work
+        .into_par_iter()
+        .enumerate()
         .map(|(idx, prescan)| {
             prescan
-                .and_then(|prescan| plan.use_prescan(idx, *prescan))
-                .unwrap_or_else(|| plan.scan(idx))
+                .and_then(|prescan| plan.use_prescan(idx, prescan))
+                .unwrap_or_else(|| Box::new(plan.scan(idx)))
         })
         .collect();
     let report = plan.finish(&scans);
     // Freeing one record per file is the caller's wait for nothing: a pool thread does it
     // while the report is shown.
-    rayon::spawn(move || drop(scans));
+    rayon::spawn(move || drop((scans, paths, prescans)));
     report
 }
 

@@ -3,9 +3,8 @@
 //! thread, in any order), and [`StatsPlan::finish`] deduplicates forks, rolls runs up into the
 //! sessions that launched them and groups the rows.
 
-use std::borrow::Cow;
+use std::borrow::{Borrow, Cow};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::Path;
 use std::sync::OnceLock;
 
 use jiff::civil::Date;
@@ -69,6 +68,15 @@ struct PlannedFile<'l> {
     is_counted: bool,
     keeps_records: bool,
     keeps_keys: bool,
+}
+
+/// A cell of a report without sessions, before it is labelled: the grouped dimensions'
+/// values (`None` for one not grouped by, and for a record without a timestamp).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct CellKey<'a> {
+    project: Option<&'a str>,
+    model: Option<&'a str>,
+    period: Option<Date>,
 }
 
 /// One session's figures for one row key.
@@ -221,7 +229,7 @@ impl<'l> StatsPlan<'l> {
     /// Returns `prescan` (see [`crate::prescan`]) as the scan of file `idx` when it is what
     /// [`StatsPlan::scan`] would read: a listed session, counted whole, that is neither a fork
     /// nor a fork's parent and whose tool results name no subagent run. `None`: scan it.
-    pub fn use_prescan(&self, idx: usize, mut prescan: FileScan) -> Option<FileScan> {
+    pub fn use_prescan(&self, idx: usize, mut prescan: Box<FileScan>) -> Option<Box<FileScan>> {
         let file = &self.files[idx];
         let is_plain = file.is_counted && !file.keeps_records && !file.keeps_keys;
         if !is_plain || file.listed_instant.is_none() || prescan.names_runs {
@@ -255,7 +263,8 @@ impl<'l> StatsPlan<'l> {
         scan_file(&file.path, &request)
     }
 
-    /// Builds the report from `scans[idx]`, the result of `scan(idx)` for every file.
+    /// Builds the report from `scans[idx]`, the result of `scan(idx)` for every file (owned
+    /// or boxed).
     ///
     /// Every record is counted once: a fork's records that its parent holds too (same `id` and
     /// `timestamp`) are left out of its `own` figure and of every aggregate. Only a parent that
@@ -266,7 +275,12 @@ impl<'l> StatsPlan<'l> {
     /// # Panics
     ///
     /// When `scans` does not hold one scan per file.
-    pub fn finish(&self, scans: &[FileScan]) -> StatsReport {
+    pub fn finish<S: Borrow<FileScan>>(&self, scans: &[S]) -> StatsReport {
+        let scans: Vec<&FileScan> = scans.iter().map(Borrow::borrow).collect();
+        self.finish_scans(&scans)
+    }
+
+    fn finish_scans(&self, scans: &[&FileScan]) -> StatsReport {
         assert_eq!(scans.len(), self.files.len(), "one scan per planned file");
         let group_by = &self.options.group_by;
         let session_position = group_by.iter().position(|key| *key == GroupKey::Session);
@@ -274,7 +288,10 @@ impl<'l> StatsPlan<'l> {
         let mut fork_of: Vec<Option<String>> = vec![None; self.sessions.len()];
         let mut per_session: Vec<BTreeMap<Vec<KeyPart>, SessionFigures>> =
             vec![BTreeMap::new(); self.sessions.len()];
-        let mut groups: BTreeMap<Vec<KeyPart>, Usage> = BTreeMap::new();
+        // Without sessions, cells are summed under a key that borrows its parts and labelled
+        // once per distinct key at the end: one label per record cost a tenth of the report.
+        let mut cells: HashMap<CellKey<'_>, Usage, foldhash::fast::RandomState> =
+            HashMap::default();
         let mut is_counted = vec![false; self.sessions.len()];
         let mut total = Usage::default();
         let mut n_warnings: u64 = 0;
@@ -358,9 +375,9 @@ impl<'l> StatsPlan<'l> {
             };
             let path = session.session.path.as_str();
             for (bucket, own) in scan.buckets.iter().zip(&own) {
-                let rest = self.rest_key(session, bucket.model.as_deref(), bucket.day);
                 let mut saturates = total.add_checked(own);
                 if session_position.is_some() {
+                    let rest = self.rest_key(session, bucket.model.as_deref(), bucket.day);
                     let figures = per_session[idx].entry(rest).or_default();
                     saturates |= figures.pi.add_checked(&bucket.usage);
                     saturates |= figures.own.add_checked(own);
@@ -368,7 +385,8 @@ impl<'l> StatsPlan<'l> {
                 } else if !adds_nothing(own) {
                     // A cell only of nested usage counted in the runs' own files adds nothing:
                     // it is no row.
-                    saturates |= groups.entry(rest).or_default().add_checked(own);
+                    let key = self.cell_key(session, bucket.model.as_deref(), bucket.day);
+                    saturates |= cells.entry(key).or_default().add_checked(own);
                 }
                 if saturates && is_saturated.is_none() {
                     is_saturated = Some(path);
@@ -446,6 +464,12 @@ impl<'l> StatsPlan<'l> {
                 rows.push(self.row(&key, figures, &fork_of, scans));
             }
         } else if !group_by.is_empty() {
+            // Distinct keys have distinct labels; the map orders the rows by them.
+            let mut groups: BTreeMap<Vec<KeyPart>, Usage> = BTreeMap::new();
+            for (key, usage) in cells {
+                let rest = self.rest_key_of(key.project, key.model, key.period);
+                groups.insert(rest, usage);
+            }
             for (key, usage) in groups {
                 rows.push(self.row(&key, Figures::Group { usage }, &fork_of, scans));
             }
@@ -473,13 +497,53 @@ impl<'l> StatsPlan<'l> {
         model: Option<&str>,
         day: Option<Date>,
     ) -> Vec<KeyPart> {
+        self.rest_key_of(Some(session.project), model, day)
+    }
+
+    /// Returns the unlabelled key of a cell without sessions: the parts that are grouped by,
+    /// and the day as the first day of the finest period grouped by (so that the days of one
+    /// week or month are one key).
+    fn cell_key<'k>(
+        &self,
+        session: &PlannedSession<'k>,
+        model: Option<&'k str>,
+        day: Option<Date>,
+    ) -> CellKey<'k> {
+        let group_by = &self.options.group_by;
+        let period = [GroupKey::Day, GroupKey::Week, GroupKey::Month]
+            .into_iter()
+            .find(|key| group_by.contains(key));
+        CellKey {
+            project: group_by
+                .contains(&GroupKey::Project)
+                .then_some(session.project),
+            model: if group_by.contains(&GroupKey::Model) {
+                Some(model.unwrap_or("unknown"))
+            } else {
+                None
+            },
+            period: match (period, day) {
+                (Some(key), Some(day)) => Some(period_start(key, day)),
+                _ => None,
+            },
+        }
+    }
+
+    /// Returns the labels of `project`, `model` and the period of `day` for the dimensions
+    /// grouped by (sessions aside), in order.
+    fn rest_key_of(
+        &self,
+        project: Option<&str>,
+        model: Option<&str>,
+        day: Option<Date>,
+    ) -> Vec<KeyPart> {
         self.options
             .group_by
             .iter()
             .filter_map(|key| {
                 let text = match key {
                     GroupKey::Session => return None,
-                    GroupKey::Project => session.project.to_owned(),
+                    GroupKey::Project => project.unwrap_or_default().to_owned(),
                     GroupKey::Model => model.unwrap_or("unknown").to_owned(),
                     GroupKey::Day | GroupKey::Week | GroupKey::Month => period_label(*key, day),
                 };
@@ -494,7 +558,7 @@ impl<'l> StatsPlan<'l> {
         key: &[KeyPart],
         figures: Figures,
         fork_of: &[Option<String>],
-        scans: &[FileScan],
+        scans: &[&FileScan],
     ) -> StatsRow {
         let mut row = StatsRow {
             session: None,
@@ -630,11 +694,10 @@ fn selected_sessions(
 /// Returns whether a run sits directly in a `forks/` directory of its launcher's container:
 /// pi-subagents' fork context, a branched copy of the launcher.
 fn is_fork_context_run(planned: &PlannedSession<'_>) -> bool {
-    planned.launcher.is_some()
-        && Path::new(&planned.session.path)
-            .parent()
-            .and_then(Path::file_name)
-            .is_some_and(|name| name == "forks")
+    // The parent directory's name, read from the text: parsing the path into components costs
+    // more than the rest of the plan for a store of runs.
+    let mut components = planned.session.path.rsplit('/').filter(|part| !part.is_empty());
+    planned.launcher.is_some() && components.nth(1) == Some("forks")
 }
 
 /// Returns a path's last component.
@@ -745,6 +808,19 @@ fn bound_warnings(warnings: &mut Vec<Warning>) {
     ));
 }
 
+/// Returns the first day of the period of kind `key` that `day` falls in: the day itself,
+/// its week's Monday or the first of its month.
+fn period_start(key: GroupKey, day: Date) -> Date {
+    match key {
+        GroupKey::Week => {
+            let back = i64::from(day.weekday().to_monday_zero_offset());
+            day.checked_sub(jiff::Span::new().days(back)).unwrap_or(day)
+        }
+        GroupKey::Month => day.first_of_month(),
+        _ => day,
+    }
+}
+
 /// Returns the label of the period `day` falls in: the day itself, its week's Monday or its
 /// month; `unknown` for a record without a timestamp.
 fn period_label(key: GroupKey, day: Option<Date>) -> String {
@@ -752,13 +828,7 @@ fn period_label(key: GroupKey, day: Option<Date>) -> String {
         return "unknown".to_owned();
     };
     match key {
-        GroupKey::Week => {
-            let back = i64::from(day.weekday().to_monday_zero_offset());
-            day.checked_sub(jiff::Span::new().days(back))
-                .unwrap_or(day)
-                .to_string()
-        }
         GroupKey::Month => format!("{:04}-{:02}", day.year(), day.month()),
-        _ => day.to_string(),
+        _ => period_start(key, day).to_string(),
     }
 }
