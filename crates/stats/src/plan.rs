@@ -317,7 +317,7 @@ impl<'l> StatsPlan<'l> {
             warnings.extend(scan.warnings.iter().cloned());
             let parent = session.fork_parent.as_ref().and_then(|parent| {
                 let mut found = match parent.file {
-                    Some(file) => usable_parent(session, scan, &parent.path, &scans[file]),
+                    Some(file) => usable_parent(session, scan, &parent.path, scans[file]),
                     None => Err(format!(
                         "fork parent {} is not a session file in the stores: it is not read, and entries are deduplicated only against other forks whose parent cannot be used",
                         parent.path
@@ -327,7 +327,7 @@ impl<'l> StatsPlan<'l> {
                     && parent.file.is_none_or(|file| scans[file].failure.is_some())
                 {
                     let named_path = &self.sessions[named].session.path;
-                    if let Ok(usable) = usable_parent(session, scan, named_path, &scans[named]) {
+                    if let Ok(usable) = usable_parent(session, scan, named_path, scans[named]) {
                         found = Ok(usable);
                     }
                 }
@@ -696,7 +696,11 @@ fn selected_sessions(
 fn is_fork_context_run(planned: &PlannedSession<'_>) -> bool {
     // The parent directory's name, read from the text: parsing the path into components costs
     // more than the rest of the plan for a store of runs.
-    let mut components = planned.session.path.rsplit('/').filter(|part| !part.is_empty());
+    let mut components = planned
+        .session
+        .path
+        .rsplit('/')
+        .filter(|part| !part.is_empty());
     planned.launcher.is_some() && components.nth(1) == Some("forks")
 }
 
