@@ -58,6 +58,10 @@ struct ForkParent {
     /// that was moved or copied keeps its file names (`<timestamp>_<uuid>.jsonl`) but not the
     /// absolute paths its headers name.
     by_name: Option<usize>,
+    /// When the parent is not listed: the listed sessions in the fork's directory that are
+    /// older than it (header instant, then path). A record one of them holds is a copy, also
+    /// when the parent that passed it on is gone.
+    older_beside: Vec<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -164,6 +168,7 @@ impl<'l> StatsPlan<'l> {
                 .or_insert(Some(idx));
         }
         let mut unlisted: HashMap<String, usize> = HashMap::new();
+        let mut by_directory = None;
         let mut fork_parents = Vec::with_capacity(forks.len());
         for (idx, parent) in forks {
             let (file, named) = match listed_idx.get(parent.as_str()) {
@@ -195,6 +200,31 @@ impl<'l> StatsPlan<'l> {
             if let Some(file) = file {
                 files[file].keeps_keys = true;
             }
+            // A parent that is not listed is usually gone (deleted, or a fork in a chain whose
+            // middle was deleted): the older sessions beside the fork are where the entries it
+            // copied may still be, and their identities are kept.
+            let older_beside = if listed_idx.contains_key(parent.as_str()) {
+                Vec::new()
+            } else {
+                let beside = by_directory.get_or_insert_with(|| sessions_by_directory(&sessions));
+                let own = (
+                    sessions[idx].session.instant,
+                    sessions[idx].session.path.as_str(),
+                );
+                beside
+                    .get(directory(&sessions[idx].session.path))
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .filter(|&other| {
+                        let other = &sessions[other].session;
+                        (other.instant, other.path.as_str()) < own
+                    })
+                    .collect()
+            };
+            for &other in &older_beside {
+                files[other].keeps_keys = true;
+            }
             files[idx].keeps_records = true;
             fork_parents.push((
                 idx,
@@ -202,6 +232,7 @@ impl<'l> StatsPlan<'l> {
                     path: parent,
                     file,
                     by_name: named,
+                    older_beside,
                 },
             ));
         }
@@ -319,7 +350,7 @@ impl<'l> StatsPlan<'l> {
                 let mut found = match parent.file {
                     Some(file) => usable_parent(session, scan, &parent.path, scans[file]),
                     None => Err(format!(
-                        "fork parent {} is not a session file in the stores: it is not read, and entries are deduplicated only against other forks whose parent cannot be used",
+                        "fork parent {} is not a session file in the stores: it is not read, and entries are deduplicated against the older sessions in this directory and other forks whose parent cannot be used",
                         parent.path
                     )),
                 };
@@ -370,7 +401,15 @@ impl<'l> StatsPlan<'l> {
                 ));
             }
             let own = match (parent, &session.fork_parent) {
-                (None, Some(_)) => own_figures_once(scan, &mut copied_without_parent),
+                (None, Some(fork_parent)) => {
+                    let older: Vec<&FileScan> = fork_parent
+                        .older_beside
+                        .iter()
+                        .map(|&other| scans[other])
+                        .filter(|other| other.failure.is_none())
+                        .collect();
+                    own_figures_once(scan, &older, &mut copied_without_parent)
+                }
                 (parent, _) => own_figures(scan, parent),
             };
             let path = session.session.path.as_str();
@@ -704,6 +743,23 @@ fn is_fork_context_run(planned: &PlannedSession<'_>) -> bool {
     planned.launcher.is_some() && components.nth(1) == Some("forks")
 }
 
+/// Returns the directory part of a session's path (all of it before the last `/`).
+fn directory(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(directory, _)| directory)
+}
+
+/// Returns the listed sessions by directory (indices into `sessions`).
+fn sessions_by_directory<'l>(sessions: &[PlannedSession<'l>]) -> HashMap<&'l str, Vec<usize>> {
+    let mut by_directory: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (idx, planned) in sessions.iter().enumerate() {
+        by_directory
+            .entry(directory(&planned.session.path))
+            .or_default()
+            .push(idx);
+    }
+    by_directory
+}
+
 /// Returns a path's last component.
 fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
@@ -754,13 +810,20 @@ fn own_figures(scan: &FileScan, parent: Option<&FileScan>) -> Vec<Usage> {
     own
 }
 
-/// Returns the own figure per cell of a fork whose parent cannot be used: the records no
-/// earlier such fork counted (`counted` holds their identities, and gets this fork's), so a
-/// copied entry counts once however many forks hold it.
-fn own_figures_once<'s>(scan: &'s FileScan, counted: &mut HashSet<&'s str>) -> Vec<Usage> {
+/// Returns the own figure per cell of a fork whose parent cannot be used: the records that
+/// no older session beside it holds (`older`) and that no earlier such fork counted (`counted`
+/// holds their identities, and gets this fork's), so a copied entry counts once however many
+/// forks hold it and whichever parent in the chain is gone.
+fn own_figures_once<'s>(
+    scan: &'s FileScan,
+    older: &[&FileScan],
+    counted: &mut HashSet<&'s str>,
+) -> Vec<Usage> {
     let mut own = vec![Usage::default(); scan.buckets.len()];
     for record in &scan.records {
-        let is_new = record.key.as_deref().is_none_or(|key| counted.insert(key));
+        let is_new = record.key.as_deref().is_none_or(|key| {
+            !older.iter().any(|other| other.keys.contains(key)) && counted.insert(key)
+        });
         if is_new {
             own[record.bucket].add(&record.usage);
         }

@@ -192,16 +192,20 @@ fn report_of(listing: &Listing, group_by: &[GroupKey]) -> StatsReport {
 }
 
 #[test]
-fn a_missing_parent_counts_everything_and_says_so() {
+fn a_missing_parent_is_said_and_the_copies_still_count_once() {
+    // The header names a file that is gone; the entries it passed on are still in the older
+    // session beside the fork.
     let (_dir, listing) =
         store(|_| "/gone/--work-app--/2025-12-01T00-00-00-000Z_gone.jsonl".to_owned());
     let report = report_of(&listing, &[GroupKey::Session]);
-    assert_eq!(report.total.input, 100 + 200 + 100 + 300 + 50 + 400);
+    assert_eq!(report.total.input, 100 + 200 + 300 + 50 + 400);
+    let input: BTreeMap<String, (u64, u64, u64)> = by_session(&report);
+    assert_eq!(input["2026-01-02T00-00-00-000Z_f.jsonl"], (400, 300, 300));
     let reasons: Vec<&str> = report.warnings.iter().map(|w| w.reason.as_str()).collect();
     assert_eq!(
         reasons,
         [
-            "fork parent /gone/--work-app--/2025-12-01T00-00-00-000Z_gone.jsonl is not a session file in the stores: it is not read, and entries are deduplicated only against other forks whose parent cannot be used"
+            "fork parent /gone/--work-app--/2025-12-01T00-00-00-000Z_gone.jsonl is not a session file in the stores: it is not read, and entries are deduplicated against the older sessions in this directory and other forks whose parent cannot be used"
         ]
     );
     assert!(report.warnings[0].path.ends_with(F));
@@ -379,10 +383,77 @@ fn a_parent_outside_the_stores_is_never_opened_nor_told_apart() {
     let expected: Vec<String> = named
         .iter()
         .map(|(name, _)| {
-            format!("{name}: fork parent PARENT is not a session file in the stores: it is not read, and entries are deduplicated only against other forks whose parent cannot be used")
+            format!("{name}: fork parent PARENT is not a session file in the stores: it is not read, and entries are deduplicated against the older sessions in this directory and other forks whose parent cannot be used")
         })
         .collect();
     assert_eq!(reasons, expected);
     // The forks hold copies of the same two calls: counted once, not once per fork.
     assert_eq!(report.total.input, 100 + 200 + 1000 * named.len() as u64);
+}
+
+#[test]
+fn a_chain_of_forks_with_its_middle_deleted_counts_each_call_once() {
+    // A, then B forked from A, then C forked from B; B is deleted. C still holds copies of
+    // A's entries and of B's: A's call counts in A, B's only in C.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    let a = "--work-app--/2026-03-01T10-00-00-000Z_a.jsonl";
+    let b = "--work-app--/2026-03-02T10-00-00-000Z_b.jsonl";
+    let c = "--work-app--/2026-03-03T10-00-00-000Z_c.jsonl";
+    let from_a = vec![
+        user("a1", None, "2026-03-01T10:00:01.000Z"),
+        assistant(
+            "a2",
+            Some("a1"),
+            "2026-03-01T10:00:02.000Z",
+            "m",
+            100,
+            Some(1.0),
+        ),
+    ];
+    let from_b = vec![
+        user("b1", Some("a2"), "2026-03-02T10:00:01.000Z"),
+        assistant(
+            "b2",
+            Some("b1"),
+            "2026-03-02T10:00:02.000Z",
+            "m",
+            20,
+            Some(0.2),
+        ),
+    ];
+    let mut file_a = vec![header("a", "2026-03-01T10:00:00.000Z", None)];
+    file_a.extend(from_a.iter().cloned());
+    let b_path = format!("{}/{b}", root.display());
+    let mut file_c = vec![header("c", "2026-03-03T10:00:00.000Z", Some(&b_path))];
+    file_c.extend(from_a.iter().cloned());
+    file_c.extend(from_b.iter().cloned());
+    file_c.push(assistant(
+        "c2",
+        Some("b2"),
+        "2026-03-03T10:00:02.000Z",
+        "m",
+        3,
+        Some(0.03),
+    ));
+    materialize(root, &[(a, file_a), (c, file_c)]);
+    let listing = listing(root);
+    let report = report_of(&listing, &[GroupKey::Session]);
+    assert_eq!(report.total.input, 123);
+    let input = by_session(&report);
+    assert_eq!(input["2026-03-01T10-00-00-000Z_a.jsonl"], (100, 100, 100));
+    assert_eq!(input["2026-03-03T10-00-00-000Z_c.jsonl"], (123, 23, 23));
+    for group_by in [vec![GroupKey::Day], vec![GroupKey::Model], vec![]] {
+        assert_eq!(
+            report_of(&listing, &group_by).total.input,
+            123,
+            "{group_by:?}"
+        );
+    }
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    assert!(
+        report.warnings[0]
+            .reason
+            .contains("is not a session file in the stores")
+    );
 }
