@@ -400,7 +400,7 @@ fn a_chain_of_forks_with_its_middle_deleted_counts_each_call_once() {
     let a = "--work-app--/2026-03-01T10-00-00-000Z_a.jsonl";
     let b = "--work-app--/2026-03-02T10-00-00-000Z_b.jsonl";
     let c = "--work-app--/2026-03-03T10-00-00-000Z_c.jsonl";
-    let from_a = vec![
+    let from_a = [
         user("a1", None, "2026-03-01T10:00:01.000Z"),
         assistant(
             "a2",
@@ -411,7 +411,7 @@ fn a_chain_of_forks_with_its_middle_deleted_counts_each_call_once() {
             Some(1.0),
         ),
     ];
-    let from_b = vec![
+    let from_b = [
         user("b1", Some("a2"), "2026-03-02T10:00:01.000Z"),
         assistant(
             "b2",
