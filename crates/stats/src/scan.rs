@@ -532,7 +532,6 @@ impl<'a> Scanner<'a> {
         let options = self.request.options;
         let wants = Wants {
             models: options.needs_model(),
-            time: options.needs_time(),
             facts: self.request.wants_facts,
             listed: self.request.listed,
             launcher: self.path,
@@ -771,12 +770,10 @@ impl<'a> Scanner<'a> {
             .timestamp
             .as_deref()
             .and_then(|text| hours.parse(text))
-            .and_then(|instant| jiff::Timestamp::new(instant.seconds, instant.nanos as i32).ok())
-            .or_else(|| {
-                let text = entry.message.as_ref()?.timestamp?;
-                let millis = Reader::new(text).number().ok()??.as_i64()?;
-                jiff::Timestamp::from_millisecond(millis).ok()
-            });
+            .and_then(|instant| jiff::Timestamp::new(instant.seconds, instant.nanos as i32).ok());
+        // Only the entry's own time places a record, as in `failures` and `entries`: a
+        // message's millisecond `timestamp` of 0 once put records on 1970-01-01, inside every
+        // `--until`.
         let Some(instant) = instant else {
             self.n_without_time += 1;
             return if self.is_time_bounded {
@@ -1080,9 +1077,6 @@ struct RawMessage<'a> {
     provider: Option<Cow<'a, str>>,
     model: Option<Cow<'a, str>>,
     tool_name: Option<Cow<'a, str>>,
-    /// The message's own `timestamp` (milliseconds), as written: read only when the
-    /// entry's is missing or invalid, which in Pi's files it never is.
-    timestamp: Option<&'a [u8]>,
     usage: UsageField,
     /// The subagent runs a tool result's `details` names (pi-subagents).
     runs: RunTally,
@@ -1093,7 +1087,6 @@ struct RawMessage<'a> {
 /// What to decode of a line.
 struct Wants<'a> {
     models: bool,
-    time: bool,
     facts: bool,
     listed: &'a PathSet<'a>,
     /// The path of the file being read: a run that names no session file is looked for
@@ -1277,10 +1270,6 @@ impl<'a> RawMessage<'a> {
             b"provider" if wants.models => self.provider = reader.text()?,
             b"model" if wants.models => self.model = reader.text()?,
             b"toolName" if wants.models => self.tool_name = reader.text()?,
-            b"timestamp" if wants.time => {
-                let text = reader.raw_value()?;
-                self.timestamp = matches!(text.first(), Some(b'-' | b'0'..=b'9')).then_some(text);
-            }
             b"usage" => self.usage = read_usage(reader)?,
             b"details" => {
                 // A run's file is known only once the launch's `runId` is, which may come

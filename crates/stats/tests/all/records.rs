@@ -127,7 +127,8 @@ fn since_and_until_bound_each_records_own_timestamp() {
         call_at("a", "2026-03-01T00:00:00.000Z", 1),
         call_at("b", "2026-03-02T00:00:00.000Z", 2),
         call_at("c", "2026-03-03T00:00:00.000Z", 4),
-        // No entry timestamp: the message's own (milliseconds) is used.
+        // No entry timestamp: the message's own (milliseconds) does not place it either, as
+        // in `failures` (a forged 0 would put it on 1970-01-01, inside every `--until`).
         r#"{"type":"message","id":"d","parentId":null,"message":{"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":8,"output":0,"cacheRead":0,"cacheWrite":0,"cost":{"total":0.5}},"stopReason":"stop","timestamp":1772409600000}}"#.to_owned(),
         // No timestamp at all: left out of a bounded range, with a warning.
         r#"{"type":"message","id":"e","parentId":null,"message":{"role":"assistant","content":[],"provider":"p","model":"m","usage":{"input":16,"output":0,"cacheRead":0,"cacheWrite":0,"cost":{"total":0.5}},"stopReason":"stop"}}"#.to_owned(),
@@ -142,21 +143,40 @@ fn since_and_until_bound_each_records_own_timestamp() {
     };
     // Unbounded: everything, and no warning (time does not matter).
     assert!(check(None, None, 31).warnings.is_empty());
-    // 1772409600000 ms is 2026-03-02T00:00:00Z: record d falls on the 2nd too.
-    let bounded = check(Some("2026-03-02T00:00:00Z"), None, 2 + 4 + 8);
+    let bounded = check(Some("2026-03-02T00:00:00Z"), None, 2 + 4);
     assert_eq!(bounded.since.as_deref(), Some("2026-03-02T00:00:00Z"));
     assert_eq!(bounded.warnings.len(), 1);
     assert_eq!(
         bounded.warnings[0].reason,
-        "1 usage records have no valid timestamp: left out of the time range"
+        "2 usage records have no valid timestamp: left out of the time range"
     );
-    check(None, Some("2026-03-02T00:00:00Z"), 1 + 2 + 8);
+    check(None, Some("2026-03-02T00:00:00Z"), 1 + 2);
     check(
         Some("2026-03-02T00:00:00Z"),
         Some("2026-03-02T00:00:00Z"),
-        2 + 8,
+        2,
     );
     check(Some("2026-03-04T00:00:00Z"), None, 0);
+    // By day, a record without a valid time of its own is in the period `unknown`.
+    let report = report_on(calls.clone(), &options(&[GroupKey::Day]));
+    let days: Vec<(Option<String>, u64)> = report
+        .rows
+        .iter()
+        .map(|row| (row.day.clone(), row.figures.counted().input))
+        .collect();
+    assert_eq!(
+        days,
+        [
+            (Some("2026-03-01".to_owned()), 1),
+            (Some("2026-03-02".to_owned()), 2),
+            (Some("2026-03-03".to_owned()), 4),
+            (Some("unknown".to_owned()), 8 + 16),
+        ]
+    );
+    assert_eq!(
+        report.warnings[0].reason,
+        "2 usage records have no valid timestamp: counted under the period `unknown`"
+    );
 }
 
 #[test]
