@@ -311,7 +311,7 @@ impl<'l> StatsPlan<'l> {
         self.finish_scans(&scans)
     }
 
-    fn finish_scans(&self, scans: &[&FileScan]) -> StatsReport {
+    fn finish_scans<'s>(&self, scans: &[&'s FileScan]) -> StatsReport {
         assert_eq!(scans.len(), self.files.len(), "one scan per planned file");
         let group_by = &self.options.group_by;
         let session_position = group_by.iter().position(|key| *key == GroupKey::Session);
@@ -331,6 +331,17 @@ impl<'l> StatsPlan<'l> {
         // entry into a fork with its `id` and `timestamp`, so forks that hold the same entry
         // hold copies of one call, whichever parent path their headers name: it counts once.
         let mut copied_without_parent: HashSet<&str> = HashSet::new();
+        // A run whose file is missing is counted under the model pi-subagents recorded, which
+        // may lack the provider that every call in a file names: `m` is `p/m` when that is
+        // the only model of that name.
+        let aliases = if group_by.contains(&GroupKey::Model) {
+            model_aliases(scans)
+        } else {
+            HashMap::new()
+        };
+        let model_of = |model: Option<&'s str>| -> Option<&'s str> {
+            model.map(|model| aliases.get(model).copied().unwrap_or(model))
+        };
 
         for (idx, session) in self.sessions.iter().enumerate() {
             if !self.files[idx].is_counted {
@@ -416,7 +427,8 @@ impl<'l> StatsPlan<'l> {
             for (bucket, own) in scan.buckets.iter().zip(&own) {
                 let mut saturates = total.add_checked(own);
                 if session_position.is_some() {
-                    let rest = self.rest_key(session, bucket.model.as_deref(), bucket.day);
+                    let rest =
+                        self.rest_key(session, model_of(bucket.model.as_deref()), bucket.day);
                     let figures = per_session[idx].entry(rest).or_default();
                     saturates |= figures.pi.add_checked(&bucket.usage);
                     saturates |= figures.own.add_checked(own);
@@ -424,7 +436,7 @@ impl<'l> StatsPlan<'l> {
                 } else if !adds_nothing(own) {
                     // A cell only of nested usage counted in the runs' own files adds nothing:
                     // it is no row.
-                    let key = self.cell_key(session, bucket.model.as_deref(), bucket.day);
+                    let key = self.cell_key(session, model_of(bucket.model.as_deref()), bucket.day);
                     saturates |= cells.entry(key).or_default().add_checked(own);
                 }
                 if saturates && is_saturated.is_none() {
@@ -741,6 +753,33 @@ fn is_fork_context_run(planned: &PlannedSession<'_>) -> bool {
         .rsplit('/')
         .filter(|part| !part.is_empty());
     planned.launcher.is_some() && components.nth(1) == Some("forks")
+}
+
+/// Returns, for each model name of `scans` that is the end of exactly one other name after a
+/// `/` (a model without its provider), that name.
+fn model_aliases<'s>(scans: &[&'s FileScan]) -> HashMap<&'s str, &'s str> {
+    let names: HashSet<&'s str> = scans
+        .iter()
+        .flat_map(|scan| scan.buckets.iter())
+        .filter_map(|bucket| bucket.model.as_deref())
+        .collect();
+    let mut by_end: HashMap<&str, Option<&str>> = HashMap::new();
+    for &name in &names {
+        for (slash, _) in name.match_indices('/') {
+            by_end
+                .entry(&name[slash + 1..])
+                .and_modify(|full| {
+                    if *full != Some(name) {
+                        *full = None;
+                    }
+                })
+                .or_insert(Some(name));
+        }
+    }
+    names
+        .into_iter()
+        .filter_map(|name| Some((name, by_end.get(name).copied().flatten()?)))
+        .collect()
 }
 
 /// Returns the directory part of a session's path (all of it before the last `/`).

@@ -1443,13 +1443,24 @@ fn tally_runs(
                 if wants.models
                     && let Some(model) = run.model
                 {
-                    runs.unlisted_by_model.push((model.into_owned(), usage));
+                    runs.unlisted_by_model
+                        .push((without_thinking_level(&model).to_owned(), usage));
                 }
             }
             Some(Err(_)) => runs.n_bad += 1,
             Some(Ok(_)) => {}
             None => runs.n_without_usage += 1,
         }
+    }
+}
+
+/// Returns a model as pi-subagents records it (`provider/model:high`, as Pi's `--model` takes
+/// it) without its thinking level: the run's calls were made with the model itself.
+fn without_thinking_level(model: &str) -> &str {
+    const LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+    match model.rsplit_once(':') {
+        Some((name, level)) if !name.is_empty() && LEVELS.contains(&level) => name,
+        _ => model,
     }
 }
 
@@ -1673,6 +1684,24 @@ mod tests {
     /// Parses `text` the one way every other reader does.
     fn parsed(text: &str) -> Option<HeaderInstant> {
         timestamp::parse(text)
+    }
+
+    #[test]
+    fn a_thinking_level_is_not_part_of_the_model() {
+        for (recorded, model) in [
+            (
+                "anthropic/claude-sonnet-4-5:high",
+                "anthropic/claude-sonnet-4-5",
+            ),
+            ("m:xhigh", "m"),
+            ("m:off", "m"),
+            // A tag that is no thinking level is the model's own name.
+            ("ollama/llama3:8b", "ollama/llama3:8b"),
+            (":high", ":high"),
+            ("m", "m"),
+        ] {
+            assert_eq!(without_thinking_level(recorded), model, "{recorded}");
+        }
     }
 
     #[test]

@@ -308,7 +308,9 @@ fn a_run_that_names_no_file_is_found_where_pi_subagents_writes_it() {
             &format!(
                 r#"{{"mode":"parallel","results":[{},{}],"runId":"e5f6"}}"#,
                 unnamed_result(0, 50, Some("openai/x")),
-                unnamed_result(1, 20, Some("openai/y"))
+                // pi-subagents records the model as given, here without its provider and
+                // with a thinking level.
+                unnamed_result(1, 20, Some("m:high"))
             ),
             Some((70, 2, 0.25)),
         ),
@@ -387,12 +389,12 @@ fn a_run_that_names_no_file_is_found_where_pi_subagents_writes_it() {
         })
         .collect();
     // The missing run with a recorded model goes under it, with the launch's record (all of
-    // the launch's own usage went with it); the other stays the tool's.
+    // the launch's own usage went with it); the other stays the tool's. `m:high` is
+    // `anthropic/m`, the one model of that name the files name.
     assert_eq!(
         models,
         BTreeMap::from([
-            ("anthropic/m", (100 + 50 + 30, 3)),
-            ("openai/y", (20, 1)),
+            ("anthropic/m", (100 + 50 + 30 + 20, 4)),
             // A share of a launch whose record stays with the tool's row.
             ("openai/z", (15, 0)),
             ("tool:subagent", (40, 1)),
