@@ -180,24 +180,25 @@ fn plan(request: &FailuresRequest, env: &Environment) -> Result<Plan, AppError> 
         // A run picked by its id is read alone: the filter keeps its launchers only as the
         // way to it.
         let picked = crate::stats::picked_by_id(&listing.sessions, &sessions.id_prefixes);
-        files.retain(|file| picked.contains(file.path.as_str()));
+        files.retain(|file| picked.contains(&*file.path));
     }
     if let Some(path) = &only {
         // The session and its runs: the sessions that launched it only give its depth.
         let path = path.display().to_string();
         let depth = files
             .iter()
-            .find(|file| file.path == path)
+            .find(|file| *file.path == *path)
             .map(|file| file.depth);
         let prefix = format!("{}/", path.strip_suffix(".jsonl").unwrap_or(&path));
-        files.retain(|file| file.path == path || file.path.starts_with(&prefix));
+        files.retain(|file| *file.path == *path || file.path.starts_with(&prefix));
         if depth.is_none() {
             files.push(pi_retrospect_failures::ScanFile {
                 cwd: pi_retrospect_transcript::Transcript::open(std::path::Path::new(&path))
                     .ok()
                     .and_then(|transcript| transcript.header().and_then(|h| h.cwd.clone()))
-                    .unwrap_or_default(),
-                path,
+                    .unwrap_or_default()
+                    .into(),
+                path: path.into(),
                 depth: 0,
                 copied_before: None,
             });

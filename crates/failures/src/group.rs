@@ -3,6 +3,7 @@
 //! only their aggregates, so grouping a store never holds its failure rows.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use pi_retrospect_core::Timestamp;
 
@@ -14,18 +15,18 @@ use crate::types::{FailureGroup, FailureRow, GroupBy, RepeatRow};
 #[derive(Debug, Clone)]
 struct Aggregate {
     count: u64,
-    sessions: HashSet<String>,
+    sessions: HashSet<Arc<str>>,
     /// The earliest valid instant and its timestamp as stored.
     first: Option<(Timestamp, String)>,
     /// The newest row by [`FailureRow::sort_key`]: its instant, path, entry id and timestamp.
-    example: (Option<Timestamp>, String, String, String),
+    example: (Option<Timestamp>, Arc<str>, String, String),
 }
 
 impl Aggregate {
     fn example_key(&self) -> (std::cmp::Reverse<Option<Timestamp>>, &str, &str) {
         (
             std::cmp::Reverse(self.example.0),
-            self.example.1.as_str(),
+            &self.example.1,
             self.example.2.as_str(),
         )
     }
@@ -72,8 +73,8 @@ impl Grouper {
         match by {
             GroupBy::Signature => signature(tool_or_kind, &failure.message),
             GroupBy::Tool => tool_or_kind.to_owned(),
-            GroupBy::Session => failure.path.clone(),
-            GroupBy::Project => failure.cwd.clone(),
+            GroupBy::Session => failure.path.to_string(),
+            GroupBy::Project => failure.cwd.to_string(),
             GroupBy::Day => failure
                 .instant
                 .map(|at| at.to_string().chars().take(10).collect())
@@ -120,7 +121,7 @@ impl Grouper {
     pub fn finish(self, repeats: &[RepeatRow]) -> Vec<FailureGroup> {
         let mut repeated: HashMap<&str, u64> = HashMap::new();
         for repeat in repeats {
-            *repeated.entry(repeat.path.as_str()).or_default() += repeat.n_calls;
+            *repeated.entry(&*repeat.path).or_default() += repeat.n_calls;
         }
         let by = self.by;
         let mut groups: Vec<FailureGroup> = self
@@ -137,9 +138,9 @@ impl Grouper {
                         .first
                         .map_or_else(|| last_seen.clone(), |(_, stamp)| stamp),
                     repeated_calls: (by == GroupBy::Session)
-                        .then(|| repeated.get(path.as_str()).copied().unwrap_or(0)),
+                        .then(|| repeated.get(&*path).copied().unwrap_or(0)),
                     last_seen,
-                    example_path: path,
+                    example_path: path.to_string(),
                     example_entry_id: entry_id,
                 }
             })

@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 
 use pi_retrospect_core::sanitize::sanitize_for_terminal;
 use pi_retrospect_core::{Session, Timestamp, Warning, timestamp};
@@ -29,10 +30,10 @@ const MAX_PARENT_STEPS: usize = 10_000;
 /// One session file to scan, with what the listing knows about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScanFile {
-    /// The session file.
-    pub path: String,
+    /// The session file (every row of the file shares it).
+    pub path: Arc<str>,
     /// Its working directory.
-    pub cwd: String,
+    pub cwd: Arc<str>,
     /// Its run depth.
     pub depth: u32,
     /// For a fork whose parent is scanned too: the fork's start; entries before it are the
@@ -84,8 +85,8 @@ pub fn files_of(sessions: &[Session]) -> Vec<ScanFile> {
         .collect();
     all.into_iter()
         .map(|(session, depth)| ScanFile {
-            path: session.path.clone(),
-            cwd: session.cwd.clone(),
+            path: session.path.as_str().into(),
+            cwd: session.cwd.as_str().into(),
             depth,
             copied_before: session
                 .parent_session_path
@@ -144,9 +145,8 @@ enum Rows<'a> {
     Fold(Option<&'a mut Grouper>),
 }
 
-/// A failure row kept while the file is read, with what its tree facts are found from.
-struct Kept {
-    row: FailureRow,
+/// What a kept failure row's tree facts are found from, beside the row.
+struct TreeLink {
     /// The entry's id as stored when it differs from the row's terminal-safe one.
     stored_id: Option<String>,
     /// A tool result's `toolCallId`.
@@ -260,7 +260,7 @@ fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> Fail
         n_files: 1,
         ..FailuresReport::default()
     };
-    let path = Path::new(&file.path);
+    let path = Path::new(&*file.path);
     let (handle, metadata) = match open_regular(path, Symlinks::Refuse) {
         Ok(opened) => opened,
         Err(error) => {
@@ -268,7 +268,9 @@ fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> Fail
             return report;
         }
     };
-    let mut kept: Vec<Kept> = Vec::new();
+    // The rows go straight into the report; their tree links (only when details are asked
+    // for) beside them, so that no second copy of the rows is ever made.
+    let mut links: Vec<TreeLink> = Vec::new();
     let mut finder = RepeatFinder::default();
     let mut is_decoded = false;
     let is_copied = |instant: Option<Timestamp>| matches!((file.copied_before, instant), (Some(start), Some(at)) if at < start);
@@ -350,11 +352,13 @@ fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> Fail
         match &mut rows {
             Rows::Keep => {
                 let (row, stored_id, tool_call_id) = row(file, line.line_no, instant, recorded);
-                kept.push(Kept {
-                    row,
-                    stored_id,
-                    tool_call_id,
-                });
+                report.failures.push(row);
+                if options.is_detailed {
+                    links.push(TreeLink {
+                        stored_id,
+                        tool_call_id,
+                    });
+                }
             }
             Rows::Fold(Some(grouper)) => grouper.add(&row(file, line.line_no, instant, recorded).0),
             Rows::Fold(None) => {}
@@ -371,19 +375,24 @@ fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> Fail
     } else {
         Vec::new()
     };
-    let is_detailed = options.is_detailed && (!kept.is_empty() || !runs.is_empty());
-    let title: Option<String> = if is_detailed {
+    let is_detailed = options.is_detailed && (!report.failures.is_empty() || !runs.is_empty());
+    let title: Option<Arc<str>> = if is_detailed {
         read_summary(path)
             .ok()
             .and_then(|summary| summary.name.or(summary.first_user_message))
             .map(|title| {
                 let first = title.lines().next().unwrap_or("").trim();
-                sanitize_for_terminal(first).chars().take(200).collect()
+                Arc::from(
+                    sanitize_for_terminal(first)
+                        .chars()
+                        .take(200)
+                        .collect::<String>(),
+                )
             })
     } else {
         None
     };
-    let transcript = if options.is_detailed && !kept.is_empty() {
+    let transcript = if options.is_detailed && !report.failures.is_empty() {
         match Transcript::open_with(path, &ReadLimits::default()) {
             Ok(transcript) => Some(transcript),
             Err(error) => {
@@ -398,27 +407,20 @@ fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> Fail
         .as_ref()
         .map(|transcript| transcript.active_branch().into_iter().collect())
         .unwrap_or_default();
-    report.failures.reserve_exact(kept.len());
-    for Kept {
-        mut row,
-        stored_id,
-        tool_call_id,
-    } in kept
-    {
-        if options.is_detailed {
+    if options.is_detailed {
+        for (row, link) in report.failures.iter_mut().zip(links) {
             row.title.clone_from(&title);
-        }
-        if let Some(transcript) = &transcript {
-            let idx = transcript.find(stored_id.as_deref().unwrap_or(&row.entry_id));
-            row.on_active_branch = idx.is_some_and(|idx| active.contains(&idx));
-            if let (Some(idx), Some(call_id)) = (idx, tool_call_id.as_deref())
-                && let Some((arguments, command)) = find_call(transcript, idx, call_id)
-            {
-                row.arguments = Some(arguments);
-                row.command = command;
+            if let Some(transcript) = &transcript {
+                let idx = transcript.find(link.stored_id.as_deref().unwrap_or(&row.entry_id));
+                row.on_active_branch = idx.is_some_and(|idx| active.contains(&idx));
+                if let (Some(idx), Some(call_id)) = (idx, link.tool_call_id.as_deref())
+                    && let Some((arguments, command)) = find_call(transcript, idx, call_id)
+                {
+                    row.arguments = Some(arguments);
+                    row.command = command;
+                }
             }
         }
-        report.failures.push(row);
     }
     report.repeats = repeats(file, runs, title.as_ref(), options);
     report
@@ -514,7 +516,7 @@ fn find_call(
 fn repeats(
     file: &ScanFile,
     runs: Vec<Run>,
-    title: Option<&String>,
+    title: Option<&Arc<str>>,
     options: &ScanOptions,
 ) -> Vec<RepeatRow> {
     let is_bounded = options.since.is_some() || options.until.is_some();

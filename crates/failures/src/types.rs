@@ -2,6 +2,8 @@
 //! the grouped rows, and the report that holds them. Front ends render and page these.
 
 use pi_retrospect_core::{Timestamp, Warning};
+use std::sync::Arc;
+
 use serde::Serialize;
 
 /// How an entry failed.
@@ -53,8 +55,8 @@ impl FailureKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FailureRow {
-    /// The session file.
-    pub path: String,
+    /// The session file (shared by the rows of a file).
+    pub path: Arc<str>,
     /// The entry's handle (its id, or `line:N`), which `show` and `inspect read` open.
     pub entry_id: String,
     /// The entry's timestamp as stored.
@@ -65,10 +67,10 @@ pub struct FailureRow {
     /// How it failed.
     pub failure_kind: FailureKind,
     /// The session's working directory.
-    pub cwd: String,
+    pub cwd: Arc<str>,
     /// The session's name, else the first line of its first user message.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
+    pub title: Option<Arc<str>>,
     /// Whether the entry is on the session's active branch.
     pub on_active_branch: bool,
     /// The run depth: 0 for a top-level session, 1 for its subagent runs, ...
@@ -98,7 +100,7 @@ impl FailureRow {
     pub fn sort_key(&self) -> (std::cmp::Reverse<Option<Timestamp>>, &str, &str) {
         (
             std::cmp::Reverse(self.instant),
-            self.path.as_str(),
+            &self.path,
             self.entry_id.as_str(),
         )
     }
@@ -108,8 +110,8 @@ impl FailureRow {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RepeatRow {
-    /// The session file.
-    pub path: String,
+    /// The session file (shared by the rows of a file).
+    pub path: Arc<str>,
     /// The handle of the assistant message that made the first call of the run.
     pub entry_id: String,
     /// That message's timestamp as stored.
@@ -118,10 +120,10 @@ pub struct RepeatRow {
     #[serde(skip)]
     pub instant: Option<Timestamp>,
     /// The session's working directory.
-    pub cwd: String,
+    pub cwd: Arc<str>,
     /// The session's title (see [`FailureRow::title`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
+    pub title: Option<Arc<str>>,
     /// The run depth.
     pub depth: u32,
     /// The tool called.
@@ -215,18 +217,48 @@ impl FailuresReport {
         self.n_failures += other.n_failures;
         self.n_files += other.n_files;
         self.n_files_decoded += other.n_files_decoded;
-        self.failures.extend(other.failures);
-        self.repeats.extend(other.repeats);
-        self.warnings.extend(other.warnings);
+        append_to_larger(&mut self.failures, other.failures);
+        append_to_larger(&mut self.repeats, other.repeats);
+        append_to_larger(&mut self.warnings, other.warnings);
     }
 
     /// Sorts the rows newest first (see [`FailureRow::sort_key`]) and the warnings.
     pub fn sort(&mut self) {
-        self.failures
-            .sort_by(|left, right| left.sort_key().cmp(&right.sort_key()));
-        self.repeats
-            .sort_by(|left, right| left.sort_key().cmp(&right.sort_key()));
+        sort_stably_in_place(&mut self.failures, |left, right| {
+            left.sort_key().cmp(&right.sort_key())
+        });
+        sort_stably_in_place(&mut self.repeats, |left, right| {
+            left.sort_key().cmp(&right.sort_key())
+        });
         self.warnings.sort();
+    }
+}
+
+/// Moves `other`'s items into `items`, keeping the larger of the two buffers: the rows of one
+/// big file are never copied into a second buffer of their size.
+fn append_to_larger<T>(items: &mut Vec<T>, mut other: Vec<T>) {
+    if other.len() > items.len() {
+        std::mem::swap(items, &mut other);
+    }
+    items.extend(other);
+}
+
+/// Sorts `items` as `compare` orders them, equal items in their order, with a buffer of one
+/// index per item rather than the half of the items' size a stable sort of the items borrows.
+fn sort_stably_in_place<T>(items: &mut [T], compare: impl Fn(&T, &T) -> std::cmp::Ordering) {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by(|&left, &right| compare(&items[left], &items[right]));
+    // Item `i` of the sorted slice is item `order[i]` of the unsorted one: each cycle of the
+    // permutation is walked once, swapping, and marked done.
+    for start in 0..items.len() {
+        let mut current = start;
+        while order[current] != start {
+            let next = order[current];
+            items.swap(current, next);
+            order[current] = current;
+            current = next;
+        }
+        order[current] = current;
     }
 }
 
@@ -235,8 +267,37 @@ impl RepeatRow {
     pub fn sort_key(&self) -> (std::cmp::Reverse<Option<Timestamp>>, &str, &str) {
         (
             std::cmp::Reverse(self.instant),
-            self.path.as_str(),
+            &self.path,
             self.entry_id.as_str(),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn sorts_in_place_as_a_stable_sort_does(keys in proptest::collection::vec(0u8..6, 0..200)) {
+            // Each item is its key and its first position: equal keys must keep their order.
+            let items: Vec<(u8, usize)> = keys.iter().copied().zip(0..).collect();
+            let mut expected = items.clone();
+            expected.sort_by_key(|item| item.0);
+            let mut sorted = items;
+            sort_stably_in_place(&mut sorted, |left, right| left.0.cmp(&right.0));
+            prop_assert_eq!(sorted, expected);
+        }
+    }
+
+    #[test]
+    fn appends_whichever_is_larger() {
+        let mut small = vec![1];
+        append_to_larger(&mut small, vec![2, 3, 4]);
+        assert_eq!(small, [2, 3, 4, 1]);
+        let mut large = vec![1, 2, 3];
+        append_to_larger(&mut large, vec![4]);
+        assert_eq!(large, [1, 2, 3, 4]);
     }
 }

@@ -50,14 +50,19 @@ pub fn write_text(
     failures: &[FailureRow],
     options: TextOptions,
 ) -> io::Result<()> {
-    let mut order: Vec<&str> = Vec::new();
+    // Sessions in the order of their newest failure, each with its rows: one pass, however
+    // many sessions there are.
+    let mut order: Vec<(&str, Vec<&FailureRow>)> = Vec::new();
+    let mut position: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for failure in failures {
-        if !order.contains(&failure.path.as_str()) {
-            order.push(&failure.path);
-        }
+        let at = *position.entry(&failure.path).or_insert_with(|| {
+            order.push((&failure.path, Vec::new()));
+            order.len() - 1
+        });
+        order[at].1.push(failure);
     }
-    for (n_session, path) in order.iter().enumerate() {
-        let rows: Vec<&FailureRow> = failures.iter().filter(|row| row.path == *path).collect();
+    drop(position);
+    for (n_session, (path, rows)) in order.into_iter().enumerate() {
         let first = rows[0];
         if n_session > 0 {
             writeln!(out)?;
@@ -69,7 +74,7 @@ pub fn write_text(
         writeln!(out, "{header}")?;
         let about = match &first.title {
             Some(title) => format!("{} · {title}", first.cwd),
-            None => first.cwd.clone(),
+            None => first.cwd.to_string(),
         };
         writeln!(out, "{}", paint(options, DIM, &fit(options, &about, 0)))?;
         for row in rows {

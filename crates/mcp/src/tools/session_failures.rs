@@ -214,7 +214,7 @@ impl RowKey {
     fn of_failure(row: &FailureRow) -> RowKey {
         RowKey::Row {
             instant: row.instant,
-            path: row.path.clone(),
+            path: row.path.to_string(),
             entry_id: row.entry_id.clone(),
         }
     }
@@ -222,7 +222,7 @@ impl RowKey {
     fn of_repeat(row: &RepeatRow) -> RowKey {
         RowKey::Row {
             instant: row.instant,
-            path: row.path.clone(),
+            path: row.path.to_string(),
             entry_id: row.entry_id.clone(),
         }
     }
