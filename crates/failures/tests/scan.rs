@@ -56,8 +56,8 @@ fn write(dir: &Path, name: &str, header: &Header, lines: &[String]) -> String {
 
 fn file(path: &str, depth: u32) -> ScanFile {
     ScanFile {
-        path: path.to_owned(),
-        cwd: "/home/user/project".to_owned(),
+        path: path.into(),
+        cwd: "/home/user/project".into(),
         depth,
         copied_before: None,
     }
@@ -172,7 +172,7 @@ fn a_fork_counts_a_copied_failure_once_in_the_parent_and_a_run_keeps_its_depth()
         report
             .failures
             .iter()
-            .filter(|row| row.path == path)
+            .filter(|row| *row.path == *path)
             .count()
     };
     assert_eq!(in_file(&parent), 7);
@@ -182,7 +182,7 @@ fn a_fork_counts_a_copied_failure_once_in_the_parent_and_a_run_keeps_its_depth()
         report
             .failures
             .iter()
-            .filter(|row| row.path == run)
+            .filter(|row| *row.path == *run)
             .all(|row| row.depth == 1)
     );
 }

@@ -294,12 +294,12 @@ mod tests {
 
     fn row(message: &str) -> FailureRow {
         FailureRow {
-            path: "/s/a.jsonl".to_owned(),
+            path: "/s/a.jsonl".into(),
             entry_id: "r1".to_owned(),
             timestamp: "2026-11-30T19:15:37.110Z".to_owned(),
             instant: None,
             failure_kind: FailureKind::ToolError,
-            cwd: "/work".to_owned(),
+            cwd: "/work".into(),
             title: None,
             on_active_branch: true,
             depth: 0,
