@@ -1306,6 +1306,11 @@ impl<'a> RawMessage<'a> {
                     _ => reader.skip_value(),
                 })?;
                 let runs = &mut self.runs;
+                if launched.is_empty()
+                    && let Some(launch_id) = launch_id.as_deref()
+                {
+                    tally_unnamed_runs(launch_id, wants, runs);
+                }
                 tally_runs(launched, launch_id.as_deref(), wants, runs);
                 for (run_id, launched) in completions {
                     tally_runs(launched, run_id.as_deref(), wants, runs);
@@ -1400,6 +1405,29 @@ fn read_run<'a>(reader: &mut Reader<'a>, runs: &mut Vec<RunRef<'a>>) -> Result<(
 /// them to `runs`. A run is its file when its `sessionFile` is listed (as written, normalised,
 /// or by its place in the store) or, when it names none, when the file pi-subagents writes
 /// for it, `<launcher's stem>/<launch id>/run-<index>/session.jsonl`, is listed.
+/// Tallies the runs of a launch whose result lists none (only its `runId`): the run files
+/// pi-subagents wrote for it, `run-0`, `run-1`, … in its directory, are listed runs whose
+/// usage is counted in their own files. The launch counts as naming runs either way, so that
+/// a scan made before the listing was known is not used for it.
+fn tally_unnamed_runs(launch_id: &str, wants: &Wants<'_>, runs: &mut RunTally) {
+    runs.n_named += 1;
+    let Some(stem) = wants.launcher.strip_suffix(".jsonl") else {
+        return;
+    };
+    if !is_plain_name(launch_id) {
+        return;
+    }
+    let mut index = 0u64;
+    while wants
+        .listed
+        .contains(format!("{stem}/{launch_id}/run-{index}/session.jsonl").as_str())
+    {
+        runs.n_listed += 1;
+        runs.n_listed_without_usage += 1;
+        index += 1;
+    }
+}
+
 fn tally_runs(
     launched: Vec<RunRef<'_>>,
     launch_id: Option<&str>,

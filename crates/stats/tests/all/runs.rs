@@ -582,3 +582,50 @@ fn a_run_without_index_or_with_a_moved_file_is_still_its_file() {
         assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     }
 }
+
+#[test]
+fn a_launch_that_lists_no_results_is_counted_in_its_run_files() {
+    // The result records only the launch's `runId` and the runs' summed usage; the runs'
+    // files are where pi-subagents writes them.
+    const STEM: &str = "--work-app--/2026-03-01T00-00-00-000Z_p";
+    let parent = vec![
+        header("p", "2026-03-01T00:00:00.000Z", None),
+        assistant("a1", None, "2026-03-01T00:00:02.000Z", "m", 100, Some(0.25)),
+        tool_result(
+            "t1",
+            "2026-03-01T00:10:00.000Z",
+            r#"{"mode":"parallel","runId":"e5f6"}"#,
+            Some((80, 2, 0.25)),
+        ),
+    ];
+    let dir = tempfile::tempdir().expect("temp dir");
+    materialize(
+        dir.path(),
+        &[
+            (P, parent),
+            (
+                &format!("{STEM}/e5f6/run-0/session.jsonl"),
+                run_file("r0", "2026-03-01T00:05:00.000Z", 50, 0.125),
+            ),
+            (
+                &format!("{STEM}/e5f6/run-1/session.jsonl"),
+                run_file("r1", "2026-03-01T00:06:00.000Z", 30, 0.125),
+            ),
+        ],
+    );
+    let listing = listing(dir.path());
+    let sessions = report(&listing, &options(&[GroupKey::Session]));
+    assert_eq!(sessions.total.input, 100 + 50 + 30);
+    assert_eq!(
+        by_session(&sessions),
+        BTreeMap::from([
+            ("p".to_owned(), (100 + 80, 100, 100 + 50 + 30)),
+            ("r0".to_owned(), (50, 50, 50)),
+            ("r1".to_owned(), (30, 30, 30)),
+        ])
+    );
+    assert!(sessions.warnings.is_empty(), "{:?}", sessions.warnings);
+    for group_by in [vec![GroupKey::Model], vec![GroupKey::Day], vec![]] {
+        assert_eq!(report(&listing, &options(&group_by)).total, sessions.total);
+    }
+}
