@@ -457,8 +457,10 @@ impl<'l> StatsPlan<'l> {
 
         let mut rows = Vec::new();
         if let Some(position) = session_position {
-            if group_by.len() == 1 {
-                // One row per session file, also for a file that recorded no usage.
+            let is_time_bounded = self.options.since.is_some() || self.options.until.is_some();
+            if group_by.len() == 1 && !is_time_bounded {
+                // One row per session file, also for a file that recorded no usage; within a
+                // time range, only the sessions with something in it.
                 for (idx, figures) in per_session.iter_mut().enumerate() {
                     if is_counted[idx] {
                         figures.entry(Vec::new()).or_default();

@@ -432,3 +432,17 @@ fn the_last_line_needs_no_newline() {
     let report = report(&listing(dir.path()), &options(&[]));
     assert_eq!(report.total.input, 5);
 }
+
+#[test]
+fn a_session_with_nothing_in_the_time_range_has_no_row() {
+    let calls = vec![call_at("a", "2026-03-01T00:00:00.000Z", 1)];
+    let mut options = options(&[GroupKey::Session]);
+    // Without a range, every session read has its row, also one without usage.
+    assert_eq!(report_on(Vec::new(), &options).rows.len(), 1);
+    assert_eq!(report_on(calls.clone(), &options).rows.len(), 1);
+    options.since = Some("2026-03-02T00:00:00Z".parse().expect("instant"));
+    let report = report_on(calls.clone(), &options);
+    assert!(report.rows.is_empty(), "{:?}", report.rows);
+    options.since = Some("2026-03-01T00:00:00Z".parse().expect("instant"));
+    assert_eq!(report_on(calls, &options).rows.len(), 1);
+}
