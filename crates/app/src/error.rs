@@ -60,6 +60,8 @@ pub enum Input {
     TimeZone,
     /// Where a document is written.
     Out,
+    /// Adding each subagent run into the session row that launched it.
+    Rollup,
 }
 
 impl Input {
@@ -86,6 +88,7 @@ impl Input {
             Input::Grep => "grep",
             Input::TimeZone => "timezone",
             Input::Out => "out",
+            Input::Rollup => "rollup",
         }
     }
 }

@@ -30,6 +30,10 @@ pub struct StatsRequest {
     pub since: Option<String>,
     /// Count only records at or before this bound.
     pub until: Option<String>,
+    /// Add each run into the session row that launched it: the runs' own rows are then left
+    /// out (their calls are in their launcher's `withRuns`), so that the rows add up to the
+    /// total. Needs the session key.
+    pub rollup: bool,
 }
 
 /// The result of [`stats`]: the report, and the ids of every session the stores hold.
@@ -48,6 +52,12 @@ pub struct StatsResult {
 /// Counts the usage of the sessions `request` selects; subagent runs are counted once, on
 /// their own rows, and forks' copied entries once in every aggregate.
 pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsResult, AppError> {
+    if request.rollup && !request.group_by.contains(&GroupKey::Session) {
+        return Err(AppError::bad_input(
+            Input::Rollup,
+            "adds each run into the session row that launched it, so it needs the session key among the groupings",
+        ));
+    }
     let time_zone = match &request.time_zone {
         None => env.time_zone.clone(),
         Some(name) => jiff::tz::TimeZone::get(name)
@@ -142,11 +152,29 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsResult, A
     rayon::spawn(move || drop(sessions));
     report.warnings.sort();
     report.warnings.dedup();
+    if request.rollup {
+        roll_up(&mut report.rows);
+    }
     Ok(StatsResult {
         report,
         id_prefixes,
         notes,
     })
+}
+
+/// Leaves out the rows of runs whose launcher has rows: their figures are in the launcher's
+/// `withRuns`, and listing them too would count their calls twice down the table.
+fn roll_up(rows: &mut Vec<pi_retrospect_core::stats::StatsRow>) {
+    let with_rows: std::collections::HashSet<String> = rows
+        .iter()
+        .filter_map(|row| row.session.as_ref().map(|session| session.path.clone()))
+        .collect();
+    rows.retain(|row| {
+        row.session
+            .as_ref()
+            .and_then(|session| session.launched_by.as_ref())
+            .is_none_or(|launcher| !with_rows.contains(launcher))
+    });
 }
 
 /// The walk's body reader for a report over whole stores: every file of every tree is

@@ -211,6 +211,7 @@ pub fn input_name(input: pi_retrospect_app::Input, is_inspect: bool) -> &'static
         Input::Grep => "--grep",
         Input::TimeZone => "--timezone",
         Input::Out => "--out",
+        Input::Rollup => "--rollup",
         _ => input.name(),
     }
 }

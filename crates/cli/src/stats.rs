@@ -21,7 +21,7 @@ $0); where a provider recorded none, tokens still count and the cost is marked u
 Every model call is counted once. Subagent runs are counted from their own files, on their \
 own rows; the usage pi-subagents also records on the launching tool result is added only for \
 runs whose file is missing (a warning names the launcher), under the model the run's result records. A run that names no file is looked for where pi-subagents writes it (`<launcher's stem>/<runId>/run-<index>/session.jsonl`). --rollup adds each run into the \
-session that launched it. Per session, `pi` is what Pi reports for that file (nested run \
+session that launched it and leaves the run's own row out, so the rows add up to the total. Per session, `pi` is what Pi reports for that file (nested run \
 usage and a fork's copied entries included), `own` is the calls made in that file alone, and \
 `withRuns` is `own` plus its runs; every aggregate (project, model, period, total) counts \
 each call once. Copies under `subagent-artifacts/` are never read.
@@ -79,8 +79,8 @@ pub struct StatsArgs {
     #[arg(long, value_name = "ZONE", help_heading = "Grouping")]
     pub timezone: Option<String>,
 
-    /// Add each subagent run's usage into the session that launched it (needs a session key
-    /// in --by).
+    /// Add each subagent run's usage into the session that launched it and leave out the run's
+    /// own row (needs a session key in --by).
     #[arg(long, help_heading = "Grouping")]
     pub rollup: bool,
 
@@ -135,6 +135,7 @@ pub fn run(args: &StatsArgs, env: &Environment, out: &mut dyn Write) -> anyhow::
         time_zone: args.timezone.clone(),
         since: args.since.clone(),
         until: args.until.clone(),
+        rollup: args.rollup,
     };
     let result = pi_retrospect_app::stats(&request, env)?;
     for note in &result.notes {

@@ -247,6 +247,49 @@ fn rollup_without_a_session_key_is_a_usage_error() {
     assert_eq!(output.status.code(), Some(0));
 }
 
+/// With `--rollup`, the rows of runs are in their launcher's row only: every row's figure
+/// (`withRuns`) adds up to the total, in `--json` as in text.
+#[test]
+fn rolled_up_rows_add_up_to_the_total() {
+    let sessions = pi_real().join("sessions").display().to_string();
+    let plain = json(&[
+        "stats",
+        "--sessions-root",
+        &sessions,
+        "--by",
+        "session",
+        "--json",
+    ]);
+    let rolled = json(&[
+        "stats",
+        "--sessions-root",
+        &sessions,
+        "--by",
+        "session",
+        "--rollup",
+        "--json",
+    ]);
+    let rows = |report: &serde_json::Value| report["rows"].as_array().expect("rows").len();
+    assert!(rows(&rolled) < rows(&plain), "the fixture has runs");
+    let sum = |report: &serde_json::Value, figure: &str| -> u64 {
+        report["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|row| row[figure]["total"].as_u64().expect("total"))
+            .sum()
+    };
+    assert_eq!(
+        sum(&rolled, "withRuns"),
+        rolled["total"]["total"].as_u64().expect("total")
+    );
+    assert_eq!(
+        sum(&plain, "own"),
+        plain["total"]["total"].as_u64().expect("total")
+    );
+    assert_eq!(rolled["total"], plain["total"]);
+}
+
 /// A run picked by `--id` is counted alone, as `--session` counts it: the session that
 /// launched it is only the way to it, and no warning says its file is missing.
 #[test]

@@ -41,8 +41,9 @@ nested usage; every branch). Each model call counts once in `total` and every ro
 `pi` is what Pi's /session shows for the file (fork copies and the nested usage of the subagent \
 runs it launched included); `own` is the calls made in that file alone (a tool result's nested \
 usage only for runs whose session files are missing, with a warning); `withRuns` is own plus \
-every run below it (what the session cost with its delegated work; rollup shows it in the \
-text). Session rows also carry cwd, name, firstUserMessage, nTurns, toolCalls by tool and \
+every run below it (what the session cost with its delegated work). rollup (needs by session) \
+shows withRuns in the text and leaves out the rows of runs whose launcher has a row, so the \
+rows add up to the total. Session rows also carry cwd, name, firstUserMessage, nTurns, toolCalls by tool and \
 durationMs. \
 cost is what the provider recorded; nCostUnknown counts records without one. \
 by: any of session, project, model, day, week, month (combined in order); timeZone is an IANA \
@@ -51,7 +52,8 @@ record's own time. cwds/cwdPrefix/cwdMatch, id, name and excludeSessionPath choo
 sessions as in list_sessions. Rows come in pages of at most limit rows (default 100, at most \
 500) and 32 KiB of JSON (256 KiB when limit is given): when nextCursor is not null, repeat the \
 call with cursor = nextCursor (nextOffset is the positional alternative, which shifts when \
-sessions are written between pages); `total` is always the whole store's. Never writes.";
+sessions are written between pages); `total` is over every selected session, on every page. \
+Never writes.";
 
 /// The arguments of `session_stats`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -192,6 +194,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         time_zone: params.time_zone,
         since,
         until,
+        rollup: params.rollup,
     };
     let pi_retrospect_app::StatsResult {
         mut report,

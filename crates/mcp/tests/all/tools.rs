@@ -993,6 +993,7 @@ fn the_instructions_describe_every_tool() {
 fn stats_errors_name_the_argument() {
     let server = server(&fixture("pi-real/sessions"));
     for (arguments, argument) in [
+        (json!({ "by": ["model"], "rollup": true }), "rollup: "),
         (json!({ "timeZone": "Mars/Base" }), "timeZone: "),
         (json!({ "startTimestamp": "nope" }), "startTimestamp: "),
         (json!({ "endTimestamp": "nope" }), "endTimestamp: "),
