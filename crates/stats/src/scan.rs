@@ -480,18 +480,23 @@ impl<'a> Scanner<'a> {
         if self.request.wants_facts {
             self.note_entry_times(&region[position..]);
         }
-        let mut next_usage = self.usage_finder.find(&region[position..]);
+        // Each finder's next hit is an offset in `region`; a finder searches again only once
+        // the lines read have passed its hit, so a kind of line that is rare (or absent) is
+        // looked for once per region, not once per line of the other kind.
+        let find_from = |finder: &memchr::memmem::Finder<'_>, from: usize| {
+            finder.find(&region[from..]).map(|hit| from + hit)
+        };
+        let mut next_usage = find_from(&self.usage_finder, position);
         let mut next_model_change = self
             .model_change_finder
             .as_ref()
-            .and_then(|finder| finder.find(&region[position..]));
+            .and_then(|finder| find_from(finder, position));
         loop {
-            let hit = match (next_usage, next_model_change) {
+            let at = match (next_usage, next_model_change) {
                 (Some(usage), Some(change)) => usage.min(change),
                 (Some(hit), None) | (None, Some(hit)) => hit,
                 (None, None) => break,
             };
-            let at = position + hit;
             let line_start = memchr::memrchr(b'\n', &region[..at]).map_or(0, |newline| newline + 1);
             let line_end = memchr::memchr(b'\n', &region[at..]).map_or(region.len(), |i| at + i);
             self.on_line(&region[line_start..line_end], offset + line_start as u64);
@@ -499,11 +504,15 @@ impl<'a> Scanner<'a> {
                 break;
             }
             position = line_end + 1;
-            next_usage = self.usage_finder.find(&region[position..]);
-            next_model_change = self
-                .model_change_finder
-                .as_ref()
-                .and_then(|finder| finder.find(&region[position..]));
+            if next_usage.is_some_and(|hit| hit < position) {
+                next_usage = find_from(&self.usage_finder, position);
+            }
+            if next_model_change.is_some_and(|hit| hit < position) {
+                next_model_change = self
+                    .model_change_finder
+                    .as_ref()
+                    .and_then(|finder| find_from(finder, position));
+            }
         }
     }
 
