@@ -15,7 +15,7 @@ use pi_retrospect_core::stats::{
 use pi_retrospect_core::{Listing, Session, Warning};
 
 use crate::options::StatsOptions;
-use crate::scan::{FileScan, PathSet, ScanRequest, missing_runs_reason, scan_file};
+use crate::scan::{FileScan, PathSet, ScanRequest, adds_nothing, missing_runs_reason, scan_file};
 
 /// Which files a report reads and how they relate. A report is made in three steps:
 /// [`StatsPlan::new`] decides which files to read and what to keep of each (forks and their
@@ -331,6 +331,8 @@ impl<'l> StatsPlan<'l> {
         // entry into a fork with its `id` and `timestamp`, so forks that hold the same entry
         // hold copies of one call, whichever parent path their headers name: it counts once.
         let mut copied_without_parent: HashSet<&str> = HashSet::new();
+        // Each session's runs (indices into `sessions`), worked out when a file needs them.
+        let mut children: Option<Vec<Vec<usize>>> = None;
         // A run whose file is missing is counted under the model pi-subagents recorded, which
         // may lack the provider that every call in a file names: `m` is `p/m` when that is
         // the only model of that name.
@@ -404,14 +406,7 @@ impl<'l> StatsPlan<'l> {
                         first.or(launch.first.as_deref()),
                     )
                 });
-            if n_missing > 0 {
-                n_warnings = n_warnings.saturating_add(1);
-                warnings.push(Warning::new(
-                    &session.session.path,
-                    missing_runs_reason(n_missing, first_missing),
-                ));
-            }
-            let own = match (parent, &session.fork_parent) {
+            let mut own = match (parent, &session.fork_parent) {
                 (None, Some(fork_parent)) => {
                     let older: Vec<&FileScan> = fork_parent
                         .older_beside
@@ -423,6 +418,24 @@ impl<'l> StatsPlan<'l> {
                 }
                 (parent, _) => own_figures(scan, parent),
             };
+            let mut n_missing = n_missing.saturating_add(scan.n_missing_runs);
+            let first_missing = first_missing.or(scan.first_missing_run.as_deref());
+            if scan.unexplained.iter().any(|usage| !adds_nothing(usage)) {
+                let children = children.get_or_insert_with(|| self.children());
+                let taken = self.take_unnamed_runs(idx, &children[idx], scans, &mut own);
+                if let Some((n_unnamed, is_all_taken)) = taken {
+                    // Some usage still counted from a result is some run still missing.
+                    let at_least = u64::from(!is_all_taken && n_missing > 0);
+                    n_missing = n_missing.saturating_sub(n_unnamed).max(at_least);
+                }
+            }
+            if n_missing > 0 {
+                n_warnings = n_warnings.saturating_add(1);
+                warnings.push(Warning::new(
+                    &session.session.path,
+                    missing_runs_reason(n_missing, first_missing),
+                ));
+            }
             let path = session.session.path.as_str();
             for (bucket, own) in scan.buckets.iter().zip(&own) {
                 let mut saturates = total.add_checked(own);
@@ -541,6 +554,66 @@ impl<'l> StatsPlan<'l> {
             warnings,
             n_warnings,
         }
+    }
+
+    /// Returns each session's runs, one level down (indices into `sessions`).
+    fn children(&self) -> Vec<Vec<usize>> {
+        let mut children = vec![Vec::new(); self.sessions.len()];
+        for (idx, session) in self.sessions.iter().enumerate() {
+            if let Some(launcher) = session.launcher {
+                children[launcher].push(idx);
+            }
+        }
+        children
+    }
+
+    /// Takes out of `own` (the launcher `idx`'s figure per cell) what its tool results added
+    /// for runs without a listed file, up to what its listed runs that no result named hold:
+    /// pi-subagents wrote those runs, a result that names none of them (no `runId`, no
+    /// `sessionFile`, a stale one) stands for them, and they are counted in their own files.
+    /// Returns how many such runs there were (`None`: none), the missing runs they stand for,
+    /// and whether they covered all of what the results added.
+    fn take_unnamed_runs(
+        &self,
+        idx: usize,
+        runs: &[usize],
+        scans: &[&FileScan],
+        own: &mut [Usage],
+    ) -> Option<(u64, bool)> {
+        let scan = scans[idx];
+        let claimed: HashSet<&str> = scan.claimed_runs.iter().map(String::as_str).collect();
+        let unnamed: Vec<usize> = runs
+            .iter()
+            .copied()
+            .filter(|&run| {
+                self.files[run].is_counted
+                    && scans[run].failure.is_none()
+                    && !claimed.contains(self.sessions[run].session.path.as_str())
+            })
+            .collect();
+        if unnamed.is_empty() {
+            return None;
+        }
+        let mut budget = Usage::default();
+        for &run in &unnamed {
+            for bucket in &scans[run].buckets {
+                budget.add(&bucket.own);
+            }
+        }
+        let mut is_all_taken = true;
+        for (cell, unexplained) in own.iter_mut().zip(&scan.unexplained) {
+            let taken = take_up_to(unexplained, &mut budget);
+            is_all_taken &= taken.n_entries == unexplained.n_entries;
+            cell.input = cell.input.saturating_sub(taken.input);
+            cell.output = cell.output.saturating_sub(taken.output);
+            cell.cache_read = cell.cache_read.saturating_sub(taken.cache_read);
+            cell.cache_write = cell.cache_write.saturating_sub(taken.cache_write);
+            cell.total = cell.total.saturating_sub(taken.total);
+            cell.cost = (cell.cost - taken.cost).max(0.0);
+            cell.n_entries = cell.n_entries.saturating_sub(taken.n_entries);
+            cell.n_cost_unknown = cell.n_cost_unknown.saturating_sub(taken.n_cost_unknown);
+        }
+        Some((unnamed.len() as u64, is_all_taken))
     }
 
     /// Returns a row's key without the session: the values of the other dimensions, in order.
@@ -663,15 +736,13 @@ impl<'l> StatsPlan<'l> {
 /// moved or reached through a link.
 fn listed_paths<'l>(sessions: &[PlannedSession<'l>]) -> PathSet<'l> {
     let mut listed = PathSet::with_capacity_and_hasher(2 * sessions.len(), Default::default());
-    listed.extend(
-        sessions
-            .iter()
-            .flat_map(|planned| {
-                let path = planned.session.path.as_str();
-                [Some(path), pi_retrospect_core::path::store_tail(path)]
-            })
-            .flatten(),
-    );
+    for planned in sessions {
+        let path = planned.session.path.as_str();
+        listed.insert(path, path);
+        if let Some(tail) = pi_retrospect_core::path::store_tail(path) {
+            listed.entry(tail).or_insert(path);
+        }
+    }
     listed
 }
 
@@ -784,6 +855,45 @@ fn model_aliases<'s>(scans: &[&'s FileScan]) -> HashMap<&'s str, &'s str> {
         .collect()
 }
 
+/// Returns the part of `usage` that `budget` covers, each token count and the cost up to
+/// the budget's (which shrinks by as much); its records (and records of unknown cost) only
+/// when all of `usage` is covered.
+fn take_up_to(usage: &Usage, budget: &mut Usage) -> Usage {
+    let take = |wanted: u64, left: &mut u64| {
+        let taken = wanted.min(*left);
+        *left -= taken;
+        taken
+    };
+    let input = take(usage.input, &mut budget.input);
+    let output = take(usage.output, &mut budget.output);
+    let cache_read = take(usage.cache_read, &mut budget.cache_read);
+    let cache_write = take(usage.cache_write, &mut budget.cache_write);
+    let cost = usage.cost.min(budget.cost).max(0.0);
+    budget.cost = (budget.cost - cost).max(0.0);
+    // A rounding difference between the runs' costs and the result's sum is not a record.
+    let is_whole = (input, output, cache_read, cache_write)
+        == (
+            usage.input,
+            usage.output,
+            usage.cache_read,
+            usage.cache_write,
+        )
+        && usage.cost - cost <= 1e-9 * usage.cost.abs().max(1.0);
+    Usage {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        total: input
+            .saturating_add(output)
+            .saturating_add(cache_read)
+            .saturating_add(cache_write),
+        cost: if is_whole { usage.cost } else { cost },
+        n_entries: if is_whole { usage.n_entries } else { 0 },
+        n_cost_unknown: if is_whole { usage.n_cost_unknown } else { 0 },
+    }
+}
+
 /// Returns the directory part of a session's path (all of it before the last `/`).
 fn directory(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(directory, _)| directory)
@@ -891,12 +1001,6 @@ fn is_in_stores(path: &str, store_roots: &[String]) -> bool {
             .to_str()
             .is_some_and(|resolved| resolved.ends_with(".jsonl") && is_below(resolved))
     })
-}
-
-/// Returns whether `usage` adds nothing to a row: no record, no token, no cost (a run's share
-/// of a launch can carry tokens without being a record of its own).
-fn adds_nothing(usage: &Usage) -> bool {
-    usage.is_empty() && usage.total == 0 && usage.cost == 0.0
 }
 
 /// Holds `warnings` to [`MAX_REPORT_WARNINGS`]: the first ones, then one that says how many

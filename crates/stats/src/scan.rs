@@ -78,9 +78,10 @@ pub(crate) struct ScanRequest<'a> {
     pub wants_facts: bool,
 }
 
-/// A set of session paths (the listing's), hashed with foldhash: a store's paths are tens of
-/// thousands of strings, hashed once each for every report.
-pub(crate) type PathSet<'a> = HashSet<&'a str, foldhash::fast::RandomState>;
+/// The listing's session paths, each also by its place in the store, to the path as listed;
+/// hashed with foldhash: a store's paths are tens of thousands of strings, hashed once each
+/// for every report.
+pub(crate) type PathSet<'a> = HashMap<&'a str, &'a str, foldhash::fast::RandomState>;
 
 /// The identity of an entry across a fork: its `id` and `timestamp`, which Pi copies verbatim.
 pub(crate) type EntryKey = Box<str>;
@@ -141,6 +142,19 @@ pub struct FileScan {
     /// launched them or copied the launch from its parent is known only once the parent's
     /// keys are: the warning is then given by the plan, not by the scan.
     pub(crate) missing_runs: Vec<MissingRuns>,
+    /// For any other file: how many runs its tool results name with no listed file, and
+    /// the first file named (the plan says so, once it knows which of the file's listed runs
+    /// no result named).
+    pub(crate) n_missing_runs: u64,
+    pub(crate) first_missing_run: Option<String>,
+    /// Per cell (index into `buckets`), what tool results add to `own` for runs without a
+    /// listed file (their usage, or a result's whole nested usage when it names no run): the
+    /// plan takes from it what the launcher's listed runs that no result named hold, which
+    /// are those runs counted in their own files. Empty when there is none; not kept for
+    /// forks.
+    pub(crate) unexplained: Vec<Usage>,
+    /// The listed run files this file's tool results name (as listed).
+    pub(crate) claimed_runs: Vec<String>,
 }
 
 /// Runs launched by one tool result that have no session file in the listing.
@@ -283,11 +297,8 @@ impl<'a> Scanner<'a> {
     }
 
     fn finish(mut self) -> FileScan {
-        if self.n_missing_runs > 0 {
-            let reason =
-                missing_runs_reason(self.n_missing_runs, self.first_missing_run.as_deref());
-            self.warn(reason);
-        }
+        self.scan.n_missing_runs = self.n_missing_runs;
+        self.scan.first_missing_run = self.first_missing_run.take();
         if self.is_saturated {
             self.warn(format!(
                 "token or cost sums reached the largest value they can hold ({}) and stopped there",
@@ -739,6 +750,13 @@ impl<'a> Scanner<'a> {
                     .push_str(self.current_model.as_deref().unwrap_or("unknown")),
             }
         }
+        // What a tool result adds for runs without a listed file may be the usage of the
+        // launcher's listed runs that no result names (a result without `runId` or
+        // `sessionFile`): kept per cell for the plan, which knows those runs.
+        let is_unexplained = runs.is_some() && !self.request.keeps_records;
+        if is_unexplained && let Some(runs) = runs {
+            self.scan.claimed_runs.extend(runs.claimed.iter().cloned());
+        }
         let bucket = self.bucket_index(day);
         let cell = &mut self.scan.buckets[bucket];
         self.is_saturated |= cell.usage.add_checked(&usage);
@@ -749,6 +767,9 @@ impl<'a> Scanner<'a> {
                 bucket,
                 usage: own,
             });
+        }
+        if is_unexplained && !adds_nothing(&own) {
+            self.note_unexplained(bucket, &own);
         }
         for (model, run) in by_model {
             self.model.clear();
@@ -763,7 +784,19 @@ impl<'a> Scanner<'a> {
                     usage: run,
                 });
             }
+            if is_unexplained {
+                self.note_unexplained(bucket, &run);
+            }
         }
+    }
+
+    /// Adds `usage` to what tool results add to cell `bucket` for runs without a listed file.
+    fn note_unexplained(&mut self, bucket: usize, usage: &Usage) {
+        let unexplained = &mut self.scan.unexplained;
+        if unexplained.len() <= bucket {
+            unexplained.resize(bucket + 1, Usage::default());
+        }
+        unexplained[bucket].add(usage);
     }
 
     /// Returns the cell a record falls in by time: `Some(None)` when periods do not matter
@@ -1132,6 +1165,8 @@ struct RunTally {
     /// The runs among the unlisted ones whose model is recorded, with their usage (only when
     /// rows are keyed by model): each is counted under its model, not under the tool.
     unlisted_by_model: Vec<(String, Usage)>,
+    /// The listed run files the results name (as listed).
+    claimed: Vec<String>,
 }
 
 /// A `usage` member as JavaScript's truthiness sees it.
@@ -1427,12 +1462,13 @@ fn tally_unnamed_runs(launch_id: &str, wants: &Wants<'_>, runs: &mut RunTally) {
         return;
     }
     let mut index = 0u64;
-    while wants
+    while let Some(&listed) = wants
         .listed
-        .contains(format!("{stem}/{launch_id}/run-{index}/session.jsonl").as_str())
+        .get(format!("{stem}/{launch_id}/run-{index}/session.jsonl").as_str())
     {
         runs.n_listed += 1;
         runs.n_listed_without_usage += 1;
+        runs.claimed.push(listed.to_owned());
         index += 1;
     }
 }
@@ -1444,25 +1480,62 @@ fn tally_runs(
     runs: &mut RunTally,
 ) {
     let listed = wants.listed;
+    let stem = wants.launcher.strip_suffix(".jsonl");
+    // A run's file is one of the launcher's runs, which the walk lists below the launcher's
+    // stem, and each is claimed once per result: a result naming the launcher itself, another
+    // session or a run already named leaves its run unlisted, so its usage is counted here.
+    let is_run_of_launcher = |path: &str| {
+        stem.is_some_and(|stem| {
+            path.strip_prefix(stem)
+                .is_some_and(|rest| rest.starts_with('/'))
+        })
+    };
+    let first_claim = runs.claimed.len();
+    let mut seen: Vec<(Option<String>, Option<u64>)> = Vec::new();
     for (position, run) in launched.into_iter().enumerate() {
         runs.n_named += 1;
-        let is_listed_by_name = run.session_file.as_deref().is_some_and(|path| {
-            listed.contains(path)
-                || (path.starts_with('/') && listed.contains(normalize_absolute(path).as_str()))
-                || pi_retrospect_core::path::store_tail(path)
-                    .is_some_and(|tail| listed.contains(tail))
+        // The same result twice (same file, same index) is one run.
+        let identity = (run.session_file.as_deref().map(str::to_owned), run.index);
+        if identity.0.is_some() && seen.contains(&identity) {
+            continue;
+        }
+        seen.push(identity);
+        let by_name = run.session_file.as_deref().and_then(|path| {
+            listed
+                .get(path)
+                .or_else(|| {
+                    path.starts_with('/')
+                        .then(|| listed.get(normalize_absolute(path).as_str()))
+                        .flatten()
+                })
+                .or_else(|| {
+                    pi_retrospect_core::path::store_tail(path).and_then(|tail| listed.get(tail))
+                })
+                .copied()
         });
         // Where pi-subagents writes the run: found there too when the file it names has moved
         // or it names none. Results written before pi-subagents recorded an `index` are in
         // launch order.
-        let is_listed_by_place = || match (launch_id, wants.launcher.strip_suffix(".jsonl")) {
+        let by_place = || match (launch_id, stem) {
             (Some(launch_id), Some(stem)) if is_plain_name(launch_id) => {
                 let index = run.index.unwrap_or(position as u64);
-                listed.contains(format!("{stem}/{launch_id}/run-{index}/session.jsonl").as_str())
+                listed
+                    .get(format!("{stem}/{launch_id}/run-{index}/session.jsonl").as_str())
+                    .copied()
             }
-            _ => false,
+            _ => None,
         };
-        if is_listed_by_name || is_listed_by_place() {
+        let is_unclaimed = |path: &&str| {
+            !runs.claimed[first_claim..]
+                .iter()
+                .any(|claimed| claimed == path)
+        };
+        let found = by_name
+            .filter(|path| is_run_of_launcher(path))
+            .filter(is_unclaimed)
+            .or_else(|| by_place().filter(is_unclaimed));
+        if let Some(path) = found {
+            runs.claimed.push(path.to_owned());
             runs.n_listed += 1;
             match run.usage {
                 Some(Ok(usage)) => runs.listed_recorded.add(&usage),
@@ -1499,6 +1572,12 @@ fn without_thinking_level(model: &str) -> &str {
         Some((name, level)) if !name.is_empty() && LEVELS.contains(&level) => name,
         _ => model,
     }
+}
+
+/// Returns whether `usage` adds nothing to a row: no record, no token, no cost (a run's share
+/// of a launch can carry tokens without being a record of its own).
+pub(crate) fn adds_nothing(usage: &Usage) -> bool {
+    usage.is_empty() && usage.total == 0 && usage.cost == 0.0
 }
 
 /// Returns `total` less `part`, one record, or `None` when `part` does not fit in it.

@@ -629,3 +629,144 @@ fn a_launch_that_lists_no_results_is_counted_in_its_run_files() {
         assert_eq!(report(&listing, &options(&group_by)).total, sessions.total);
     }
 }
+
+/// One launcher (100 tokens) with two runs whose files pi-subagents wrote (50 and 30), and
+/// one tool result standing for them with `details` (`None`: no details) and their sum (80)
+/// as its nested usage.
+fn launch_with(details: Option<&str>) -> (tempfile::TempDir, StatsReport) {
+    const STEM: &str = "--work-app--/2026-03-01T00-00-00-000Z_p";
+    let message = Message::tool_result("c-t1", "subagent", "done")
+        .is_error(false)
+        .timestamp(1)
+        .member("usage", &usage(80, 2, Some(0.25)));
+    let message = match details {
+        Some(details) => message.details(details),
+        None => message,
+    };
+    let parent = vec![
+        header("p", "2026-03-01T00:00:00.000Z", None),
+        assistant("a1", None, "2026-03-01T00:00:02.000Z", "m", 100, Some(0.25)),
+        Entry::message(message)
+            .id("t1")
+            .parent(Some("a1"))
+            .at("2026-03-01T00:10:00.000Z")
+            .to_string(),
+    ];
+    let dir = tempfile::tempdir().expect("temp dir");
+    materialize(
+        dir.path(),
+        &[
+            (P, parent),
+            (
+                &format!("{STEM}/e5f6/run-0/session.jsonl"),
+                run_file("r0", "2026-03-01T00:05:00.000Z", 50, 0.125),
+            ),
+            (
+                &format!("{STEM}/e5f6/run-1/session.jsonl"),
+                run_file("r1", "2026-03-01T00:06:00.000Z", 30, 0.125),
+            ),
+        ],
+    );
+    let report = report(&listing(dir.path()), &options(&[GroupKey::Session]));
+    (dir, report)
+}
+
+#[test]
+fn a_result_that_names_its_runs_no_usable_way_is_counted_in_their_files() {
+    // Each result stands for the two runs but names them in no way that finds their files:
+    // the launcher's runs that no result named are those runs.
+    let bare = |index: u64, input: u64| unnamed_result(index, input, None);
+    for details in [
+        None,
+        // No runId: the index alone does not say where the run is.
+        Some(format!(
+            r#"{{"results":[{},{}]}}"#,
+            bare(0, 50),
+            bare(1, 30)
+        )),
+        // A runId that is not the run directory's.
+        Some(format!(
+            r#"{{"runId":"0bad","results":[{},{}]}}"#,
+            bare(0, 50),
+            bare(1, 30)
+        )),
+    ] {
+        let (_dir, report) = launch_with(details.as_deref());
+        assert_eq!(report.total.input, 100 + 50 + 30, "{details:?}");
+        assert_eq!(
+            by_session(&report)["p"],
+            (100 + 80, 100, 100 + 50 + 30),
+            "{details:?}"
+        );
+        assert!(
+            report.warnings.is_empty(),
+            "{details:?}: {:?}",
+            report.warnings
+        );
+    }
+}
+
+#[test]
+fn a_result_naming_a_file_that_is_not_its_run_counts_the_run_from_the_result() {
+    // The runs' files are gone; the results name the launcher itself and the same file
+    // twice: the usage they record is all there is of those runs.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().display().to_string();
+    let named = |index: u64, input: u64, file: &str| {
+        format!(
+            r#"{{"index":{index},"agent":"worker","task":"t","exitCode":0,"usage":{},"sessionFile":"{root}/{file}"}}"#,
+            run_usage(input, 0.125)
+        )
+    };
+    let parent = vec![
+        header("p", "2026-03-01T00:00:00.000Z", None),
+        assistant("a1", None, "2026-03-01T00:00:02.000Z", "m", 100, Some(0.25)),
+        tool_result(
+            "t1",
+            "2026-03-01T00:10:00.000Z",
+            &format!(r#"{{"results":[{},{}]}}"#, named(0, 50, P), named(1, 30, P)),
+            Some((80, 2, 0.25)),
+        ),
+        // Two results naming one run file: the second is another run, whose file is missing.
+        tool_result(
+            "t2",
+            "2026-03-01T00:20:00.000Z",
+            &format!(
+                r#"{{"results":[{},{}]}}"#,
+                named(0, 7, RUN_0),
+                named(1, 3, RUN_0)
+            ),
+            Some((10, 2, 0.25)),
+        ),
+        // The same result twice is one run.
+        tool_result(
+            "t3",
+            "2026-03-01T00:30:00.000Z",
+            &format!(
+                r#"{{"results":[{},{}]}}"#,
+                named(0, 9, RUN_1),
+                named(0, 9, RUN_1)
+            ),
+            Some((9, 1, 0.125)),
+        ),
+    ];
+    materialize(
+        dir.path(),
+        &[
+            (P, parent),
+            (RUN_0, run_file("r0", "2026-03-01T00:15:00.000Z", 7, 0.125)),
+            (RUN_1, run_file("r1", "2026-03-01T00:25:00.000Z", 9, 0.125)),
+        ],
+    );
+    let report = report(&listing(dir.path()), &options(&[GroupKey::Session]));
+    assert_eq!(report.total.input, 100 + 50 + 30 + 7 + 3 + 9);
+    assert_eq!(by_session(&report)["p"].1, 100 + 50 + 30 + 3);
+    assert_eq!(report.n_warnings, 1, "{:?}", report.warnings);
+    assert!(
+        report.warnings[0]
+            .reason
+            .starts_with("3 subagent runs launched here have no session file"),
+        "{:?}",
+        report.warnings
+    );
+}
