@@ -112,9 +112,43 @@ pub fn write_table(
 
     let mut dropped = Vec::new();
     if let Some(width) = options.width {
-        dropped = drop_columns_to_fit(&mut lines, width, shows_facts);
+        let project_column = (!shows_facts)
+            .then(|| {
+                report
+                    .group_by
+                    .iter()
+                    .position(|key| *key == GroupKey::Project)
+            })
+            .flatten();
+        dropped = drop_columns_to_fit(&mut lines, width, shows_facts, project_column);
     }
     let mut widths = column_widths(&lines);
+    if let (Some(width), Some(column)) = (
+        options.width,
+        report
+            .group_by
+            .iter()
+            .position(|key| *key == GroupKey::Project),
+    ) && !shows_facts
+    {
+        // A project is a cwd: past the columns dropped, a long one gives up its middle (its
+        // telling end stays, as `list -l` keeps it) rather than push the figures off the line.
+        let others: usize = widths
+            .iter()
+            .enumerate()
+            .filter(|(idx, _)| *idx != column)
+            .map(|(_, width)| width + 2)
+            .sum();
+        let room = width
+            .saturating_sub(others)
+            .clamp(MIN_CWD_CHARS.min(widths[column]), widths[column]);
+        for cells in lines.iter_mut().skip(1) {
+            if let Some(project) = cells.get_mut(column) {
+                *project = crate::long::elide_middle(project, room);
+            }
+        }
+        widths = column_widths(&lines);
+    }
     if shows_facts && let Some(width) = options.width {
         // The cwd and the name are the last columns: on a narrow line the cwd gives up its
         // middle first (keeping its telling end, as `list -l` does), then the name is cut to
@@ -180,15 +214,30 @@ pub fn write_table(
             "not shown for the terminal's width: {} (a pipe or --json has every column)",
             dropped.join(", ")
         );
-        text.push_str(&cut_to(&note, width));
-        text.push('\n');
+        // Wrapped, never cut: it is the one place that names every column left out.
+        for line in crate::text::wrap(&note, width) {
+            text.push_str(&line);
+            text.push('\n');
+        }
     }
     if !report.total.is_cost_known() {
-        text.push_str(&format!(
-            "* cost unknown for {} of {} records (the provider recorded none): costs shown are lower bounds\n",
+        let note = format!(
+            "* cost unknown for {} of {} records (the provider recorded none): costs shown are lower bounds",
             format_count(report.total.n_cost_unknown),
             format_count(report.total.n_entries)
-        ));
+        );
+        match options.width {
+            Some(width) => {
+                for line in crate::text::wrap(&note, width) {
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+            }
+            None => {
+                text.push_str(&note);
+                text.push('\n');
+            }
+        }
     }
     out.write_all(text.as_bytes())
 }
@@ -395,7 +444,12 @@ const DROPPED_FIRST: [&str; 8] = [
 /// Removes columns of `lines` (its first line holds the titles) in [`DROPPED_FIRST`] order
 /// until the table fits `width` (a session's cwd and name counted at their least), and
 /// returns the titles removed.
-fn drop_columns_to_fit(lines: &mut [Vec<String>], width: usize, shows_facts: bool) -> Vec<String> {
+fn drop_columns_to_fit(
+    lines: &mut [Vec<String>],
+    width: usize,
+    shows_facts: bool,
+    project_column: Option<usize>,
+) -> Vec<String> {
     let table_width = |lines: &[Vec<String>]| {
         let widths = column_widths(lines);
         let n_columns = widths.len();
@@ -405,6 +459,8 @@ fn drop_columns_to_fit(lines: &mut [Vec<String>], width: usize, shows_facts: boo
             .map(|(idx, &column)| match shows_facts {
                 true if idx + 2 == n_columns => column.min(MIN_CWD_CHARS),
                 true if idx + 1 == n_columns => column.min(MIN_DESCRIPTION_CHARS),
+                // A project (a cwd) is elided past this rather than cost a figure.
+                _ if Some(idx) == project_column => column.min(MAX_CWD_CHARS),
                 _ => column,
             })
             .sum::<usize>()

@@ -366,4 +366,38 @@ fn a_narrow_table_keeps_the_cost() {
     );
     let mut table = text.lines().filter(|line| !line.starts_with("not shown"));
     assert!(table.all(|line| line.chars().count() <= 60), "{text}");
+
+    // A project column gives up the middle of its cwd before the figures leave the line, and
+    // the note naming the columns left out is wrapped, never cut.
+    let narrow = std::process::Command::new("script")
+        .args(["-qc"])
+        .arg(format!(
+            "{} stats --sessions-root {sessions} --by project -q",
+            binary().get_program().to_string_lossy()
+        ))
+        .arg("/dev/null")
+        .env("COLUMNS", "36")
+        .env("NO_COLOR", "1")
+        .env("HOME", "/nonexistent-home-for-tests")
+        .output()
+        .expect("script ran above");
+    let text = String::from_utf8_lossy(&narrow.stdout).replace('\r', "");
+    assert!(
+        text.lines().all(|line| line.chars().count() <= 36),
+        "{text}"
+    );
+    let project_row = text.lines().nth(1).expect("a project row");
+    assert!(
+        project_row.contains('…') && project_row.contains('$'),
+        "{text}"
+    );
+    let note: String = text
+        .lines()
+        .skip_while(|line| !line.starts_with("not shown"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        note.contains("Input") && note.ends_with("every column)"),
+        "{text}"
+    );
 }
