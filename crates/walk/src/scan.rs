@@ -356,6 +356,21 @@ fn list_project_dir(dir: &str, store: &Store) -> Result<Discovered, WalkError> {
             }
         }
     }
+    // A session's container whose session file is gone (Pi deletes the file, not the runs
+    // pi-subagents wrote beside it): its runs belong to no session, so they are not listed,
+    // but said, as their calls are counted nowhere.
+    let stems: std::collections::HashSet<&str> = session_names
+        .iter()
+        .filter_map(|name| container_of(name))
+        .collect();
+    let mut orphans: Vec<&String> = directory_names
+        .iter()
+        .filter(|name| is_session_stem(name) && !stems.contains(name.as_str()))
+        .collect();
+    orphans.sort();
+    for name in orphans {
+        warnings.push(Warning::out_of_scope(join(dir, name), ORPHAN_REASON));
+    }
     let files = session_names
         .into_iter()
         .map(|name| {
@@ -849,6 +864,19 @@ fn not_entered_reason(kind: &fs::FileType, wanted: &str) -> String {
 
 /// The reason given for a symlink the walk does not follow.
 const SYMLINK_REASON: &str = "is a symbolic link (not followed)";
+const ORPHAN_REASON: &str = "holds the subagent runs of a session file that is not there: they are not listed, and not counted";
+
+/// Returns whether a directory name is a session file's stem as Pi names them
+/// (`2026-03-01T10-00-00-000Z_<id>`).
+fn is_session_stem(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    bytes.len() > 25
+        && bytes[..4].iter().all(u8::is_ascii_digit)
+        && bytes[4] == b'-'
+        && bytes[10] == b'T'
+        && bytes[23] == b'Z'
+        && bytes[24] == b'_'
+}
 
 /// Returns what a directory entry of type `kind` is, in the words of
 /// [`pi_retrospect_read::describe_file_type`].

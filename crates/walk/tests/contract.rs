@@ -108,8 +108,8 @@ fn contract_store_warns_once_per_broken_file() {
         warnings: contract,
     };
     assert_eq!(warnings(&contract, &store.root), expected);
-    // The two symlinks of the store are out of the contract's scope: said, but not in its
-    // documents.
+    // The two symlinks of the store and the container left by a deleted session are out of
+    // the contract's scope: said, but not in its documents.
     let out_of_scope = Listing {
         sessions: Vec::new(),
         warnings: out_of_scope,
@@ -117,6 +117,7 @@ fn contract_store_warns_once_per_broken_file() {
     assert_eq!(
         warnings(&out_of_scope, &store.root),
         [
+            "/--home-user-app--/2026-08-01T00-00-00-000Z_orphan: holds the subagent runs of a session file that is not there: they are not listed, and not counted",
             "/--home-user-tool--/2026-09-06T00-00-00-000Z_link.jsonl: is a symbolic link (not followed)",
             "/--linked-project--: is a symbolic link (not followed)",
         ]

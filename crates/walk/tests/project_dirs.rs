@@ -75,3 +75,45 @@ fn line_breaks_in_a_project_name() {
 fn overlapping_dashes_are_not_project_directories_and_say_so() {
     check(&["---", "--", "--ok--"], &["--ok--"]);
 }
+
+/// The runs of a session whose file was deleted (pi-subagents' container is left behind) are
+/// listed under no session: the container is said, out of the contract's scope, once.
+#[test]
+fn a_container_without_its_session_file_is_said() {
+    let root = tempfile::tempdir().expect("temp dir");
+    let project = root.path().join("--w--");
+    let kept = "2026-01-01T00-00-00-000Z_aaaa";
+    let gone = "2026-01-02T00-00-00-000Z_bbbb";
+    for (stem, id) in [(kept, "aaaa"), (gone, "bbbb")] {
+        let run = project.join(stem).join("e5f6").join("run-0");
+        std::fs::create_dir_all(&run).expect("mkdir");
+        std::fs::write(
+            run.join("session.jsonl"),
+            format!("{{\"type\":\"session\",\"id\":\"r-{id}\",\"timestamp\":\"2026-01-01T00:00:01Z\",\"cwd\":\"/w\"}}\n"),
+        )
+        .expect("write run");
+    }
+    std::fs::write(
+        project.join(format!("{kept}.jsonl")),
+        "{\"type\":\"session\",\"id\":\"aaaa\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"cwd\":\"/w\"}\n",
+    )
+    .expect("write session");
+    // A directory not named like a session's container is nobody's business.
+    std::fs::create_dir(project.join("notes")).expect("mkdir");
+    let store = Store::resolve(root.path(), Path::new("/"), Layout::Projects).expect("utf-8");
+    let listing = list(&store, &WalkOptions { threads: 1 }).expect("walk");
+    assert_eq!(listing.sessions.len(), 1);
+    assert_eq!(listing.sessions[0].subagent_sessions.len(), 1);
+    let warned: Vec<(&str, bool)> = listing
+        .warnings
+        .iter()
+        .map(|warning| {
+            (
+                warning.path.rsplit_once('/').expect("under the root").1,
+                warning.is_out_of_scope,
+            )
+        })
+        .collect();
+    assert_eq!(warned, [(gone, true)], "{:?}", listing.warnings);
+    assert!(listing.warnings[0].reason.contains("not counted"));
+}
