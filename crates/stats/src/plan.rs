@@ -146,6 +146,17 @@ impl<'l> StatsPlan<'l> {
                 (parent != planned.session.path).then_some((idx, parent))
             })
             .collect();
+        let mut forks = forks;
+        let copies = copies_of_sessions(&sessions, &selected);
+        if !copies.is_empty() {
+            let is_copy: HashSet<usize> = copies.iter().map(|(copy, _)| *copy).collect();
+            forks.retain(|(idx, _)| !is_copy.contains(idx));
+            forks.extend(
+                copies
+                    .iter()
+                    .map(|&(copy, original)| (copy, sessions[original].session.path.clone())),
+            );
+        }
         if forks.is_empty() {
             return StatsPlan {
                 options,
@@ -376,9 +387,23 @@ impl<'l> StatsPlan<'l> {
                     }
                 }
                 match found {
-                    Ok((path, parent)) => {
+                    Ok((path, parent_scan)) => {
+                        let is_copy = parent.file.is_some_and(|file| {
+                            self.sessions
+                                .get(file)
+                                .is_some_and(|other| other.session.id == session.session.id)
+                        });
+                        if is_copy {
+                            n_warnings = n_warnings.saturating_add(1);
+                            warnings.push(Warning::new(
+                                &session.session.path,
+                                format!(
+                                    "a copy of {path} (the same session id): the calls both hold are counted there, once"
+                                ),
+                            ));
+                        }
                         fork_of[idx] = Some(path);
-                        Some(parent)
+                        Some(parent_scan)
                     }
                     Err(reason) => {
                         n_warnings = n_warnings.saturating_add(1);
@@ -813,6 +838,46 @@ fn selected_sessions(
         }
     }
     selected
+}
+
+/// Returns the copies among the selected sessions, each with the session it copies: the
+/// same session id in two files (a backup, a copy in another project directory) is one
+/// session, whose entries count in the oldest file (header instant, then path) and are
+/// copies anywhere else, as a fork's are.
+fn copies_of_sessions(sessions: &[PlannedSession<'_>], selected: &[bool]) -> Vec<(usize, usize)> {
+    use std::collections::hash_map::Entry;
+    let order = |idx: usize| {
+        (
+            sessions[idx].session.instant,
+            sessions[idx].session.path.as_str(),
+        )
+    };
+    let mut first: HashMap<&str, usize, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(sessions.len(), Default::default());
+    let mut copies = Vec::new();
+    for (idx, planned) in sessions.iter().enumerate() {
+        let id = planned.session.id.as_str();
+        if id.is_empty() {
+            continue;
+        }
+        match first.entry(id) {
+            Entry::Vacant(entry) => {
+                entry.insert(idx);
+            }
+            // Each copy is held to the next older one, which is held to the oldest.
+            Entry::Occupied(mut entry) => {
+                let other = *entry.get();
+                if order(idx) < order(other) {
+                    copies.push((other, idx));
+                    entry.insert(idx);
+                } else {
+                    copies.push((idx, other));
+                }
+            }
+        }
+    }
+    copies.retain(|&(copy, _)| selected[copy]);
+    copies
 }
 
 /// Returns whether a run sits directly in a `forks/` directory of its launcher's container:

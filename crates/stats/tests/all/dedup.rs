@@ -457,3 +457,40 @@ fn a_chain_of_forks_with_its_middle_deleted_counts_each_call_once() {
             .contains("is not a session file in the stores")
     );
 }
+
+#[test]
+fn copies_of_one_session_count_once() {
+    // A backup beside the session and a copy in another project directory: one session id,
+    // one set of calls.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut file = vec![header("p", "2026-01-01T00:00:00.000Z", None)];
+    file.extend(parent_entries());
+    materialize(
+        dir.path(),
+        &[
+            (P, file.clone()),
+            ("--work-app--/backup.jsonl", file.clone()),
+            ("--elsewhere--/2026-01-01T00-00-00-000Z_p.jsonl", file),
+        ],
+    );
+    let listing = listing(dir.path());
+    let report = report_of(&listing, &[GroupKey::Session]);
+    assert_eq!(report.total.input, 100 + 200);
+    assert_eq!(report.rows.len(), 3);
+    assert_eq!(report.warnings.len(), 2, "{:?}", report.warnings);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .all(|warning| warning.reason.contains("(the same session id)")),
+        "{:?}",
+        report.warnings
+    );
+    for group_by in [vec![GroupKey::Project], vec![GroupKey::Day], vec![]] {
+        assert_eq!(
+            report_of(&listing, &group_by).total.input,
+            300,
+            "{group_by:?}"
+        );
+    }
+}
