@@ -69,6 +69,21 @@ fn confine(argument: &str, flags: &StoreFlags, env: &Environment) -> Result<Path
             Some((root, store.layout))
         })
         .collect();
+    // A path that is below no root, as written or as the roots resolve, is refused before the
+    // file system is asked anything: whether it exists is no business of a caller.
+    let is_below_as_written = stores.iter().any(|store| {
+        let root = Path::new(&store.root);
+        path != root && path.starts_with(root)
+    }) || roots
+        .iter()
+        .any(|(root, _)| path != *root && path.starts_with(root));
+    if !is_below_as_written {
+        let searched: Vec<String> = stores.iter().map(|store| store.root.clone()).collect();
+        return Err(AppError::usage(format!(
+            "{argument} is outside the session stores; only files under {} can be read",
+            searched.join(", ")
+        )));
+    }
     let real = std::fs::canonicalize(&path).map_err(|error| {
         let reason = pi_retrospect_read::describe_io(&error);
         if error.kind() == std::io::ErrorKind::NotFound {
@@ -222,6 +237,10 @@ mod tests {
             ("DIR/store/--w--/up/secret.txt", Err(ErrorKind::Usage)),
             ("DIR/store", Err(ErrorKind::Usage)),
             ("/etc/passwd", Err(ErrorKind::Usage)),
+            // Outside the stores, a missing file is refused as an existing one is: the answer
+            // never tells whether a path exists.
+            ("/no/such/dir/a.jsonl", Err(ErrorKind::Usage)),
+            ("DIR/missing.jsonl", Err(ErrorKind::Usage)),
             ("DIR/store/--w--/missing.jsonl", Err(ErrorKind::NotFound)),
             ("~/../secret.txt", Err(ErrorKind::Usage)),
         ];
