@@ -39,9 +39,14 @@ fn paint(options: TextOptions, color: &str, text: &str) -> String {
 fn fit(options: TextOptions, text: &str, indent: usize) -> String {
     match options.width {
         Some(width) => one_line(text, width.saturating_sub(indent).max(20)),
-        None => one_line(text, usize::MAX / 2),
+        // Without a terminal a line is whole up to a bound: a call's arguments can be
+        // megabytes (a file written whole), which `--json` holds and text has no use for.
+        None => one_line(text, MAX_LINE_CHARS),
     }
 }
+
+/// The longest line text output writes without a terminal to fit (in characters).
+const MAX_LINE_CHARS: usize = 4096;
 
 /// Writes the failures as text: under each session (the one with the newest failure first),
 /// one header line per failure, the failing call and the first lines of the message.
@@ -316,6 +321,26 @@ mod tests {
         let mut out = Vec::new();
         write_text(&mut out, &[row(message)], TextOptions::default()).expect("write");
         String::from_utf8(out).expect("UTF-8")
+    }
+
+    #[test]
+    fn huge_arguments_are_cut_in_text() {
+        let mut failure = row("boom");
+        failure.command = None;
+        failure.arguments = Some(format!("{{\"content\":\"{}\"}}", "x".repeat(1 << 20)));
+        let mut out = Vec::new();
+        write_text(&mut out, &[failure], TextOptions::default()).expect("write");
+        let shown = String::from_utf8(out).expect("UTF-8");
+        let args = shown
+            .lines()
+            .find(|line| line.starts_with("  args "))
+            .expect("the arguments' line");
+        assert!(
+            args.chars().count() <= 7 + MAX_LINE_CHARS + 1,
+            "{}",
+            args.len()
+        );
+        assert!(args.ends_with('…'));
     }
 
     #[test]
