@@ -193,6 +193,9 @@ impl Section {
 struct Position {
     section: Section,
     key: Option<RowKey>,
+    /// How many rows with that key were returned: rows can share one (a file whose entries
+    /// repeat an id at one time), and the next page starts after them, not after the key.
+    n_same: u64,
 }
 
 /// A row's key: a failure's or repeat's sort key (newest first: instant, path, entry), or a
@@ -280,7 +283,7 @@ impl Position {
             ]),
             Some(RowKey::Group { count, key }) => serde_json::json!([count, key]),
         };
-        serde_json::json!([self.section.name(), key])
+        serde_json::json!([self.section.name(), key, self.n_same])
     }
 
     fn from_value(value: &Value) -> Result<Position, ToolError> {
@@ -317,7 +320,15 @@ impl Position {
                 })
             }
         };
-        Ok(Position { section, key })
+        let n_same = match &value[2] {
+            Value::Null => 0,
+            n_same => n_same.as_u64().ok_or_else(bad)?,
+        };
+        Ok(Position {
+            section,
+            key,
+            n_same,
+        })
     }
 }
 
@@ -400,16 +411,30 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     // previous page sort by their own key, so they neither shift nor repeat the walk.
     let section = after.as_ref().map_or(first_section, |after| after.section);
     let after_key = after.as_ref().and_then(|after| after.key.clone());
-    let is_after = |key: RowKey| after_key.as_ref().is_none_or(|after| key.is_after(after));
-    report
-        .failures
-        .retain(|row| section == Section::Failures && is_after(RowKey::of_failure(row)));
+    let after_n_same = after.as_ref().map_or(0, |after| after.n_same);
+    // Rows after the cursor's key, and those with its key past the ones already returned.
+    let keep_after = |key: RowKey, seen: &mut u64| match &after_key {
+        None => true,
+        Some(after) if key == *after => {
+            *seen += 1;
+            *seen > after_n_same
+        }
+        Some(after) => key.is_after(after),
+    };
+    let mut seen = 0;
+    report.failures.retain(|row| {
+        section == Section::Failures && keep_after(RowKey::of_failure(row), &mut seen)
+    });
     if let Some(groups) = groups.as_mut() {
-        groups.retain(|group| section == Section::Groups && is_after(RowKey::of_group(group)));
+        let mut seen = 0;
+        groups.retain(|group| {
+            section == Section::Groups && keep_after(RowKey::of_group(group), &mut seen)
+        });
     }
+    let mut seen = 0;
     report
         .repeats
-        .retain(|row| section == Section::Repeats && is_after(RowKey::of_repeat(row)));
+        .retain(|row| section == Section::Repeats && keep_after(RowKey::of_repeat(row), &mut seen));
     let rows_key = section.name();
     let n_section_rows = match section {
         Section::Failures => report.failures.len(),
@@ -447,10 +472,24 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     let cursor_for = |n_kept: usize| -> Option<String> {
         let position = if n_kept < n_section_rows {
             match n_kept.checked_sub(1) {
-                Some(last) => Position {
-                    section,
-                    key: Some(keys[last].clone()),
-                },
+                Some(last) => {
+                    let key = &keys[last];
+                    let on_page = keys[..=last]
+                        .iter()
+                        .rev()
+                        .take_while(|other| *other == key)
+                        .count() as u64;
+                    let before = if after_key.as_ref() == Some(key) {
+                        after_n_same
+                    } else {
+                        0
+                    };
+                    Position {
+                        section,
+                        key: Some(key.clone()),
+                        n_same: before + on_page,
+                    }
+                }
                 // Not even one row fits: the page is refused below.
                 None => return None,
             }
@@ -458,6 +497,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             Position {
                 section: Section::Repeats,
                 key: None,
+                n_same: 0,
             }
         } else {
             return None;

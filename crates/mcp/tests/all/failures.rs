@@ -515,3 +515,40 @@ fn arguments_are_read_leniently_and_wrong_ones_named() {
     );
     assert_eq!(late["nFailures"], 3, "{late}");
 }
+
+/// Rows that share their key (one time, one path, one entry id repeated in a file) are each
+/// returned once: a page that ends among them resumes after the ones it returned.
+#[test]
+fn rows_sharing_a_key_are_each_paged_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let at = timestamp_in_month("2026-11", 60);
+    let header = Header::new("00000000-0000-7000-8000-000000000001")
+        .timestamp(&at)
+        .cwd("/tmp/project");
+    let lines: Vec<Entry> = (0..10)
+        .map(|n| {
+            let text = format!("failure {n}");
+            Entry::message(Message::tool_result("c", "bash", &text).is_error(true))
+                .id("dup")
+                .parent(None)
+                .at(&at)
+        })
+        .collect();
+    Store::at(dir.path()).write_session(&header, lines);
+    let server = server(dir.path());
+    let mut messages = Vec::new();
+    let mut arguments = json!({ "limit": 3 });
+    loop {
+        let page = call_ok(&server, &arguments);
+        for row in page["failures"].as_array().expect("failures") {
+            messages.push(row["message"].as_str().expect("message").to_owned());
+        }
+        match page["nextCursor"].as_str() {
+            Some(cursor) => arguments = json!({ "limit": 3, "cursor": cursor }),
+            None => break,
+        }
+    }
+    messages.sort();
+    let expected: Vec<String> = (0..10).map(|n| format!("failure {n}")).collect();
+    assert_eq!(messages, expected);
+}
