@@ -10,7 +10,7 @@ use pi_retrospect_failures::{
 use pi_retrospect_search::Progress;
 
 use crate::env::Environment;
-use crate::error::AppError;
+use crate::error::{AppError, Input};
 use crate::list::{ListRequest, list};
 use crate::read::{SessionTarget, time_range};
 use crate::session_ref::resolve_session;
@@ -33,6 +33,9 @@ pub struct FailuresRequest {
     pub until: Option<String>,
     /// Group the failures.
     pub group_by: Option<GroupBy>,
+    /// The IANA time zone of `--by day` and of dates and times without an offset in `since`
+    /// and `until`; `None` for the environment's (as `stats` reads them).
+    pub time_zone: Option<String>,
     /// Find runs of repeated calls (always found for `--by session`).
     pub repeats: bool,
     /// Only the count is wanted: no rows are kept and no tree facts or titles are read.
@@ -55,6 +58,7 @@ pub struct FailuresResult {
 /// The files a request reads, with the listing's warnings and the time bounds.
 struct Plan {
     files: Vec<ScanFile>,
+    zone: jiff::tz::TimeZone,
     listing_warnings: Vec<pi_retrospect_core::Warning>,
     since: Option<pi_retrospect_core::Timestamp>,
     until: Option<pi_retrospect_core::Timestamp>,
@@ -127,7 +131,16 @@ pub fn failures(request: &FailuresRequest, env: &Environment) -> Result<Failures
 
 /// Returns the files `request` selects, in the listing's order.
 fn plan(request: &FailuresRequest, env: &Environment) -> Result<Plan, AppError> {
-    let (since, until) = time_range(request.since.as_deref(), request.until.as_deref(), env)?;
+    let zone = match &request.time_zone {
+        None => env.time_zone.clone(),
+        Some(name) => jiff::tz::TimeZone::get(name)
+            .map_err(|error| AppError::bad_input(Input::TimeZone, format!("{name:?}: {error}")))?,
+    };
+    let zoned = Environment {
+        time_zone: zone.clone(),
+        ..env.clone()
+    };
+    let (since, until) = time_range(request.since.as_deref(), request.until.as_deref(), &zoned)?;
     let mut sessions = request.sessions.clone();
     sessions.since = None;
     sessions.until = None;
@@ -206,6 +219,7 @@ fn plan(request: &FailuresRequest, env: &Environment) -> Result<Plan, AppError> 
     }
     Ok(Plan {
         files,
+        zone,
         listing_warnings: listing.warnings,
         since,
         until,
@@ -216,6 +230,7 @@ fn scan(
     request: &FailuresRequest,
     Plan {
         files,
+        zone,
         listing_warnings,
         since,
         until,
@@ -242,7 +257,9 @@ fn scan(
         let empty = || {
             (
                 FailuresReport::default(),
-                request.group_by.map(Grouper::new),
+                request
+                    .group_by
+                    .map(|by| Grouper::in_zone(by, zone.clone())),
             )
         };
         files

@@ -91,6 +91,11 @@ pub struct FailuresArgs {
     #[arg(long, value_enum, value_name = "KEY", help_heading = "Grouping")]
     pub by: Option<ByArg>,
 
+    /// The IANA time zone of --by day and of dates in --since/--until (default: the local
+    /// zone, as stats reads them).
+    #[arg(long, value_name = "ZONE", help_heading = "Grouping")]
+    pub timezone: Option<String>,
+
     /// Also list runs of the same call repeated three or more times in a row.
     #[arg(long, help_heading = "Grouping")]
     pub repeats: bool,
@@ -169,6 +174,7 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
         since: args.since.clone(),
         until: args.until.clone(),
         group_by,
+        time_zone: args.timezone.clone(),
         repeats: args.repeats,
         is_count_only: args.count && group_by.is_none() && !args.repeats,
         interrupt: None,

@@ -52,20 +52,29 @@ impl Aggregate {
 #[derive(Debug, Clone)]
 pub struct Grouper {
     by: GroupBy,
+    /// The zone whose calendar days `--by day` groups by.
+    zone: jiff::tz::TimeZone,
     groups: HashMap<String, Aggregate>,
 }
 
 impl Grouper {
-    /// Returns an empty grouping by `by`.
+    /// Returns an empty grouping by `by`, days in UTC.
     pub fn new(by: GroupBy) -> Grouper {
+        Grouper::in_zone(by, jiff::tz::TimeZone::UTC)
+    }
+
+    /// Returns an empty grouping by `by`, days in `zone`.
+    pub fn in_zone(by: GroupBy, zone: jiff::tz::TimeZone) -> Grouper {
         Grouper {
             by,
+            zone,
             groups: HashMap::new(),
         }
     }
 
     /// Returns the key `failure` groups under.
-    pub fn key_of(by: GroupBy, failure: &FailureRow) -> String {
+    pub fn key_of(&self, failure: &FailureRow) -> String {
+        let by = self.by;
         let tool_or_kind = failure
             .tool_name
             .as_deref()
@@ -77,14 +86,18 @@ impl Grouper {
             GroupBy::Project => failure.cwd.to_string(),
             GroupBy::Day => failure
                 .instant
-                .map(|at| at.to_string().chars().take(10).collect())
+                .and_then(|at| {
+                    let nanos = i32::try_from(at.nanos).ok()?;
+                    let instant = jiff::Timestamp::new(at.seconds, nanos).ok()?;
+                    Some(instant.to_zoned(self.zone.clone()).date().to_string())
+                })
                 .unwrap_or_else(|| "unknown".to_owned()),
         }
     }
 
     /// Adds one failure.
     pub fn add(&mut self, failure: &FailureRow) {
-        let key = Grouper::key_of(self.by, failure);
+        let key = self.key_of(failure);
         let one = Aggregate {
             count: 1,
             sessions: HashSet::from([failure.path.clone()]),

@@ -241,3 +241,28 @@ fn a_repeated_call_alone_exits_zero_with_repeats() {
         );
     }
 }
+
+/// `--by day` takes its days in `--timezone`, as `stats` does: the fixture's failures at
+/// 19:15 UTC on 2026-11-30 are on December 1st in Kiritimati (UTC+14).
+#[test]
+fn days_are_in_the_time_zone_asked_for() {
+    let day = |zone: &str| {
+        let (code, out) = run(&["--by", "day", "--json", "--timezone", zone]);
+        assert_eq!(code, Some(0), "{out}");
+        let document: Value = serde_json::from_str(&out).expect("JSON");
+        document["groups"][0]["key"]
+            .as_str()
+            .expect("a day")
+            .to_owned()
+    };
+    assert_eq!(day("UTC"), "2026-11-30");
+    assert_eq!(day("Pacific/Kiritimati"), "2026-12-01");
+    let (code, _) = run(&[
+        "failures",
+        "--sessions-root",
+        &sessions(),
+        "--timezone",
+        "Mars/Base",
+    ]);
+    assert_eq!(code, Some(2));
+}

@@ -52,7 +52,7 @@ tool, session, project or day; each group has count, nSessions, firstSeen, lastS
 example handle (examplePath + exampleEntryId); with by session also repeatedCalls. repeats \
 also lists runs of the same tool called with the same arguments three or more times in a \
 row (the loop an agent gets stuck in). startTimestamp/endTimestamp bound each failure's own \
-time; sessionPath (with its runs), cwds/cwdPrefix/cwdMatch, id, name and \
+time; timeZone (IANA, default the server's zone) sets the days of by day; sessionPath (with its runs), cwds/cwdPrefix/cwdMatch, id, name and \
 excludeSessionPath choose the sessions as in list_sessions. nFailures counts every failure \
 selected. Pages: at most limit rows (default 100, at most 500) and 32 KiB of JSON (256 KiB \
 when limit is given); when nextCursor is not null, repeat the call with cursor = nextCursor. \
@@ -102,6 +102,9 @@ pub(crate) struct SessionFailuresParams {
     start_timestamp: Option<String>,
     /// Only failures at or before this instant.
     end_timestamp: Option<String>,
+    /// The IANA time zone of by day and of dates without an offset (default the server's
+    /// zone).
+    time_zone: Option<String>,
     /// Rows per page (default 100, at most 500); giving it also raises the page's byte
     /// budget from 32 KiB to 256 KiB.
     #[schemars(range(min = 1, max = 500))]
@@ -398,6 +401,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         since,
         until,
         group_by,
+        time_zone: params.time_zone,
         repeats: params.repeats,
         is_count_only: false,
         interrupt: Some(Arc::clone(&context.interrupt)),

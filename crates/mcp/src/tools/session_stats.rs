@@ -162,14 +162,6 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         .session_path
         .map(|path| session_target(context, Some(path)))
         .transpose()?;
-    if let Some(name) = &params.time_zone
-        && let Err(error) = jiff::tz::TimeZone::get(name)
-    {
-        return Err(ToolError::argument(
-            "timeZone",
-            format!("{name:?}: {error}"),
-        ));
-    }
     // Checked here so that an error names the argument, not the CLI flag. The
     // time bounds select records, not sessions: they move from the listing to the report.
     let (mut sessions, env) = SessionFilters {
