@@ -185,7 +185,7 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
     let result = pi_retrospect_app::failures(&request, env)?;
     let report = &result.report;
     // A loop asked for with --repeats is a finding too: `failures --repeats && alert` fires.
-    let is_found = report.n_failures > 0 || !report.repeats.is_empty();
+    let is_found = report.n_failures > 0 || (args.repeats && !report.repeats.is_empty());
     if args.json {
         render::write_json(out, report, result.groups.as_deref())?;
         return Ok(is_found);
@@ -220,12 +220,20 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
         paint: crate::term::use_color(args.color),
         width: crate::term::fit_width(),
     };
-    match &result.groups {
-        Some(groups) => render::write_groups_text(out, groups, options)?,
-        None => render::write_text(out, &report.failures, options)?,
-    }
-    if !report.repeats.is_empty() {
-        if is_found {
+    let has_printed = match &result.groups {
+        Some(groups) => {
+            render::write_groups_text(out, groups, options)?;
+            !groups.is_empty()
+        }
+        None => {
+            render::write_text(out, &report.failures, options)?;
+            !report.failures.is_empty()
+        }
+    };
+    // The runs themselves are listed when asked for; `--by session` finds them only for its
+    // `repeated calls` counts.
+    if args.repeats && !report.repeats.is_empty() {
+        if has_printed {
             writeln!(out)?;
         }
         writeln!(out, "repeated calls:")?;

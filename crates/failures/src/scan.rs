@@ -156,6 +156,8 @@ struct TreeLink {
 /// A tool call found in the first read: the first of a run of the same call.
 struct Call {
     entry_id: String,
+    /// The assistant message's parent: replies regenerated from one point are siblings.
+    parent_id: Option<String>,
     timestamp: String,
     instant: Option<Timestamp>,
     name: String,
@@ -165,6 +167,9 @@ struct Call {
 /// A run of calls with the same tool and arguments.
 struct Run {
     first: Call,
+    /// The message of the run's last call and that message's parent.
+    last_entry_id: String,
+    last_parent_id: Option<String>,
     n_calls: u64,
     n_failed: u64,
     /// The ids of the run's calls while it is shorter than a repeat: forgotten again (see
@@ -187,19 +192,32 @@ struct RepeatFinder {
 
 impl RepeatFinder {
     fn add(&mut self, call: Call, call_id: Option<String>) {
-        let is_same = self.is_in_progress
-            && self.runs.last().is_some_and(|run| {
-                run.first.name == call.name && run.first.arguments == call.arguments
-            });
-        if !is_same {
+        let last = self.runs.last().filter(|_| self.is_in_progress);
+        let is_same = last.is_some_and(|run| {
+            run.first.name == call.name && run.first.arguments == call.arguments
+        });
+        // The same call twice in one message is one step (calls made in parallel), and a
+        // reply regenerated from the point the last one started from is a sibling branch, not
+        // the next step: neither is a loop.
+        if is_same && last.is_some_and(|run| run.last_entry_id == call.entry_id) {
+            return;
+        }
+        let is_sibling = last
+            .is_some_and(|run| call.parent_id.is_some() && run.last_parent_id == call.parent_id);
+        if !is_same || is_sibling {
             self.end_run();
             self.runs.push(Run {
+                last_entry_id: call.entry_id.clone(),
+                last_parent_id: call.parent_id.clone(),
                 first: call,
                 n_calls: 0,
                 n_failed: 0,
                 ids: Vec::new(),
             });
             self.is_in_progress = true;
+        } else if let Some(run) = self.runs.last_mut() {
+            run.last_entry_id = call.entry_id;
+            run.last_parent_id = call.parent_id;
         }
         let idx = self.runs.len() - 1;
         let Some(run) = self.runs.last_mut() else {
@@ -323,10 +341,15 @@ fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> Fail
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_owned();
+            let parent_id = value
+                .get("parentId")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
             for call in decode::tool_calls(&value) {
                 finder.add(
                     Call {
                         entry_id: entry_id.clone(),
+                        parent_id: parent_id.clone(),
                         timestamp: stamp.clone(),
                         instant,
                         name: call.name,

@@ -238,6 +238,48 @@ fn the_same_call_three_times_in_a_row_is_a_repeat() {
     assert!(scan(&[file(&short, 0)], &options).repeats.is_empty());
 }
 
+#[test]
+fn parallel_calls_and_regenerated_replies_are_no_loop() {
+    let dir = tempfile::tempdir().expect("test setup");
+    let call = |n: u32| Block::tool_call(&format!("c{n}"), "bash", r#"{"command":"ls"}"#);
+    let reply = |id: &str, parent: &str, calls: &[Block]| {
+        Entry::message(
+            Message::assistant(calls)
+                .stop_reason("toolUse")
+                .timestamp(1),
+        )
+        .id(id)
+        .parent(Some(parent))
+        .at("2026-11-30T19:16:00.000Z")
+        .to_string()
+    };
+    let user = Entry::message(Message::user("list it"))
+        .id("u1")
+        .parent(None)
+        .at("2026-11-30T19:15:59.000Z")
+        .to_string();
+    let options = ScanOptions {
+        find_repeats: true,
+        ..ScanOptions::default()
+    };
+    // Three identical calls made at once, in one reply.
+    let parallel = vec![
+        user.clone(),
+        reply("a1", "u1", &[call(1), call(2), call(3)]),
+    ];
+    let path = write(dir.path(), "p.jsonl", &header(), &parallel);
+    assert!(scan(&[file(&path, 0)], &options).repeats.is_empty());
+    // The reply regenerated twice from the same user message: three sibling branches.
+    let siblings = vec![
+        user,
+        reply("a1", "u1", &[call(1)]),
+        reply("a2", "u1", &[call(2)]),
+        reply("a3", "u1", &[call(3)]),
+    ];
+    let path = write(dir.path(), "s.jsonl", &header(), &siblings);
+    assert!(scan(&[file(&path, 0)], &options).repeats.is_empty());
+}
+
 /// A session with many failures of a few signatures, tools and days, and runs of repeated
 /// calls (some failing) between them.
 fn many_failures() -> Vec<String> {

@@ -227,6 +227,20 @@ fn a_repeated_call_alone_exits_zero_with_repeats() {
     };
     let plain = run(&[]);
     assert_eq!(plain.status.code(), Some(1));
+    // Grouped by session, the repeats are found for their counts only: not listed, no
+    // finding of their own.
+    let by_session = run(&["--by", "session"]);
+    assert_eq!(by_session.status.code(), Some(1));
+    assert!(
+        by_session.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&by_session.stdout)
+    );
+    let listed = run(&["--repeats"]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).starts_with("repeated calls:"),
+        "no blank line before the only section"
+    );
     for args in [
         &["--repeats"][..],
         &["--repeats", "--jsonl"],
