@@ -67,6 +67,9 @@ pub(crate) fn argument_name(input: Input) -> &'static str {
         Input::Session => "sessionPath",
         Input::Since => "startTimestamp",
         Input::Until => "endTimestamp",
+        // A search bounds the sessions it reads by activity with the same arguments.
+        Input::ActiveSince => "startTimestamp",
+        Input::ActiveUntil => "endTimestamp",
         Input::Limit => "limit",
         Input::Pattern => "pattern",
         Input::Query => "query",

@@ -49,8 +49,9 @@ commands and output, summaries, custom messages, session names, labels; opt in w
 thinking, toolArgs (string values, never keys), toolResults, system (the same texts \
 inspect_session and session_entries search); narrow with roles, tools, models. sessionPath limits it to one file \
 (an absolute `path` from list_sessions); cwds/cwdPrefix (cwdMatch sibling-prefix for \
-worktrees), startTimestamp/endTimestamp (when a session started) and excludeSessionPath \
-narrow the sessions as in list_sessions. Sessions newest first \
+worktrees) and excludeSessionPath narrow the sessions as in list_sessions; \
+startTimestamp/endTimestamp bound each hit's entry by its own time (as `search --since`), \
+not the session's start. Sessions newest first \
 (order), hits in file order, each with path, entryId, lineNo, timestamp, role, field, \
 isOnActiveBranch, depth and a snippet with the match's range. Pages: limit hits (default 50, \
 at most 200) and 32 KiB of JSON (256 KiB when limit is given); when nextCursor is not null, \
@@ -105,10 +106,11 @@ pub(crate) struct SearchSessionsParams {
     /// sibling directories named DIR-<suffix> (git worktrees beside the checkout).
     #[serde(default)]
     cwd_match: CwdMatch,
-    /// Only sessions that started at or after this: an RFC 3339 instant, a date (its first
-    /// local instant), a local date-time, or an age such as `30m`, `2h`, `3d`, `1w`.
+    /// Only hits in entries written at or after this (each entry's own time): an RFC 3339
+    /// instant, a date (its first local instant), a local date-time, or an age such as
+    /// `30m`, `2h`, `3d`, `1w`.
     start_timestamp: Option<String>,
-    /// Only sessions that started at or before this (a date keeps that whole local day).
+    /// Only hits in entries written at or before this (a date keeps that whole local day).
     end_timestamp: Option<String>,
     /// Search the calling session too when the server knows it (default false: it is left
     /// out with its runs, as in list_sessions).
@@ -180,7 +182,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         Some(Order::Oldest) => SortOrder::OLDEST_FIRST,
         Some(Order::Path) => SortOrder::by(SortKey::Path),
     };
-    let terms = SearchTerms {
+    let mut terms = SearchTerms {
         is_regex: params.regex,
         case,
         is_whole_word: params.whole_word,
@@ -198,7 +200,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         .map(|path| session_target(context, Some(path)))
         .transpose()?;
     let is_one_session = session.is_some();
-    let (sessions, env) = SessionFilters {
+    let (mut sessions, env) = SessionFilters {
         cwds: params.cwds,
         cwd_prefix: params.cwd_prefix,
         cwd_match: params.cwd_match,
@@ -208,6 +210,13 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         exclude_session_path: params.exclude_session_path,
     }
     .request(context)?;
+    // As `search --since/--until`: each hit's entry is bounded by its own time, and only the
+    // sessions active in the range are read (a long session that started earlier has hits
+    // in it).
+    terms.since = sessions.since.take();
+    terms.until = sessions.until.take();
+    sessions.active_since.clone_from(&terms.since);
+    sessions.active_until.clone_from(&terms.until);
     let request = SearchRequest {
         sessions,
         session,

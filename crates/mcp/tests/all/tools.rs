@@ -923,11 +923,39 @@ fn search_and_stats_take_the_list_filters() {
             .collect()
     };
     let all_hits = hit_paths(&search);
-    for filter in &filters {
+    for filter in &filters[2..] {
         let kept = listed_paths(&server, filter.clone());
         let expected: BTreeSet<String> = all_hits.intersection(&kept).cloned().collect();
         assert_eq!(hit_paths(&with(&search, filter)), expected, "{filter}");
     }
+    // The time bounds are each hit's own, as `search --since/--until`: a session that started
+    // before the bound keeps its later hits.
+    let hit_times = |arguments: &Value| -> Vec<(String, String)> {
+        let document = call_ok(&server, "search_sessions", arguments.clone());
+        document["hits"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .map(|hit| {
+                (
+                    hit["path"].as_str().expect("path").to_owned(),
+                    hit["timestamp"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let every = hit_times(&search);
+    let bound = "2026-11-30T19:15:37.200Z";
+    let later: Vec<(String, String)> = every
+        .iter()
+        .filter(|(_, at)| at.as_str() >= bound)
+        .cloned()
+        .collect();
+    assert!(!later.is_empty() && later.len() < every.len());
+    assert_eq!(
+        hit_times(&with(&search, &json!({ "startTimestamp": bound }))),
+        later
+    );
     assert_ne!(
         hit_paths(&with(&search, &json!({ "excludeSessionPath": first }))),
         all_hits
