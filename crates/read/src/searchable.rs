@@ -413,6 +413,25 @@ pub fn entry_texts<'v>(
     Some(facts)
 }
 
+/// Returns the role a text of `kind` has in the context Pi builds from the session, which
+/// every role filter asks (`--role`, MCP `roles`): a message's own role (`message_role`, in
+/// version 3 spelling), and for the entries Pi turns into messages the role of that message
+/// (a `custom_message` is a `custom` message, a `branch_summary` a `branchSummary`, a
+/// `compaction` a `compactionSummary` after its system checkpoint, whose text is `system`).
+pub fn context_role<'v>(
+    entry_type: &str,
+    message_role: Option<&'v str>,
+    kind: FieldKind,
+) -> Option<&'v str> {
+    match (entry_type, kind) {
+        ("custom_message", _) => Some("custom"),
+        ("branch_summary", _) => Some("branchSummary"),
+        ("compaction", FieldKind::System) => Some("system"),
+        ("compaction", _) => Some("compactionSummary"),
+        _ => message_role,
+    }
+}
+
 type Push<'p, 'v> = dyn FnMut(FieldKind, Option<&'v str>, Option<&'v str>) + 'p;
 
 fn message_texts<'v>(

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use pi_retrospect_core::search::{FieldKind, SearchHit, SearchWarning};
 use pi_retrospect_read::searchable::{
-    EntryFacts, LineEntry, Text, entry_texts, line_texts, may_hold_text,
+    EntryFacts, LineEntry, Text, context_role, entry_texts, line_texts, may_hold_text,
 };
 use pi_retrospect_read::{
     DEFAULT_MAX_LINE_BYTES, LineCounter, OverLong, Piece, RegionReader, Symlinks, decode_line,
@@ -588,7 +588,8 @@ impl FileScan<'_> {
         }
         for text in texts {
             if !scope.roles.is_empty()
-                && !context_role(facts, text.kind).is_some_and(|role| contains(&scope.roles, role))
+                && !context_role(facts.entry_type, facts.role, text.kind)
+                    .is_some_and(|role| contains(&scope.roles, role))
             {
                 continue;
             }
@@ -725,20 +726,6 @@ fn header_version(first_line: &[u8]) -> u64 {
             .as_u64()
             .filter(|version| (1..=3).contains(version))
             .unwrap_or(3),
-    }
-}
-
-/// Returns the role a text has in the context Pi builds from the session: a message's own
-/// role, and for the entries Pi turns into messages the role of that message (a
-/// `custom_message` is a `custom` message, a `branch_summary` a `branchSummary`, a
-/// `compaction` a `compactionSummary` after its system checkpoint).
-fn context_role<'v>(facts: &EntryFacts<'v>, kind: FieldKind) -> Option<&'v str> {
-    match (facts.entry_type, kind) {
-        ("custom_message", _) => Some("custom"),
-        ("branch_summary", _) => Some("branchSummary"),
-        ("compaction", FieldKind::System) => Some("system"),
-        ("compaction", _) => Some("compactionSummary"),
-        _ => facts.role,
     }
 }
 

@@ -1,8 +1,9 @@
 //! The `entries` view: the stored entries of one file in file order, one row each, filtered.
 
 use pi_retrospect_core::Timestamp;
+use pi_retrospect_core::search::FieldKind;
 use pi_retrospect_core::timestamp;
-use pi_retrospect_read::searchable::{CaseMode, LiteralMatcher, SearchScope};
+use pi_retrospect_read::searchable::{CaseMode, LiteralMatcher, SearchScope, context_role};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
@@ -125,10 +126,23 @@ pub fn for_each_entry_row<E: From<TranscriptError>>(
         let bytes = session.line_bytes(idx)?;
         let value = decode_lossy(&bytes);
         let text = entry_text(&entry, &value);
+        // With a role filter, a text counts only when its role in Pi's context is one of
+        // those asked for, as in `search`.
+        let role = entry.role();
+        let is_wanted_role = |kind| {
+            filter.roles.is_empty()
+                || context_role(
+                    entry.entry_type,
+                    role.as_ref().map(|role| role.as_str()),
+                    kind,
+                )
+                .is_some_and(|role| filter.roles.iter().any(|wanted| wanted == role))
+        };
         if !needles.is_empty()
-            && !searchable_texts(&value, kinds, version)
-                .iter()
-                .any(|text| needles.iter().any(|needle| needle.is_match(&text.text)))
+            && !searchable_texts(&value, kinds, version).iter().any(|text| {
+                is_wanted_role(text.kind)
+                    && needles.iter().any(|needle| needle.is_match(&text.text))
+            })
         {
             continue;
         }
@@ -183,12 +197,19 @@ fn is_selected(
     if !filter.types.is_empty() && !filter.types.iter().any(|kind| kind == entry.entry_type) {
         return false;
     }
-    if !filter.roles.is_empty()
-        && !entry
-            .role()
-            .is_some_and(|role| filter.roles.iter().any(|wanted| wanted == role.as_str()))
-    {
-        return false;
+    // An entry's role is its role in Pi's context (a `custom_message` is `custom`); with
+    // `--grep`, the texts that match are held to it instead (a compaction's system checkpoint
+    // is `system`), below.
+    if !filter.roles.is_empty() && filter.grep.is_empty() {
+        let role = entry.role();
+        let role = context_role(
+            entry.entry_type,
+            role.as_ref().map(|role| role.as_str()),
+            FieldKind::User,
+        );
+        if !role.is_some_and(|role| filter.roles.iter().any(|wanted| wanted == role)) {
+            return false;
+        }
     }
     if filter.since.is_some() || filter.until.is_some() {
         let Some(instant) = entry.timestamp.and_then(timestamp::parse) else {

@@ -429,6 +429,33 @@ fn the_three_searching_commands_find_the_same_entries() {
             }
         }
     }
+    // A role filter holds each text to its role in Pi's context in `search` and `entries`
+    // alike: a custom message is `custom`, a compaction `compactionSummary`, its system
+    // checkpoint `system`.
+    for (pattern, roles) in [
+        ("command", &["--role", "custom"][..]),
+        ("db", &["--role", "compactionSummary"]),
+        ("rate limit", &["--role", "branchSummary"]),
+        ("policy", &["--role", "system", "--system"]),
+        ("db", &["--role", "user", "--role", "custom"]),
+    ] {
+        let mut search_args = vec!["search", pattern, "--sessions-root", root];
+        search_args.extend(["--session", path, "--json"]);
+        search_args.extend(roles);
+        let mut entries_args = vec!["entries", path, "--sessions-root", root];
+        entries_args.extend(["--grep", pattern, "--json"]);
+        entries_args.extend(roles);
+        let from_search = found_in(&search_args, "hits", "entryId");
+        assert!(
+            !from_search.is_empty() || pattern == "policy",
+            "{pattern:?} {roles:?}"
+        );
+        assert_eq!(
+            from_search,
+            found_in(&entries_args, "entries", "id"),
+            "{pattern:?} {roles:?}"
+        );
+    }
     // The opt-in kinds each add their entries.
     let found = |pattern: &str, flags: &[&str]| {
         let mut args = vec!["search", pattern, "--sessions-root", root, "--json"];
