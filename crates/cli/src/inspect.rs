@@ -209,6 +209,7 @@ pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow
     let style = pi_retrospect_render::inspect::InspectStyle {
         offset: result.offset,
         time_zone: &env.time_zone,
+        spelling: pi_retrospect_render::inspect::Spelling::Flags,
     };
     pi_retrospect_render::inspect::write_text(
         out,

@@ -74,6 +74,44 @@ pub struct InspectStyle<'a> {
     pub offset: usize,
     /// The time zone times are shown in.
     pub time_zone: &'a jiff::tz::TimeZone,
+    /// How the hints name the options that widen a search or turn the page.
+    pub spelling: Spelling,
+}
+
+/// How a front end spells its options in the hints a page gives.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Spelling {
+    /// Command-line flags: `--tool-results`, `--cursor X`.
+    #[default]
+    Flags,
+    /// Tool arguments: `toolResults: true`, `cursor = X`.
+    Arguments,
+}
+
+impl Spelling {
+    /// Returns how the option that adds `kind` (`toolResults`, `toolArgs`, `thinking`,
+    /// `system`) is given.
+    fn adding(self, kind: &str) -> String {
+        match self {
+            Spelling::Flags => {
+                let flag = match kind {
+                    "toolResults" => "tool-results",
+                    "toolArgs" => "tool-args",
+                    other => other,
+                };
+                format!("--{flag}")
+            }
+            Spelling::Arguments => format!("{kind}: true"),
+        }
+    }
+
+    /// Returns how the next page is asked for.
+    fn next_page(self, cursor: &str) -> String {
+        match self {
+            Spelling::Flags => format!("--cursor {cursor}"),
+            Spelling::Arguments => format!("cursor = {cursor}"),
+        }
+    }
 }
 
 fn or_dash(value: Option<&str>) -> String {
@@ -130,7 +168,11 @@ pub fn write_text(
         InspectView::Read { .. } => {}
         InspectView::Search { .. } => {
             if !page.not_searched.is_empty() {
-                writeln!(out, "{}", not_searched_line(&page.not_searched))?;
+                writeln!(
+                    out,
+                    "{}",
+                    not_searched_line(&page.not_searched, style.spelling)
+                )?;
             }
             let range = range_line("matches", style.offset, n_shown, page.n_total);
             writeln!(out, "{range}\n")?;
@@ -150,21 +192,28 @@ pub fn write_text(
         write_read(out, read, page.next_cursor.as_deref(), style)?;
     }
     if let Some(cursor) = &page.next_cursor {
-        writeln!(out, "next page: --cursor {}", field(cursor))?;
+        writeln!(
+            out,
+            "next page: {}",
+            style.spelling.next_page(&field(cursor))
+        )?;
     }
     Ok(())
 }
 
 /// Returns the line that says what a search did not look in, and how to add it.
-fn not_searched_line(not_searched: &[&str]) -> String {
-    let parts: Vec<&str> = not_searched
+fn not_searched_line(not_searched: &[&str], spelling: Spelling) -> String {
+    let parts: Vec<String> = not_searched
         .iter()
-        .map(|name| match *name {
-            "toolResults" => "tool output (--tool-results)",
-            "toolArgs" => "tool-call arguments (--tool-args)",
-            "thinking" => "thinking (--thinking)",
-            "system" => "system prompts (--system)",
-            other => other,
+        .map(|name| {
+            let what = match *name {
+                "toolResults" => "tool output",
+                "toolArgs" => "tool-call arguments",
+                "thinking" => "thinking",
+                "system" => "system prompts",
+                other => return (*other).to_owned(),
+            };
+            format!("{what} ({})", spelling.adding(name))
         })
         .collect();
     format!("not searched: {}", parts.join(", "))
@@ -382,13 +431,21 @@ fn write_read_item(
             )?;
         }
     }
-    write_read_item_facts(out, item)
+    write_read_item_facts(out, item, style.spelling)
 }
 
 /// Writes what a read item holds besides its text: hidden output, images, thinking, tools.
-fn write_read_item_facts(out: &mut dyn Write, item: &ReadItem) -> io::Result<()> {
+fn write_read_item_facts(
+    out: &mut dyn Write,
+    item: &ReadItem,
+    spelling: Spelling,
+) -> io::Result<()> {
     if item.is_tool_output_hidden {
-        writeln!(out, "    [tool output hidden; add --tool-results]")?;
+        writeln!(
+            out,
+            "    [tool output hidden; add {}]",
+            spelling.adding("toolResults")
+        )?;
     }
     if item.n_images > 0 {
         writeln!(

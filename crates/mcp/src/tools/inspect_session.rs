@@ -224,6 +224,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
                 &pi_retrospect_render::inspect::InspectStyle {
                     offset: result.offset,
                     time_zone: &context.env.time_zone,
+                    spelling: pi_retrospect_render::inspect::Spelling::Arguments,
                 },
             )
         })?;

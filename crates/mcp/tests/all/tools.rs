@@ -524,6 +524,17 @@ fn inspect_views_and_cursors() {
         json!({ "sessionPath": path, "view": "search", "query": "README" }),
     );
     assert!(hits["nTotal"].as_u64().expect("nTotal") >= 1);
+    // The page's hints name the tool's arguments, not the command line's flags.
+    let result = server
+        .call(
+            "inspect_session",
+            object(json!({ "sessionPath": path, "view": "search", "query": "e", "limit": 1 })),
+        )
+        .expect("a tool");
+    let text = text_of(&result);
+    assert!(text.contains("(toolResults: true)"), "{text}");
+    assert!(text.contains("next page: cursor = "), "{text}");
+    assert!(!text.contains("(--") && !text.contains("--cursor"), "{text}");
 }
 
 #[test]
