@@ -21,8 +21,10 @@ last entry, as `list --sort activity` orders them) whose cwd is the current dire
 the nearest directory above with sessions, else the whole store, with a note), leaving \
 out $PI_SESSION_FILE; `latest~N` goes N sessions further back. An id only the archive holds \
 fails with a hint to add --include-archive. A prefix that matches several sessions is a usage error \
-(exit 2) listing their paths; a session that cannot be found or opened, or a file whose \
-first line is not a session header (checked as `list` checks it), exits 1 with the reason.
+(exit 2) listing their paths, and so is a session that cannot be found; one that cannot be \
+opened, or a file whose first line is not a session header (checked as `list` checks it), \
+exits 1 with the reason (2 from `entries --grep` and `inspect … search`, whose 1 means \
+nothing matched, as in `search`).
 
 Damage in the file (a line that is not JSON, a missing parent, a version 1 file without \
 ids) never fails the command: text output lists it on stderr (the first 20 warnings, then \

@@ -135,8 +135,14 @@ fn main() -> ExitCode {
         Command::Mcp(_) => Box::new(io::sink()),
         _ => Box::new(io::BufWriter::new(output::Stdout(stdout.lock()))),
     };
-    // `search` exits as ripgrep does: 1 when nothing matched, 2 on any error.
-    let is_search = matches!(opts.command, Command::Search(_) | Command::Failures(_));
+    // A searching command exits as ripgrep does: 1 when nothing matched, 2 on any error, so a
+    // script tells "none" from "could not look".
+    let is_search = match &opts.command {
+        Command::Search(_) | Command::Failures(_) => true,
+        Command::Entries(args) => !args.grep.is_empty(),
+        Command::Inspect(args) => matches!(args.view, inspect::InspectViewArg::Search { .. }),
+        _ => false,
+    };
     // `inspect` takes its entry and query as positional arguments, the others as flags.
     let is_inspect = matches!(opts.command, Command::Inspect(_));
     let result = Environment::from_process()

@@ -469,3 +469,29 @@ fn the_three_searching_commands_find_the_same_entries() {
     assert_eq!(found("econnrefused", &["-s"]), Vec::<String>::new());
     assert_eq!(found("Econnrefused", &["-s"]), ["b1"]);
 }
+
+/// A searching command exits 1 only when nothing matched: a file that is not a session is
+/// an error, 2, from each of the three.
+#[test]
+fn a_search_that_could_not_look_exits_two() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("notes.jsonl");
+    std::fs::write(&path, "hello\n").expect("write");
+    let path = path.to_str().expect("utf-8");
+    let root = dir.path().to_str().expect("utf-8");
+    for args in [
+        &["search", "x", "--sessions-root", root, "--session", path][..],
+        &["entries", path, "--grep", "x"],
+        &["inspect", path, "search", "x"],
+    ] {
+        let output = binary().args(args).output().expect("run");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains("not a session file"),
+            "{args:?}"
+        );
+    }
+    // Without a search, the same file is the failure it always was.
+    let output = binary().args(["entries", path]).output().expect("run");
+    assert_eq!(output.status.code(), Some(1));
+}

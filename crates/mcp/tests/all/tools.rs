@@ -534,7 +534,10 @@ fn inspect_views_and_cursors() {
     let text = text_of(&result);
     assert!(text.contains("(toolResults: true)"), "{text}");
     assert!(text.contains("next page: cursor = "), "{text}");
-    assert!(!text.contains("(--") && !text.contains("--cursor"), "{text}");
+    assert!(
+        !text.contains("(--") && !text.contains("--cursor"),
+        "{text}"
+    );
 }
 
 #[test]
