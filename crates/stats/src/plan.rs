@@ -372,7 +372,13 @@ impl<'l> StatsPlan<'l> {
             warnings.extend(scan.warnings.iter().cloned());
             let parent = session.fork_parent.as_ref().and_then(|parent| {
                 let mut found = match parent.file {
-                    Some(file) => usable_parent(session, scan, &parent.path, scans[file]),
+                    Some(file) => usable_parent(
+                        session,
+                        scan,
+                        &parent.path,
+                        scans[file],
+                        self.names_back(file, idx),
+                    ),
                     None => Err(format!(
                         "fork parent {} is not a session file in the stores: it is not read, and entries are deduplicated against the older sessions in this directory and other forks whose parent cannot be used",
                         parent.path
@@ -382,7 +388,13 @@ impl<'l> StatsPlan<'l> {
                     && parent.file.is_none_or(|file| scans[file].failure.is_some())
                 {
                     let named_path = &self.sessions[named].session.path;
-                    if let Ok(usable) = usable_parent(session, scan, named_path, scans[named]) {
+                    if let Ok(usable) = usable_parent(
+                        session,
+                        scan,
+                        named_path,
+                        scans[named],
+                        self.names_back(named, idx),
+                    ) {
                         found = Ok(usable);
                     }
                 }
@@ -579,6 +591,16 @@ impl<'l> StatsPlan<'l> {
             warnings,
             n_warnings,
         }
+    }
+
+    /// Returns whether session `parent` is a fork whose own parent is the file `idx`.
+    fn names_back(&self, parent: usize, idx: usize) -> bool {
+        self.sessions
+            .get(parent)
+            .and_then(|planned| planned.fork_parent.as_ref())
+            .is_some_and(|fork_parent| {
+                fork_parent.file == Some(idx) || fork_parent.by_name == Some(idx)
+            })
     }
 
     /// Returns each session's runs, one level down (indices into `sessions`).
@@ -988,6 +1010,7 @@ fn usable_parent<'s>(
     scan: &FileScan,
     parent_path: &str,
     parent: &'s FileScan,
+    parent_names_back: bool,
 ) -> Result<(String, &'s FileScan), String> {
     if let Some(reason) = &parent.failure {
         return Err(format!(
@@ -999,7 +1022,11 @@ fn usable_parent<'s>(
             "fork parent {parent_path} could not be read: every entry is counted as this session's own"
         ));
     };
-    if (parent_instant, parent_path) >= (own_instant, session.session.path.as_str()) {
+    // An older parent is used; one started at the same instant too (a fork made within the
+    // millisecond), unless it is itself a fork of this session, which would leave their
+    // shared records counted in neither.
+    let is_older = (parent_instant, parent_path) < (own_instant, session.session.path.as_str());
+    if !is_older && (parent_instant != own_instant || parent_names_back) {
         return Err(format!(
             "fork parent {parent_path} is not older than this session: entries are not deduplicated against it"
         ));

@@ -494,3 +494,33 @@ fn copies_of_one_session_count_once() {
         );
     }
 }
+
+#[test]
+fn a_fork_made_within_its_parents_millisecond_counts_its_copies_once() {
+    // The fork's header has its parent's instant, and its path sorts before the parent's.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let parent_name = "--work-app--/2026-01-01T00-00-00-000Z_z-parent.jsonl";
+    let parent_path = format!("{}/{parent_name}", dir.path().display());
+    let mut parent = vec![header("z", "2026-01-01T00:00:00.000Z", None)];
+    parent.extend(parent_entries());
+    let mut fork = vec![header("a", "2026-01-01T00:00:00.000Z", Some(&parent_path))];
+    fork.extend(parent_entries());
+    fork.push(assistant(
+        "f1",
+        Some("a2"),
+        "2026-01-01T00:00:05.000Z",
+        "m",
+        7,
+        Some(0.1),
+    ));
+    materialize(
+        dir.path(),
+        &[
+            (parent_name, parent),
+            ("--work-app--/2026-01-01T00-00-00-000Z_a-fork.jsonl", fork),
+        ],
+    );
+    let report = report_of(&listing(dir.path()), &[GroupKey::Session]);
+    assert_eq!(report.total.input, 100 + 200 + 7);
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+}
