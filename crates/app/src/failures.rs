@@ -10,7 +10,7 @@ use pi_retrospect_failures::{
 use pi_retrospect_search::Progress;
 
 use crate::env::Environment;
-use crate::error::{AppError, Input};
+use crate::error::AppError;
 use crate::list::{ListRequest, list};
 use crate::read::{SessionTarget, time_range};
 use crate::session_ref::resolve_session;
@@ -131,15 +131,7 @@ pub fn failures(request: &FailuresRequest, env: &Environment) -> Result<Failures
 
 /// Returns the files `request` selects, in the listing's order.
 fn plan(request: &FailuresRequest, env: &Environment) -> Result<Plan, AppError> {
-    let zone = match &request.time_zone {
-        None => env.time_zone.clone(),
-        Some(name) => jiff::tz::TimeZone::get(name)
-            .map_err(|error| AppError::bad_input(Input::TimeZone, format!("{name:?}: {error}")))?,
-    };
-    let zoned = Environment {
-        time_zone: zone.clone(),
-        ..env.clone()
-    };
+    let (zone, zoned) = crate::read::zoned(request.time_zone.as_deref(), env)?;
     let (since, until) = time_range(request.since.as_deref(), request.until.as_deref(), &zoned)?;
     let mut sessions = request.sessions.clone();
     sessions.since = None;

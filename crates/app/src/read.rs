@@ -402,6 +402,25 @@ fn entries_filter(request: &EntriesRequest, env: &Environment) -> Result<Entries
     })
 }
 
+/// Returns the time zone a report's periods and offset-less times are read in (`name`, an IANA
+/// zone, or the environment's) and the environment in that zone, refusing an unknown zone
+/// ([`Input::TimeZone`]).
+pub(crate) fn zoned(
+    name: Option<&str>,
+    env: &Environment,
+) -> Result<(jiff::tz::TimeZone, Environment), AppError> {
+    let zone = match name {
+        None => env.time_zone.clone(),
+        Some(name) => jiff::tz::TimeZone::get(name)
+            .map_err(|error| AppError::bad_input(Input::TimeZone, format!("{name:?}: {error}")))?,
+    };
+    let zoned = Environment {
+        time_zone: zone.clone(),
+        ..env.clone()
+    };
+    Ok((zone, zoned))
+}
+
 /// Returns the inclusive instants a creation-time range's two ends denote, refusing a value
 /// that is not a time ([`Input::Since`], [`Input::Until`]) and an empty range.
 pub fn time_range(

@@ -58,17 +58,9 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsResult, A
             "adds each run into the session row that launched it, so it needs the session key among the groupings",
         ));
     }
-    let time_zone = match &request.time_zone {
-        None => env.time_zone.clone(),
-        Some(name) => jiff::tz::TimeZone::get(name)
-            .map_err(|error| AppError::bad_input(Input::TimeZone, format!("{name:?}: {error}")))?,
-    };
     // One zone for the whole report: a date in `--since`/`--until` is the same day as the
     // period row that bears it.
-    let zoned = Environment {
-        time_zone: time_zone.clone(),
-        ..env.clone()
-    };
+    let (time_zone, zoned) = crate::read::zoned(request.time_zone.as_deref(), env)?;
     let (since, until) = time_range(request.since.as_deref(), request.until.as_deref(), &zoned)?;
     let only = request
         .session

@@ -40,6 +40,22 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Returns the usage of these token counts, `total` their sum (stopped at the largest
+    /// count, as every sum is), with no cost and no record.
+    pub fn of_tokens(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Usage {
+        Usage {
+            input,
+            output,
+            cache_read,
+            cache_write,
+            total: input
+                .saturating_add(output)
+                .saturating_add(cache_read)
+                .saturating_add(cache_write),
+            ..Usage::default()
+        }
+    }
+
     /// Adds `other` to `self`.
     pub fn add(&mut self, other: &Usage) {
         self.add_checked(other);

@@ -967,17 +967,10 @@ fn take_up_to(usage: &Usage, budget: &mut Usage) -> Usage {
         )
         && usage.cost - cost <= 1e-9 * usage.cost.abs().max(1.0);
     Usage {
-        input,
-        output,
-        cache_read,
-        cache_write,
-        total: input
-            .saturating_add(output)
-            .saturating_add(cache_read)
-            .saturating_add(cache_write),
         cost: if is_whole { usage.cost } else { cost },
         n_entries: if is_whole { usage.n_entries } else { 0 },
         n_cost_unknown: if is_whole { usage.n_cost_unknown } else { 0 },
+        ..Usage::of_tokens(input, output, cache_read, cache_write)
     }
 }
 

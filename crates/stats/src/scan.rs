@@ -1588,17 +1588,10 @@ fn usage_minus(total: &Usage, part: &Usage) -> Option<Usage> {
     let cache_write = total.cache_write.checked_sub(part.cache_write)?;
     let cost = total.cost - part.cost;
     (cost >= -1e-9).then_some(Usage {
-        input,
-        output,
-        cache_read,
-        cache_write,
-        total: input
-            .saturating_add(output)
-            .saturating_add(cache_read)
-            .saturating_add(cache_write),
         cost: cost.max(0.0),
         n_entries: 1,
         n_cost_unknown: total.n_cost_unknown.min(1),
+        ..Usage::of_tokens(input, output, cache_read, cache_write)
     })
 }
 
