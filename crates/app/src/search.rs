@@ -158,8 +158,11 @@ pub fn search_with_progress(
     progress: &Progress,
     on_event: &mut dyn FnMut(Event<'_>) -> ControlFlow<()>,
 ) -> Result<SearchTotals, AppError> {
+    // The line cap every reader keeps (`$PI_RETROSPECT_MAX_LINE`), so that a search finds
+    // what `inspect … search` and `entries --grep` find.
     let searcher = Searcher::new(&request.terms.query(env)?)
-        .map_err(|error| AppError::bad_input(Input::Pattern, error.to_string()))?;
+        .map_err(|error| AppError::bad_input(Input::Pattern, error.to_string()))?
+        .with_max_line_bytes(env.max_line_bytes);
     if let Some(0) = request.limit {
         return Err(AppError::bad_input(Input::Limit, "must be at least 1"));
     }

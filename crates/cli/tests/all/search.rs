@@ -495,3 +495,34 @@ fn a_search_that_could_not_look_exits_two() {
     let output = binary().args(["entries", path]).output().expect("run");
     assert_eq!(output.status.code(), Some(1));
 }
+
+/// The three searching commands keep the same line cap (`$PI_RETROSPECT_MAX_LINE`): a line
+/// over it is found by none of them, one under it by all three.
+#[test]
+fn the_three_searches_keep_one_line_cap() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let long = format!("zqhead {} zqtail", "x".repeat(4096));
+    let lines = vec![
+        Entry::message(Message::user(&long))
+            .id("u1")
+            .parent(None)
+            .at("2026-01-01T00:00:01.000Z"),
+    ];
+    let path = Store::at(dir.path()).write_session(&Header::new("cap"), lines);
+    let path = path.to_str().expect("utf-8");
+    let root = dir.path().to_str().expect("utf-8");
+    for (cap, expected) in [("1K", 1), ("1M", 0)] {
+        for args in [
+            &["search", "zqtail", "--sessions-root", root, "--count"][..],
+            &["entries", path, "--grep", "zqtail"],
+            &["inspect", path, "search", "zqtail"],
+        ] {
+            let output = binary()
+                .args(args)
+                .env("PI_RETROSPECT_MAX_LINE", cap)
+                .output()
+                .expect("run");
+            assert_eq!(output.status.code(), Some(expected), "{cap} {args:?}");
+        }
+    }
+}
