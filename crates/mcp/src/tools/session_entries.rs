@@ -181,7 +181,7 @@ const OUTPUT_SCHEMA: &str = r##"{
         "messageRole": { "type": ["string", "null"], "description": "The role of a message entry." },
         "text": { "type": ["string", "null"], "maxLength": 8000, "description": "Readable body: never thinking, tool calls or images." },
         "isTextTruncated": { "const": true, "description": "Present when text was cut to 8000 characters." },
-        "raw": { "description": "The line's JSON exactly as stored; absent when larger than 16 KiB (64 KiB when limit is given)." },
+        "raw": { "description": "The line's JSON exactly as stored; absent when larger than 16 KiB (64 KiB when limit is given) or when it holds a number JSON cannot carry (1e400)." },
         "rawBytes": { "type": "integer", "minimum": 0, "description": "Present when raw was left out: its size in bytes." },
         "stopReason": { "type": "string", "description": "Assistant: stop, toolUse, length (cut off at the output limit), error, aborted, ..." },
         "errorMessage": { "type": "string", "description": "Assistant: the provider's or Pi's error." },
@@ -553,8 +553,11 @@ fn bound_rows(rows: &mut [EntryRow], max_raw_bytes: usize) -> Page {
             text.truncate(cut);
             page.cut_text.push(idx);
         }
+        // A line can hold a number JSON tools cannot carry (`1e400`, which JavaScript reads as
+        // Infinity): its raw form is left out like a long one, not the page refused.
         if let Some(raw) = &row.raw
-            && raw.get().len() > max_raw_bytes
+            && (raw.get().len() > max_raw_bytes
+                || serde_json::from_str::<Value>(raw.get()).is_err())
         {
             page.omitted_raw.push((idx, raw.get().len()));
             row.raw = None;
@@ -640,5 +643,16 @@ mod tests {
                 assert!(n_chars <= MAX_TEXT_CHARS);
             }
         }
+    }
+
+    #[test]
+    fn a_raw_line_json_cannot_carry_is_left_out_not_the_page() {
+        let mut rows = vec![row(2, "a", 10), row(3, "b", 10)];
+        rows[0].raw = serde_json::value::RawValue::from_string(r#"{"n":1e400}"#.to_owned()).ok();
+        assert!(rows[0].raw.is_some(), "the line is JSON");
+        let page = bound_rows(&mut rows, MAX_RAW_BYTES);
+        assert_eq!(page.n_rows, 2);
+        assert_eq!(page.omitted_raw, [(0, 11)]);
+        assert!(rows[0].raw.is_none() && rows[1].raw.is_some());
     }
 }
