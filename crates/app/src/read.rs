@@ -307,6 +307,21 @@ pub fn entries(
 ) -> Result<EntriesResult, AppError> {
     let filter = entries_filter(request, env)?;
     let session = open(target, env, &env.read_limits())?;
+    // An entry named by id or as the parent is a handle, as in `inspect read`: one that names
+    // nothing is a usage error, not an empty table.
+    for (handle, input) in [
+        (&request.id, Input::Entry),
+        (&request.parent_id, Input::Parent),
+    ] {
+        if let Some(handle) = handle
+            && session.transcript.find(handle).is_none()
+        {
+            return Err(AppError::bad_input(
+                input,
+                format!("no entry {handle:?} in this session"),
+            ));
+        }
+    }
     Ok(EntriesResult { session, filter })
 }
 

@@ -1902,3 +1902,34 @@ fn a_session_is_found_by_its_name_or_name_prefix() {
     );
     assert_eq!(first_text("facade").status.code(), Some(0));
 }
+
+/// An entry named by `--entry` or `--parent` is a handle, as `inspect read`'s: one that names
+/// nothing is a usage error (exit 2) naming the flag, never an empty table.
+#[test]
+fn an_entry_handle_that_names_nothing_is_a_usage_error() {
+    let session = std::fs::read_dir(root())
+        .expect("the fixture store")
+        .flatten()
+        .flat_map(|project| std::fs::read_dir(project.path()).into_iter().flatten())
+        .flatten()
+        .map(|entry| entry.path())
+        .find(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "jsonl")
+        })
+        .expect("a session file");
+    let session = session.display().to_string();
+    for (flag, expected) in [("--entry", "--entry: "), ("--parent", "--parent: ")] {
+        let output = run(&["entries", &session, flag, "no-such-entry"]);
+        assert_eq!(output.status.code(), Some(2), "{flag}");
+        assert!(
+            stderr_of(&output).contains(expected),
+            "{}",
+            stderr_of(&output)
+        );
+    }
+    let output = run(&["entries", &session, "--entry", "line:2"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    let output = run(&["inspect", &session, "read", "no-such-entry"]);
+    assert_eq!(output.status.code(), Some(2));
+}
