@@ -93,6 +93,7 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsResult, A
         .filter_map(|root| root.to_str().map(str::to_owned))
         .collect();
     options.group_by = request.group_by.clone();
+    options.max_line_bytes = env.max_line_bytes;
     options.since = since.map(to_jiff).transpose()?;
     options.until = until.map(to_jiff).transpose()?;
     // Over the whole store each file is scanned on the walk's descriptor, right after its

@@ -31,6 +31,9 @@ pub struct StatsOptions {
     /// that a header names and the listing does not hold is read only when it resolves to a
     /// `.jsonl` file below one of them; any other path is never opened.
     pub store_roots: Vec<String>,
+    /// The longest line read (`$PI_RETROSPECT_MAX_LINE` in the front ends, as every reader
+    /// keeps it); a longer one is skipped with a warning.
+    pub max_line_bytes: usize,
 }
 
 impl StatsOptions {
@@ -51,6 +54,7 @@ impl StatsOptions {
             only: None,
             only_ids: Vec::new(),
             store_roots: Vec::new(),
+            max_line_bytes: pi_retrospect_read::DEFAULT_MAX_LINE_BYTES,
         }
     }
 

@@ -32,8 +32,7 @@ use pi_retrospect_core::{Timestamp as HeaderInstant, Warning, timestamp};
 use pi_retrospect_header::{HeaderError, MAX_HEADER_LINE_BYTES, parse_header};
 use pi_retrospect_read::json::{JsonError, Kind, Number, Reader};
 use pi_retrospect_read::{
-    DEFAULT_MAX_LINE_BYTES, Piece, ReadAt, RegionReader, Symlinks, describe_io, open_regular,
-    read_full_at,
+    Piece, ReadAt, RegionReader, Symlinks, describe_io, open_regular, read_full_at,
 };
 
 use crate::options::StatsOptions;
@@ -391,7 +390,7 @@ impl<'a> Scanner<'a> {
         BUFFER
             .with(|buffer| {
                 let mut buffer = buffer.borrow_mut();
-                let cap = DEFAULT_MAX_LINE_BYTES;
+                let cap = self.request.options.max_line_bytes.max(1);
                 if head.is_whole && head.bytes.len() <= cap {
                     // The whole file is at hand, and no line of it can be over the cap: no
                     // length to ask for, nothing to read.
@@ -449,7 +448,8 @@ impl<'a> Scanner<'a> {
         self.warn_at(
             offset,
             format!(
-                "{n_bytes} bytes, longer than the {DEFAULT_MAX_LINE_BYTES} byte line limit; skipped"
+                "{n_bytes} bytes, longer than the {} byte line limit; skipped",
+                self.request.options.max_line_bytes
             ),
         );
     }

@@ -446,3 +446,25 @@ fn a_session_with_nothing_in_the_time_range_has_no_row() {
     options.since = Some("2026-03-01T00:00:00Z".parse().expect("instant"));
     assert_eq!(report_on(calls, &options).rows.len(), 1);
 }
+
+#[test]
+fn a_line_over_the_cap_asked_for_is_skipped_with_a_warning() {
+    let long = assistant(
+        "a",
+        None,
+        "2026-03-01T00:00:00.000Z",
+        &"m".repeat(2048),
+        5,
+        Some(0.5),
+    );
+    let mut options = options(&[]);
+    assert_eq!(report_on(vec![long.clone()], &options).total.input, 5);
+    options.max_line_bytes = 1024;
+    let report = report_on(vec![long], &options);
+    assert_eq!(report.total.input, 0);
+    assert!(
+        report.warnings[0].reason.contains("longer than the 1024 byte line limit"),
+        "{:?}",
+        report.warnings
+    );
+}
