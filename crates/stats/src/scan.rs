@@ -633,6 +633,13 @@ impl<'a> Scanner<'a> {
                 return;
             }
         };
+        if raw.is_cost_not_a_number {
+            self.warn_at(
+                line_offset,
+                "usage.cost.total is not a number: the record's cost is counted as unknown"
+                    .to_owned(),
+            );
+        }
         self.is_saturated |= [usage.output, usage.cache_read, usage.cache_write]
             .into_iter()
             .try_fold(usage.input, u64::checked_add)
@@ -1198,6 +1205,22 @@ struct RawUsage {
     not_a_number: Option<&'static str>,
     /// A part of `cost` (`input`, `output`, `cacheRead`, `cacheWrite`) below zero.
     negative_cost_part: Option<&'static str>,
+    /// `cost.total` is there but is no number (`"NaN"`, an object): the cost is unknown,
+    /// and said.
+    is_cost_not_a_number: bool,
+}
+
+/// Reads `cost.total`: a number, or `None` (absent as `null` is), noting one that is
+/// something else.
+fn cost_total(reader: &mut Reader<'_>, raw: &mut RawUsage) -> Result<Option<Number>, JsonError> {
+    match reader.next_kind()? {
+        Kind::Number => reader.number(),
+        Kind::Null => reader.skip_value().map(|()| None),
+        _ => {
+            raw.is_cost_not_a_number = true;
+            reader.skip_value().map(|()| None)
+        }
+    }
 }
 
 /// Reads one member of a `cost` object other than `total`: only a negative number matters
@@ -1752,7 +1775,7 @@ fn read_any_usage(reader: &mut Reader<'_>) -> Result<UsageField, JsonError> {
                         let mut total = None;
                         let is_object = reader.object(|reader, name| {
                             match name {
-                                b"total" => total = reader.number()?,
+                                b"total" => total = cost_total(reader, &mut usage)?,
                                 _ => cost_part(reader, name, &mut usage)?,
                             }
                             Ok(())

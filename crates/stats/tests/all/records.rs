@@ -206,10 +206,6 @@ fn tokens_always_count_and_a_missing_cost_is_unknown() {
     // A zero cost for zero tokens is simply zero.
     check(&usage(0, 0, Some(0.0)), counted(0, 0.0, 0));
     check(
-        r#"{"input":10,"output":0,"cacheRead":0,"cacheWrite":0,"cost":{"total":"free"}}"#,
-        counted(10, 0.0, 1),
-    );
-    check(
         r#"{"input":10,"output":0,"cacheRead":0,"cacheWrite":0,"cost":null}"#,
         counted(10, 0.0, 1),
     );
@@ -463,8 +459,24 @@ fn a_line_over_the_cap_asked_for_is_skipped_with_a_warning() {
     let report = report_on(vec![long], &options);
     assert_eq!(report.total.input, 0);
     assert!(
-        report.warnings[0].reason.contains("longer than the 1024 byte line limit"),
+        report.warnings[0]
+            .reason
+            .contains("longer than the 1024 byte line limit"),
         "{:?}",
         report.warnings
+    );
+}
+
+#[test]
+fn a_cost_that_is_no_number_is_unknown_and_said() {
+    // Counted (its tokens are real), its cost unknown, with a line warning.
+    let line = r#"{"type":"usage","id":"x","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","kind":"cache_warm","provider":"p","model":"m","usage":{"input":3,"output":0,"cacheRead":0,"cacheWrite":0,"cost":{"total":"NaN"}}}"#;
+    let report = report_on(vec![line.to_owned()], &options(&[]));
+    assert_eq!((report.total.input, report.total.n_cost_unknown), (3, 1));
+    assert_eq!(report.warnings.len(), 1, "{:?}", report.warnings);
+    assert!(
+        report.warnings[0]
+            .reason
+            .contains("usage.cost.total is not a number")
     );
 }
