@@ -38,7 +38,11 @@ fn paint(options: TextOptions, color: &str, text: &str) -> String {
 
 fn fit(options: TextOptions, text: &str, indent: usize) -> String {
     match options.width {
-        Some(width) => one_line(text, width.saturating_sub(indent).max(20)),
+        // Cut by terminal columns (a wide character takes two), never inside a character.
+        Some(width) => crate::text::cut_to(
+            &one_line(text, MAX_LINE_CHARS),
+            width.saturating_sub(indent).max(20),
+        ),
         // Without a terminal a line is whole up to a bound: a call's arguments can be
         // megabytes (a file written whole), which `--json` holds and text has no use for.
         None => one_line(text, MAX_LINE_CHARS),
@@ -321,6 +325,24 @@ mod tests {
         let mut out = Vec::new();
         write_text(&mut out, &[row(message)], TextOptions::default()).expect("write");
         String::from_utf8(out).expect("UTF-8")
+    }
+
+    #[test]
+    fn wide_characters_are_fitted_by_their_columns() {
+        use unicode_width::UnicodeWidthStr;
+        let mut failure = row(&"错误".repeat(60));
+        failure.command = Some("echo 你好世界".repeat(20));
+        let mut out = Vec::new();
+        let options = TextOptions {
+            width: Some(40),
+            ..TextOptions::default()
+        };
+        write_text(&mut out, &[failure], options).expect("write");
+        let shown = String::from_utf8(out).expect("UTF-8");
+        for line in shown.lines().skip(3) {
+            assert!(line.width() <= 40, "{line:?} is {} columns", line.width());
+        }
+        assert!(shown.contains('错'));
     }
 
     #[test]

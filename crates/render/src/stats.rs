@@ -171,7 +171,7 @@ pub fn write_table(
         let room = width.saturating_sub(used).max(MIN_DESCRIPTION_CHARS);
         for cells in &mut lines {
             if let Some(last) = cells.last_mut() {
-                *last = cut_to(last, room);
+                *last = crate::text::cut_to(last, room);
             }
         }
         widths = column_widths(&lines);
@@ -198,7 +198,9 @@ pub fn write_table(
         // On a terminal a line still wider than it (many figures, a narrow window) is cut
         // at its edge with `…`: never wrapped into the next.
         let line = match options.width {
-            Some(width) if line.trim_end().width() > width => cut_to(line.trim_end(), width),
+            Some(width) if line.trim_end().width() > width => {
+                crate::text::cut_to(line.trim_end(), width)
+            }
             _ => line,
         };
         let is_emphasised = line_idx == 0 || line_idx + 1 == n_lines;
@@ -521,27 +523,6 @@ fn fact_cells(row: &StatsRow, is_fitted: bool) -> [String; 5] {
         },
         crate::text::one_line(title, 4096),
     ]
-}
-
-/// Returns `text` cut to at most `max` terminal columns, by whole grapheme clusters (a wide
-/// CJK character or an emoji sequence is never split), ending in `…` when it was cut.
-fn cut_to(text: &str, max: usize) -> String {
-    use unicode_segmentation::UnicodeSegmentation;
-    if text.width() <= max {
-        return text.to_owned();
-    }
-    let mut cut = String::new();
-    let mut used = 0;
-    for grapheme in text.graphemes(true) {
-        let width = grapheme.width();
-        if used + width + 1 > max {
-            break;
-        }
-        cut.push_str(grapheme);
-        used += width;
-    }
-    cut.push('…');
-    cut
 }
 
 /// Returns a duration as `0.2s`, `12s`, `3m05s` or `2h07m`.

@@ -78,6 +78,28 @@ pub fn one_line(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// Returns `text` cut to at most `max` terminal columns, by whole grapheme clusters (a wide
+/// CJK character or an emoji sequence is never split), ending in `…` when it was cut.
+pub(crate) fn cut_to(text: &str, max: usize) -> String {
+    use unicode_segmentation::UnicodeSegmentation;
+    use unicode_width::UnicodeWidthStr;
+    if text.width() <= max {
+        return text.to_owned();
+    }
+    let mut cut = String::new();
+    let mut used = 0;
+    for grapheme in text.graphemes(true) {
+        let width = grapheme.width();
+        if used + width + 1 > max {
+            break;
+        }
+        cut.push_str(grapheme);
+        used += width;
+    }
+    cut.push('…');
+    cut
+}
+
 /// Returns `text` (one line, already safe) broken into lines of at most `width` characters,
 /// at spaces where it can be, within words where it must.
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
