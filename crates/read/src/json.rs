@@ -770,30 +770,8 @@ impl<'a> Reader<'a> {
         let begin = self.at;
         let mut n_escapes = 0;
         loop {
-            let rest = &self.bytes[self.at..];
-            let Some(found) = memchr::memchr2(b'"', b'\\', rest) else {
-                self.at = self.bytes.len();
-                return Err(self.error(Problem::Unterminated));
-            };
-            if has_control(&rest[..found]) {
-                return Err(self.error(Problem::ControlCharacter));
-            }
-            self.at += found;
-            if self.bytes[self.at] == b'"' {
-                self.at += 1;
+            if self.pass_to_escape_or_end()? {
                 return Ok(n_escapes > 0);
-            }
-            match self.bytes.get(self.at + 1) {
-                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.at += 2,
-                Some(b'u')
-                    if self
-                        .bytes
-                        .get(self.at + 2..self.at + 6)
-                        .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)) =>
-                {
-                    self.at += 6;
-                }
-                _ => return Err(self.error(Problem::Escape)),
             }
             n_escapes += 1;
             if n_escapes >= DENSE_ESCAPES && self.at - begin < DENSE_GAP * n_escapes {
@@ -838,32 +816,43 @@ impl<'a> Reader<'a> {
     #[cold]
     fn walk_string(&mut self) -> Result<()> {
         loop {
-            let rest = &self.bytes[self.at..];
-            let Some(found) = memchr::memchr2(b'"', b'\\', rest) else {
-                self.at = self.bytes.len();
-                return Err(self.error(Problem::Unterminated));
-            };
-            if has_control(&rest[..found]) {
-                return Err(self.error(Problem::ControlCharacter));
-            }
-            self.at += found;
-            if self.bytes[self.at] == b'"' {
-                self.at += 1;
+            if self.pass_to_escape_or_end()? {
                 return Ok(());
             }
-            match self.bytes.get(self.at + 1) {
-                Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.at += 2,
-                Some(b'u')
-                    if self
-                        .bytes
-                        .get(self.at + 2..self.at + 6)
-                        .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)) =>
-                {
-                    self.at += 6;
-                }
-                _ => return Err(self.error(Problem::Escape)),
-            }
         }
+    }
+
+    /// Passes over a string's bytes from the reader's position (never inside an escape) up to
+    /// its next escape, which it checks and passes, or its closing quote: `true` at the end
+    /// of the string, past its quote. The stretch before is checked for control characters.
+    #[inline(always)]
+    fn pass_to_escape_or_end(&mut self) -> Result<bool> {
+        let rest = &self.bytes[self.at..];
+        let Some(found) = memchr::memchr2(b'"', b'\\', rest) else {
+            self.at = self.bytes.len();
+            return Err(self.error(Problem::Unterminated));
+        };
+        if has_control(&rest[..found]) {
+            return Err(self.error(Problem::ControlCharacter));
+        }
+        self.at += found;
+        if self.bytes[self.at] == b'"' {
+            self.at += 1;
+            return Ok(true);
+        }
+        match self.bytes.get(self.at + 1) {
+            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.at += 2,
+            Some(b'u')
+                if self
+                    .bytes
+                    .get(self.at + 2..self.at + 6)
+                    .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)) =>
+            {
+                self.at += 6;
+            }
+            _ => return Err(self.error(Problem::Escape)),
+        }
+        Ok(false)
     }
 
     /// Passes over a number, checking its grammar.
