@@ -56,6 +56,19 @@ impl Usage {
         }
     }
 
+    /// Takes `part` (a share of what was added) back out of `self`: each count and the cost
+    /// down by as much, never below zero.
+    pub fn remove(&mut self, part: &Usage) {
+        self.input = self.input.saturating_sub(part.input);
+        self.output = self.output.saturating_sub(part.output);
+        self.cache_read = self.cache_read.saturating_sub(part.cache_read);
+        self.cache_write = self.cache_write.saturating_sub(part.cache_write);
+        self.total = self.total.saturating_sub(part.total);
+        self.cost = (self.cost - part.cost).max(0.0);
+        self.n_entries = self.n_entries.saturating_sub(part.n_entries);
+        self.n_cost_unknown = self.n_cost_unknown.saturating_sub(part.n_cost_unknown);
+    }
+
     /// Adds `other` to `self`.
     pub fn add(&mut self, other: &Usage) {
         self.add_checked(other);

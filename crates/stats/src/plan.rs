@@ -651,14 +651,7 @@ impl<'l> StatsPlan<'l> {
         for (cell, unexplained) in own.iter_mut().zip(&scan.unexplained) {
             let taken = take_up_to(unexplained, &mut budget);
             is_all_taken &= taken.n_entries == unexplained.n_entries;
-            cell.input = cell.input.saturating_sub(taken.input);
-            cell.output = cell.output.saturating_sub(taken.output);
-            cell.cache_read = cell.cache_read.saturating_sub(taken.cache_read);
-            cell.cache_write = cell.cache_write.saturating_sub(taken.cache_write);
-            cell.total = cell.total.saturating_sub(taken.total);
-            cell.cost = (cell.cost - taken.cost).max(0.0);
-            cell.n_entries = cell.n_entries.saturating_sub(taken.n_entries);
-            cell.n_cost_unknown = cell.n_cost_unknown.saturating_sub(taken.n_cost_unknown);
+            cell.remove(&taken);
         }
         Some((unnamed.len() as u64, is_all_taken))
     }
