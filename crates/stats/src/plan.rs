@@ -641,11 +641,11 @@ impl<'l> StatsPlan<'l> {
         if unnamed.is_empty() {
             return None;
         }
+        // The runs' calls at any time: the result stands for all of them, whatever part of
+        // them a time range keeps.
         let mut budget = Usage::default();
         for &run in &unnamed {
-            for bucket in &scans[run].buckets {
-                budget.add(&bucket.own);
-            }
+            budget.add(&scans[run].unbounded_own);
         }
         let mut is_all_taken = true;
         for (cell, unexplained) in own.iter_mut().zip(&scan.unexplained) {
@@ -1049,9 +1049,14 @@ fn own_figures_once<'s>(
     counted: &mut HashSet<&'s str>,
 ) -> Vec<Usage> {
     let mut own = vec![Usage::default(); scan.buckets.len()];
+    // One entry can be several records (a launch's own part and its runs' shares by model):
+    // each is decided once, so its parts stay together.
+    let mut decided: HashMap<&str, bool> = HashMap::new();
     for record in &scan.records {
         let is_new = record.key.as_deref().is_none_or(|key| {
-            !older.iter().any(|other| other.keys.contains(key)) && counted.insert(key)
+            *decided.entry(key).or_insert_with(|| {
+                !older.iter().any(|other| other.keys.contains(key)) && counted.insert(key)
+            })
         });
         if is_new {
             own[record.bucket].add(&record.usage);

@@ -154,6 +154,9 @@ pub struct FileScan {
     pub(crate) unexplained: Vec<Usage>,
     /// The listed run files this file's tool results name (as listed).
     pub(crate) claimed_runs: Vec<String>,
+    /// What the file's records add, whatever their time: a run's calls stand for its
+    /// launcher's result in full, also when the time range keeps only some of them.
+    pub(crate) unbounded_own: Usage,
 }
 
 /// Runs launched by one tool result that have no session file in the listing.
@@ -672,6 +675,9 @@ impl<'a> Scanner<'a> {
                 && (runs.n_listed_without_usage > 0
                     || usage_minus(&usage, &runs.listed_recorded).is_none())
         });
+        if self.request.is_counted {
+            self.scan.unbounded_own.add(&own);
+        }
         // A missing run whose model pi-subagents recorded is counted under that model; the
         // tool's row keeps the rest (when the runs' shares fit in what is counted here, so
         // that no grouping counts more than another).

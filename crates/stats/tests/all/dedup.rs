@@ -524,3 +524,46 @@ fn a_fork_made_within_its_parents_millisecond_counts_its_copies_once() {
     assert_eq!(report.total.input, 100 + 200 + 7);
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
 }
+
+#[test]
+fn a_gone_parents_fork_keeps_its_runs_shares_in_every_grouping() {
+    // The fork copied a launch whose run files are gone: the run's usage, counted from the
+    // result under the model it recorded, is in the model rows as in the total.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let results = r#"{"runId":"e5f6","results":[{"index":0,"agent":"w","usage":{"input":50,"output":1,"cacheRead":0,"cacheWrite":0,"cost":0.125},"model":"openai/x"},{"index":1,"agent":"w","usage":{"input":30,"output":1,"cacheRead":0,"cacheWrite":0,"cost":0.125}}]}"#;
+    let launch = pi_retrospect_testkit::Entry::message(
+        pi_retrospect_testkit::Message::tool_result("c1", "subagent", "done")
+            .details(results)
+            .is_error(false)
+            .timestamp(1)
+            .member("usage", &common::usage(80, 2, Some(0.25))),
+    )
+    .id("t1")
+    .parent(Some("a1"))
+    .at("2026-01-02T00:00:03.000Z")
+    .to_string();
+    let gone = format!(
+        "{}/--work-app--/2026-01-01T00-00-00-000Z_gone.jsonl",
+        dir.path().display()
+    );
+    let mut fork = vec![header("f", "2026-01-02T00:00:00.000Z", Some(&gone))];
+    fork.extend(parent_entries());
+    fork.push(launch);
+    materialize(dir.path(), &[(F, fork)]);
+    let listing = listing(dir.path());
+    let total = report_of(&listing, &[]).total;
+    assert_eq!(total.input, 100 + 200 + 80);
+    for group_by in [
+        vec![GroupKey::Model],
+        vec![GroupKey::Project, GroupKey::Model],
+    ] {
+        let grouped = report_of(&listing, &group_by);
+        assert_eq!(grouped.total, total, "{group_by:?}");
+        let sum: u64 = grouped
+            .rows
+            .iter()
+            .map(|row| row.figures.counted().input)
+            .sum();
+        assert_eq!(sum, total.input, "{group_by:?}");
+    }
+}

@@ -634,6 +634,13 @@ fn a_launch_that_lists_no_results_is_counted_in_its_run_files() {
 /// one tool result standing for them with `details` (`None`: no details) and their sum (80)
 /// as its nested usage.
 fn launch_with(details: Option<&str>) -> (tempfile::TempDir, StatsReport) {
+    let (dir, listing) = launch_store(details);
+    let report = report(&listing, &options(&[GroupKey::Session]));
+    (dir, report)
+}
+
+/// The store of [`launch_with`], listed.
+fn launch_store(details: Option<&str>) -> (tempfile::TempDir, pi_retrospect_core::Listing) {
     const STEM: &str = "--work-app--/2026-03-01T00-00-00-000Z_p";
     let message = Message::tool_result("c-t1", "subagent", "done")
         .is_error(false)
@@ -667,8 +674,8 @@ fn launch_with(details: Option<&str>) -> (tempfile::TempDir, StatsReport) {
             ),
         ],
     );
-    let report = report(&listing(dir.path()), &options(&[GroupKey::Session]));
-    (dir, report)
+    let listing = listing(dir.path());
+    (dir, listing)
 }
 
 #[test]
@@ -769,4 +776,22 @@ fn a_result_naming_a_file_that_is_not_its_run_counts_the_run_from_the_result() {
         "{:?}",
         report.warnings
     );
+}
+
+#[test]
+fn a_time_range_splits_the_calls_of_runs_no_result_names_usably() {
+    // The runs' calls (00:05, 00:06) and the result standing for them (00:10) fall on either
+    // side of the bound: each call is counted once, on its own side.
+    let (_dir, listing) = launch_store(None);
+    let bounded = |since: Option<&str>, until: Option<&str>| {
+        let mut options = options(&[]);
+        options.since = since.map(|text| text.parse().expect("instant"));
+        options.until = until.map(|text| text.parse().expect("instant"));
+        report(&listing, &options).total.input
+    };
+    let whole = bounded(None, None);
+    assert_eq!(whole, 100 + 50 + 30);
+    let before = bounded(None, Some("2026-03-01T00:07:00Z"));
+    let after = bounded(Some("2026-03-01T00:07:00.001Z"), None);
+    assert_eq!((before, after), (100 + 50 + 30, 0));
 }
