@@ -499,8 +499,9 @@ impl<'l> StatsPlan<'l> {
             warnings.push(Warning::new(
                 path,
                 format!(
-                    "the report's token or cost sums reached the largest value they can hold ({}) with this file and stopped there",
-                    u64::MAX
+                    "the report's token or cost sums reached the largest value they can hold ({} tokens, ${:e}) with this file and stopped there",
+                    u64::MAX,
+                    f64::MAX
                 ),
             ));
         }
@@ -861,11 +862,15 @@ fn selected_sessions(
 /// copies anywhere else, as a fork's are.
 fn copies_of_sessions(sessions: &[PlannedSession<'_>], selected: &[bool]) -> Vec<(usize, usize)> {
     use std::collections::hash_map::Entry;
+    // Oldest first; at one instant, the file Pi named for the session (`…_<id>.jsonl`) is the
+    // original, before a backup or a `(copy)` beside it.
     let order = |idx: usize| {
-        (
-            sessions[idx].session.instant,
-            sessions[idx].session.path.as_str(),
-        )
+        let session = sessions[idx].session;
+        let is_named_by_pi = file_name(&session.path)
+            .strip_suffix(".jsonl")
+            .and_then(|stem| stem.strip_suffix(session.id.as_str()))
+            .is_some_and(|rest| rest.ends_with('_'));
+        (session.instant, !is_named_by_pi, session.path.as_str())
     };
     let mut first: HashMap<&str, usize, foldhash::fast::RandomState> =
         HashMap::with_capacity_and_hasher(sessions.len(), Default::default());

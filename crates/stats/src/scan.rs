@@ -303,8 +303,9 @@ impl<'a> Scanner<'a> {
         self.scan.first_missing_run = self.first_missing_run.take();
         if self.is_saturated {
             self.warn(format!(
-                "token or cost sums reached the largest value they can hold ({}) and stopped there",
-                u64::MAX
+                "token or cost sums reached the largest value they can hold ({} tokens, ${:e}) and stopped there",
+                u64::MAX,
+                f64::MAX
             ));
         }
         if self.request.wants_facts

@@ -469,7 +469,7 @@ fn copies_of_one_session_count_once() {
         dir.path(),
         &[
             (P, file.clone()),
-            ("--work-app--/backup.jsonl", file.clone()),
+            ("--a-backup--/backup.jsonl", file.clone()),
             ("--elsewhere--/2026-01-01T00-00-00-000Z_p.jsonl", file),
         ],
     );
@@ -477,6 +477,8 @@ fn copies_of_one_session_count_once() {
     let report = report_of(&listing, &[GroupKey::Session]);
     assert_eq!(report.total.input, 100 + 200);
     assert_eq!(report.rows.len(), 3);
+    // The file Pi named for the session holds the calls, not the backup beside it.
+    assert_eq!(by_session(&report)["backup.jsonl"].1, 0);
     assert_eq!(report.warnings.len(), 2, "{:?}", report.warnings);
     assert!(
         report
