@@ -194,10 +194,21 @@ pub fn run(args: &EntriesArgs, env: &Environment, out: &mut dyn Write) -> anyhow
         })?;
         n_rows
     } else {
-        // Aligned columns need every row's width first; the text shows every row anyway.
-        let rows = result.rows()?;
-        pi_retrospect_render::entries::write_text(out, &rows, &env.time_zone)?;
-        rows.len()
+        // Aligned columns need every row's width first: the rows are read twice, measured
+        // and then written, so that none is held.
+        let mut table = pi_retrospect_render::entries::TextTable::new(&env.time_zone);
+        result.for_each_row(|row| {
+            table.measure(&row);
+            anyhow::Ok(())
+        })?;
+        table.write_heading(out)?;
+        let mut n_rows = 0_usize;
+        result.for_each_row(|row| {
+            table.write_row(out, &row)?;
+            n_rows += 1;
+            anyhow::Ok(())
+        })?;
+        n_rows
     };
     out.flush()?;
     print_change_since_read(&session.path, &session.transcript)?;

@@ -170,57 +170,94 @@ pub fn write_text(
     rows: &[EntryRow],
     time_zone: &jiff::tz::TimeZone,
 ) -> io::Result<()> {
-    let dash = |value: &Option<String>| {
-        value
-            .as_deref()
-            .map(|value| field(value).into_owned())
-            .unwrap_or_else(|| "-".to_owned())
-    };
-    let cells: Vec<[String; 6]> = rows
-        .iter()
-        .map(|row| {
-            [
-                row.line_no.to_string(),
-                dash(&row.id),
-                dash(&row.parent_id),
-                row.timestamp
-                    .as_deref()
-                    .map_or_else(|| "-".to_owned(), |stamp| local_time(stamp, time_zone)),
-                field(&row.entry_type).into_owned(),
-                dash(&row.message_role),
-            ]
-        })
-        .collect();
-    let headings = ["LINE", "ID", "PARENT", "TIMESTAMP", "TYPE", "ROLE"];
-    let mut widths = headings.map(str::len);
-    for row in &cells {
-        for (width, cell) in widths.iter_mut().zip(row) {
+    let mut table = TextTable::new(time_zone);
+    for row in rows {
+        table.measure(row);
+    }
+    table.write_heading(out)?;
+    for row in rows {
+        table.write_row(out, row)?;
+    }
+    Ok(())
+}
+
+/// The aligned text form of entry rows, written in two passes over the rows so that none is
+/// held: every row is measured, then the heading and each row are written.
+#[derive(Debug, Clone)]
+pub struct TextTable<'z> {
+    widths: [usize; 6],
+    time_zone: &'z jiff::tz::TimeZone,
+}
+
+/// The column headings of [`TextTable`], before the text.
+const HEADINGS: [&str; 6] = ["LINE", "ID", "PARENT", "TIMESTAMP", "TYPE", "ROLE"];
+
+impl<'z> TextTable<'z> {
+    /// Returns a table with times in `time_zone`, its columns as wide as their headings.
+    pub fn new(time_zone: &'z jiff::tz::TimeZone) -> TextTable<'z> {
+        TextTable {
+            widths: HEADINGS.map(str::len),
+            time_zone,
+        }
+    }
+
+    /// Widens the columns to fit `row`.
+    pub fn measure(&mut self, row: &EntryRow) {
+        let cells = self.cells(row);
+        for (width, cell) in self.widths.iter_mut().zip(cells) {
             *width = (*width).max(cell.chars().count());
         }
     }
-    let pad = |cell: &str, width: usize| {
-        let n_chars = cell.chars().count();
-        format!("{cell}{}", " ".repeat(width.saturating_sub(n_chars)))
-    };
-    let mut heading = String::new();
-    for (cell, width) in headings.iter().zip(widths) {
-        heading.push_str(&pad(cell, width));
-        heading.push_str("  ");
-    }
-    writeln!(out, "{heading}TEXT")?;
-    for (row, cell_row) in rows.iter().zip(&cells) {
-        let mut line = String::new();
-        for (cell, width) in cell_row.iter().zip(widths) {
-            line.push_str(&pad(cell, width));
-            line.push_str("  ");
+
+    /// Writes the heading line.
+    pub fn write_heading(&self, out: &mut dyn Write) -> io::Result<()> {
+        let mut heading = String::new();
+        for (cell, width) in HEADINGS.iter().zip(self.widths) {
+            push_padded(&mut heading, cell, width);
         }
-        let text = text_cell(row);
-        writeln!(out, "{}", format!("{line}{text}").trim_end())?;
+        writeln!(out, "{heading}TEXT")
+    }
+
+    /// Writes `row`, its cells padded to the measured widths (a row measured by none is
+    /// written whole, its columns wider).
+    pub fn write_row(&self, out: &mut dyn Write, row: &EntryRow) -> io::Result<()> {
+        let mut line = String::new();
+        for (cell, width) in self.cells(row).iter().zip(self.widths) {
+            push_padded(&mut line, cell, width);
+        }
+        line.push_str(&text_cell(row));
+        writeln!(out, "{}", line.trim_end())?;
         if let Some(raw) = &row.raw {
             writeln!(out, "  {}", field(raw.get()))?;
         }
+        Ok(())
     }
-    Ok(())
+
+    fn cells(&self, row: &EntryRow) -> [String; 6] {
+        let dash = |value: &Option<String>| {
+            value
+                .as_deref()
+                .map(|value| field(value).into_owned())
+                .unwrap_or_else(|| "-".to_owned())
+        };
+        [
+            row.line_no.to_string(),
+            dash(&row.id),
+            dash(&row.parent_id),
+            row.timestamp
+                .as_deref()
+                .map_or_else(|| "-".to_owned(), |stamp| local_time(stamp, self.time_zone)),
+            field(&row.entry_type).into_owned(),
+            dash(&row.message_role),
+        ]
+    }
+}
+
+/// Appends `cell` padded with spaces to `width` characters, and the column gap.
+fn push_padded(line: &mut String, cell: &str, width: usize) {
+    let n_chars = cell.chars().count();
+    line.push_str(cell);
+    line.extend(std::iter::repeat_n(' ', width.saturating_sub(n_chars) + 2));
 }
 
 #[cfg(test)]

@@ -84,8 +84,11 @@ pub fn search_files_with_progress(
         on_event,
         totals: SearchTotals::default(),
         limit: options.limit,
+        max_per_file: options.max_per_file,
         is_stopped: false,
         progress,
+        searcher,
+        scratch: Scratch::default(),
     };
     if options.limit == Some(0) {
         consumer.totals.is_limit_reached = true;
@@ -251,13 +254,17 @@ fn run_parallel(
     });
 }
 
-/// Returns the consumer's side of a run: the callback, the totals and the limit.
+/// Returns the consumer's side of a run: the callback, the totals and the limit, and what
+/// it needs to read a deferred file's hits itself.
 struct Consumer<'c> {
     on_event: &'c mut dyn FnMut(Event<'_>) -> ControlFlow<()>,
     totals: SearchTotals,
     limit: Option<u64>,
+    max_per_file: Option<u64>,
     is_stopped: bool,
     progress: &'c Progress,
+    searcher: &'c Searcher,
+    scratch: Scratch,
 }
 
 impl Consumer<'_> {
@@ -273,8 +280,13 @@ impl Consumer<'_> {
         }
     }
 
-    /// Delivers one file's result, cut to the limit.
+    /// Delivers one file's result, cut to the limit; a deferred file's hits are read again
+    /// here and delivered as they are found.
     fn deliver(&mut self, file: &SearchFile, result: FileResult) {
+        if result.is_deferred {
+            self.deliver_streamed(file);
+            return;
+        }
         let remaining = self.remaining();
         let n_hits = result.n_hits.min(remaining);
         self.totals.n_files_searched += 1;
@@ -300,6 +312,56 @@ impl Consumer<'_> {
                 return;
             }
         }
+        self.finish_file(file, n_hits);
+    }
+
+    /// Reads the hits of `file`, too many for a worker to hold, and delivers each as it is
+    /// found, then the file's warnings and count.
+    fn deliver_streamed(&mut self, file: &SearchFile) {
+        let max_hits = self.remaining().min(self.max_per_file.unwrap_or(u64::MAX));
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let (on_event, progress, searcher) = (&mut *self.on_event, self.progress, self.searcher);
+        let mut n_hits = 0u64;
+        let n_before = self.totals.n_hits;
+        let mut is_stopped = false;
+        let result = searcher.stream_file(
+            file,
+            max_hits,
+            &mut scratch,
+            progress.interrupt_flag(),
+            &mut |hit| {
+                n_hits += 1;
+                progress.set_hits(n_before + n_hits);
+                if on_event(Event::Hit(hit)).is_break() {
+                    is_stopped = true;
+                    return ControlFlow::Break(());
+                }
+                ControlFlow::Continue(())
+            },
+        );
+        self.scratch = scratch;
+        self.totals.n_files_searched += 1;
+        self.totals.n_bytes_searched += result.n_bytes;
+        if n_hits > 0 {
+            self.totals.n_files_with_hits += 1;
+        }
+        self.totals.n_hits += n_hits;
+        self.progress.set_hits(self.totals.n_hits);
+        if is_stopped {
+            self.is_stopped = true;
+            return;
+        }
+        for warning in &result.warnings {
+            self.emit(Event::Warning(warning));
+            if self.is_stopped {
+                return;
+            }
+        }
+        self.finish_file(file, n_hits);
+    }
+
+    /// Delivers the end of `file` and stops the run at its limit.
+    fn finish_file(&mut self, file: &SearchFile, n_hits: u64) {
         let count = FileCount {
             path: file.path.clone(),
             depth: file.depth,

@@ -98,7 +98,19 @@ pub struct FileResult {
     pub warnings: Vec<SearchWarning>,
     /// Bytes read.
     pub n_bytes: u64,
+    /// The file's hits outgrew what a worker holds for it ([`HELD_HIT_BYTES`]): the result is
+    /// empty, and whoever delivers the file reads its hits again one at a time
+    /// ([`Searcher::stream_file`]), so memory holds a few hits whatever the file holds.
+    pub is_deferred: bool,
 }
+
+/// Bytes of hits (roughly: each hit's strings plus its fixed part) one file's result may hold
+/// in a parallel run before the file is deferred to its delivery; with the run's window of
+/// files this bounds what the workers hold ahead of the consumer.
+pub(crate) const HELD_HIT_BYTES: usize = 256 * 1024;
+
+/// Receives the hits of a streamed file one at a time, flags set, in file order.
+pub(crate) type HitSink<'a> = &'a mut dyn FnMut(&SearchHit) -> ControlFlow<()>;
 
 /// How candidate lines are chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,8 +250,9 @@ impl Searcher {
         )
     }
 
-    /// Searches one file from the parallel run, with a thread's reusable buffers and the
-    /// run's stop flag.
+    /// Searches one file from a run, with a thread's reusable buffers and the run's stop
+    /// flag, giving up on holding its hits once they pass [`HELD_HIT_BYTES`] (the result is
+    /// then [`FileResult::is_deferred`]).
     pub(crate) fn search_file_in_run(
         &self,
         file: &SearchFile,
@@ -248,15 +261,58 @@ impl Searcher {
         scratch: &mut Scratch,
         stop: &AtomicBool,
     ) -> FileResult {
-        self.scan(
-            file,
-            Source::Path,
-            mode,
-            max_hits,
-            Strategy::Prefiltered,
-            scratch,
-            stop,
-        )
+        let mut scan = self.file_scan(file, mode, max_hits, Strategy::Prefiltered, scratch);
+        scan.held_budget = HELD_HIT_BYTES;
+        self.finish_scan(scan, Source::Path, u64::MAX, stop)
+    }
+
+    /// Searches one file and hands its hits to `on_hit` one at a time, holding none: the file
+    /// is read three times up to its length at the first reading (its counts and skipped
+    /// lines, its entry tree for the active-branch flags, then its hits). `on_hit` returns
+    /// [`ControlFlow::Break`] to stop. The result carries the warnings and the bytes read, and
+    /// no hits; its count is of the hits handed over.
+    pub(crate) fn stream_file(
+        &self,
+        file: &SearchFile,
+        max_hits: u64,
+        scratch: &mut Scratch,
+        stop: &AtomicBool,
+        on_hit: HitSink<'_>,
+    ) -> FileResult {
+        // The warnings and the skipped lines of the whole file, without a hit held.
+        let scan = self.file_scan(file, Mode::Count, u64::MAX, Strategy::Prefiltered, scratch);
+        let (mut result, skipped, len) = self.run_scan(scan, Source::Path, u64::MAX, stop);
+        if result.n_hits == 0 || stop.load(Ordering::Relaxed) {
+            result.n_hits = 0;
+            return result;
+        }
+        let active = match active_line_set(file, Source::Path, self.max_line_bytes, &skipped, len) {
+            Ok((active, unsure)) => {
+                if let Some(warning) = unsure {
+                    result.warnings.push(warning);
+                }
+                Some(active)
+            }
+            Err(warning) => {
+                result.warnings.push(warning);
+                None
+            }
+        };
+        let n_bytes = len;
+        let mut n_handed = 0u64;
+        let mut sink = |hit: &mut SearchHit| {
+            hit.is_on_active_branch = active
+                .as_ref()
+                .is_some_and(|lines| lines.binary_search(&hit.line_no).is_ok());
+            n_handed += 1;
+            on_hit(hit)
+        };
+        let mut scan = self.file_scan(file, Mode::Hits, max_hits, Strategy::Prefiltered, scratch);
+        scan.sink = Some(&mut sink);
+        // Its warnings are the first reading's again.
+        let _ = self.run_scan(scan, Source::Path, n_bytes, stop);
+        result.n_hits = n_handed;
+        result
     }
 
     #[expect(
@@ -273,6 +329,19 @@ impl Searcher {
         scratch: &mut Scratch,
         stop: &AtomicBool,
     ) -> FileResult {
+        let scan = self.file_scan(file, mode, max_hits, strategy, scratch);
+        self.finish_scan(scan, source, u64::MAX, stop)
+    }
+
+    /// Returns the state of a search of `file` that has not started.
+    fn file_scan<'s>(
+        &'s self,
+        file: &'s SearchFile,
+        mode: Mode,
+        max_hits: u64,
+        strategy: Strategy,
+        scratch: &'s mut Scratch,
+    ) -> FileScan<'s> {
         let Scratch {
             buffer,
             first_line,
@@ -280,13 +349,14 @@ impl Searcher {
             texts,
         } = scratch;
         first_line.clear();
-        let mut scan = FileScan {
+        FileScan {
             searcher: self,
             file,
             mode,
             max_hits,
             strategy,
             lines_before: 0,
+            buffer,
             first_line,
             forced,
             texts,
@@ -294,27 +364,62 @@ impl Searcher {
             result: FileResult::default(),
             skipped: Vec::new(),
             is_done: max_hits == 0,
-        };
+            held_budget: usize::MAX,
+            held_bytes: 0,
+            sink: None,
+            len: 0,
+        }
+    }
+
+    /// Runs `scan` over the first `max_len` bytes of the source (at most its length) and sets
+    /// its hits' active-branch flags.
+    fn finish_scan(
+        &self,
+        scan: FileScan<'_>,
+        source: Source<'_>,
+        max_len: u64,
+        stop: &AtomicBool,
+    ) -> FileResult {
+        let file = scan.file;
+        let mode = scan.mode;
+        let (mut result, skipped, len) = self.run_scan(scan, source, max_len, stop);
+        if mode == Mode::Hits && !result.hits.is_empty() {
+            flag_active_branch(
+                file,
+                source,
+                self.max_line_bytes,
+                &skipped,
+                len,
+                &mut result,
+            );
+        }
+        result
+    }
+
+    /// Runs `scan` and returns its result, the lines it skipped for their length and the
+    /// file's length as its reading started.
+    fn run_scan(
+        &self,
+        mut scan: FileScan<'_>,
+        source: Source<'_>,
+        max_len: u64,
+        stop: &AtomicBool,
+    ) -> (FileResult, Vec<SkippedLine>, u64) {
         if !scan.is_done {
             match source {
                 Source::Bytes(bytes) => {
-                    let len = bytes.len() as u64;
-                    scan.read_stream(bytes, len, buffer, stop);
+                    let len = (bytes.len() as u64).min(max_len);
+                    scan.read_stream(bytes, len, stop);
                 }
-                Source::Path => scan.read_file(buffer, stop),
+                Source::Path => scan.read_file(max_len, stop),
             }
         }
-        if buffer.len() > CHUNK {
+        if scan.buffer.len() > CHUNK {
             // A long line grew the buffer: give the memory back before the next file.
-            buffer.truncate(CHUNK);
-            buffer.shrink_to_fit();
+            scan.buffer.truncate(CHUNK);
+            scan.buffer.shrink_to_fit();
         }
-        let skipped = std::mem::take(&mut scan.skipped);
-        let mut result = scan.result;
-        if mode == Mode::Hits && !result.hits.is_empty() {
-            flag_active_branch(file, source, self.max_line_bytes, &skipped, &mut result);
-        }
-        result
+        (scan.result, scan.skipped, scan.len)
     }
 }
 
@@ -340,6 +445,17 @@ struct FileScan<'s> {
     skipped: Vec<SkippedLine>,
     /// Whether the search of this file is over (enough hits, or told to stop).
     is_done: bool,
+    /// The bytes of hits the result may hold before the file is deferred.
+    held_budget: usize,
+    /// Roughly the bytes of the hits held.
+    held_bytes: usize,
+    /// Where hits go one at a time instead of into the result, flags set.
+    sink: Option<&'s mut dyn FnMut(&mut SearchHit) -> ControlFlow<()>>,
+    /// The file's bytes are read through this.
+    buffer: &'s mut Vec<u8>,
+    /// The length of the file as its reading started (what it reads unless stopped early):
+    /// the active branch is the one of these bytes, however far the scan went.
+    len: u64,
 }
 
 /// A line skipped for being over the cap, and what its start says it held.
@@ -370,8 +486,9 @@ impl FileScan<'_> {
             .push(SearchWarning::new(self.file.path.clone(), line_no, message));
     }
 
-    /// Reads the file chunk by chunk and scans every chunk's complete lines.
-    fn read_file(&mut self, buffer: &mut Vec<u8>, stop: &AtomicBool) {
+    /// Reads the file chunk by chunk, up to `max_len` bytes, and scans every chunk's complete
+    /// lines.
+    fn read_file(&mut self, max_len: u64, stop: &AtomicBool) {
         let (file, metadata) = match open_regular(Path::new(&self.file.path), Symlinks::Refuse) {
             Ok(opened) => opened,
             Err(error) => {
@@ -379,21 +496,18 @@ impl FileScan<'_> {
                 return;
             }
         };
-        self.read_stream(&file, metadata.len(), buffer, stop);
+        self.read_stream(&file, metadata.len().min(max_len), stop);
     }
 
     /// Reads the first `len` bytes of `reader` in regions of whole lines and scans each,
     /// holding no line longer than the cap: a longer one is skipped with one warning, as
     /// `show` and `entries` skip it.
-    fn read_stream<R: Read>(
-        &mut self,
-        reader: R,
-        len: u64,
-        buffer: &mut Vec<u8>,
-        stop: &AtomicBool,
-    ) {
+    fn read_stream<R: Read>(&mut self, reader: R, len: u64, stop: &AtomicBool) {
+        self.len = len;
         let lines = RegionReader::new(self.searcher.max_line_bytes, CHUNK);
-        let read = lines.read(reader, len, buffer, |piece| {
+        // Out of `self` while the closure borrows it, and back after.
+        let mut buffer = std::mem::take(self.buffer);
+        let read = lines.read(reader, len, &mut buffer, |piece| {
             if stop.load(Ordering::Relaxed) {
                 self.is_done = true;
                 return ControlFlow::Break(());
@@ -420,6 +534,7 @@ impl FileScan<'_> {
                 self.warn(None, message);
             }
         }
+        *self.buffer = buffer;
     }
 
     /// Reports a skipped over-long line (the warning `transcript` gives for it) and notes what
@@ -666,7 +781,7 @@ impl FileScan<'_> {
                         | FieldKind::Thinking
                         | FieldKind::ToolArgs
                 );
-                self.result.hits.push(SearchHit {
+                let mut hit = SearchHit {
                     path: self.file.path.clone(),
                     depth: self.file.depth,
                     line_no: line_no(),
@@ -681,7 +796,25 @@ impl FileScan<'_> {
                     snippet,
                     match_range,
                     n_matches,
-                });
+                };
+                if let Some(sink) = self.sink.as_mut() {
+                    self.result.n_hits += 1;
+                    if sink(&mut hit).is_break() || self.result.n_hits >= self.max_hits {
+                        self.is_done = true;
+                    }
+                    return;
+                }
+                self.held_bytes += held_size(&hit);
+                self.result.hits.push(hit);
+                if self.held_bytes > self.held_budget {
+                    // Too many to hold: the file is read again as it is delivered.
+                    self.result.hits = Vec::new();
+                    self.result.warnings = Vec::new();
+                    self.result.n_hits = 0;
+                    self.result.is_deferred = true;
+                    self.is_done = true;
+                    return;
+                }
             }
             Mode::Count | Mode::FilesWithMatches => {
                 if !matcher.is_match(&text.text) {
@@ -694,6 +827,26 @@ impl FileScan<'_> {
             self.is_done = true;
         }
     }
+}
+
+/// Returns roughly the bytes `hit` holds: its fixed part and its strings.
+fn held_size(hit: &SearchHit) -> usize {
+    let strings = [
+        Some(&hit.path),
+        hit.entry_id.as_ref(),
+        hit.timestamp.as_ref(),
+        Some(&hit.entry_type),
+        hit.role.as_ref(),
+        hit.tool_name.as_ref(),
+        hit.model.as_ref(),
+        Some(&hit.snippet),
+    ];
+    std::mem::size_of::<SearchHit>()
+        + strings
+            .into_iter()
+            .flatten()
+            .map(String::len)
+            .sum::<usize>()
 }
 
 /// Returns `texts` emptied, keeping its allocation, for texts that borrow from another line:
@@ -765,8 +918,9 @@ fn string_member(head: &[u8], key: &[u8]) -> Option<Option<String>> {
 }
 
 /// Sets each hit's active-branch flag from the entry tree of the same bytes that were
-/// searched (the file is parsed again up to the length read, with the same line cap, so an
-/// append in between does not move the leaf).
+/// searched: the file is parsed again up to its length when the search began (`len`), with
+/// the same line cap, so an append in between does not move the leaf, and a search that
+/// stopped early at a limit flags its hits by the whole file's branch, as a full one does.
 ///
 /// The parser leaves out a line over the cap, as the search does, so the tree may lack an
 /// entry of the active branch: the leaf itself, or one whose child becomes a root. Such a
@@ -777,41 +931,59 @@ fn flag_active_branch(
     source: Source<'_>,
     max_line_bytes: usize,
     skipped: &[SkippedLine],
+    len: u64,
     result: &mut FileResult,
 ) {
+    match active_line_set(file, source, max_line_bytes, skipped, len) {
+        Ok((active_lines, unsure)) => {
+            for hit in &mut result.hits {
+                hit.is_on_active_branch = active_lines.binary_search(&hit.line_no).is_ok();
+            }
+            result.warnings.extend(unsure);
+        }
+        Err(warning) => result.warnings.push(warning),
+    }
+}
+
+/// Returns the sorted line numbers of the active branch of the first `n_bytes` of the file
+/// (see [`flag_active_branch`]) and the warning that they may be wrong, if they may; or the
+/// warning that they cannot be told.
+fn active_line_set(
+    file: &SearchFile,
+    source: Source<'_>,
+    max_line_bytes: usize,
+    skipped: &[SkippedLine],
+    n_bytes: u64,
+) -> Result<(Vec<u64>, Option<SearchWarning>), SearchWarning> {
     let limits = ReadLimits {
-        snapshot_bytes: Some(result.n_bytes),
+        snapshot_bytes: Some(n_bytes),
         max_line_bytes,
     };
     let transcript = match source {
         Source::Bytes(bytes) => Ok(Transcript::from_bytes_with(bytes.to_vec(), &limits)),
         Source::Path => Transcript::open_with(Path::new(&file.path), &limits),
     };
-    let transcript = match transcript {
-        Ok(transcript) => transcript,
-        Err(error) => {
-            result.warnings.push(SearchWarning::new(
-                file.path.clone(),
-                None,
-                format!("cannot tell which hits are on the active branch: {error}"),
-            ));
-            return;
-        }
-    };
+    let transcript = transcript.map_err(|error| {
+        SearchWarning::new(
+            file.path.clone(),
+            None,
+            format!("cannot tell which hits are on the active branch: {error}"),
+        )
+    })?;
     let (mut active_lines, unsure) = active_lines(&transcript, skipped);
+    drop(transcript);
     active_lines.sort_unstable();
-    for hit in &mut result.hits {
-        hit.is_on_active_branch = active_lines.binary_search(&hit.line_no).is_ok();
-    }
-    if let Some(line_no) = unsure {
-        result.warnings.push(SearchWarning::new(
+    active_lines.shrink_to_fit();
+    let unsure = unsure.map(|line_no| {
+        SearchWarning::new(
             file.path.clone(),
             Some(line_no),
             format!(
                 "line {line_no} was skipped and its start does not show which entry it held, so the active-branch flags of this file's hits may be wrong"
             ),
-        ));
-    }
+        )
+    });
+    Ok((active_lines, unsure))
 }
 
 /// Returns the lines of the active branch, bridged across skipped lines, and a skipped line

@@ -346,3 +346,172 @@ fn an_interrupt_from_another_party_stops_the_run() {
         );
     }
 }
+
+/// Writes a session of `n_hits` user messages holding "needle" on a branch that is left at
+/// the middle for a second branch from the first entry, so the flags of the first half are
+/// off the active branch and those of the second half on it; returns the file.
+fn many_hits(dir: &Path, name: &str, n_hits: usize) -> SearchFile {
+    let mut lines = vec![user("root", None, "start")];
+    let mut parent = "root".to_owned();
+    for idx in 0..n_hits {
+        if idx == n_hits / 2 {
+            // The second half goes on below the root again: the first is abandoned.
+            parent = "root".to_owned();
+        }
+        let id = format!("e{idx}");
+        lines.push(user(
+            &id,
+            Some(&parent),
+            &format!("needle number {idx} {}", "x".repeat(200)),
+        ));
+        parent = id;
+    }
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let path = dir.join(name);
+    std::fs::write(&path, jsonl(&lines)).expect("write");
+    SearchFile {
+        path: path.to_str().expect("utf-8").to_owned(),
+        depth: 1,
+    }
+}
+
+/// A file with more hits than a worker holds is read again as it is delivered: the events,
+/// flags included, are those of searching the file whole, with limits and a consumer that
+/// stops inside it.
+#[test]
+fn a_file_with_too_many_hits_to_hold_is_streamed_with_the_same_events() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut files = store(dir.path(), 6);
+    // Over the 256 KiB a worker holds: about 2,000 hits of 400 bytes.
+    files.insert(2, many_hits(dir.path(), "big.jsonl", 2_000));
+    files.insert(5, many_hits(dir.path(), "big2.jsonl", 1_500));
+    let searcher = searcher(Pattern::literal("needle"), Scope::default());
+    // The reference: each file searched whole, one by one.
+    let mut expected = Vec::new();
+    for file in &files {
+        let result = searcher.search_file(file, Mode::Hits, None);
+        assert!(!result.is_deferred);
+        for hit in &result.hits {
+            expected.push(format!(
+                "hit {} {} {} {} {}",
+                hit.path, hit.depth, hit.line_no, hit.is_on_active_branch, hit.snippet
+            ));
+        }
+        for warning in &result.warnings {
+            expected.push(format!(
+                "warning {} {:?} {}",
+                warning.path, warning.line_no, warning.message
+            ));
+        }
+        expected.push(format!(
+            "done {} {} {}",
+            file.path, file.depth, result.n_hits
+        ));
+    }
+    let big_flags: Vec<&String> = expected
+        .iter()
+        .filter(|event| event.contains("big.jsonl") && event.starts_with("hit"))
+        .collect();
+    assert_eq!(big_flags.len(), 2_000);
+    assert!(big_flags[0].contains(" false needle"), "{}", big_flags[0]);
+    assert!(
+        big_flags[1_999].contains(" true needle"),
+        "{}",
+        big_flags[1_999]
+    );
+    let collect = |options: RunOptions, stop_after: Option<usize>| {
+        let mut events = Vec::new();
+        let totals = search_files(&searcher, &files, &options, &mut |event| {
+            events.push(match event {
+                Event::Hit(hit) => format!(
+                    "hit {} {} {} {} {}",
+                    hit.path, hit.depth, hit.line_no, hit.is_on_active_branch, hit.snippet
+                ),
+                Event::Warning(warning) => {
+                    format!(
+                        "warning {} {:?} {}",
+                        warning.path, warning.line_no, warning.message
+                    )
+                }
+                Event::FileDone(count) => {
+                    format!("done {} {} {}", count.path, count.depth, count.n_hits)
+                }
+            });
+            match stop_after {
+                Some(n_events) if events.len() >= n_events => ControlFlow::Break(()),
+                _ => ControlFlow::Continue(()),
+            }
+        });
+        (events, totals)
+    };
+    let n_hits = expected
+        .iter()
+        .filter(|event| event.starts_with("hit"))
+        .count() as u64;
+    for threads in [1, 2, 4] {
+        let options = RunOptions {
+            mode: Mode::Hits,
+            limit: None,
+            max_per_file: None,
+            threads,
+        };
+        let (events, totals) = collect(options, None);
+        assert_eq!(events, expected, "{threads} threads");
+        assert_eq!(totals.n_hits, n_hits);
+        assert_eq!(totals.n_files_searched, files.len() as u64);
+        // A limit that ends inside the big file stops there, as it does in a held file.
+        let first_big = expected
+            .iter()
+            .position(|event| event.contains("big.jsonl"))
+            .unwrap();
+        let n_before = expected[..first_big]
+            .iter()
+            .filter(|event| event.starts_with("hit"))
+            .count();
+        let (events, totals) = collect(
+            RunOptions {
+                limit: Some(n_before as u64 + 1_500),
+                ..options
+            },
+            None,
+        );
+        let mut wanted: Vec<String> = expected[..first_big + 1_500].to_vec();
+        wanted.push(format!("done {} 1 1500", files[2].path));
+        assert_eq!(events, wanted, "limit, {threads} threads");
+        assert!(totals.is_limit_reached);
+        // A consumer that stops inside the big file gets no event after.
+        let (events, _) = collect(options, Some(first_big + 10));
+        assert_eq!(
+            events,
+            expected[..first_big + 10].to_vec(),
+            "stop, {threads} threads"
+        );
+        // At most 1,200 hits of each file.
+        let (events, _) = collect(
+            RunOptions {
+                max_per_file: Some(1_200),
+                ..options
+            },
+            None,
+        );
+        let n_big = events
+            .iter()
+            .filter(|event| event.contains("big.jsonl") && event.starts_with("hit"))
+            .count();
+        assert_eq!(n_big, 1_200, "max per file, {threads} threads");
+        assert!(events.contains(&format!("done {} 1 1200", files[2].path)));
+    }
+}
+
+/// A search stopped early by a limit flags its hits by the whole file's active branch: a
+/// hit on a branch abandoned after the point where the search stopped is not on it.
+#[test]
+fn a_limited_search_flags_by_the_whole_files_branch() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Longer than the first read (256 KiB), where the search stops.
+    let file = many_hits(dir.path(), "s.jsonl", 3_000);
+    let searcher = searcher(Pattern::literal("needle"), Scope::default());
+    let result = searcher.search_file(&file, Mode::Hits, Some(1));
+    assert_eq!(result.hits.len(), 1);
+    assert!(!result.hits[0].is_on_active_branch);
+}
