@@ -197,7 +197,9 @@ pub fn local_time(stored: &str, zone: &jiff::tz::TimeZone) -> String {
 }
 
 /// Returns the marks of a message that failed or ended early, each a short phrase: `error:
-/// <message>`, `aborted`, `cut off: output limit` for a response; `error` for a tool result;
+/// <message>`, `aborted`, `cut off: output limit` for a response (the provider's error
+/// message after the last two as after the first, and `error message: <message>` on a
+/// response that ended otherwise but carries one, as search finds it); `error` for a tool result;
 /// `exit 2`, `cancelled`, `no exit code`, `output truncated by Pi` for a `!` command. Message
 /// text is folded to one line and cut to 200 characters.
 pub fn status_marks(status: &MessageStatus) -> Vec<String> {
@@ -207,9 +209,22 @@ pub fn status_marks(status: &MessageStatus) -> Vec<String> {
             marks.push(format!("error: {}", one_line(&message, 200)));
         }
         Some(Failure::Error(None)) => marks.push("error".to_owned()),
-        Some(Failure::Aborted) => marks.push("aborted".to_owned()),
-        Some(Failure::CutOff) => marks.push("cut off: output limit".to_owned()),
-        None => {}
+        Some(failure) => {
+            let mark = match failure {
+                Failure::Aborted => "aborted",
+                _ => "cut off: output limit",
+            };
+            // The provider's text is searched whatever the stop reason, so it is shown too.
+            match &status.error_message {
+                Some(message) => marks.push(format!("{mark}: {}", one_line(message, 200))),
+                None => marks.push(mark.to_owned()),
+            }
+        }
+        None => {
+            if let Some(message) = &status.error_message {
+                marks.push(format!("error message: {}", one_line(message, 200)));
+            }
+        }
     }
     if status.is_error == Some(true) {
         marks.push("error".to_owned());
@@ -362,6 +377,20 @@ mod tests {
                 ..stop("error")
             },
             &["error: 429 Too Many"],
+        );
+        check(
+            MessageStatus {
+                error_message: Some("Request was\naborted".to_owned()),
+                ..stop("aborted")
+            },
+            &["aborted: Request was aborted"],
+        );
+        check(
+            MessageStatus {
+                error_message: Some("stray".to_owned()),
+                ..stop("stop")
+            },
+            &["error message: stray"],
         );
         check(
             MessageStatus {
