@@ -24,6 +24,11 @@ pub use pi_retrospect_read::searchable::CaseMode;
 /// it at once, where a larger program would make every search of the store crawl.
 pub const REGEX_SIZE_LIMIT: usize = 2 * (1 << 20);
 
+/// The compiled bytes a literal pattern may take per byte of its text: a literal's program
+/// grows with its length only (no repetition multiplies it), so a long literal (a pasted
+/// stack trace or command) is searched as `inspect search` and `entries --grep` search it.
+pub const LITERAL_SIZE_PER_BYTE: usize = 1024;
+
 /// The most memory the lazy DFA of one pattern may use, in bytes; past it the regex crate
 /// falls back to slower engines rather than growing.
 pub const REGEX_DFA_SIZE_LIMIT: usize = 16 * (1 << 20);
@@ -89,6 +94,7 @@ pub struct Matcher {
     regex: regex::Regex,
     hir: Hir,
     is_case_insensitive: bool,
+    size_limit: usize,
 }
 
 impl Matcher {
@@ -97,6 +103,12 @@ impl Matcher {
         let invalid = |message: String| SearchError::Pattern {
             pattern: pattern.text.clone(),
             message,
+        };
+        let size_limit = match pattern.syntax {
+            Syntax::Literal => {
+                REGEX_SIZE_LIMIT.max(pattern.text.len().saturating_mul(LITERAL_SIZE_PER_BYTE))
+            }
+            Syntax::Regex => REGEX_SIZE_LIMIT,
         };
         let expression = match pattern.syntax {
             Syntax::Literal => regex::escape(&pattern.text),
@@ -125,7 +137,7 @@ impl Matcher {
         let regex = regex::RegexBuilder::new(&full)
             .case_insensitive(is_case_insensitive)
             .multi_line(true)
-            .size_limit(REGEX_SIZE_LIMIT)
+            .size_limit(size_limit)
             .dfa_size_limit(REGEX_DFA_SIZE_LIMIT)
             .build()
             .map_err(|error| invalid(compile_message(&error)))?;
@@ -139,7 +151,14 @@ impl Matcher {
             regex,
             hir,
             is_case_insensitive,
+            size_limit,
         })
+    }
+
+    /// Returns the largest program the pattern may compile to, in bytes (larger for a long
+    /// literal; see [`LITERAL_SIZE_PER_BYTE`]).
+    pub(crate) fn size_limit(&self) -> usize {
+        self.size_limit
     }
 
     /// Returns whether case is ignored (after resolving smart case).

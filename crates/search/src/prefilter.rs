@@ -45,7 +45,7 @@ impl Prefilter {
     /// Returns the prefilter for a pattern's `hir`, or `None` when no prefilter helps (the
     /// pattern can match the empty string, so every line is a candidate) or the translation
     /// does not compile (too large); the caller then decodes every line.
-    pub(crate) fn new(hir: &Hir) -> Option<Prefilter> {
+    pub(crate) fn new(hir: &Hir, size_limit: usize) -> Option<Prefilter> {
         if hir.properties().minimum_len() == Some(0) {
             return None;
         }
@@ -55,7 +55,7 @@ impl Prefilter {
             .configure(
                 meta::Config::new()
                     .utf8_empty(false)
-                    .nfa_size_limit(Some(crate::pattern::REGEX_SIZE_LIMIT))
+                    .nfa_size_limit(Some(size_limit))
                     .hybrid_cache_capacity(crate::pattern::REGEX_DFA_SIZE_LIMIT),
             )
             .build_from_hir(&stored)
@@ -308,7 +308,7 @@ mod tests {
     /// prefilter matches it, or it holds an escape canonical JSON would not write.
     fn candidates(pattern: &Pattern, stored: &str) -> bool {
         let matcher = Matcher::new(pattern).expect("compiles");
-        let Some(prefilter) = Prefilter::new(matcher.hir()) else {
+        let Some(prefilter) = Prefilter::new(matcher.hir(), matcher.size_limit()) else {
             return true;
         };
         let line = stored.as_bytes();
@@ -382,7 +382,7 @@ mod tests {
     #[test]
     fn patterns_that_match_empty_have_no_prefilter() {
         let matcher = Matcher::new(&Pattern::regex("a*")).expect("compiles");
-        assert!(Prefilter::new(matcher.hir()).is_none());
+        assert!(Prefilter::new(matcher.hir(), matcher.size_limit()).is_none());
     }
 
     #[test]

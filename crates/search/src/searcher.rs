@@ -158,7 +158,7 @@ impl Searcher {
     /// Returns the searcher for `query`, or why its pattern cannot be compiled.
     pub fn new(query: &Query) -> Result<Searcher, SearchError> {
         let matcher = Matcher::new(&query.pattern)?;
-        let prefilter = Prefilter::new(matcher.hir());
+        let prefilter = Prefilter::new(matcher.hir(), matcher.size_limit());
         Ok(Searcher {
             prefilter,
             escape_finder: memchr::memmem::Finder::new(b"\\u"),

@@ -713,3 +713,38 @@ fn limits_stop_a_file_early_and_modes_count_alike() {
         );
     }
 }
+
+/// A long literal (a pasted stack trace) is searched, not refused for its compiled size;
+/// a regex of the same size still is, and the refusal quotes the pattern cut short.
+#[test]
+fn a_long_literal_is_searched_and_a_huge_regex_refused_briefly() {
+    let text: String = (0..30_000)
+        .map(|idx| char::from(b'a' + (idx * 7 % 26) as u8))
+        .collect();
+    let contents = common::jsonl(&[&common::user("a", None, &format!("x{text}y"))]);
+    let searcher = common::searcher(
+        pi_retrospect_search::Pattern::literal(text.clone()),
+        pi_retrospect_search::Scope::default(),
+    );
+    assert!(searcher.has_prefilter());
+    let file = pi_retrospect_search::SearchFile {
+        path: "s.jsonl".to_owned(),
+        depth: 0,
+    };
+    let result = searcher.search_bytes(
+        &file,
+        contents.as_bytes(),
+        pi_retrospect_search::Mode::Count,
+        None,
+    );
+    assert_eq!(result.n_hits, 1);
+    let mut query = pi_retrospect_search::Query::new(pi_retrospect_search::Pattern::regex(
+        format!("{text}[a-z]{{0,3000}}[a-z]{{0,3000}}"),
+    ));
+    query.scope = pi_retrospect_search::Scope::default();
+    let error = pi_retrospect_search::Searcher::new(&query)
+        .expect_err("too large")
+        .to_string();
+    assert!(error.contains("size limit"), "{error}");
+    assert!(error.len() < 1_000, "{}", error.len());
+}
