@@ -100,7 +100,8 @@ pub struct FailuresArgs {
     #[arg(long, help_heading = "Grouping")]
     pub repeats: bool,
 
-    /// Print only the number of failures.
+    /// Print only the number of failures (with --repeats, then the number of repeated
+    /// calls on a second line).
     #[arg(long, short = 'c', help_heading = "Output")]
     pub count: bool,
 
@@ -214,6 +215,10 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
     crate::output::print_listing_warnings(&report.warnings);
     if args.count {
         writeln!(out, "{}", report.n_failures)?;
+        // What --repeats looks for is counted too: a loop with no failure is not "0".
+        if args.repeats {
+            writeln!(out, "{}", report.repeats.len())?;
+        }
         return Ok(is_found);
     }
     let options = TextOptions {

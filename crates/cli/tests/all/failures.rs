@@ -254,6 +254,13 @@ fn a_repeated_call_alone_exits_zero_with_repeats() {
             String::from_utf8_lossy(&output.stdout)
         );
     }
+    // Counted, the loop is counted too: no failure, one repeated call, exit 0.
+    let counted = run(&["--repeats", "--count"]);
+    assert_eq!(counted.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&counted.stdout), "0\n1\n");
+    let counted = run(&["--count"]);
+    assert_eq!(counted.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&counted.stdout), "0\n");
 }
 
 /// `--by day` takes its days in `--timezone`, as `stats` does: the fixture's failures at
