@@ -426,16 +426,20 @@ fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> Fail
     } else {
         None
     };
-    let active: HashSet<usize> = transcript
-        .as_ref()
-        .map(|transcript| transcript.active_branch().into_iter().collect())
-        .unwrap_or_default();
+    // One bit per entry: a set of a million entries' indices took tens of megabytes.
+    let mut active = Vec::new();
+    if let Some(transcript) = &transcript {
+        active = vec![false; transcript.entries().len()];
+        for idx in transcript.active_branch() {
+            active[idx] = true;
+        }
+    }
     if options.is_detailed {
         for (row, link) in report.failures.iter_mut().zip(links) {
             row.title.clone_from(&title);
             if let Some(transcript) = &transcript {
                 let idx = transcript.find(link.stored_id.as_deref().unwrap_or(&row.entry_id));
-                row.on_active_branch = idx.is_some_and(|idx| active.contains(&idx));
+                row.on_active_branch = idx.is_some_and(|idx| active.get(idx) == Some(&true));
                 if let (Some(idx), Some(call_id)) = (idx, link.tool_call_id.as_deref())
                     && let Some((arguments, command)) = find_call(transcript, idx, call_id)
                 {
