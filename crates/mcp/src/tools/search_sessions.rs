@@ -234,6 +234,10 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     let mut is_more = false;
     let limit = usize::try_from(limit).unwrap_or(usize::MAX);
     let mut previous: Option<HitKey> = None;
+    // Files only grow, so the hit a cursor names is met again on the way to the next page;
+    // a file rewritten shorter (or otherwise) since loses it, and resuming by line would
+    // skip or repeat hits without a word.
+    let mut is_cursor_met = false;
     let totals =
         pi_retrospect_app::search_with_progress(&request, &env, &context.interrupt, &mut |event| {
             match event {
@@ -250,6 +254,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
                         ordinal,
                     };
                     previous = Some(key.clone());
+                    is_cursor_met |= after.as_ref() == Some(&key);
                     let is_delivered = after.as_ref().is_some_and(|after| {
                         after.path == key.path
                             && (key.line_no, key.ordinal) <= (after.line_no, after.ordinal)
@@ -277,6 +282,19 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
             ),
             _ => ToolError::from(error),
         })?;
+    if let Some(after) = &after
+        && !is_cursor_met
+        && !context.interrupt.is_interrupted()
+    {
+        return Err(ToolError::argument(
+            "cursor",
+            format!(
+                "{}: the session changed since the previous page (the hit on line {} the \
+                 cursor names is no longer there); start again without cursor",
+                after.path, after.line_no
+            ),
+        ));
+    }
     // One named session that cannot be read is a failure, as the CLI's `search --session`
     // exits non-zero on it, never an empty result.
     if is_one_session
@@ -352,7 +370,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
 
 /// Where a hit sits in a paged search: its file, its line, and its place among the hits of
 /// that line (one per matching text), so the next page resumes right after it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct HitKey {
     path: String,
     line_no: u64,

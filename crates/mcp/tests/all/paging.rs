@@ -612,3 +612,50 @@ fn a_large_line_keeps_the_default_page_small() {
         "limit keeps the raw JSON"
     );
 }
+
+/// A search page's cursor names a hit; a session rewritten shorter since (the hit gone) is
+/// an error naming `cursor`, never a page that silently skips or repeats hits.
+#[test]
+fn a_search_cursor_into_a_session_rewritten_shorter_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("sessions");
+    let path = write_session(&root, 1);
+    let stamp = timestamp_in_month("2026-11", 1);
+    let lines: Vec<Entry> = (2..10)
+        .map(|idx| {
+            user(
+                &format!("a{idx}"),
+                Some(&format!("a{}", idx - 1)),
+                &stamp,
+                &format!("needle again {idx}"),
+            )
+        })
+        .collect();
+    append_jsonl(Path::new(&path), lines);
+    let root = std::fs::canonicalize(&root).expect("canonical");
+    let server = server(&root);
+    let arguments = json!({ "pattern": "needle", "limit": 4 });
+    let first = call_ok(&server, "search_sessions", arguments.clone());
+    let cursor = first["nextCursor"]
+        .as_str()
+        .expect("a next page")
+        .to_owned();
+    let mut resumed = arguments.clone();
+    resumed["cursor"] = json!(cursor);
+    // Appended to, the session goes on from the hit after the cursor's.
+    let second = call_ok(&server, "search_sessions", resumed.clone());
+    assert_eq!(second["hits"][0]["lineNo"], json!(6));
+    // Rewritten with three lines, the cursor's hit (line 5) is gone.
+    let text = std::fs::read_to_string(&path).expect("read");
+    let kept: String = text
+        .lines()
+        .take(3)
+        .map(|line| format!("{line}\n"))
+        .collect();
+    std::fs::write(&path, kept).expect("rewrite");
+    let error = call_err(&server, "search_sessions", resumed);
+    assert!(
+        error.contains("cursor") && error.contains("changed"),
+        "{error}"
+    );
+}
