@@ -112,6 +112,9 @@ pub(crate) const HELD_HIT_BYTES: usize = 256 * 1024;
 /// Receives the hits of a streamed file one at a time, flags set, in file order.
 pub(crate) type HitSink<'a> = &'a mut dyn FnMut(&SearchHit) -> ControlFlow<()>;
 
+/// Sets a streamed hit's flag and hands it on.
+type FlaggingSink<'a> = &'a mut dyn FnMut(&mut SearchHit) -> ControlFlow<()>;
+
 /// How candidate lines are chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Strategy {
@@ -450,7 +453,7 @@ struct FileScan<'s> {
     /// Roughly the bytes of the hits held.
     held_bytes: usize,
     /// Where hits go one at a time instead of into the result, flags set.
-    sink: Option<&'s mut dyn FnMut(&mut SearchHit) -> ControlFlow<()>>,
+    sink: Option<FlaggingSink<'s>>,
     /// The file's bytes are read through this.
     buffer: &'s mut Vec<u8>,
     /// The length of the file as its reading started (what it reads unless stopped early):

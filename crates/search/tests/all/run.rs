@@ -463,7 +463,7 @@ fn a_file_with_too_many_hits_to_hold_is_streamed_with_the_same_events() {
         let first_big = expected
             .iter()
             .position(|event| event.contains("big.jsonl"))
-            .unwrap();
+            .expect("the big file has hits");
         let n_before = expected[..first_big]
             .iter()
             .filter(|event| event.starts_with("hit"))
