@@ -98,9 +98,9 @@ pub struct FileResult {
     pub warnings: Vec<SearchWarning>,
     /// Bytes read.
     pub n_bytes: u64,
-    /// The file's hits outgrew what a worker holds for it ([`HELD_HIT_BYTES`]): the result is
-    /// empty, and whoever delivers the file reads its hits again one at a time
-    /// ([`Searcher::stream_file`]), so memory holds a few hits whatever the file holds.
+    /// The file's hits outgrew what a run's worker holds for it (256 KiB): the result is
+    /// empty, and the run's consumer reads the file's hits again one at a time, so memory
+    /// holds a few hits whatever the file holds.
     pub is_deferred: bool,
 }
 
