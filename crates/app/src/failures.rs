@@ -100,20 +100,35 @@ pub fn failures_streamed(
                 plan.files.len()
             )));
         }
-        let reports: Vec<FailuresReport> =
+        // A file with more failures than a batch holds is read again on its own, its rows
+        // built from their lines a part at a time.
+        let reports: Vec<Option<FailuresReport>> =
             pi_retrospect_walk::with_threads(request.sessions.threads, || {
                 use rayon::prelude::*;
                 batch
                     .par_iter()
-                    .map(|file| pi_retrospect_failures::scan_one(file, &options))
+                    .map(|file| {
+                        pi_retrospect_failures::scan_one_held(
+                            file,
+                            &options,
+                            pi_retrospect_failures::MAX_HELD_ROWS,
+                        )
+                    })
                     .collect()
             });
-        for mut report in reports {
-            totals.n_failures += report.n_failures;
-            totals.n_files += report.n_files;
-            totals.n_files_decoded += report.n_files_decoded;
-            report.sort();
-            if each(report).is_break() {
+        for (file, report) in batch.iter().zip(reports) {
+            let mut deliver = |mut report: FailuresReport| {
+                totals.n_failures += report.n_failures;
+                totals.n_files += report.n_files;
+                totals.n_files_decoded += report.n_files_decoded;
+                report.sort();
+                each(report)
+            };
+            let flow = match report {
+                Some(report) => deliver(report),
+                None => pi_retrospect_failures::scan_one_streamed(file, &options, &mut deliver),
+            };
+            if flow.is_break() {
                 return Ok(totals);
             }
         }

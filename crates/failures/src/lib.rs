@@ -22,8 +22,8 @@ mod types;
 pub use group::{Grouper, group};
 pub use recognize::{may_hold_tool_call, may_record_failure};
 pub use scan::{
-    MESSAGE_CHARS, REPEAT_MIN_CALLS, ScanFile, ScanOptions, files_of, merge, scan, scan_one,
-    scan_one_folded,
+    MAX_HELD_ROWS, MESSAGE_CHARS, REPEAT_MIN_CALLS, ScanFile, ScanOptions, files_of, merge, scan,
+    scan_one, scan_one_folded, scan_one_held, scan_one_streamed,
 };
 pub use signature::{normalize_error, signature};
 pub use types::{FailureGroup, FailureKind, FailureRow, FailuresReport, GroupBy, RepeatRow};

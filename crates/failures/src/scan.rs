@@ -4,6 +4,7 @@
 //! arguments) and title.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -105,7 +106,94 @@ pub fn files_of(sessions: &[Session]) -> Vec<ScanFile> {
 /// puts the reports of many files together. The caller chooses the threads (the layers that
 /// render these types never pull in a thread pool).
 pub fn scan_one(file: &ScanFile, options: &ScanOptions) -> FailuresReport {
-    scan_file(file, options, Rows::Keep)
+    scan_file(file, options, Rows::Keep(usize::MAX)).0
+}
+
+/// Scans one file as [`scan_one`] does, unless it has more than `max_rows` failures: then
+/// `None`, its rows dropped as soon as they pass the bound (read it with
+/// [`scan_one_streamed`]).
+pub fn scan_one_held(
+    file: &ScanFile,
+    options: &ScanOptions,
+    max_rows: usize,
+) -> Option<FailuresReport> {
+    let (report, is_over) = scan_file(file, options, Rows::Keep(max_rows));
+    (!is_over).then_some(report)
+}
+
+/// Scans one file as [`scan_one`] does and hands its report to `each` in parts, holding a
+/// small key per failure instead of its row: the rows are built again, in order, from their
+/// lines (read by offset) a few thousand at a time. The first part holds the warnings and
+/// the counts, the last the repeated calls; together they are [`scan_one`]'s report, sorted.
+/// A line that no longer holds its failure when read again (the file rewritten meanwhile)
+/// is a warning. Returns [`ControlFlow::Break`] when `each` did.
+pub fn scan_one_streamed(
+    file: &ScanFile,
+    options: &ScanOptions,
+    each: &mut dyn FnMut(FailuresReport) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    let mut keys = Vec::new();
+    let (mut part, _) = scan_file(file, options, Rows::Keys(&mut keys));
+    crate::types::sort_stably_in_place(&mut keys, |left, right| {
+        (std::cmp::Reverse(left.instant), &left.entry_id)
+            .cmp(&(std::cmp::Reverse(right.instant), &right.entry_id))
+    });
+    let repeats = std::mem::take(&mut part.repeats);
+    let path = Path::new(&*file.path);
+    let facts = if options.is_detailed && !keys.is_empty() {
+        TreeFacts::of(file, path, &mut part.warnings)
+    } else {
+        TreeFacts::default()
+    };
+    let handle = if keys.is_empty() {
+        None
+    } else {
+        match open_regular(path, Symlinks::Refuse) {
+            Ok((handle, _)) => Some(handle),
+            Err(error) => {
+                part.warnings.push(warning(&file.path, error.to_string()));
+                None
+            }
+        }
+    };
+    let mut buffer = Vec::new();
+    for key in keys.iter().filter(|_| handle.is_some()) {
+        let Some(handle) = &handle else { break };
+        buffer.resize(key.n_bytes, 0);
+        let recorded = match pi_retrospect_read::read_full_at(handle, &mut buffer, key.offset) {
+            Ok(n_read) if n_read == key.n_bytes => {
+                pi_retrospect_read::decode_line(&buffer).and_then(|value| decode::classify(&value))
+            }
+            _ => None,
+        };
+        let Some(recorded) = recorded else {
+            part.warnings.push(warning(
+                &file.path,
+                format!(
+                    "line {}: changed while the file was read; its failure is left out",
+                    key.line_no
+                ),
+            ));
+            continue;
+        };
+        let (mut row, stored_id, tool_call_id) = row(file, key.line_no, key.instant, recorded);
+        if options.is_detailed {
+            let link = TreeLink {
+                stored_id,
+                tool_call_id,
+            };
+            facts.attach(&mut row, link);
+        }
+        part.failures.push(row);
+        if part.failures.len() == STREAMED_ROWS {
+            let mut full = std::mem::take(&mut part);
+            full.sort();
+            each(full)?;
+        }
+    }
+    part.repeats = repeats;
+    part.sort();
+    each(part)
 }
 
 /// Scans one file as [`scan_one`] does but keeps none of its failure rows: each failure is
@@ -118,7 +206,7 @@ pub fn scan_one_folded(
     options: &ScanOptions,
     grouper: Option<&mut Grouper>,
 ) -> FailuresReport {
-    scan_file(file, options, Rows::Fold(grouper))
+    scan_file(file, options, Rows::Fold(grouper)).0
 }
 
 /// Returns the reports of many files as one, rows newest first (see
@@ -139,11 +227,34 @@ pub fn scan(files: &[ScanFile], options: &ScanOptions) -> FailuresReport {
 
 /// What a file's failure rows become.
 enum Rows<'a> {
-    /// Kept in the report, with the tree facts and title when the options ask for them.
-    Keep,
+    /// Kept in the report, with the tree facts and title when the options ask for them, up
+    /// to this many: past it the rows are dropped and the scan reports the file too big to
+    /// hold.
+    Keep(usize),
     /// Counted and added to the grouper, if any, as they are read.
     Fold(Option<&'a mut Grouper>),
+    /// A small key per failure (its sort key and its line's place), for the rows to be built
+    /// again from their lines in order (see [`scan_one_streamed`]).
+    Keys(&'a mut Vec<RowKey>),
 }
+
+/// Where a failure's line is and how its row sorts, kept instead of the row.
+#[derive(Debug)]
+struct RowKey {
+    instant: Option<Timestamp>,
+    /// The row's entry id (its handle, terminal-safe): the sort's tie-break.
+    entry_id: Box<str>,
+    line_no: u64,
+    offset: u64,
+    n_bytes: usize,
+}
+
+/// Failure rows one file's report may hold in a batch scan; a file with more is scanned
+/// again by [`scan_one_streamed`], which holds keys instead of rows.
+pub const MAX_HELD_ROWS: usize = 1024;
+
+/// Rows handed over at a time by [`scan_one_streamed`].
+const STREAMED_ROWS: usize = MAX_HELD_ROWS;
 
 /// What a kept failure row's tree facts are found from, beside the row.
 struct TreeLink {
@@ -273,17 +384,20 @@ fn warning(path: &str, reason: String) -> Warning {
     }
 }
 
-fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> FailuresReport {
+/// Returns the report of one file and whether it had more failures than [`Rows::Keep`]
+/// holds (its rows are then left out).
+fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> (FailuresReport, bool) {
     let mut report = FailuresReport {
         n_files: 1,
         ..FailuresReport::default()
     };
+    let mut is_over = false;
     let path = Path::new(&*file.path);
     let (handle, metadata) = match open_regular(path, Symlinks::Refuse) {
         Ok(opened) => opened,
         Err(error) => {
             report.warnings.push(warning(&file.path, error.to_string()));
-            return report;
+            return (report, false);
         }
     };
     // The rows go straight into the report; their tree links (only when details are asked
@@ -373,7 +487,17 @@ fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> Fail
         }
         report.n_failures += 1;
         match &mut rows {
-            Rows::Keep => {
+            Rows::Keep(max_rows) => {
+                if report.failures.len() >= *max_rows {
+                    // Too many to hold: counted on, and left to a scan that keeps keys.
+                    is_over = true;
+                    report.failures = Vec::new();
+                    links = Vec::new();
+                    *max_rows = 0;
+                }
+                if is_over {
+                    return;
+                }
                 let (row, stored_id, tool_call_id) = row(file, line.line_no, instant, recorded);
                 report.failures.push(row);
                 if options.is_detailed {
@@ -385,6 +509,16 @@ fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> Fail
             }
             Rows::Fold(Some(grouper)) => grouper.add(&row(file, line.line_no, instant, recorded).0),
             Rows::Fold(None) => {}
+            Rows::Keys(keys) => {
+                let entry_id = row(file, line.line_no, instant, recorded).0.entry_id;
+                keys.push(RowKey {
+                    instant,
+                    entry_id: entry_id.into_boxed_str(),
+                    line_no: line.line_no,
+                    offset: line.offset,
+                    n_bytes: line.bytes.len(),
+                });
+            }
         }
     });
     if let Err(error) = read {
@@ -393,64 +527,93 @@ fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> Fail
             .push(warning(&file.path, format!("reading: {error}")));
     }
     report.n_files_decoded = u64::from(is_decoded);
+    if is_over {
+        return (report, true);
+    }
     let runs = if options.find_repeats {
         finder.finish()
     } else {
         Vec::new()
     };
     let is_detailed = options.is_detailed && (!report.failures.is_empty() || !runs.is_empty());
-    let title: Option<Arc<str>> = if is_detailed {
-        read_summary(path)
-            .ok()
-            .and_then(|summary| summary.name.or(summary.first_user_message))
-            .map(|title| {
-                let first = title.lines().next().unwrap_or("").trim();
-                Arc::from(
-                    sanitize_for_terminal(first)
-                        .chars()
-                        .take(200)
-                        .collect::<String>(),
-                )
-            })
-    } else {
-        None
-    };
-    let transcript = if options.is_detailed && !report.failures.is_empty() {
-        match Transcript::open_with(path, &ReadLimits::default()) {
-            Ok(transcript) => Some(transcript),
-            Err(error) => {
-                report.warnings.push(warning(&file.path, error.to_string()));
-                None
-            }
-        }
-    } else {
-        None
-    };
-    // One bit per entry: a set of a million entries' indices took tens of megabytes.
-    let mut active = Vec::new();
-    if let Some(transcript) = &transcript {
-        active = vec![false; transcript.entries().len()];
-        for idx in transcript.active_branch() {
-            active[idx] = true;
-        }
-    }
-    if options.is_detailed {
+    let title = if is_detailed { title_of(path) } else { None };
+    if options.is_detailed && !report.failures.is_empty() {
+        let facts = TreeFacts::of(file, path, &mut report.warnings);
         for (row, link) in report.failures.iter_mut().zip(links) {
-            row.title.clone_from(&title);
-            if let Some(transcript) = &transcript {
-                let idx = transcript.find(link.stored_id.as_deref().unwrap_or(&row.entry_id));
-                row.on_active_branch = idx.is_some_and(|idx| active.get(idx) == Some(&true));
-                if let (Some(idx), Some(call_id)) = (idx, link.tool_call_id.as_deref())
-                    && let Some((arguments, command)) = find_call(transcript, idx, call_id)
-                {
-                    row.arguments = Some(arguments);
-                    row.command = command;
-                }
-            }
+            facts.attach(row, link);
         }
     }
     report.repeats = repeats(file, runs, title.as_ref(), options);
-    report
+    (report, false)
+}
+
+/// Returns a session's title as rows show it: its name, else its first user message, first
+/// line, terminal-safe, at most 200 characters.
+fn title_of(path: &Path) -> Option<Arc<str>> {
+    read_summary(path)
+        .ok()
+        .and_then(|summary| summary.name.or(summary.first_user_message))
+        .map(|title| {
+            let first = title.lines().next().unwrap_or("").trim();
+            Arc::from(
+                sanitize_for_terminal(first)
+                    .chars()
+                    .take(200)
+                    .collect::<String>(),
+            )
+        })
+}
+
+/// What a failure row learns from its file's entry tree: whether its entry is on the active
+/// branch and the failing call's arguments; and the session's title.
+#[derive(Default)]
+struct TreeFacts {
+    transcript: Option<Transcript>,
+    /// One flag per entry.
+    active: Vec<bool>,
+    title: Option<Arc<str>>,
+}
+
+impl TreeFacts {
+    /// Reads the tree and title of `file`; a tree that cannot be read is a warning.
+    fn of(file: &ScanFile, path: &Path, warnings: &mut Vec<Warning>) -> TreeFacts {
+        let transcript = match Transcript::open_with(path, &ReadLimits::default()) {
+            Ok(transcript) => Some(transcript),
+            Err(error) => {
+                warnings.push(warning(&file.path, error.to_string()));
+                None
+            }
+        };
+        // One bit per entry: a set of a million entries' indices took tens of megabytes.
+        let mut active = Vec::new();
+        if let Some(transcript) = &transcript {
+            active = vec![false; transcript.entries().len()];
+            for idx in transcript.active_branch() {
+                active[idx] = true;
+            }
+        }
+        TreeFacts {
+            transcript,
+            active,
+            title: title_of(path),
+        }
+    }
+
+    /// Sets `row`'s title, active-branch flag and call arguments.
+    fn attach(&self, row: &mut FailureRow, link: TreeLink) {
+        row.title.clone_from(&self.title);
+        let Some(transcript) = &self.transcript else {
+            return;
+        };
+        let idx = transcript.find(link.stored_id.as_deref().unwrap_or(&row.entry_id));
+        row.on_active_branch = idx.is_some_and(|idx| self.active.get(idx) == Some(&true));
+        if let (Some(idx), Some(call_id)) = (idx, link.tool_call_id.as_deref())
+            && let Some((arguments, command)) = find_call(transcript, idx, call_id)
+        {
+            row.arguments = Some(arguments);
+            row.command = command;
+        }
+    }
 }
 
 fn is_selected(recorded: &Recorded, instant: Option<Timestamp>, options: &ScanOptions) -> bool {

@@ -245,7 +245,10 @@ fn append_to_larger<T>(items: &mut Vec<T>, mut other: Vec<T>) {
 
 /// Sorts `items` as `compare` orders them, equal items in their order, with a buffer of one
 /// index per item rather than the half of the items' size a stable sort of the items borrows.
-fn sort_stably_in_place<T>(items: &mut [T], compare: impl Fn(&T, &T) -> std::cmp::Ordering) {
+pub(crate) fn sort_stably_in_place<T>(
+    items: &mut [T],
+    compare: impl Fn(&T, &T) -> std::cmp::Ordering,
+) {
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by(|&left, &right| compare(&items[left], &items[right]));
     // Item `i` of the sorted slice is item `order[i]` of the unsorted one: each cycle of the

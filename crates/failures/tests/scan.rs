@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use pi_retrospect_failures::{
-    FailureKind, GroupBy, Grouper, ScanFile, ScanOptions, decoded_failure_kind, group,
-    may_record_failure, scan, scan_one, scan_one_folded,
+    FailureKind, GroupBy, Grouper, MAX_HELD_ROWS, ScanFile, ScanOptions, decoded_failure_kind,
+    group, may_record_failure, scan, scan_one, scan_one_folded, scan_one_held, scan_one_streamed,
 };
 use pi_retrospect_testkit::{Block, Entry, Header, Message, write_session_file};
 use proptest::prelude::*;
@@ -456,4 +456,100 @@ fn a_line_with_a_lone_surrogate_escape_is_read_as_pi_reads_it() {
     assert_eq!(report.failures.len(), 1, "{:?}", report.warnings);
     assert!(report.failures[0].message.contains("boom \u{fffd}"));
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+}
+
+/// A file with more failures than a batch holds: its rows built again from their lines, a
+/// part at a time, are the rows of the whole scan, in order, with their branch flags, call
+/// arguments and title; and the held scan declines it.
+#[test]
+fn a_file_streamed_in_parts_gives_the_rows_of_the_whole_scan() {
+    let mut lines = vec![
+        Entry::message(Message::user("fix the build"))
+            .id("u")
+            .parent(None)
+            .at("2026-11-01T00:00:00.000Z")
+            .to_string(),
+    ];
+    let mut parent = "u".to_owned();
+    for n in 0..3000u32 {
+        if n == 1500 {
+            // The first half is left for a branch from the first reply.
+            parent = "r0".to_owned();
+        }
+        // Days out of file order, and instants shared by several failures.
+        let at = format!("2026-11-{:02}T10:00:{:02}.000Z", 1 + n % 3, n % 7);
+        let call_id = format!("c{n}");
+        let arguments = format!(r#"{{"command":"make {}"}}"#, n / 4);
+        let call = Block::tool_call(&call_id, "bash", &arguments);
+        let (id, result) = (format!("a{n}"), format!("r{n}"));
+        lines.push(
+            Entry::message(Message::assistant(&[call]).stop_reason("toolUse"))
+                .id(&id)
+                .parent(Some(&parent))
+                .at(&at)
+                .to_string(),
+        );
+        lines.push(
+            Entry::message(
+                Message::tool_result(&call_id, "bash", &format!("failed {n}")).is_error(n % 5 != 0),
+            )
+            .id(&result)
+            .parent(Some(&id))
+            .at(&at)
+            .to_string(),
+        );
+        parent = result;
+    }
+    let dir = tempfile::tempdir().expect("test setup");
+    let path = write(dir.path(), "s.jsonl", &header(), &lines);
+    let file = file(&path, 1);
+    let options = ScanOptions {
+        is_detailed: true,
+        find_repeats: true,
+        ..ScanOptions::default()
+    };
+    let mut whole = scan_one(&file, &options);
+    whole.sort();
+    assert_eq!(whole.n_failures, 2400);
+    assert!(whole.failures.iter().any(|row| row.on_active_branch));
+    assert!(whole.failures.iter().any(|row| !row.on_active_branch));
+    assert!(whole.failures.iter().all(|row| row.command.is_some()));
+    assert!(
+        whole
+            .failures
+            .iter()
+            .all(|row| row.title.as_deref() == Some("fix the build"))
+    );
+    let mut held = scan_one_held(&file, &options, 5_000).expect("under the bound");
+    held.sort();
+    assert!(held.failures == whole.failures, "held rows differ");
+    assert!(scan_one_held(&file, &options, MAX_HELD_ROWS).is_none());
+    let mut parts = Vec::new();
+    let flow = scan_one_streamed(&file, &options, &mut |part| {
+        parts.push(part);
+        std::ops::ControlFlow::Continue(())
+    });
+    assert!(flow.is_continue());
+    assert!(parts.len() > 1, "{} parts", parts.len());
+    assert_eq!(parts[0].n_failures, whole.n_failures);
+    assert_eq!(parts.iter().map(|part| part.n_files).sum::<u64>(), 1);
+    let rows: Vec<_> = parts
+        .iter()
+        .flat_map(|part| part.failures.clone())
+        .collect();
+    assert_eq!(rows.len(), whole.failures.len());
+    assert!(rows == whole.failures, "streamed rows differ");
+    let repeats: Vec<_> = parts.iter().flat_map(|part| part.repeats.clone()).collect();
+    assert_eq!(repeats.len(), whole.repeats.len());
+    for (left, right) in repeats.iter().zip(&whole.repeats) {
+        assert_eq!(left, right);
+    }
+    // A consumer that stops ends the reading.
+    let mut n_parts = 0;
+    let flow = scan_one_streamed(&file, &options, &mut |_| {
+        n_parts += 1;
+        std::ops::ControlFlow::Break(())
+    });
+    assert!(flow.is_break());
+    assert_eq!(n_parts, 1);
 }
