@@ -370,10 +370,15 @@ impl ItemBuilder<'_> {
         } else {
             n_thinking
         };
-        // A response that failed, or that said nothing the other items show, still gets its
-        // row: otherwise an error or a thinking-only turn would vanish from the transcript.
+        // A response that failed, carries the provider's error text (searched whatever its
+        // stop reason), or said nothing the other items show, still gets its row: otherwise
+        // an error or a thinking-only turn would vanish from the transcript.
         let is_silent = tool_calls.is_empty() && (n_hidden_thinking > 0 || n_thinking == 0);
-        if !text.is_empty() || status.failure().is_some() || is_silent {
+        if !text.is_empty()
+            || status.failure().is_some()
+            || status.error_message.is_some()
+            || is_silent
+        {
             self.items.push(DisplayItem::Assistant {
                 entry_id: entry_id.clone(),
                 timestamp: timestamp.clone(),

@@ -988,6 +988,25 @@ fn items_say_how_each_message_ended() {
             "bash:b2 cancelled=true excludeFromContext=true",
         ],
     );
+    // A reply of tool calls only that carries the provider's error text keeps its row, so
+    // that the text search finds is shown.
+    check_items(
+        &[
+            &u0,
+            &assistant_with(
+                "a1",
+                "u0",
+                call,
+                r#","stopReason":"toolUse","errorMessage":"stream reset""#,
+            ),
+        ],
+        false,
+        &[
+            "user:u0",
+            r#"assistant:a1 stopReason="toolUse" errorMessage="stream reset""#,
+            r#"toolCall:a1 toolCallId="c1""#,
+        ],
+    );
 }
 
 /// Notes say what they do: the entry a label marks or a context edit changes, the
