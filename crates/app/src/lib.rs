@@ -70,3 +70,14 @@ pub use session_ref::{
 pub use stats::{StatsRequest, StatsResult, stats};
 pub use store::{StoreFlags, resolve_stores};
 pub use when::{ACCEPTED as ACCEPTED_TIMES, Bound, parse_when};
+
+/// Runs `run` on this thread so that `interrupt` stops it: once interrupted, every read of a
+/// session file this thread makes fails, so a long parse or scan (a call whose client gave
+/// up or whose time ran out) ends at its next read with an error instead of running on.
+pub fn until_interrupted<R>(
+    interrupt: &std::sync::Arc<pi_retrospect_search::Progress>,
+    run: impl FnOnce() -> R,
+) -> R {
+    let flag: std::sync::Arc<dyn pi_retrospect_read::StopFlag> = interrupt.clone();
+    pi_retrospect_read::reading_until_stopped(flag, run)
+}

@@ -478,6 +478,44 @@ fn parse_lines(text: &str) -> Result<(Option<u64>, Option<u64>), String> {
 mod tests {
     use super::*;
 
+    /// A read under an interrupt that has fired fails naming the interruption, and the same
+    /// read outside it works: a call answered early (timed out, cancelled) stops its parse.
+    #[test]
+    fn an_interrupted_thread_stops_at_its_next_read() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+        let line = r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"needle"}}"#;
+        std::fs::write(&path, format!("{header}\n{line}\n")).expect("write");
+        let target = SessionTarget {
+            session: SessionRef::Path(path.display().to_string()),
+            stores: StoreFlags::default(),
+        };
+        let request = EntriesRequest {
+            grep: vec!["needle".to_owned()],
+            ..EntriesRequest::default()
+        };
+        let env = Environment::default();
+        let interrupt = std::sync::Arc::new(pi_retrospect_search::Progress::default());
+        let found = crate::until_interrupted(&interrupt, || {
+            entries(&target, &request, &env).and_then(|result| result.rows())
+        });
+        assert_eq!(found.expect("rows").len(), 1);
+        interrupt.interrupt();
+        let error = crate::until_interrupted(&interrupt, || {
+            entries(&target, &request, &env).and_then(|result| result.rows())
+        })
+        .expect_err("stopped");
+        assert!(error.to_string().contains("interrupted"), "{error}");
+        assert_eq!(
+            entries(&target, &request, &env)
+                .and_then(|result| result.rows())
+                .expect("rows")
+                .len(),
+            1
+        );
+    }
+
     /// A run names the session that launched it, found from the on-disk nesting.
     #[test]
     fn a_run_names_its_launcher() {

@@ -188,10 +188,14 @@ impl ServerHandler for Server {
         // Tools read files and may use every core: they run on the blocking pool so the
         // runtime keeps reading the connection. The slot moves into the task and is given
         // back only when the tool returns, so a call answered early (time budget,
-        // cancellation) still counts against the running bound until its work has ended (a
-        // search is interrupted then; the other tools run to their end).
+        // cancellation) still counts against the running bound until its work has ended
+        // (interrupted then: it stops at its next read of a session file).
         let task = tokio::task::spawn_blocking(move || {
-            let result = tool.run(&context, arguments);
+            // The reads of this thread stop with the call, so an answered call gives its
+            // slot back soon after (a search's workers also watch the interrupt).
+            let interrupt = Arc::clone(&context.interrupt);
+            let result =
+                pi_retrospect_app::until_interrupted(&interrupt, || tool.run(&context, arguments));
             drop(slot);
             result
         });

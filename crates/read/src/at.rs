@@ -7,6 +7,8 @@ use std::io::{self, Read};
 
 /// Reads once from `offset` into `buffer` and returns how many bytes came (0 at the end).
 pub fn read_at(file: &File, buffer: &mut [u8], offset: u64) -> io::Result<usize> {
+    // A stop asked for by another thread fails the read (see `stop`).
+    crate::stop::check()?;
     #[cfg(unix)]
     let n_read = std::os::unix::fs::FileExt::read_at(file, buffer, offset)?;
     #[cfg(not(unix))]

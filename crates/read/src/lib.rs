@@ -11,6 +11,7 @@ mod at;
 mod decode;
 mod lines;
 mod open;
+mod stop;
 
 pub mod json;
 pub mod searchable;
@@ -27,3 +28,4 @@ pub use open::{
     OpenError, Symlinks, describe_file_type, describe_io, open_nonblocking, open_regular,
     open_session_file,
 };
+pub use stop::{StopFlag, reading_until_stopped};

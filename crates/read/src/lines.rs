@@ -170,7 +170,10 @@ impl RegionReader {
             if want == 0 {
                 break;
             }
-            let n_read = match reader.read(&mut buffer[filled..filled + want]) {
+            // A stop asked for by another thread ends the read here (see `stop`).
+            let read =
+                crate::stop::check().and_then(|()| reader.read(&mut buffer[filled..filled + want]));
+            let n_read = match read {
                 Ok(0) => break,
                 Ok(n_read) => n_read,
                 Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,

@@ -102,3 +102,11 @@ mod tests {
         );
     }
 }
+
+/// A run's interrupt also stops the reads of a thread that watches it
+/// ([`pi_retrospect_read::reading_until_stopped`]): a parse or scan outside the run ends too.
+impl pi_retrospect_read::StopFlag for Progress {
+    fn is_stopped(&self) -> bool {
+        self.is_interrupted()
+    }
+}
