@@ -367,6 +367,7 @@ impl Searcher {
             result: FileResult::default(),
             skipped: Vec::new(),
             is_done: max_hits == 0,
+            is_reading_skipped_only: false,
             held_budget: usize::MAX,
             held_bytes: 0,
             sink: None,
@@ -448,6 +449,9 @@ struct FileScan<'s> {
     skipped: Vec<SkippedLine>,
     /// Whether the search of this file is over (enough hits, or told to stop).
     is_done: bool,
+    /// Whether the hits are all found and the rest of the file is read only for the lines
+    /// skipped for their length (their ids and parents bridge the active branch).
+    is_reading_skipped_only: bool,
     /// The bytes of hits the result may hold before the file is deferred.
     held_budget: usize,
     /// Roughly the bytes of the hits held.
@@ -519,7 +523,7 @@ impl FileScan<'_> {
                 Piece::Lines(region) => self.region(region.bytes, region.offset, region.is_final),
                 Piece::OverLong(line) => self.over_long(line),
             }
-            if self.is_done {
+            if self.is_done && !self.is_reading_skipped_only {
                 ControlFlow::Break(())
             } else {
                 ControlFlow::Continue(())
@@ -564,6 +568,12 @@ impl FileScan<'_> {
     /// Scans `region`, which starts at byte `offset` of the file: complete lines, except that
     /// the final region of a file may end with a line that has no newline.
     fn region(&mut self, region: &[u8], offset: u64, is_final: bool) {
+        if self.is_reading_skipped_only {
+            if !is_final {
+                self.lines_before += memchr::memchr_iter(b'\n', region).count() as u64;
+            }
+            return;
+        }
         if offset == 0 {
             let end = memchr::memchr(b'\n', region).unwrap_or(region.len());
             self.first_line
@@ -828,6 +838,9 @@ impl FileScan<'_> {
         self.result.n_hits += 1;
         if self.result.n_hits >= self.max_hits || self.mode == Mode::FilesWithMatches {
             self.is_done = true;
+            // Held hits are flagged after the scan, by the whole file's branch, which a line
+            // skipped for its length further on may bridge: the rest is read for those only.
+            self.is_reading_skipped_only = self.mode == Mode::Hits && self.sink.is_none();
         }
     }
 }

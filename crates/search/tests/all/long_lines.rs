@@ -162,6 +162,16 @@ fn active_branch_across_skipped_lines() {
         let in_memory = searcher.search_bytes(&file(&path), contents.as_bytes(), Mode::Hits, None);
         assert_eq!(result, in_memory);
         assert_eq!(describe_all(&result), expected_hits);
+        // A search stopped by a limit flags its hits as the whole search does, skipped lines
+        // after its last hit included.
+        for n_hits in 1..expected_hits.len() {
+            let limited = searcher.search_file(&file(&path), Mode::Hits, Some(n_hits as u64));
+            assert_eq!(
+                describe_all(&limited),
+                expected_hits[..n_hits],
+                "limit {n_hits}"
+            );
+        }
         let actual: Vec<String> = warnings(&result)
             .into_iter()
             .filter(|warning| !warning.contains("line limit; skipped"))
