@@ -289,13 +289,7 @@ impl Consumer<'_> {
         }
         let remaining = self.remaining();
         let n_hits = result.n_hits.min(remaining);
-        self.totals.n_files_searched += 1;
-        self.totals.n_bytes_searched += result.n_bytes;
-        if n_hits > 0 {
-            self.totals.n_files_with_hits += 1;
-        }
-        self.totals.n_hits += n_hits;
-        self.progress.set_hits(self.totals.n_hits);
+        self.count_file(result.n_bytes, n_hits);
         for hit in result
             .hits
             .iter()
@@ -306,13 +300,7 @@ impl Consumer<'_> {
                 return;
             }
         }
-        for warning in &result.warnings {
-            self.emit(Event::Warning(warning));
-            if self.is_stopped {
-                return;
-            }
-        }
-        self.finish_file(file, n_hits);
+        self.finish_file(file, &result.warnings, n_hits);
     }
 
     /// Reads the hits of `file`, too many for a worker to hold, and delivers each as it is
@@ -340,28 +328,33 @@ impl Consumer<'_> {
             },
         );
         self.scratch = scratch;
+        self.count_file(result.n_bytes, n_hits);
+        if is_stopped {
+            self.is_stopped = true;
+            return;
+        }
+        self.finish_file(file, &result.warnings, n_hits);
+    }
+
+    /// Adds a file of `n_bytes` with `n_hits` hits to the totals.
+    fn count_file(&mut self, n_bytes: u64, n_hits: u64) {
         self.totals.n_files_searched += 1;
-        self.totals.n_bytes_searched += result.n_bytes;
+        self.totals.n_bytes_searched += n_bytes;
         if n_hits > 0 {
             self.totals.n_files_with_hits += 1;
         }
         self.totals.n_hits += n_hits;
         self.progress.set_hits(self.totals.n_hits);
-        if is_stopped {
-            self.is_stopped = true;
-            return;
-        }
-        for warning in &result.warnings {
+    }
+
+    /// Delivers the warnings and the end of `file`, and stops the run at its limit.
+    fn finish_file(&mut self, file: &SearchFile, warnings: &[SearchWarning], n_hits: u64) {
+        for warning in warnings {
             self.emit(Event::Warning(warning));
             if self.is_stopped {
                 return;
             }
         }
-        self.finish_file(file, n_hits);
-    }
-
-    /// Delivers the end of `file` and stops the run at its limit.
-    fn finish_file(&mut self, file: &SearchFile, n_hits: u64) {
         let count = FileCount {
             path: file.path.clone(),
             depth: file.depth,

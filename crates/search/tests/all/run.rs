@@ -59,29 +59,42 @@ fn run(
     stop_after: Option<usize>,
 ) -> (Vec<String>, SearchTotals) {
     let searcher = searcher(Pattern::literal("needle"), Scope::default());
+    run_with(&searcher, files, options, stop_after)
+}
+
+/// Returns every event of a run of `searcher` as text (see [`describe_event`]), plus the
+/// totals; the consumer stops after `stop_after` events.
+fn run_with(
+    searcher: &pi_retrospect_search::Searcher,
+    files: &[SearchFile],
+    options: RunOptions,
+    stop_after: Option<usize>,
+) -> (Vec<String>, SearchTotals) {
     let mut events = Vec::new();
-    let totals = search_files(&searcher, files, &options, &mut |event| {
-        events.push(match event {
-            Event::Hit(hit) => format!(
-                "hit {} {} {} {}",
-                hit.path, hit.depth, hit.line_no, hit.snippet
-            ),
-            Event::Warning(warning) => {
-                format!(
-                    "warning {} {:?} {}",
-                    warning.path, warning.line_no, warning.message
-                )
-            }
-            Event::FileDone(count) => {
-                format!("done {} {} {}", count.path, count.depth, count.n_hits)
-            }
-        });
+    let totals = search_files(searcher, files, &options, &mut |event| {
+        events.push(describe_event(event));
         match stop_after {
             Some(n_events) if events.len() >= n_events => ControlFlow::Break(()),
             _ => ControlFlow::Continue(()),
         }
     });
     (events, totals)
+}
+
+/// Returns an event as one line: a hit with its place, flag and snippet, a warning, or a
+/// file's end with its count.
+fn describe_event(event: Event<'_>) -> String {
+    match event {
+        Event::Hit(hit) => format!(
+            "hit {} {} {} {} {}",
+            hit.path, hit.depth, hit.line_no, hit.is_on_active_branch, hit.snippet
+        ),
+        Event::Warning(warning) => format!(
+            "warning {} {:?} {}",
+            warning.path, warning.line_no, warning.message
+        ),
+        Event::FileDone(count) => format!("done {} {} {}", count.path, count.depth, count.n_hits),
+    }
 }
 
 #[test]
@@ -391,22 +404,24 @@ fn a_file_with_too_many_hits_to_hold_is_streamed_with_the_same_events() {
     for file in &files {
         let result = searcher.search_file(file, Mode::Hits, None);
         assert!(!result.is_deferred);
-        for hit in &result.hits {
-            expected.push(format!(
-                "hit {} {} {} {} {}",
-                hit.path, hit.depth, hit.line_no, hit.is_on_active_branch, hit.snippet
-            ));
-        }
-        for warning in &result.warnings {
-            expected.push(format!(
-                "warning {} {:?} {}",
-                warning.path, warning.line_no, warning.message
-            ));
-        }
-        expected.push(format!(
-            "done {} {} {}",
-            file.path, file.depth, result.n_hits
-        ));
+        expected.extend(
+            result
+                .hits
+                .iter()
+                .map(|hit| describe_event(Event::Hit(hit))),
+        );
+        expected.extend(
+            result
+                .warnings
+                .iter()
+                .map(|warning| describe_event(Event::Warning(warning))),
+        );
+        let count = pi_retrospect_search::FileCount {
+            path: file.path.clone(),
+            depth: file.depth,
+            n_hits: result.n_hits,
+        };
+        expected.push(describe_event(Event::FileDone(&count)));
     }
     let big_flags: Vec<&String> = expected
         .iter()
@@ -420,29 +435,7 @@ fn a_file_with_too_many_hits_to_hold_is_streamed_with_the_same_events() {
         big_flags[1_999]
     );
     let collect = |options: RunOptions, stop_after: Option<usize>| {
-        let mut events = Vec::new();
-        let totals = search_files(&searcher, &files, &options, &mut |event| {
-            events.push(match event {
-                Event::Hit(hit) => format!(
-                    "hit {} {} {} {} {}",
-                    hit.path, hit.depth, hit.line_no, hit.is_on_active_branch, hit.snippet
-                ),
-                Event::Warning(warning) => {
-                    format!(
-                        "warning {} {:?} {}",
-                        warning.path, warning.line_no, warning.message
-                    )
-                }
-                Event::FileDone(count) => {
-                    format!("done {} {} {}", count.path, count.depth, count.n_hits)
-                }
-            });
-            match stop_after {
-                Some(n_events) if events.len() >= n_events => ControlFlow::Break(()),
-                _ => ControlFlow::Continue(()),
-            }
-        });
-        (events, totals)
+        run_with(&searcher, &files, options, stop_after)
     };
     let n_hits = expected
         .iter()
