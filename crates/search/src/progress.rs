@@ -79,6 +79,14 @@ impl Progress {
     }
 }
 
+/// A run's interrupt also stops the reads of a thread that watches it
+/// ([`pi_retrospect_read::reading_until_stopped`]): a parse or scan outside the run ends too.
+impl pi_retrospect_read::StopFlag for Progress {
+    fn is_stopped(&self) -> bool {
+        self.is_interrupted()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,13 +108,5 @@ mod tests {
                 n_hits: 2,
             }
         );
-    }
-}
-
-/// A run's interrupt also stops the reads of a thread that watches it
-/// ([`pi_retrospect_read::reading_until_stopped`]): a parse or scan outside the run ends too.
-impl pi_retrospect_read::StopFlag for Progress {
-    fn is_stopped(&self) -> bool {
-        self.is_interrupted()
     }
 }
