@@ -381,11 +381,18 @@ fn filters(context: &CallContext, params: SessionEntriesParams) -> Result<Filter
             end.map(|line| line.to_string()).unwrap_or_default()
         )),
     };
+    let params_search_given = params.search.is_some();
     let (terms, case, grep_scope) = match params.search {
         Some(search) => {
             let case = match (search.case, search.case_sensitive) {
                 (None, true) => pi_retrospect_app::CaseMode::Sensitive,
-                (case, _) => Case::mode(case),
+                (Some(_), true) => {
+                    return Err(ToolError::argument(
+                        "search.caseSensitive",
+                        "give search.case or search.caseSensitive, not both",
+                    ));
+                }
+                (case, false) => Case::mode(case),
             };
             let scope = pi_retrospect_app::SearchScope {
                 tool_results: search.tool_results,
@@ -397,6 +404,12 @@ fn filters(context: &CallContext, params: SessionEntriesParams) -> Result<Filter
         }
         None => (Vec::new(), Case::mode(None), Default::default()),
     };
+    if terms.is_empty() && params_search_given {
+        return Err(ToolError::argument(
+            "search.terms",
+            "give at least one term (or leave search out)",
+        ));
+    }
     if terms.iter().any(String::is_empty) {
         return Err(ToolError::argument(
             "search.terms",
@@ -468,7 +481,15 @@ fn read(
                 parent_id,
                 ..filters.base.clone()
             };
-            let result = pi_retrospect_app::entries(&filters.target, &request, &context.env)?;
+            // An id that names nothing is this tool's `ids` (the application names it as
+            // `inspect_session`'s entry).
+            let result = pi_retrospect_app::entries(&filters.target, &request, &context.env)
+                .map_err(|error| match error.input {
+                    Some(pi_retrospect_app::Input::Entry) => {
+                        ToolError::argument("ids", error.message.clone())
+                    }
+                    _ => ToolError::from(error),
+                })?;
             let rows = result.rows()?;
             merged = Some(match merged {
                 None => (result.session, rows),

@@ -631,6 +631,21 @@ fn bad_arguments_name_the_argument() {
         ),
         (
             "session_entries",
+            json!({ "sessionPath": path, "ids": ["no-such-entry"] }),
+            "ids: no entry",
+        ),
+        (
+            "session_entries",
+            json!({ "sessionPath": path, "search": { "terms": [] } }),
+            "search.terms: give at least one term",
+        ),
+        (
+            "session_entries",
+            json!({ "sessionPath": path, "search": { "terms": "x", "case": "insensitive", "caseSensitive": true } }),
+            "search.caseSensitive: ",
+        ),
+        (
+            "session_entries",
             json!({ "sessionPath": path, "startTimestamp": "nope" }),
             "startTimestamp: ",
         ),
