@@ -99,6 +99,22 @@ impl SearchTerms {
         }
     }
 
+    /// Returns the optional texts these terms leave out (`toolResults`, `toolArgs`,
+    /// `thinking`, `system`), for a search that found nothing to say what was not looked in.
+    pub fn not_searched(&self) -> Vec<&'static str> {
+        pi_retrospect_read::searchable::not_searched(self.scope().kinds())
+    }
+
+    /// Returns the one rule's scope for these terms' flags.
+    fn scope(&self) -> pi_retrospect_read::searchable::SearchScope {
+        pi_retrospect_read::searchable::SearchScope {
+            thinking: self.thinking,
+            tool_args: self.tool_args,
+            tool_results: self.tool_results,
+            system: self.system,
+        }
+    }
+
     /// Returns the search library's query for these terms, refusing an empty pattern
     /// ([`Input::Pattern`]: it would match every text, as `inspect search` and
     /// `entries --grep` refuse it too), times that are not times and an empty range
@@ -117,13 +133,7 @@ impl SearchTerms {
             pattern = pattern.whole_word();
         }
         // The one rule for which texts each flag adds.
-        let kinds = pi_retrospect_read::searchable::SearchScope {
-            thinking: self.thinking,
-            tool_args: self.tool_args,
-            tool_results: self.tool_results,
-            system: self.system,
-        }
-        .kinds();
+        let kinds = self.scope().kinds();
         let (since, until) = crate::time_range(self.since.as_deref(), self.until.as_deref(), env)?;
         let mut query = Query::new(pattern);
         query.scope = Scope {

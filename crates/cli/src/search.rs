@@ -295,6 +295,20 @@ pub fn run(
             }
         }
     }
+    // Nothing found: a person at a terminal is told which texts were not looked in (the
+    // first thing to widen); a script's stderr stays clean.
+    let not_searched = request.terms.not_searched();
+    if totals.n_hits == 0
+        && !not_searched.is_empty()
+        && !crate::output::is_quiet()
+        && std::io::stderr().is_terminal()
+    {
+        let line = pi_retrospect_render::inspect::not_searched_line(
+            &not_searched,
+            pi_retrospect_render::inspect::Spelling::Flags,
+        );
+        eprintln!("pi-retrospect: no hits; {line}");
+    }
     Ok(SearchOutcome {
         is_match: totals.n_hits > 0,
     })

@@ -201,8 +201,9 @@ pub fn write_text(
     Ok(())
 }
 
-/// Returns the line that says what a search did not look in, and how to add it.
-fn not_searched_line(not_searched: &[&str], spelling: Spelling) -> String {
+/// Returns the line that says what a search did not look in (`toolResults`, `toolArgs`,
+/// `thinking`, `system`), and how to add each, spelled for the front end.
+pub fn not_searched_line(not_searched: &[&str], spelling: Spelling) -> String {
     let parts: Vec<String> = not_searched
         .iter()
         .map(|name| {

@@ -217,6 +217,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     terms.until = sessions.until.take();
     sessions.active_since.clone_from(&terms.since);
     sessions.active_until.clone_from(&terms.until);
+    let not_searched = terms.not_searched();
     let request = SearchRequest {
         sessions,
         session,
@@ -361,6 +362,13 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     }
     if document.hits.is_empty() {
         text.push_str("no hits\n");
+        if !not_searched.is_empty() {
+            let line = pi_retrospect_render::inspect::not_searched_line(
+                &not_searched,
+                pi_retrospect_render::inspect::Spelling::Arguments,
+            );
+            text.push_str(&format!("{line}\n"));
+        }
     }
     Ok(ToolOutput {
         structured,

@@ -1312,3 +1312,24 @@ fn the_searching_tools_find_the_same_entries() {
         "an API error is searched by default: {errors}"
     );
 }
+
+/// A search that finds nothing says which texts it did not look in, spelled as this tool's
+/// arguments, so that an agent knows what to widen.
+#[test]
+fn a_search_without_hits_says_what_it_did_not_look_in() {
+    let server = server(&fixture("pi-real/sessions"));
+    let arguments = object(json!({ "pattern": "zzz-no-such-text" }));
+    let result = server.call("search_sessions", arguments).expect("a tool");
+    let text = text_of(&result);
+    assert!(text.contains("no hits"), "{text}");
+    assert!(
+        text.contains("not searched: tool output (toolResults: true)"),
+        "{text}"
+    );
+    let arguments = object(json!({
+        "pattern": "zzz-no-such-text",
+        "toolResults": true, "toolArgs": true, "thinking": true, "system": true
+    }));
+    let text = text_of(&server.call("search_sessions", arguments).expect("a tool"));
+    assert!(!text.contains("not searched"), "{text}");
+}
