@@ -195,7 +195,11 @@ pub fn run(args: &InspectArgs, env: &Environment, out: &mut dyn Write) -> anyhow
     let session = &result.session;
     let is_found = !matches!(request.view, InspectView::Search { .. })
         || request.cursor.is_some()
-        || !result.page.hits.is_empty();
+        || result
+            .page
+            .hits
+            .as_ref()
+            .is_some_and(|hits| !hits.is_empty());
     if args.json {
         pi_retrospect_render::inspect::write_json_all_warnings(
             out,

@@ -163,7 +163,8 @@ pub fn write_text(
     )?;
     writeln!(out, "path: {}", field(path))?;
     writeln!(out, "tokens are estimates: serialized characters / 4")?;
-    let n_shown = page.checkpoints.len() + page.hits.len();
+    let hits = page.hits.as_deref().unwrap_or_default();
+    let n_shown = page.checkpoints.len() + hits.len();
     match view {
         InspectView::Read { .. } => {}
         InspectView::Search { .. } => {
@@ -185,7 +186,7 @@ pub fn write_text(
     for checkpoint in &page.checkpoints {
         write_checkpoint(out, checkpoint, style)?;
     }
-    for hit in &page.hits {
+    for hit in hits {
         write_hit(out, hit, style)?;
     }
     if let Some(read) = &page.read {

@@ -372,9 +372,10 @@ pub struct InspectPage {
     /// Checkpoints (`overview`, `ancestors`, `children`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub checkpoints: Vec<CheckpointItem>,
-    /// Matches (`search`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub hits: Vec<InspectHit>,
+    /// Matches: an array in every `search` page, none found included; absent in the other
+    /// views.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hits: Option<Vec<InspectHit>>,
     /// What `search` did not look in, each with the option that adds it (`toolResults`,
     /// `toolArgs`, `thinking`, `system`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -471,7 +472,7 @@ pub fn inspect(
         view: request.view.name(),
         active_entry_id: session.leaf().map(|leaf| session.entry(leaf).handle()),
         checkpoints: Vec::new(),
-        hits: Vec::new(),
+        hits: None,
         not_searched: Vec::new(),
         read: None,
         n_total: 0,
@@ -730,7 +731,7 @@ impl<'a> InspectCtx<'a> {
         // are counted, so a page costs one pass over the file however many hits there are.
         let (hits, n_total) = self.search(query, offset..offset.saturating_add(limit))?;
         page.n_total = n_total;
-        page.hits = hits;
+        page.hits = Some(hits);
         page.not_searched = not_searched(self.scope.kinds());
         page.n_steps = self.n_steps.get();
         Ok(Some(offset.saturating_add(limit)))

@@ -224,7 +224,7 @@ fn search_builds_only_the_page() {
         };
         let page = inspect(&session, &request).expect("search");
         assert_eq!(page.n_total, n);
-        assert_eq!(page.hits.len(), limit);
+        assert_eq!(page.hits.as_ref().map(Vec::len), Some(limit));
         let bound = (limit as u64 + 2) * n as u64;
         assert!(
             page.n_steps <= bound,

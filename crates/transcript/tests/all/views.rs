@@ -1157,6 +1157,7 @@ fn search_scope_is_opt_in() {
         let hits: Vec<String> = page
             .hits
             .iter()
+            .flatten()
             .map(|hit| {
                 let field = serde_json::to_value(hit.field).expect("field");
                 format!("{}:{}", hit.entry_id, field.as_str().unwrap_or("?"))
@@ -1195,6 +1196,20 @@ fn search_scope_is_opt_in() {
             "b1:bashOutput",
         ],
         &[],
+    );
+    // A search page always carries its hits, none included; other views leave them out.
+    let request = InspectPageRequest::new(InspectView::Search {
+        query: "nothing like it".to_owned(),
+    });
+    let page = serde_json::to_value(inspect(&session, &request).expect("search")).expect("json");
+    assert_eq!(page["hits"], serde_json::json!([]), "{page}");
+    let overview =
+        inspect(&session, &InspectPageRequest::new(InspectView::Overview)).expect("overview");
+    assert!(
+        serde_json::to_value(overview)
+            .expect("json")
+            .get("hits")
+            .is_none()
     );
     // entries --grep: text, and with the scope, tool-call arguments and thinking.
     let grep = |scope: SearchScope| -> Vec<String> {
