@@ -18,8 +18,10 @@ pub fn decode_lossy(bytes: &[u8]) -> serde_json::Value {
 /// Invalid UTF-8 and lone surrogate escapes become U+FFFD, as in Pi's own reader; a number
 /// too large for a float becomes null.
 pub fn decode_line(bytes: &[u8]) -> Option<serde_json::Value> {
-    if let Ok(value) = serde_json::from_slice(bytes) {
-        return Some(value);
+    match serde_json::from_slice(bytes) {
+        Ok(value) => return Some(value),
+        Err(error) if is_too_deep(&error) => return decode_deep(bytes),
+        Err(_) => {}
     }
     // What JavaScript's `JSON.parse` reads but a strict parser refuses: invalid UTF-8, and a
     // lone surrogate escape (`\ud83d` without its pair, which JavaScript writes when a string
@@ -29,7 +31,31 @@ pub fn decode_line(bytes: &[u8]) -> Option<serde_json::Value> {
     let text = String::from_utf8_lossy(bytes);
     let repaired = repair_lone_surrogates(&text);
     let repaired = pi_retrospect_core::json_text::replace_overflowing_numbers(&repaired);
-    serde_json::from_str(&repaired).ok()
+    match serde_json::from_str(&repaired) {
+        Ok(value) => Some(value),
+        Err(error) if is_too_deep(&error) => decode_deep(repaired.as_bytes()),
+        Err(_) => None,
+    }
+}
+
+/// Returns whether serde_json refused a value for its nesting (it stops at 128 levels, one
+/// short of the tokenizer's [`crate::json::MAX_DEPTH`]).
+fn is_too_deep(error: &serde_json::Error) -> bool {
+    error.to_string().starts_with("recursion limit exceeded")
+}
+
+/// Returns the value of a line nested beyond serde_json's own limit but within the
+/// tokenizer's, so that every reader takes or refuses the same lines; the tokenizer checks
+/// the nesting first, which keeps the decoder's recursion shallow on any thread.
+fn decode_deep(bytes: &[u8]) -> Option<serde_json::Value> {
+    let mut reader = crate::json::Reader::new(bytes);
+    reader.skip_value().ok()?;
+    reader.end().ok()?;
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    deserializer.disable_recursion_limit();
+    let value = <serde_json::Value as serde::Deserialize>::deserialize(&mut deserializer).ok()?;
+    deserializer.end().ok()?;
+    Some(value)
 }
 
 /// Returns `json` with every `\uD800`-`\uDFFF` escape that is not half of a valid pair
@@ -82,6 +108,33 @@ pub fn repair_lone_surrogates(json: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A line is decoded exactly when the tokenizer reads it: nested up to its bound of
+    /// 128 levels (one more than serde_json alone takes), with a lone surrogate too, and
+    /// refused past it.
+    #[test]
+    fn decodes_as_deep_as_the_tokenizer_reads() {
+        for depth in [1, 126, 127, 128, 129, 400] {
+            // The line's object is one level; the array holds the rest.
+            let inner = depth - 1;
+            for text in ["t", "\\ud83d"] {
+                let line = format!(
+                    r#"{{"t":"{text}","x":{}1{}}}"#,
+                    "[".repeat(inner),
+                    "]".repeat(inner)
+                );
+                let tokenized = crate::json::Reader::new(line.as_bytes())
+                    .skip_value()
+                    .is_ok();
+                assert_eq!(tokenized, depth <= crate::json::MAX_DEPTH, "{depth}");
+                assert_eq!(
+                    decode_line(line.as_bytes()).is_some(),
+                    tokenized,
+                    "{depth} {text}"
+                );
+            }
+        }
+    }
 
     fn check(line: &[u8], expected: Option<&str>) {
         let actual = decode_line(line).map(|value| value["t"].as_str().unwrap_or("?").to_owned());

@@ -5,7 +5,8 @@
 //! It accepts what `JSON.parse` accepts, which is what decides whether Pi reads a line: the
 //! RFC 8259 grammar, raw control characters refused inside strings, repeated members allowed
 //! (the caller sees each; the last one wins in `JSON.parse`), nesting deeper than
-//! [`MAX_DEPTH`] refused (`JSON.parse` has a larger limit; no Pi entry comes near it). Bytes
+//! [`MAX_DEPTH`] refused (`JSON.parse` has a larger limit; no Pi entry comes near it; every
+//! reader here, `decode_line` included, refuses the same lines with a warning). Bytes
 //! that are not UTF-8 are not an error, as Pi decodes a file with replacement characters
 //! before parsing it; strings that are kept are decoded the same way.
 //!

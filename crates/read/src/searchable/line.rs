@@ -55,8 +55,9 @@ pub fn line_texts<'l>(
     answer.unwrap_or(LineEntry::Undecided)
 }
 
-/// The nesting the exact decoder (serde_json) refuses: 128 levels of arrays and objects,
-/// one less than the tokenizer.
+/// The nesting from which the decoder is asked instead: serde_json alone stops at 128
+/// levels of arrays and objects, and `decode_line` reads such a line again within the
+/// tokenizer's bound, so a line this deep is left to it.
 const DECODER_DEPTH_LIMIT: usize = 128;
 
 /// Returns whether `line` has enough opening brackets to be nested as deeply as the exact
