@@ -108,11 +108,13 @@ pub fn failures_streamed(
                 batch
                     .par_iter()
                     .map(|file| {
-                        pi_retrospect_failures::scan_one_held(
-                            file,
-                            &options,
-                            pi_retrospect_failures::MAX_HELD_ROWS,
-                        )
+                        watching(request, || {
+                            pi_retrospect_failures::scan_one_held(
+                                file,
+                                &options,
+                                pi_retrospect_failures::MAX_HELD_ROWS,
+                            )
+                        })
                     })
                     .collect()
             });
@@ -126,7 +128,9 @@ pub fn failures_streamed(
             };
             let flow = match report {
                 Some(report) => deliver(report),
-                None => pi_retrospect_failures::scan_one_streamed(file, &options, &mut deliver),
+                None => watching(request, || {
+                    pi_retrospect_failures::scan_one_streamed(file, &options, &mut deliver)
+                }),
             };
             if flow.is_break() {
                 return Ok(totals);
@@ -250,7 +254,9 @@ fn scan(
         kinds: request.kinds.clone(),
         since,
         until,
-        is_detailed: !request.is_count_only && (is_keeping_rows || request.repeats),
+        // Rows kept get their tree facts and titles; repeats their titles (a folded scan
+        // reads no tree for them).
+        is_detailed: is_keeping_rows || request.repeats,
         find_repeats: request.repeats || request.group_by == Some(GroupBy::Session),
     };
     let is_interrupted = || {
@@ -276,11 +282,13 @@ fn scan(
                     return (report, grouper);
                 }
                 // Grouped and counted, each failure is folded in as its line is read.
-                let one = if is_keeping_rows {
-                    pi_retrospect_failures::scan_one(file, &options)
-                } else {
-                    pi_retrospect_failures::scan_one_folded(file, &options, grouper.as_mut())
-                };
+                let one = watching(request, || {
+                    if is_keeping_rows {
+                        pi_retrospect_failures::scan_one(file, &options)
+                    } else {
+                        pi_retrospect_failures::scan_one_folded(file, &options, grouper.as_mut())
+                    }
+                });
                 report.absorb(one);
                 (report, grouper)
             })
@@ -308,6 +316,15 @@ fn scan(
     report.warnings.dedup();
     let groups = grouper.map(|grouper| grouper.finish(&report.repeats));
     Ok(FailuresResult { report, groups })
+}
+
+/// Runs `scan` so that the request's interrupt stops its reads (a scan of one big file ends
+/// at its next read, not at the file's end); without one, as it is.
+fn watching<R>(request: &FailuresRequest, scan: impl FnOnce() -> R) -> R {
+    match &request.interrupt {
+        Some(interrupt) => crate::until_interrupted(interrupt, scan),
+        None => scan(),
+    }
 }
 
 #[cfg(test)]

@@ -177,7 +177,8 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
         group_by,
         time_zone: args.timezone.clone(),
         repeats: args.repeats,
-        is_count_only: args.count && group_by.is_none() && !args.repeats,
+        // Counted, no row is kept (repeats are found as the lines are read).
+        is_count_only: args.count && group_by.is_none(),
         interrupt: None,
     };
     if args.jsonl && group_by.is_none() {

@@ -117,7 +117,7 @@ pub fn scan_one_held(
     options: &ScanOptions,
     max_rows: usize,
 ) -> Option<FailuresReport> {
-    let (report, is_over) = scan_file(file, options, Rows::Keep(max_rows));
+    let (report, is_over, _) = scan_file(file, options, Rows::Keep(max_rows));
     (!is_over).then_some(report)
 }
 
@@ -133,7 +133,7 @@ pub fn scan_one_streamed(
     each: &mut dyn FnMut(FailuresReport) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
     let mut keys = Vec::new();
-    let (mut part, _) = scan_file(file, options, Rows::Keys(&mut keys));
+    let (mut part, _, snapshot) = scan_file(file, options, Rows::Keys(&mut keys));
     crate::types::sort_stably_in_place(&mut keys, |left, right| {
         (std::cmp::Reverse(left.instant), &left.entry_id)
             .cmp(&(std::cmp::Reverse(right.instant), &right.entry_id))
@@ -141,7 +141,7 @@ pub fn scan_one_streamed(
     let repeats = std::mem::take(&mut part.repeats);
     let path = Path::new(&*file.path);
     let facts = if options.is_detailed && !keys.is_empty() {
-        TreeFacts::of(file, path, &mut part.warnings)
+        TreeFacts::of(file, path, snapshot, &mut part.warnings)
     } else {
         TreeFacts::default()
     };
@@ -384,9 +384,13 @@ fn warning(path: &str, reason: String) -> Warning {
     }
 }
 
-/// Returns the report of one file and whether it had more failures than [`Rows::Keep`]
-/// holds (its rows are then left out).
-fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> (FailuresReport, bool) {
+/// Returns the report of one file, whether it had more failures than [`Rows::Keep`] holds
+/// (its rows are then left out), and the length read (the file's when it was opened).
+fn scan_file(
+    file: &ScanFile,
+    options: &ScanOptions,
+    mut rows: Rows<'_>,
+) -> (FailuresReport, bool, u64) {
     let mut report = FailuresReport {
         n_files: 1,
         ..FailuresReport::default()
@@ -397,7 +401,7 @@ fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> (Fai
         Ok(opened) => opened,
         Err(error) => {
             report.warnings.push(warning(&file.path, error.to_string()));
-            return (report, false);
+            return (report, false, 0);
         }
     };
     // The rows go straight into the report; their tree links (only when details are asked
@@ -406,7 +410,10 @@ fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> (Fai
     let mut finder = RepeatFinder::default();
     let mut is_decoded = false;
     let is_copied = |instant: Option<Timestamp>| matches!((file.copied_before, instant), (Some(start), Some(at)) if at < start);
-    let read = for_each_line(&handle, metadata.len(), DEFAULT_MAX_LINE_BYTES, |line| {
+    // The rows and their tree facts are of the same bytes: the file as long as it was when
+    // opened, whatever Pi appends meanwhile (a new branch would move the leaf).
+    let snapshot = metadata.len();
+    let read = for_each_line(&handle, snapshot, DEFAULT_MAX_LINE_BYTES, |line| {
         if let Some(length) = line.over_long {
             report.warnings.push(warning(
                 &file.path,
@@ -528,7 +535,7 @@ fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> (Fai
     }
     report.n_files_decoded = u64::from(is_decoded);
     if is_over {
-        return (report, true);
+        return (report, true, snapshot);
     }
     let runs = if options.find_repeats {
         finder.finish()
@@ -538,13 +545,13 @@ fn scan_file(file: &ScanFile, options: &ScanOptions, mut rows: Rows<'_>) -> (Fai
     let is_detailed = options.is_detailed && (!report.failures.is_empty() || !runs.is_empty());
     let title = if is_detailed { title_of(path) } else { None };
     if options.is_detailed && !report.failures.is_empty() {
-        let facts = TreeFacts::of(file, path, &mut report.warnings);
+        let facts = TreeFacts::of(file, path, snapshot, &mut report.warnings);
         for (row, link) in report.failures.iter_mut().zip(links) {
             facts.attach(row, link);
         }
     }
     report.repeats = repeats(file, runs, title.as_ref(), options);
-    (report, false)
+    (report, false, snapshot)
 }
 
 /// Returns a session's title as rows show it: its name, else its first user message, first
@@ -576,8 +583,12 @@ struct TreeFacts {
 
 impl TreeFacts {
     /// Reads the tree and title of `file`; a tree that cannot be read is a warning.
-    fn of(file: &ScanFile, path: &Path, warnings: &mut Vec<Warning>) -> TreeFacts {
-        let transcript = match Transcript::open_with(path, &ReadLimits::default()) {
+    fn of(file: &ScanFile, path: &Path, snapshot: u64, warnings: &mut Vec<Warning>) -> TreeFacts {
+        let limits = ReadLimits {
+            snapshot_bytes: Some(snapshot),
+            ..ReadLimits::default()
+        };
+        let transcript = match Transcript::open_with(path, &limits) {
             Ok(transcript) => Some(transcript),
             Err(error) => {
                 warnings.push(warning(&file.path, error.to_string()));
@@ -732,4 +743,50 @@ fn repeats(
             n_failed: run.n_failed,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tree facts are those of the bytes the rows came from: a branch Pi appends after
+    /// the scan (a new leaf below the first entry) does not move a row off the active branch.
+    #[test]
+    fn tree_facts_are_of_the_scanned_bytes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("s.jsonl");
+        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+        let user = r#"{"type":"message","id":"u","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"go"}}"#;
+        let failed = r#"{"type":"message","id":"b","parentId":"u","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"bashExecution","command":"false","output":"","exitCode":1,"cancelled":false,"truncated":false}}"#;
+        std::fs::write(&path, format!("{header}\n{user}\n{failed}\n")).expect("write");
+        let file = ScanFile {
+            path: path.to_str().expect("utf-8").into(),
+            cwd: "/p".into(),
+            depth: 0,
+            copied_before: None,
+        };
+        let options = ScanOptions {
+            is_detailed: true,
+            ..ScanOptions::default()
+        };
+        let (report, _, snapshot) = scan_file(&file, &options, Rows::Keep(usize::MAX));
+        assert!(report.failures[0].on_active_branch);
+        // Pi goes on from the first entry: the failure leaves the active branch.
+        let branch = r#"{"type":"message","id":"v","parentId":"u","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"again"}}"#;
+        let mut appended = std::fs::read_to_string(&path).expect("read");
+        appended.push_str(branch);
+        appended.push('\n');
+        std::fs::write(&path, appended).expect("append");
+        let mut warnings = Vec::new();
+        let link = || TreeLink {
+            stored_id: None,
+            tool_call_id: None,
+        };
+        let mut row = report.failures[0].clone();
+        TreeFacts::of(&file, &path, snapshot, &mut warnings).attach(&mut row, link());
+        assert!(row.on_active_branch, "the scanned bytes' branch");
+        let grown = std::fs::metadata(&path).expect("stat").len();
+        TreeFacts::of(&file, &path, grown, &mut warnings).attach(&mut row, link());
+        assert!(!row.on_active_branch, "the grown file's branch");
+    }
 }
