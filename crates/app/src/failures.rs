@@ -31,6 +31,9 @@ pub struct FailuresRequest {
     pub since: Option<String>,
     /// Only failures at or before this bound.
     pub until: Option<String>,
+    /// Only failures written by this instant, or without a valid timestamp (a paged walk's
+    /// snapshot: the failures written after its first page stay out of every page).
+    pub as_of: Option<pi_retrospect_core::Timestamp>,
     /// Group the failures.
     pub group_by: Option<GroupBy>,
     /// The IANA time zone of `--by day` and of dates and times without an offset in `since`
@@ -84,6 +87,7 @@ pub fn failures_streamed(
         kinds: request.kinds.clone(),
         since: plan.since,
         until: plan.until,
+        as_of: request.as_of,
         is_detailed: true,
         find_repeats: request.repeats,
     };
@@ -254,6 +258,7 @@ fn scan(
         kinds: request.kinds.clone(),
         since,
         until,
+        as_of: request.as_of,
         // Rows kept get their tree facts and titles; repeats their titles (a folded scan
         // reads no tree for them).
         is_detailed: is_keeping_rows || request.repeats,

@@ -180,6 +180,7 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
         // Counted, no row is kept (repeats are found as the lines are read).
         is_count_only: args.count && group_by.is_none(),
         interrupt: None,
+        as_of: None,
     };
     if args.jsonl && group_by.is_none() {
         return write_jsonl_streamed(&request, env, out);

@@ -51,6 +51,10 @@ pub struct ScanOptions {
     pub since: Option<Timestamp>,
     /// Only failures at or before this instant.
     pub until: Option<Timestamp>,
+    /// Only failures written by this instant, or without a valid timestamp: a paged walk's
+    /// snapshot, so that failures written between pages do not move its rows or counts
+    /// (unlike `until`, it keeps the failures that carry no time).
+    pub as_of: Option<Timestamp>,
     /// Fill in the rows' tree facts (active branch, the call's arguments) and titles; a
     /// count needs none of them.
     pub is_detailed: bool,
@@ -634,6 +638,7 @@ fn is_selected(recorded: &Recorded, instant: Option<Timestamp>, options: &ScanOp
         Some(at) => {
             options.since.is_none_or(|since| at >= since)
                 && options.until.is_none_or(|until| at <= until)
+                && options.as_of.is_none_or(|as_of| at <= as_of)
         }
         // An entry without a valid timestamp is outside every bound.
         None => !is_bounded,

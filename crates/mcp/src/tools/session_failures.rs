@@ -56,9 +56,9 @@ time; timeZone (IANA, default the server's zone) sets the days of by day; sessio
 excludeSessionPath choose the sessions as in list_sessions. nFailures counts every failure \
 selected. Pages: at most limit rows (default 100, at most 500) and 32 KiB of JSON (256 KiB \
 when limit is given); when nextCursor is not null, repeat the call with cursor = nextCursor. \
-Failure rows and repeats are paged by their key (time, path, entry), so failures written \
-between pages neither shift nor repeat the walk; groups by their count and key (a failure \
-written meanwhile may move a group). A page holds one part of the walk: the failures (or \
+Failure rows and repeats are paged by their key (time, path, entry), groups by their count \
+and key, and a walk keeps the store as of its first page: failures written after it stay out \
+of the later pages, so nothing shifts, repeats or is skipped. A page holds one part of the walk: the failures (or \
 groups), then the repeats (with repeats, or by session). Never writes.";
 
 /// The arguments of `session_failures`.
@@ -199,6 +199,9 @@ struct Position {
     /// How many rows with that key were returned: rows can share one (a file whose entries
     /// repeat an id at one time), and the next page starts after them, not after the key.
     n_same: u64,
+    /// The walk's snapshot: the time of its first page. Failures written after it stay out
+    /// of every page, so that a group's count, and so its place, holds from page to page.
+    as_of: Option<Timestamp>,
 }
 
 /// A row's key: a failure's or repeat's sort key (newest first: instant, path, entry), or a
@@ -286,7 +289,10 @@ impl Position {
             ]),
             Some(RowKey::Group { count, key }) => serde_json::json!([count, key]),
         };
-        serde_json::json!([self.section.name(), key, self.n_same])
+        let as_of = self
+            .as_of
+            .map_or(Value::Null, |at| serde_json::json!([at.seconds, at.nanos]));
+        serde_json::json!([self.section.name(), key, self.n_same, as_of])
     }
 
     fn from_value(value: &Value) -> Result<Position, ToolError> {
@@ -327,10 +333,22 @@ impl Position {
             Value::Null => 0,
             n_same => n_same.as_u64().ok_or_else(bad)?,
         };
+        let as_of = match &value[3] {
+            Value::Null => None,
+            at => Some(Timestamp {
+                seconds: at[0].as_i64().ok_or_else(bad)?,
+                nanos: at[1]
+                    .as_u64()
+                    .and_then(|nanos| u32::try_from(nanos).ok())
+                    .filter(|nanos| *nanos < 1_000_000_000)
+                    .ok_or_else(bad)?,
+            }),
+        };
         Ok(Position {
             section,
             key,
             n_same,
+            as_of,
         })
     }
 }
@@ -390,6 +408,8 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     }
     .request(context)?;
     let (since, until) = (sessions.since.take(), sessions.until.take());
+    // The next pages keep the walk's snapshot, which the first page fixes below.
+    let as_of = after.as_ref().and_then(|after| after.as_of);
     let request = FailuresRequest {
         sessions: ListRequest {
             id_prefixes: params.id.into_vec(),
@@ -405,10 +425,29 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         repeats: params.repeats,
         is_count_only: false,
         interrupt: Some(Arc::clone(&context.interrupt)),
+        as_of,
     };
     let pi_retrospect_app::FailuresResult { mut report, groups } =
         pi_retrospect_app::failures(&request, &env)?;
     let mut groups = groups;
+    // The first page's snapshot: now, or the newest failure it found when that is later (a
+    // file from a clock ahead of this one), so that no failure of the first page is left out
+    // of the next ones.
+    let as_of = match &after {
+        Some(_) => as_of,
+        None => {
+            let now = Timestamp {
+                seconds: env.now.as_second(),
+                nanos: u32::try_from(env.now.subsec_nanosecond()).unwrap_or(0),
+            };
+            let newest_group = groups
+                .iter()
+                .flatten()
+                .filter_map(|group| pi_retrospect_core::timestamp::parse(&group.last_seen));
+            let newest_row = report.failures.iter().filter_map(|row| row.instant);
+            newest_group.chain(newest_row).chain([now]).max()
+        }
+    };
     let n_groups = groups.as_ref().map(Vec::len);
     let n_repeats = report.repeats.len();
     // The rows of this page's section after the cursor's key: rows written since the
@@ -492,6 +531,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
                         section,
                         key: Some(key.clone()),
                         n_same: before + on_page,
+                        as_of,
                     }
                 }
                 // Not even one row fits: the page is refused below.
@@ -502,6 +542,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
                 section: Section::Repeats,
                 key: None,
                 n_same: 0,
+                as_of,
             }
         } else {
             return None;

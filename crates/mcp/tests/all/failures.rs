@@ -23,7 +23,12 @@ const BASE_MINUTE: u64 = 1000;
 /// `read` (every session; a long message in every third), a failed `!` command (every
 /// fourth) and a provider error (every sixth). Returns the path and its failures' entry ids.
 fn write_session(root: &Path, idx: u64, minute: u64) -> (String, Vec<String>) {
-    let at = |second: u64| timestamp_in_month("2026-11", minute * 60 + second);
+    write_session_in(root, idx, "2026-11", minute)
+}
+
+/// Writes session `idx` as [`write_session`] does, `minute` minutes into `month`.
+fn write_session_in(root: &Path, idx: u64, month: &str, minute: u64) -> (String, Vec<String>) {
+    let at = |second: u64| timestamp_in_month(month, minute * 60 + second);
     let header = Header::new(&format!("00000000-0000-7000-8000-{idx:012}"))
         .timestamp(&at(0))
         .cwd(&format!("/tmp/project-{}", idx % 5));
@@ -551,4 +556,33 @@ fn rows_sharing_a_key_are_each_paged_once() {
     messages.sort();
     let expected: Vec<String> = (0..10).map(|n| format!("failure {n}")).collect();
     assert_eq!(messages, expected);
+}
+
+/// A grouped walk is a snapshot of its first page: failures written after it (here, of the
+/// signature of the smallest groups, which would move them ahead of the cursor) stay out of
+/// every page, so every group of the first page's store comes once, with its count.
+#[test]
+fn a_grouped_walk_keeps_every_group_while_failures_are_written() {
+    for by in ["signature", "tool", "session", "project"] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("sessions");
+        for idx in 0..24 {
+            write_session(&root, idx, BASE_MINUTE + idx);
+        }
+        let root = std::fs::canonicalize(&root).expect("canonical");
+        let server = server(&root);
+        let arguments = json!({ "by": by, "limit": 1 });
+        let (before, _) = walk(&server, &arguments, "groups", &mut |_| {});
+        assert!(before.len() > 2, "{by}: a walk of several pages");
+        let mut next_idx = 5000;
+        let (during, _) = walk(&server, &arguments, "groups", &mut |_| {
+            // After the server's now (2026-12-01): written since the walk began.
+            for _ in 0..3 {
+                write_session_in(&root, next_idx, "2026-12", 1440 + next_idx % 100);
+                next_idx += 1;
+            }
+        });
+        assert!(next_idx > 5000, "{by}: sessions were written between pages");
+        assert_eq!(during, before, "{by}");
+    }
 }
