@@ -566,14 +566,20 @@ fn read_into(
         return;
     }
     let read = pi_retrospect_walk::with_threads(threads, || match (facts, cache) {
-        (Facts::Summary | Facts::Ends, Some(cache)) => unread
-            .par_iter()
-            .map(|path| {
-                cache
-                    .summary_at(path)
-                    .map_err(|error| Warning::new(*path, error.to_string()))
-            })
-            .collect(),
+        // The tasks stop reading with the caller (`with_threads` hands its stop on).
+        (Facts::Summary | Facts::Ends, Some(cache)) => {
+            let stop = pi_retrospect_read::watched_stop();
+            unread
+                .par_iter()
+                .map(|path| {
+                    pi_retrospect_read::reading_while(stop.clone(), || {
+                        cache
+                            .summary_at(path)
+                            .map_err(|error| Warning::new(*path, error.to_string()))
+                    })
+                })
+                .collect()
+        }
         (Facts::Summary, None) => read_summaries_in(&unread, SummaryScope::Whole),
         (Facts::Ends, None) => read_summaries_in(&unread, SummaryScope::Ends),
         (Facts::LastActivity, _) => read_last_activities(&unread),
@@ -807,14 +813,19 @@ impl SummaryReader {
     /// order given; a file that cannot be read is a warning naming it.
     pub fn read(&self, paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
         match &self.cache {
-            Some(cache) => paths
-                .par_iter()
-                .map(|path| {
-                    cache
-                        .summary_at(path)
-                        .map_err(|error| Warning::new(*path, error.to_string()))
-                })
-                .collect(),
+            Some(cache) => {
+                let stop = pi_retrospect_read::watched_stop();
+                paths
+                    .par_iter()
+                    .map(|path| {
+                        pi_retrospect_read::reading_while(stop.clone(), || {
+                            cache
+                                .summary_at(path)
+                                .map_err(|error| Warning::new(*path, error.to_string()))
+                        })
+                    })
+                    .collect()
+            }
             None => read_summaries(paths),
         }
     }
@@ -835,11 +846,14 @@ impl SummaryReader {
 }
 
 fn read_summaries_in(paths: &[&str], scope: SummaryScope) -> Vec<Result<SessionSummary, Warning>> {
+    let stop = pi_retrospect_read::watched_stop();
     paths
         .par_iter()
         .map(|path| {
-            pi_retrospect_transcript::read_summary_in(std::path::Path::new(path), scope)
-                .map_err(|error| Warning::new(*path, error.to_string()))
+            pi_retrospect_read::reading_while(stop.clone(), || {
+                pi_retrospect_transcript::read_summary_in(std::path::Path::new(path), scope)
+                    .map_err(|error| Warning::new(*path, error.to_string()))
+            })
         })
         .collect()
 }
@@ -847,12 +861,15 @@ fn read_summaries_in(paths: &[&str], scope: SummaryScope) -> Vec<Result<SessionS
 /// Reads only the last activity of many session files in parallel, as summaries that hold
 /// nothing else.
 pub(crate) fn read_last_activities(paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
+    let stop = pi_retrospect_read::watched_stop();
     paths
         .par_iter()
         .map(|path| {
-            pi_retrospect_transcript::read_last_activity(std::path::Path::new(path))
-                .map(pi_retrospect_transcript::LastActivity::into_summary)
-                .map_err(|error| Warning::new(*path, error.to_string()))
+            pi_retrospect_read::reading_while(stop.clone(), || {
+                pi_retrospect_transcript::read_last_activity(std::path::Path::new(path))
+                    .map(pi_retrospect_transcript::LastActivity::into_summary)
+                    .map_err(|error| Warning::new(*path, error.to_string()))
+            })
         })
         .collect()
 }

@@ -131,8 +131,13 @@ pub fn stats(request: &StatsRequest, env: &Environment) -> Result<StatsResult, A
     if options.only.is_none() {
         options.only_ids = request.sessions.id_prefixes.clone();
     }
+    // The pool's thread watches the caller's stop (an MCP call answered early) as the
+    // caller does, and hands it on to the scans.
+    let stop = pi_retrospect_read::watched_stop();
     let mut report = pi_retrospect_walk::with_threads(request.sessions.threads, || {
-        pi_retrospect_stats::stats_with_prescans(&listing, options, prescans)
+        pi_retrospect_read::reading_while(stop, || {
+            pi_retrospect_stats::stats_with_prescans(&listing, options, prescans)
+        })
     });
     report.n_warnings = report
         .n_warnings

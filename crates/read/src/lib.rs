@@ -28,4 +28,4 @@ pub use open::{
     OpenError, Symlinks, describe_file_type, describe_io, open_nonblocking, open_regular,
     open_session_file,
 };
-pub use stop::{StopFlag, reading_until_stopped};
+pub use stop::{StopFlag, reading_until_stopped, reading_while, watched_stop};

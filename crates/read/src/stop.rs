@@ -32,6 +32,21 @@ pub fn reading_until_stopped<R>(flag: Arc<dyn StopFlag>, run: impl FnOnce() -> R
     run()
 }
 
+/// Returns the flag this thread's reads watch, if any: work handed to other threads (a
+/// thread pool's tasks) watches it too through [`reading_while`].
+pub fn watched_stop() -> Option<Arc<dyn StopFlag>> {
+    FLAG.with(|flag| flag.borrow().clone())
+}
+
+/// Runs `run` watching `flag` when there is one (see [`reading_until_stopped`]), else as it
+/// is: for a task on another thread, given the flag its caller watched.
+pub fn reading_while<R>(flag: Option<Arc<dyn StopFlag>>, run: impl FnOnce() -> R) -> R {
+    match flag {
+        Some(flag) => reading_until_stopped(flag, run),
+        None => run(),
+    }
+}
+
 /// Returns an error when this thread's reads were asked to stop.
 pub(crate) fn check() -> io::Result<()> {
     let is_stopped = FLAG.with(|flag| flag.borrow().as_ref().is_some_and(|flag| flag.is_stopped()));

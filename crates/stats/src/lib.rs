@@ -79,13 +79,17 @@ pub fn stats_with_prescans(
         .iter()
         .map(|position| position.and_then(|position| prescans[position].take()))
         .collect();
+    // The pool's tasks stop reading with the caller (an MCP call answered early).
+    let stop = pi_retrospect_read::watched_stop();
     let scans: Vec<Box<FileScan>> = work
         .into_par_iter()
         .enumerate()
         .map(|(idx, prescan)| {
-            prescan
-                .and_then(|prescan| plan.use_prescan(idx, prescan))
-                .unwrap_or_else(|| Box::new(plan.scan(idx)))
+            pi_retrospect_read::reading_while(stop.clone(), || {
+                prescan
+                    .and_then(|prescan| plan.use_prescan(idx, prescan))
+                    .unwrap_or_else(|| Box::new(plan.scan(idx)))
+            })
         })
         .collect();
     let report = plan.finish(&scans);

@@ -225,10 +225,15 @@ pub fn list_stores_with<R: BodyReader>(
     use rayon::prelude::*;
     with_threads(options.threads, || {
         let (files, warnings) = discover_stores(stores)?;
+        let stop = pi_retrospect_read::watched_stop();
         let results: Vec<_> = files
             .par_iter()
             .with_max_len(FILES_PER_TASK)
-            .map(|file| list_session_file_with(file, reader))
+            .map(|file| {
+                pi_retrospect_read::reading_while(stop.clone(), || {
+                    list_session_file_with(file, reader)
+                })
+            })
             .collect();
         let mut listing = Listing {
             sessions: Vec::with_capacity(results.len()),
@@ -293,11 +298,15 @@ pub fn for_each_session_with<R: BodyReader>(
         let (files, mut loose_warnings) = discover_stores(stores)?;
         let quit = AtomicBool::new(false);
         let failure: Mutex<Option<WalkError>> = Mutex::new(None);
+        let stop = pi_retrospect_read::watched_stop();
         files.par_iter().for_each(|file| {
             if quit.load(Ordering::Relaxed) {
                 return;
             }
-            match list_session_file_with(file, reader) {
+            let listed = pi_retrospect_read::reading_while(stop.clone(), || {
+                list_session_file_with(file, reader)
+            });
+            match listed {
                 Ok((session, warnings, bodies)) => {
                     if emit(session, warnings, bodies) == WalkState::Quit {
                         quit.store(true, Ordering::Relaxed);
@@ -363,8 +372,11 @@ pub fn with_threads<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) ->
         threads => threads,
     }
     .min(MAX_THREADS);
+    // The caller's stop (an MCP call answered early) is watched on the pool's thread too;
+    // the parallel loops hand it on to their tasks.
+    let stop = pi_retrospect_read::watched_stop();
     match pool(threads) {
-        Some(pool) => pool.install(work),
+        Some(pool) => pool.install(|| pi_retrospect_read::reading_while(stop, work)),
         // A pool that cannot be built (no threads left) still gets the work done serially.
         None => work(),
     }
