@@ -34,6 +34,10 @@ pub struct FailuresRequest {
     /// Only failures written by this instant, or without a valid timestamp (a paged walk's
     /// snapshot: the failures written after its first page stay out of every page).
     pub as_of: Option<pi_retrospect_core::Timestamp>,
+    /// Only session files created by this instant (a paged walk's snapshot: a fork, a copy
+    /// or a restored session made after its first page carries older failures that `as_of`
+    /// cannot tell apart). A file system that does not record creation keeps every file.
+    pub created_by: Option<std::time::SystemTime>,
     /// Group the failures.
     pub group_by: Option<GroupBy>,
     /// The IANA time zone of `--by day` and of dates and times without an offset in `since`
@@ -204,6 +208,14 @@ fn plan(request: &FailuresRequest, env: &Environment) -> Result<Plan, AppError> 
         }
     };
     let mut files = files_of(&listing.sessions);
+    if let Some(created_by) = request.created_by {
+        files.retain(|file| {
+            match std::fs::symlink_metadata(&*file.path).and_then(|metadata| metadata.created()) {
+                Ok(created) => created <= created_by,
+                Err(_) => true,
+            }
+        });
+    }
     if only.is_none() && !sessions.id_prefixes.is_empty() {
         // A run picked by its id is read alone: the filter keeps its launchers only as the
         // way to it.

@@ -181,6 +181,7 @@ pub fn run(args: &FailuresArgs, env: &Environment, out: &mut dyn Write) -> anyho
         is_count_only: args.count && group_by.is_none(),
         interrupt: None,
         as_of: None,
+        created_by: None,
     };
     if args.jsonl && group_by.is_none() {
         return write_jsonl_streamed(&request, env, out);

@@ -57,8 +57,9 @@ excludeSessionPath choose the sessions as in list_sessions. nFailures counts eve
 selected. Pages: at most limit rows (default 100, at most 500) and 32 KiB of JSON (256 KiB \
 when limit is given); when nextCursor is not null, repeat the call with cursor = nextCursor. \
 Failure rows and repeats are paged by their key (time, path, entry), groups by their count \
-and key, and a walk keeps the store as of its first page: failures written after it stay out \
-of the later pages, so nothing shifts, repeats or is skipped. A page holds one part of the walk: the failures (or \
+and key, and a walk keeps the store as of its first page: failures written after it (and \
+sessions created after it: forks, copies) stay out of the later pages, so nothing shifts, \
+repeats or is skipped. A page holds one part of the walk: the failures (or \
 groups), then the repeats (with repeats, or by session). Never writes.";
 
 /// The arguments of `session_failures`.
@@ -202,6 +203,9 @@ struct Position {
     /// The walk's snapshot: the time of its first page. Failures written after it stay out
     /// of every page, so that a group's count, and so its place, holds from page to page.
     as_of: Option<Timestamp>,
+    /// When the first page was read, by this machine's clock: session files created after
+    /// it (a fork, a copy) stay out of the later pages.
+    started: Option<Timestamp>,
 }
 
 /// A row's key: a failure's or repeat's sort key (newest first: instant, path, entry), or a
@@ -292,7 +296,10 @@ impl Position {
         let as_of = self
             .as_of
             .map_or(Value::Null, |at| serde_json::json!([at.seconds, at.nanos]));
-        serde_json::json!([self.section.name(), key, self.n_same, as_of])
+        let started = self
+            .started
+            .map_or(Value::Null, |at| serde_json::json!([at.seconds, at.nanos]));
+        serde_json::json!([self.section.name(), key, self.n_same, as_of, started])
     }
 
     fn from_value(value: &Value) -> Result<Position, ToolError> {
@@ -333,22 +340,25 @@ impl Position {
             Value::Null => 0,
             n_same => n_same.as_u64().ok_or_else(bad)?,
         };
-        let as_of = match &value[3] {
-            Value::Null => None,
-            at => Some(Timestamp {
-                seconds: at[0].as_i64().ok_or_else(bad)?,
-                nanos: at[1]
-                    .as_u64()
-                    .and_then(|nanos| u32::try_from(nanos).ok())
-                    .filter(|nanos| *nanos < 1_000_000_000)
-                    .ok_or_else(bad)?,
-            }),
+        let instant = |at: &Value| -> Result<Option<Timestamp>, ToolError> {
+            match at {
+                Value::Null => Ok(None),
+                at => Ok(Some(Timestamp {
+                    seconds: at[0].as_i64().ok_or_else(bad)?,
+                    nanos: at[1]
+                        .as_u64()
+                        .and_then(|nanos| u32::try_from(nanos).ok())
+                        .filter(|nanos| *nanos < 1_000_000_000)
+                        .ok_or_else(bad)?,
+                })),
+            }
         };
         Ok(Position {
             section,
             key,
             n_same,
-            as_of,
+            as_of: instant(&value[3])?,
+            started: instant(&value[4])?,
         })
     }
 }
@@ -410,6 +420,22 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
     let (since, until) = (sessions.since.take(), sessions.until.take());
     // The next pages keep the walk's snapshot, which the first page fixes below.
     let as_of = after.as_ref().and_then(|after| after.as_of);
+    let started = match &after {
+        Some(after) => after.started,
+        None => {
+            let since_epoch = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            Some(Timestamp {
+                seconds: i64::try_from(since_epoch.as_secs()).unwrap_or(i64::MAX),
+                nanos: since_epoch.subsec_nanos(),
+            })
+        }
+    };
+    let created_by = after.as_ref().and(started).and_then(|at| {
+        let seconds = u64::try_from(at.seconds).ok()?;
+        std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(seconds, at.nanos))
+    });
     let request = FailuresRequest {
         sessions: ListRequest {
             id_prefixes: params.id.into_vec(),
@@ -426,6 +452,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
         is_count_only: false,
         interrupt: Some(Arc::clone(&context.interrupt)),
         as_of,
+        created_by,
     };
     let pi_retrospect_app::FailuresResult { mut report, groups } =
         pi_retrospect_app::failures(&request, &env)?;
@@ -532,6 +559,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
                         key: Some(key.clone()),
                         n_same: before + on_page,
                         as_of,
+                        started,
                     }
                 }
                 // Not even one row fits: the page is refused below.
@@ -543,6 +571,7 @@ fn run(context: &CallContext, arguments: JsonObject) -> Result<ToolOutput, ToolE
                 key: None,
                 n_same: 0,
                 as_of,
+                started,
             }
         } else {
             return None;
