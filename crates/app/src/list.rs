@@ -566,20 +566,7 @@ fn read_into(
         return;
     }
     let read = pi_retrospect_walk::with_threads(threads, || match (facts, cache) {
-        // The tasks stop reading with the caller (`with_threads` hands its stop on).
-        (Facts::Summary | Facts::Ends, Some(cache)) => {
-            let stop = pi_retrospect_read::watched_stop();
-            unread
-                .par_iter()
-                .map(|path| {
-                    pi_retrospect_read::reading_while(stop.clone(), || {
-                        cache
-                            .summary_at(path)
-                            .map_err(|error| Warning::new(*path, error.to_string()))
-                    })
-                })
-                .collect()
-        }
+        (Facts::Summary | Facts::Ends, Some(cache)) => read_cached(cache, &unread),
         (Facts::Summary, None) => read_summaries_in(&unread, SummaryScope::Whole),
         (Facts::Ends, None) => read_summaries_in(&unread, SummaryScope::Ends),
         (Facts::LastActivity, _) => read_last_activities(&unread),
@@ -813,19 +800,7 @@ impl SummaryReader {
     /// order given; a file that cannot be read is a warning naming it.
     pub fn read(&self, paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
         match &self.cache {
-            Some(cache) => {
-                let stop = pi_retrospect_read::watched_stop();
-                paths
-                    .par_iter()
-                    .map(|path| {
-                        pi_retrospect_read::reading_while(stop.clone(), || {
-                            cache
-                                .summary_at(path)
-                                .map_err(|error| Warning::new(*path, error.to_string()))
-                        })
-                    })
-                    .collect()
-            }
+            Some(cache) => read_cached(cache, paths),
             None => read_summaries(paths),
         }
     }
@@ -843,6 +818,23 @@ impl SummaryReader {
         }
         self.notes
     }
+}
+
+/// Reads the facts of the files at `paths` through `cache` in parallel on the current pool,
+/// in the order given; the tasks stop reading with the caller (`with_threads` hands its stop
+/// on).
+fn read_cached(cache: &SummaryCache, paths: &[&str]) -> Vec<Result<SessionSummary, Warning>> {
+    let stop = pi_retrospect_read::watched_stop();
+    paths
+        .par_iter()
+        .map(|path| {
+            pi_retrospect_read::reading_while(stop.clone(), || {
+                cache
+                    .summary_at(path)
+                    .map_err(|error| Warning::new(*path, error.to_string()))
+            })
+        })
+        .collect()
 }
 
 fn read_summaries_in(paths: &[&str], scope: SummaryScope) -> Vec<Result<SessionSummary, Warning>> {
