@@ -482,11 +482,16 @@ mod tests {
     /// read outside it works: a call answered early (timed out, cancelled) stops its parse.
     #[test]
     fn an_interrupted_thread_stops_at_its_next_read() {
+        use pi_retrospect_testkit::{Entry, Header, Message, write_session_file};
         let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("s.jsonl");
-        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
-        let line = r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"needle"}}"#;
-        std::fs::write(&path, format!("{header}\n{line}\n")).expect("write");
+        let header = Header::new("s")
+            .timestamp("2026-01-01T00:00:00.000Z")
+            .cwd("/p");
+        let line = Entry::message(Message::user("needle"))
+            .id("a")
+            .parent(None)
+            .at("2026-01-01T00:00:01.000Z");
+        let path = write_session_file(&dir.path().join("s.jsonl"), &header, [line]);
         let target = SessionTarget {
             session: SessionRef::Path(path.display().to_string()),
             stores: StoreFlags::default(),

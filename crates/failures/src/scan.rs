@@ -161,7 +161,8 @@ pub fn scan_one_streamed(
         }
     };
     let mut buffer = Vec::new();
-    for key in keys.iter().filter(|_| handle.is_some()) {
+    for key in &keys {
+        // A file that cannot be opened again has a warning, and no rows.
         let Some(handle) = &handle else { break };
         buffer.resize(key.n_bytes, 0);
         let recorded = match pi_retrospect_read::read_full_at(handle, &mut buffer, key.offset) {
@@ -521,7 +522,8 @@ fn scan_file(
             Rows::Fold(Some(grouper)) => grouper.add(&row(file, line.line_no, instant, recorded).0),
             Rows::Fold(None) => {}
             Rows::Keys(keys) => {
-                let entry_id = row(file, line.line_no, instant, recorded).0.entry_id;
+                // Only the sort key is kept: the row is built when its line is read again.
+                let (entry_id, _) = row_id(recorded.id, line.line_no);
                 keys.push(RowKey {
                     instant,
                     entry_id: entry_id.into_boxed_str(),
@@ -665,11 +667,7 @@ fn row(
         text,
         ..
     } = recorded;
-    let entry_id = id.unwrap_or_else(|| format!("line:{line_no}"));
-    let (safe_id, stored_id) = match sanitize_for_terminal(&entry_id) {
-        std::borrow::Cow::Borrowed(_) => (entry_id, None),
-        std::borrow::Cow::Owned(safe) => (safe, Some(entry_id)),
-    };
+    let (safe_id, stored_id) = row_id(id, line_no);
     let arguments = command
         .as_ref()
         .map(|command| serde_json::json!({ "command": command }).to_string());
@@ -697,6 +695,16 @@ fn row(
         message: excerpt.text,
     };
     (row, stored_id, tool_call_id)
+}
+
+/// Returns a failure's handle as its row shows it (its id, else `line:N`, terminal-safe), and
+/// the id as stored when that differs.
+fn row_id(id: Option<String>, line_no: u64) -> (String, Option<String>) {
+    let entry_id = id.unwrap_or_else(|| format!("line:{line_no}"));
+    match sanitize_for_terminal(&entry_id) {
+        std::borrow::Cow::Borrowed(_) => (entry_id, None),
+        std::borrow::Cow::Owned(safe) => (safe, Some(entry_id)),
+    }
 }
 
 /// Returns the arguments (and bash command) of the call `call_id`, from the assistant
@@ -758,12 +766,20 @@ mod tests {
     /// the scan (a new leaf below the first entry) does not move a row off the active branch.
     #[test]
     fn tree_facts_are_of_the_scanned_bytes() {
+        use pi_retrospect_testkit::{Entry, Header, Message, write_session_file};
         let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("s.jsonl");
-        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
-        let user = r#"{"type":"message","id":"u","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"go"}}"#;
-        let failed = r#"{"type":"message","id":"b","parentId":"u","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"bashExecution","command":"false","output":"","exitCode":1,"cancelled":false,"truncated":false}}"#;
-        std::fs::write(&path, format!("{header}\n{user}\n{failed}\n")).expect("write");
+        let header = Header::new("s")
+            .timestamp("2026-01-01T00:00:00.000Z")
+            .cwd("/p");
+        let user = Entry::message(Message::user("go"))
+            .id("u")
+            .parent(None)
+            .at("2026-01-01T00:00:01.000Z");
+        let failed = Entry::message(Message::bash_execution("false", "", Some(1)))
+            .id("b")
+            .parent(Some("u"))
+            .at("2026-01-01T00:00:02.000Z");
+        let path = write_session_file(&dir.path().join("s.jsonl"), &header, [user, failed]);
         let file = ScanFile {
             path: path.to_str().expect("utf-8").into(),
             cwd: "/p".into(),
@@ -777,11 +793,11 @@ mod tests {
         let (report, _, snapshot) = scan_file(&file, &options, Rows::Keep(usize::MAX));
         assert!(report.failures[0].on_active_branch);
         // Pi goes on from the first entry: the failure leaves the active branch.
-        let branch = r#"{"type":"message","id":"v","parentId":"u","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"again"}}"#;
-        let mut appended = std::fs::read_to_string(&path).expect("read");
-        appended.push_str(branch);
-        appended.push('\n');
-        std::fs::write(&path, appended).expect("append");
+        let branch = Entry::message(Message::user("again"))
+            .id("v")
+            .parent(Some("u"))
+            .at("2026-01-01T00:00:03.000Z");
+        pi_retrospect_testkit::append_jsonl(&path, [branch]);
         let mut warnings = Vec::new();
         let link = || TreeLink {
             stored_id: None,
