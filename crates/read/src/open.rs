@@ -73,6 +73,9 @@ impl OpenError {
 /// blocking), `O_CLOEXEC`, and `O_NOFOLLOW` unless `symlinks` is [`Symlinks::Follow`]; no lock
 /// is taken. The type is not checked: see [`open_regular`] for that.
 pub fn open_nonblocking(path: &Path, symlinks: Symlinks) -> io::Result<File> {
+    // A stop asked for by another thread fails the open too (see `stop`): a walk over many
+    // small files ends at its next file, not only at its next read.
+    crate::stop::check()?;
     let mut flags = libc::O_NONBLOCK | libc::O_CLOEXEC;
     if symlinks == Symlinks::Refuse {
         flags |= libc::O_NOFOLLOW;

@@ -1,6 +1,6 @@
 //! A stop asked for by another thread: while a flag is set for this thread
-//! ([`reading_until_stopped`]), every read of a session file here fails once the flag says
-//! stop, so a long parse or scan on this thread (a call whose client gave up) ends at its
+//! ([`reading_until_stopped`]), every open and read of a session file here fails once the
+//! flag says stop, so a long parse or scan on this thread (a call whose client gave up) ends at its
 //! next read instead of running to its end. Readers need no parameter for it.
 
 use std::cell::RefCell;
@@ -85,11 +85,13 @@ mod tests {
             assert!(count(&file).is_ok());
             flag.0.store(true, Ordering::Relaxed);
             assert!(crate::read_at(&file, &mut buffer, 0).is_err());
+            assert!(crate::open_session_file(&path).is_err());
             let error = count(&file).expect_err("stopped");
             assert!(error.to_string().contains("interrupted"), "{error}");
         });
         // Not watched any more.
         assert!(crate::read_at(&file, &mut buffer, 0).is_ok());
         assert!(count(&file).is_ok());
+        assert!(crate::open_session_file(&path).is_ok());
     }
 }
