@@ -57,9 +57,9 @@ excludeSessionPath choose the sessions as in list_sessions. nFailures counts eve
 selected. Pages: at most limit rows (default 100, at most 500) and 32 KiB of JSON (256 KiB \
 when limit is given); when nextCursor is not null, repeat the call with cursor = nextCursor. \
 Failure rows and repeats are paged by their key (time, path, entry), groups by their count \
-and key, and a walk keeps the store as of its first page: failures written after it (and \
-sessions created after it: forks, copies) stay out of the later pages, so nothing shifts, \
-repeats or is skipped. A page holds one part of the walk: the failures (or \
+and key; sessions created after a walk's first page (forks, copies) and failures dated \
+after it stay out of its later pages, so Pi's writes do not shift the walk (a failure \
+appended with an older time can still join). A page holds one part of the walk: the failures (or \
 groups), then the repeats (with repeats, or by session). Never writes.";
 
 /// The arguments of `session_failures`.
